@@ -1,0 +1,90 @@
+# proxytrace — top-level build.
+#
+#   make            build the plugin, the loader, the CLI
+#   make demo       build, then run the demo job and print its result
+#   make test       install missing test dependencies, build, run every test
+#   make bench      build and run the benchmarks (figures as side-by-side ratios)
+#   make install    install under $(DESTDIR)$(PREFIX)
+#   make clean
+#
+# SAN=address (ASan+UBSan) or SAN=thread (TSan) builds everything into its own
+# folder (build-address/, build-thread/) with that sanitizer, e.g.
+# `make test SAN=thread`. Each component's rules live in mk/<component>.mk.
+
+VERSION_MAJOR := 1
+VERSION_MINOR := 0
+VERSION_PATCH := 0
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+CC ?= cc
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+
+OPT ?= -O2 -g
+CFLAGS ?= $(OPT)
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Iinclude -Isrc \
+  -DPT_VERSION_MAJOR=$(VERSION_MAJOR) -DPT_VERSION_MINOR=$(VERSION_MINOR) \
+  -DPT_VERSION_PATCH=$(VERSION_PATCH)
+LDFLAGS ?=
+LDLIBS_PT := -lpthread -ldl
+
+SAN ?=
+ifeq ($(SAN),)
+  B := build
+  SAN_FLAGS :=
+else ifeq ($(SAN),address)
+  B := build-address
+  SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else ifeq ($(SAN),thread)
+  B := build-thread
+  SAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+else
+  $(error SAN must be empty, address or thread (got '$(SAN)'))
+endif
+
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
+
+# Targets that components add to.
+ALL_TARGETS :=
+TEST_RUNS :=
+BENCH_RUNS :=
+INSTALL_STEPS :=
+
+.PHONY: all test demo bench install clean test-deps
+all: build-all
+
+# Object rule shared by every component: build/<path>.o from <path>.c.
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+include $(sort $(wildcard mk/*.mk))
+
+# The CLI links after every component has added its objects (mk/tools.mk).
+$(CLI): $(CLI_OBJS) $(CLI_DEPS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(CLI_LIBS) $(LDLIBS_PT) -lm
+
+.PHONY: build-all
+build-all: $(ALL_TARGETS)
+
+test-deps:
+	@scripts/ensure-test-deps.sh
+
+# Every test target runs even when an earlier one fails; the recipe fails at
+# the end if any did, after printing one summary line.
+test: test-deps build-all
+	@scripts/run-tests.sh $(B) $(TEST_RUNS)
+
+bench: build-all $(BENCH_RUNS)
+
+install: build-all $(INSTALL_STEPS)
+
+clean:
+	rm -rf build build-address build-thread
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

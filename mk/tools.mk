@@ -1,0 +1,8 @@
+# The `proxytrace` CLI: tools/proxytrace.c plus one file (or folder) per
+# subcommand. Components append their objects and libraries to CLI_OBJS,
+# CLI_LIBS (link flags) and CLI_DEPS (files the link needs) in their own mk
+# file; the link rule itself is in the top Makefile, after every mk file has
+# been read.
+CLI := $(B)/proxytrace
+CLI_OBJS += $(B)/tools/proxytrace.o
+ALL_TARGETS += $(CLI)

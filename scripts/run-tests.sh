@@ -1,0 +1,30 @@
+#!/bin/sh
+# Runs every test program given on the command line and adds up their results.
+# cmocka programs report "[  PASSED  ] N test(s)." / "[  FAILED  ] N test(s),";
+# a program without those lines (a shell test) counts as one test that passed
+# when it exits 0. Prints one closing line "N passed, N failed" and exits
+# non-zero if anything failed.
+B=$1; shift
+passed=0; failed=0; bad=""
+for t in "$@"; do
+  log="$B/test-logs/$(basename "$t").log"
+  mkdir -p "$B/test-logs"
+  echo "== $t"
+  if [ "${t%.sh}" != "$t" ]; then sh "$t" "$B" >"$log" 2>&1; rc=$?; else "$t" >"$log" 2>&1; rc=$?; fi
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+  if [ -z "$p$f" ]; then
+    if [ $rc -eq 0 ]; then p=1; f=0; else p=0; f=1; fi
+  fi
+  p=${p:-0}; f=${f:-0}
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f))
+  if [ $rc -ne 0 ] || [ "$f" -ne 0 ]; then
+    bad="$bad $t"; sed 's/^/   | /' "$log" | tail -n 60
+  else
+    tail -n 1 "$log" | sed 's/^/   /'
+  fi
+done
+[ -n "$bad" ] && echo "failing:$bad"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,13 @@
+/*
+ * commands.h — the subcommands of the `proxytrace` CLI. Each lives in its own
+ * file under tools/ and is reached through the table in proxytrace.c.
+ * Every command returns the process exit status and prints its own --help.
+ */
+#ifndef PT_TOOLS_COMMANDS_H
+#define PT_TOOLS_COMMANDS_H
+
+int pt_cmd_probe(int argc, char** argv); /* tools/probe.c */
+int pt_cmd_sim(int argc, char** argv);   /* tools/sim/ */
+int pt_cmd_demo(int argc, char** argv);  /* tools/demo.c */
+
+#endif
