@@ -1,0 +1,175 @@
+/*
+ * trace.h — the proxy-trace core: one trace per communicator, holding a record
+ * for every network proxy operation (one send or receive of one channel to one
+ * peer) with its step counters and timestamps, and a ring of the last 32
+ * finished operations. It is the model behind RCCL's ProxyTrace dump
+ * (spec/rccl-proxytrace.md §3); the profiler plugin feeds it, the tests drive
+ * it directly.
+ *
+ * Threads. All calls that take a pt_op_handle come from one thread per trace —
+ * the host's proxy progress thread — and never block, allocate or enter the
+ * kernel. pt_trace_dump() may run on any thread at any time, concurrently
+ * with recording; pt_trace_destroy() must not race with either.
+ *
+ * Memory. Everything is allocated by pt_trace_create(): a slab of
+ * `max_ops` 256-byte operation slots, an id table, the finished ring. When the
+ * slab is full, slots whose record is already complete (or that were never
+ * registered for a long time) are reclaimed; if none can be, the new
+ * operation is dropped and counted, and every dump says so.
+ */
+#ifndef PROXYTRACE_TRACE_H
+#define PROXYTRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Legacy enums, same numbering as RCCL's ProxyTrace (spec §3.1). */
+typedef enum {
+  PT_STATUS_INIT = 0,
+  PT_STATUS_POSTING = 1,
+  PT_STATUS_SENDING = 2,
+  PT_STATUS_RECEIVING = 3,
+  PT_STATUS_WAITING_GPU = 4,
+  PT_STATUS_FLUSHING = 5,
+  PT_STATUS_DONE = 6,
+  PT_STATUS_UNINITIALIZED = 7
+} pt_status;
+
+typedef enum {
+  PT_CNT_POSTED = 0,
+  PT_CNT_KERNEL_COPY_READY = 1,
+  PT_CNT_RTR_RECV = 2,
+  PT_CNT_RTS_SEND = 3,
+  PT_CNT_RECEIVED = 4,
+  PT_CNT_TRANSMITTED = 5,
+  PT_CNT_FLUSHED = 6,
+  PT_CNT_DONE = 7,
+  PT_CNT_RECV_TAIL = 8,
+  PT_CNT_TAIL_OR_HEAD = 9,
+  PT_CNT_FIFO_SZ_OR_HEAD_CACHE = 10,
+  PT_CNT_NUM = 11,
+  PT_CNT_UNINITIALIZED = 100
+} pt_counter;
+
+typedef enum { PT_OP_SEND = 0, PT_OP_RECV = 1 } pt_op_type;
+
+#define PT_NCCL_STEPS 8      /* NCCL_STEPS: steps of one op in flight at most */
+#define PT_FINISHED_RING 32  /* kFinishedProxyOpItems */
+#define PT_DEFAULT_MAX_OPS 4096
+#define PT_MIN_MAX_OPS 16
+#define PT_MAX_MAX_OPS (1u << 20)
+
+/* Diag update flags (RCCL's NCCL_PROXY_DIAG_FLAG_*). */
+#define PT_FLAG_TIMESTAMP 1u
+#define PT_FLAG_COUNTER_SKIP 2u
+
+typedef struct pt_trace pt_trace;
+
+/* A handle the host holds for one ProxyOp or one ProxyStep. It points into
+ * the trace's slab (never a separate allocation) and carries a generation tag,
+ * so a stale or repeated use is detected instead of touching another op. */
+typedef void* pt_handle;
+
+typedef struct {
+  uint32_t max_ops;            /* slots in the slab; PT_MIN_MAX_OPS..PT_MAX_MAX_OPS */
+  uint32_t reclaim_unregistered_ms; /* started-but-never-registered slots older than this
+                                       may be reclaimed when the slab is full */
+} pt_trace_config;
+
+/* What the host told us about a proxy operation when it started it. */
+typedef struct {
+  uint64_t comm_hash;
+  int64_t op_count;
+  int channel;
+  int peer;
+  int nsteps; /* steps in the unit the DONE counter counts (RCCL: rawProxyNsteps) */
+  int is_send;
+  uint32_t nbytes;
+  int32_t func_idx;
+  int32_t protocol;
+  int32_t pattern;
+  uint32_t total_bytes;
+  uint32_t chunk_size;
+} pt_op_info;
+
+/* Events refused or dropped, by reason. Counted, never fatal. */
+typedef enum {
+  PT_DROP_OPS_DROPPED = 0, /* slab full, nothing reclaimable: op not recorded */
+  PT_DROP_OPS_RECLAIMED,   /* slots taken back from finished or never-registered ops */
+  PT_DROP_ZERO_STEPS,      /* registered with nSteps == 0: ignored, as legacy does */
+  PT_DROP_STALE_HANDLE,    /* handle of a stopped or reclaimed op or step */
+  PT_DROP_BAD_HANDLE,      /* pointer that is not a handle of ours */
+  PT_DROP_UNTRACKED,       /* counter update for an op that is not active */
+  PT_DROP_BAD_COUNTER,     /* counterKind out of range */
+  PT_DROP_BAD_STATE,       /* state or event type that does not apply */
+  PT_DROP_FOREIGN,         /* events of another process (PXN) */
+  PT_DROP_NUM
+} pt_drop_reason;
+
+typedef struct {
+  uint64_t n[PT_DROP_NUM];
+} pt_drop_stats;
+
+/* Short camelCase name of a reason, as printed in the dump ("opsDropped"). */
+const char* pt_drop_name(pt_drop_reason r);
+
+/* ---- lifecycle (not thread-safe against recording or dumping) ---- */
+
+void pt_trace_config_default(pt_trace_config* cfg);
+/* 0 on success; -1 with errno (EINVAL bad config, ENOMEM). */
+int pt_trace_create(pt_trace** out, const pt_trace_config* cfg, int my_rank);
+void pt_trace_destroy(pt_trace* t);
+
+/* ---- recording: the proxy thread's hot path ---- */
+
+/* Takes a slot for a new op. NULL when dropped (counted). */
+pt_handle pt_op_start(pt_trace* t, const pt_op_info* info);
+/* The op entered progress (ncclProfilerProxyOpInProgress_v4): registers it as
+ * legacy addNewProxyOp does — proxyOpId per (commHash, opCount). */
+void pt_op_register(pt_handle op);
+/* One ProxyDiag update: store value and/or stamp the time per flags. */
+void pt_op_update(pt_handle op, unsigned kind, int64_t value, unsigned flags);
+/* A step of an op starts: returns a handle inside the op's own storage. */
+pt_handle pt_step_start(pt_handle op, int step);
+void pt_step_state(pt_handle step, int state);
+/* Stop an op or a step handle. */
+void pt_handle_stop(pt_handle h);
+/* Count an event the caller refused (PXN foreign, unknown state...). With
+ * t == NULL the count is process-wide: every trace's dump reports it. */
+void pt_trace_count(pt_trace* t, pt_drop_reason r);
+
+/* Kind of a handle as recorded by pt_handle_kind(). */
+typedef enum { PT_HANDLE_INVALID = 0, PT_HANDLE_OP = 1, PT_HANDLE_STEP = 2 } pt_handle_kind_t;
+pt_handle_kind_t pt_handle_kind(pt_handle h);
+
+/* ---- reading: any thread ---- */
+
+void pt_trace_drops(const pt_trace* t, pt_drop_stats* out);
+uint32_t pt_trace_active_ops(const pt_trace* t);
+int pt_trace_rank(const pt_trace* t);
+
+/* Legacy dump (spec §3.8): header, an optional line of drop counts, then one
+ * record per line sorted by key string; where an active and a finished record
+ * share a key both are printed, finished first. `emit` gets each line without
+ * its trailing newline. Returns the number of lines emitted, -1 on ENOMEM
+ * (after emitting the header and an error line). */
+typedef void (*pt_line_fn)(void* arg, const char* line, int len);
+int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg);
+
+/* Status and names (spec §3.6, §3.1). */
+pt_status pt_status_of(pt_op_type type, int64_t posted, int64_t received, int64_t transmitted,
+                       int64_t done, int nsteps);
+const char* pt_status_name(pt_status s);
+
+/* Memory the trace reserved, in bytes, and the per-slot size. */
+size_t pt_trace_reserved_bytes(const pt_trace* t);
+size_t pt_op_slot_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,105 @@
+/*
+ * abi_v6.c — the ncclProfiler_v6 table (NCCL 2.29+ and RCCL), in RCCL's
+ * layout: the proxy-trace fields of the proxyOp arm and the 24-byte state
+ * args with proxyDiag (include/nccl/profiler_v6.h).
+ *
+ * Under RCCL the ProxyOp carries its commHash/opCount/raw step count and the
+ * counters arrive as ProxyDiag updates (state 31). Under NVIDIA NCCL those
+ * fields are zero, so every op registers with nSteps 0 and is ignored, as
+ * legacy does. Group/Coll/API events, which hosts send whatever the mask
+ * says, get a NULL handle at no cost.
+ */
+#include "nccl/profiler_v6.h"
+#include "plugin/plugin.h"
+
+static ncclResult_t v6_init(void** context, uint64_t comm_id, int* mask, const char* comm_name,
+                            int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
+  /* Never fail init (spec nccl-profiler-abi.md §4.3): opt out with a NULL
+   * context and leave the mask alone instead. */
+  if (!context) return ncclSuccess;
+  *context = pt_ctx_create(comm_id, comm_name, nnodes, nranks, rank, log);
+  if (*context && mask) *mask = PT_EVENT_MASK;
+  return ncclSuccess;
+}
+
+static ncclResult_t v6_start(void* context, void** handle, ncclProfilerEventDescr_v6_t* d) {
+  if (!handle) return ncclSuccess;
+  *handle = NULL;
+  if (!d) return ncclSuccess;
+  switch (d->type) {
+    case ncclProfileProxyOp: {
+      const pt_op_info info = {
+          .comm_hash = d->proxyOp.commHash,
+          .op_count = d->proxyOp.opCount,
+          .channel = d->proxyOp.channelId,
+          .peer = d->proxyOp.peer,
+          .nsteps = d->proxyOp.rawProxyNsteps, /* the DONE counter counts raw steps */
+          .is_send = d->proxyOp.isSend,
+          .nbytes = d->proxyOp.proxyNbytes,
+          .func_idx = d->proxyOp.traceFuncIdx,
+          .protocol = d->proxyOp.traceProtocol,
+          .pattern = d->proxyOp.tracePattern,
+          .total_bytes = d->proxyOp.traceTotalBytes,
+          .chunk_size = (uint32_t)d->proxyOp.chunkSize,
+      };
+      *handle = pt_event_op_start(context, d->proxyOp.pid, &info);
+      return ncclSuccess;
+    }
+    case ncclProfileProxyStep:
+      *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);
+      return ncclSuccess;
+    case ncclProfileGroup: case ncclProfileColl: case ncclProfileP2p:
+    case ncclProfileProxyCtrl: case ncclProfileKernelCh: case ncclProfileNetPlugin:
+    case ncclProfileGroupApi: case ncclProfileCollApi: case ncclProfileP2pApi:
+    case ncclProfileKernelLaunch: case ncclProfileCeColl: case ncclProfileCeSync:
+    case ncclProfileCeBatch:
+      return ncclSuccess; /* not traced */
+    default:
+      pt_event_refused(context, NULL);
+      return ncclSuccess;
+  }
+}
+
+static ncclResult_t v6_stop(void* handle) {
+  pt_event_stop(handle);
+  return ncclSuccess;
+}
+
+static ncclResult_t v6_record(void* handle, ncclProfilerEventState_v6_t state,
+                              ncclProfilerEventStateArgs_v6_t* args) {
+  if (!handle) return ncclSuccess; /* declined events and net-plugin callbacks */
+  switch (state) {
+    case ncclProfilerProxyDiagUpdate:
+      if (!args) break;
+      pt_event_diag(handle, args->proxyDiag.counterKind, args->proxyDiag.flags,
+                    args->proxyDiag.value);
+      return ncclSuccess;
+    case ncclProfilerProxyOpInProgress_v4:
+      pt_event_op_in_progress(handle);
+      return ncclSuccess;
+    case ncclProfilerProxyStepSendGPUWait: case ncclProfilerProxyStepSendPeerWait_v4:
+    case ncclProfilerProxyStepSendWait: case ncclProfilerProxyStepRecvWait:
+    case ncclProfilerProxyStepRecvFlushWait: case ncclProfilerProxyStepRecvGPUWait:
+      if (pt_handle_kind(handle) != PT_HANDLE_STEP) break;
+      pt_event_step_state(handle, state);
+      return ncclSuccess;
+    default:
+      break;
+  }
+  pt_event_refused(NULL, handle);
+  return ncclSuccess;
+}
+
+static ncclResult_t v6_finalize(void* context) {
+  pt_ctx_destroy(context);
+  return ncclSuccess;
+}
+
+PT_EXPORT ncclProfiler_v6_t ncclProfiler_v6 = {
+    .name = "ProxyTrace",
+    .init = v6_init,
+    .startEvent = v6_start,
+    .stopEvent = v6_stop,
+    .recordEventState = v6_record,
+    .finalize = v6_finalize,
+};

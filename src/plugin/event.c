@@ -1,0 +1,42 @@
+/*
+ * event.c — normalized events: what every ABI version's callbacks are
+ * translated into, checked once here and handed to the trace core.
+ *
+ * The checks are the ones the host makes necessary (spec
+ * nccl-profiler-abi.md §2.10, §6.12): a ProxyOp of another process (PXN)
+ * carries that process's context pointer, so its pid is compared before the
+ * context is touched; a NULL context (the plugin opted out of a communicator)
+ * gives a NULL handle; every handle is decoded by the core, which catches
+ * stale and foreign ones.
+ */
+#include "plugin/plugin.h"
+
+void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info) {
+  if (__builtin_expect(pid != pt_self_pid(), 0)) {
+    pt_trace_count(NULL, PT_DROP_FOREIGN);
+    return NULL;
+  }
+  pt_trace* t = pt_ctx_trace(ctx);
+  return t ? pt_op_start(t, info) : NULL;
+}
+
+void* pt_event_step_start(void* parent_op, int step) {
+  return parent_op ? pt_step_start(parent_op, step) : NULL;
+}
+
+void pt_event_op_in_progress(void* op) { pt_op_register(op); }
+
+void pt_event_diag(void* op, unsigned counter_kind, unsigned flags, int64_t value) {
+  pt_op_update(op, counter_kind, value, flags);
+}
+
+void pt_event_step_state(void* step, int state) { pt_step_state(step, state); }
+
+void pt_event_stop(void* handle) {
+  if (handle) pt_handle_stop(handle);
+}
+
+void pt_event_refused(void* ctx, void* handle) {
+  (void)handle;
+  pt_trace_count(pt_ctx_trace(ctx), PT_DROP_BAD_STATE);
+}

@@ -1,0 +1,80 @@
+/*
+ * plugin.h — what the profiler plugin's files share: the per-communicator
+ * context, its configuration, the normalized events every ABI version is
+ * translated into (event.c), and the host logger helpers.
+ *
+ * Reading order for one proxy step: abi_v6.c (the host's call) → event.c
+ * (one normalized event) → src/trace/trace.c (the record) → src/trace/dump.c
+ * (the printed line, via dump_hook.c).
+ */
+#ifndef PT_PLUGIN_H
+#define PT_PLUGIN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nccl/common.h"
+#include "proxytrace/trace.h"
+
+#define PT_EXPORT __attribute__((visibility("default")))
+
+/* Events the plugin asks for: ProxyOp | ProxyStep | ProxyDiag (0x8018). */
+#define PT_EVENT_MASK 0x8018
+
+/* ---- configuration (config.c) ---- */
+
+typedef struct {
+  pt_trace_config trace;
+} pt_plugin_config;
+
+/* Reads PROXYTRACE_* variables. A bad value is reported once per process
+ * through `log` (with the accepted values and the default used) and the
+ * default applies. */
+void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log);
+/* Parses an unsigned decimal in [lo, hi]; 0 on success, -1 otherwise. */
+int pt_parse_uint(const char* s, unsigned long lo, unsigned long hi, unsigned long* out);
+
+/* ---- logging into the host ---- */
+
+/* The host's WARN level: 3 under RCCL, 2 under NVIDIA NCCL (the enums
+ * differ; spec/rccl-proxytrace.md §1.6). */
+int pt_host_warn_level(void);
+#define PT_LOG_WARN(log, ...) \
+  do { \
+    if (log) (log)(pt_host_warn_level(), NCCL_ALL, __func__, __LINE__, __VA_ARGS__); \
+  } while (0)
+
+/* ---- per-communicator context (context.c) ---- */
+
+typedef struct pt_ctx pt_ctx;
+
+/* NULL on failure, reported through `log`; never fatal to the host. */
+pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int nranks, int rank,
+                      ncclDebugLogger_t log);
+void pt_ctx_destroy(pt_ctx* ctx);
+/* The context's trace if `ctx` is a live context of this process, else NULL.
+ * Cheap: a magic check, no lock (for the event path). */
+pt_trace* pt_ctx_trace(void* ctx);
+/* Runs `emit` over the dump of a live context; holds the registry lock so a
+ * concurrent finalize waits. -1 if `ctx` is not a live context. */
+int pt_ctx_dump(void* ctx, pt_line_fn emit, void* arg);
+/* This process's pid, cached (getpid is a system call). */
+pid_t pt_self_pid(void);
+
+/* ---- normalized events (event.c) ---- */
+
+/* ProxyOp started by the host; `pid` is the enqueuing process. */
+void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info);
+void* pt_event_step_start(void* parent_op, int step);
+void pt_event_op_in_progress(void* op);
+void pt_event_diag(void* op, unsigned counter_kind, unsigned flags, int64_t value);
+void pt_event_step_state(void* step, int state);
+void pt_event_stop(void* handle);
+/* A state the handle's kind does not take, or an event type we do not know. */
+void pt_event_refused(void* ctx_or_null, void* handle_or_null);
+
+/* ---- exported entry points ---- */
+
+PT_EXPORT void ncclProfilerProxyTraceDump(void* context, ncclDebugLogger_t logfn);
+
+#endif

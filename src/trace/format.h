@@ -1,0 +1,25 @@
+/*
+ * format.h — the legacy ProxyTrace text (spec/rccl-proxytrace.md §3.2, §3.7,
+ * §3.8): key string, extra-info string, record line, dump header. Kept apart
+ * from the dump's snapshot/sort logic so other outputs can share it.
+ */
+#ifndef PT_TRACE_FORMAT_H
+#define PT_TRACE_FORMAT_H
+
+#include <stddef.h>
+
+#include "trace/clock.h"
+#include "trace/record.h"
+
+#define PT_KEY_MAX 72   /* "<" 20 ":" 20 ":" 20 ">" + NUL */
+#define PT_LINE_MAX 640 /* a record line is at most ~560 bytes */
+
+/* "<commHash:opCount:proxyOpId>" */
+int pt_format_key(char* buf, size_t n, const pt_rec_view* v);
+/* One record line, without the trailing newline. */
+int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key, int my_rank,
+                     const pt_clock_cal* cal);
+/* "commDump for all active ops mapSizeMB:%.2f" */
+int pt_format_header(char* buf, size_t n, double map_size_mb);
+
+#endif

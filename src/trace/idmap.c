@@ -1,0 +1,84 @@
+/*
+ * idmap.c — the (commHash, opCount) → next proxyOpId table (idmap.h).
+ */
+#include "trace/idmap.h"
+
+#include <stdlib.h>
+
+static inline uint32_t slot_of(const pt_idmap* m, uint64_t h, int64_t c) {
+  /* splitmix64 finaliser: commHash is already random, opCount is small and
+   * sequential; mixing both keeps probe runs short. */
+  uint64_t x = h ^ ((uint64_t)c * 0x9e3779b97f4a7c15ull);
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return (uint32_t)x & m->mask;
+}
+
+int pt_idmap_init(pt_idmap* m, uint32_t max_live) {
+  uint32_t cap = 16;
+  while (cap < 2u * max_live) cap <<= 1;
+  m->e = calloc(cap, sizeof *m->e);
+  if (!m->e) return -1;
+  m->mask = cap - 1;
+  m->buckets = 0;
+  return 0;
+}
+
+void pt_idmap_free(pt_idmap* m) {
+  free(m->e);
+  m->e = NULL;
+}
+
+static pt_idmap_entry* find(pt_idmap* m, uint64_t h, int64_t c, uint32_t* at) {
+  uint32_t i = slot_of(m, h, c);
+  for (;;) {
+    pt_idmap_entry* e = &m->e[i];
+    if (e->live == 0 || (e->comm_hash == h && e->op_count == c)) {
+      *at = i;
+      return e;
+    }
+    i = (i + 1) & m->mask;
+  }
+}
+
+int64_t pt_idmap_acquire(pt_idmap* m, uint64_t h, int64_t c) {
+  uint32_t at;
+  pt_idmap_entry* e = find(m, h, c, &at);
+  if (e->live == 0) {
+    e->comm_hash = h;
+    e->op_count = c;
+    e->next_id = 0;
+    m->buckets++;
+  }
+  e->live++;
+  return (int64_t)e->next_id++;
+}
+
+void pt_idmap_release(pt_idmap* m, uint64_t h, int64_t c) {
+  uint32_t i;
+  pt_idmap_entry* e = find(m, h, c, &i);
+  if (e->live == 0) return; /* not present: nothing to release */
+  if (--e->live > 0) return;
+  m->buckets--;
+  /* Backward-shift deletion: pull later members of the probe run into the
+   * hole so lookups never stop early at it. */
+  uint32_t hole = i, j = i;
+  for (;;) {
+    j = (j + 1) & m->mask;
+    pt_idmap_entry* n = &m->e[j];
+    if (n->live == 0) break;
+    uint32_t home = slot_of(m, n->comm_hash, n->op_count);
+    /* n may move to the hole if its home is not in (hole, j] cyclically. */
+    int in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!in_range) {
+      m->e[hole] = *n;
+      hole = j;
+    }
+  }
+  m->e[hole].live = 0;
+}
+
+size_t pt_idmap_bytes(const pt_idmap* m) { return (size_t)(m->mask + 1) * sizeof(pt_idmap_entry); }

@@ -1,0 +1,83 @@
+/*
+ * record.h — the binary record of one proxy operation, shared by live slots
+ * and the finished ring, and the seqlock that lets a dump read it from another
+ * thread while the proxy thread writes it.
+ *
+ * One writer (the trace's proxy thread) and any number of readers. The writer
+ * makes the sequence odd, stores, then makes it even again; a reader retries
+ * while the sequence is odd or changed under it. Every field is an atomic
+ * accessed with relaxed ordering — plain moves on x86 and ARM — so concurrent
+ * reads are well defined and sanitizer-clean; the fences give the ordering.
+ * Strings are never stored: the dump formats a plain-data snapshot.
+ */
+#ifndef PT_TRACE_RECORD_H
+#define PT_TRACE_RECORD_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "proxytrace/trace.h"
+
+#define RLX memory_order_relaxed
+#define PT_LOAD(x) atomic_load_explicit(&(x), RLX)
+#define PT_STORE(x, v) atomic_store_explicit(&(x), (v), RLX)
+
+typedef struct {
+  _Atomic uint32_t seq;
+  _Atomic uint8_t op_type;   /* pt_op_type */
+  _Atomic uint8_t last_kind; /* cntNm: last counter updated, PT_CNT_UNINITIALIZED if none */
+  _Atomic int32_t channel;
+  _Atomic int32_t nsteps;
+  _Atomic int32_t peer;
+  _Atomic uint32_t nbytes;
+  _Atomic uint64_t comm_hash;
+  _Atomic int64_t op_count;
+  _Atomic int64_t op_id; /* proxyOpId */
+  _Atomic int32_t func_idx;
+  _Atomic int32_t protocol;
+  _Atomic int32_t pattern;
+  _Atomic uint32_t total_bytes;
+  _Atomic uint32_t chunk_size;
+  _Atomic int64_t counters[PT_CNT_NUM];
+  _Atomic uint64_t t_create;   /* registration (legacy startTs) */
+  _Atomic uint64_t t_last;     /* last counter update (legacy lastUpdateTs) */
+  _Atomic uint64_t t_posted;   /* timestamps[POSTED] */
+  _Atomic uint64_t t_kernel;   /* timestamps[KERNEL_COPY_READY] */
+  _Atomic uint64_t t_progress; /* last change of POSTED/RECEIVED/TRANSMITTED/DONE */
+} pt_rec;
+
+/* A plain copy of a record, taken by a reader. */
+typedef struct {
+  uint8_t op_type, last_kind;
+  int32_t channel, nsteps, peer;
+  uint32_t nbytes;
+  uint64_t comm_hash;
+  int64_t op_count, op_id;
+  int32_t func_idx, protocol, pattern;
+  uint32_t total_bytes, chunk_size;
+  int64_t counters[PT_CNT_NUM];
+  uint64_t t_create, t_last, t_posted, t_kernel, t_progress;
+} pt_rec_view;
+
+static inline void pt_rec_write_begin(pt_rec* r) {
+  uint32_t s = PT_LOAD(r->seq);
+  PT_STORE(r->seq, s + 1);
+  atomic_thread_fence(memory_order_release);
+}
+
+static inline void pt_rec_write_end(pt_rec* r) {
+  uint32_t s = PT_LOAD(r->seq);
+  atomic_store_explicit(&r->seq, s + 1, memory_order_release);
+}
+
+/* Record <-> view copies; the writer-side copy is also how a finished op is
+ * frozen into the ring. */
+void pt_rec_to_view(const pt_rec* r, pt_rec_view* v);
+void pt_rec_from_view(pt_rec* r, const pt_rec_view* v);
+/* Consistent snapshot under the seqlock; 0 on success, -1 if the writer kept
+ * it busy for every try (the last, possibly torn, copy is left in *v). */
+int pt_rec_read(const pt_rec* r, pt_rec_view* v);
+/* Legacy defaults: counters 0 except FIFO_SZ_OR_HEAD_CACHE = -1, ids -1. */
+void pt_rec_reset(pt_rec* r);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * status.c — the legacy status of an operation, computed from its counters
+ * at dump time (spec/rccl-proxytrace.md §3.6; the same letters NCCL's own
+ * proxy dump prints). Counters are compared as int, as legacy does.
+ */
+#include "proxytrace/trace.h"
+
+pt_status pt_status_of(pt_op_type type, int64_t posted64, int64_t received64,
+                       int64_t transmitted64, int64_t done64, int nsteps) {
+  const int posted = (int)posted64, received = (int)received64;
+  const int transmitted = (int)transmitted64, done = (int)done64;
+  if (posted < nsteps && posted < done + PT_NCCL_STEPS) return PT_STATUS_POSTING;
+  if (type == PT_OP_RECV) {
+    if (received < posted) return PT_STATUS_RECEIVING;
+    if (received < transmitted) return PT_STATUS_RECEIVING;
+    if (transmitted < received) return PT_STATUS_FLUSHING;
+    if (done < transmitted) return PT_STATUS_WAITING_GPU;
+    return PT_STATUS_DONE;
+  }
+  if (transmitted < posted) return PT_STATUS_WAITING_GPU;
+  if (done < transmitted) return PT_STATUS_SENDING;
+  return PT_STATUS_DONE;
+}
+
+const char* pt_status_name(pt_status s) {
+  static const char* const names[] = {"INIT", "POSTING", "SENDING", "RECEIVING",
+                                      "WAITING_GPU", "FLUSHING", "DONE", "ILLEGAL"};
+  if ((unsigned)s < sizeof names / sizeof names[0]) return names[s];
+  return "";
+}

@@ -1,0 +1,368 @@
+/*
+ * trace.c — the per-communicator trace: slot allocation, the op lifecycle and
+ * the recording hot path (start, register, counter update, step handles,
+ * stop). Everything here runs on the host's proxy progress thread, touches
+ * only memory allocated by pt_trace_create(), takes no lock and makes no
+ * system call; readers synchronise through the record seqlock (record.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/clock.h"
+#include "trace/slab.h"
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- lifecycle ---- */
+
+void pt_trace_config_default(pt_trace_config* cfg) {
+  cfg->max_ops = PT_DEFAULT_MAX_OPS;
+  cfg->reclaim_unregistered_ms = 10000;
+}
+
+int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) {
+  pt_trace_config cfg;
+  if (cfg_in) cfg = *cfg_in;
+  else pt_trace_config_default(&cfg);
+  *out = NULL;
+  if (cfg.max_ops < PT_MIN_MAX_OPS || cfg.max_ops > PT_MAX_MAX_OPS) {
+    errno = EINVAL;
+    return -1;
+  }
+  pt_clock_init();
+  pt_trace* t = calloc(1, sizeof *t);
+  if (!t) return -1;
+  t->slab = aligned_alloc(PT_SLOT_BYTES, (size_t)cfg.max_ops * PT_SLOT_BYTES);
+  if (!t->slab || pt_idmap_init(&t->ids, cfg.max_ops) != 0) {
+    free(t->slab);
+    free(t);
+    errno = ENOMEM;
+    return -1;
+  }
+  memset(t->slab, 0, (size_t)cfg.max_ops * PT_SLOT_BYTES);
+  t->nslots = cfg.max_ops;
+  for (uint32_t i = 0; i < t->nslots; i++) {
+    t->slab[i].trace = t;
+    t->slab[i].next_free = i + 1 < t->nslots ? i + 1 : PT_NO_SLOT;
+  }
+  t->free_head = 0;
+  t->my_rank = my_rank;
+  t->reclaim_ticks = pt_ms_to_ticks(cfg.reclaim_unregistered_ms);
+  for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
+  *out = t;
+  return 0;
+}
+
+void pt_trace_destroy(pt_trace* t) {
+  if (!t) return;
+  pt_idmap_free(&t->ids);
+  free(t->slab);
+  free(t);
+}
+
+/* ---- counters of refused events ---- */
+
+/* Events that cannot name their trace — a pointer that is no handle of ours
+ * (it must not be dereferenced), a foreign process's context — are counted
+ * process-wide and reported by every trace. */
+static _Atomic uint64_t global_drops[PT_DROP_NUM];
+
+void pt_trace_count(pt_trace* t, pt_drop_reason r) {
+  if ((unsigned)r >= PT_DROP_NUM) return;
+  atomic_fetch_add_explicit(t ? &t->drops[r] : &global_drops[r], 1, RLX);
+}
+
+const char* pt_drop_name(pt_drop_reason r) {
+  static const char* const names[PT_DROP_NUM] = {
+      "opsDropped", "opsReclaimed", "zeroStepOps", "staleHandle", "badHandle",
+      "untrackedUpdate", "badCounterKind", "badState", "foreignPid"};
+  return (unsigned)r < PT_DROP_NUM ? names[r] : "?";
+}
+
+void pt_trace_drops(const pt_trace* t, pt_drop_stats* out) {
+  for (int i = 0; i < PT_DROP_NUM; i++)
+    out->n[i] = atomic_load_explicit(&t->drops[i], RLX) + atomic_load_explicit(&global_drops[i], RLX);
+}
+
+static void count_bad_handle(void) { pt_trace_count(NULL, PT_DROP_BAD_HANDLE); }
+
+uint32_t pt_trace_active_ops(const pt_trace* t) { return PT_LOAD(t->n_active); }
+int pt_trace_rank(const pt_trace* t) { return t->my_rank; }
+size_t pt_op_slot_bytes(void) { return sizeof(pt_op); }
+
+size_t pt_trace_reserved_bytes(const pt_trace* t) {
+  return sizeof *t + (size_t)t->nslots * sizeof(pt_op) + pt_idmap_bytes(&t->ids);
+}
+
+/* ---- handles ---- */
+
+static inline pt_op* slot_of(pt_handle h) {
+  return (pt_op*)((uintptr_t)h & ~(uintptr_t)(PT_SLOT_BYTES - 1));
+}
+
+pt_handle_kind_t pt_handle_kind(pt_handle h) {
+  if (!h) return PT_HANDLE_INVALID;
+  uintptr_t off = (uintptr_t)h & (PT_SLOT_BYTES - 1);
+  if (off <= PT_GEN_MASK) return PT_HANDLE_OP;
+  if (off >= PT_STEP_BASE && (off - PT_STEP_BASE) % sizeof(pt_step_slot) == 0)
+    return PT_HANDLE_STEP;
+  return PT_HANDLE_INVALID;
+}
+
+/* The live op a handle names, or NULL (counted). */
+static inline pt_op* live_op(pt_handle h) {
+  if (UNLIKELY(!h)) return NULL;
+  if (UNLIKELY(((uintptr_t)h & (PT_SLOT_BYTES - 1)) > PT_GEN_MASK)) {
+    pt_trace_count(NULL, PT_DROP_BAD_HANDLE); /* a step handle, or no handle at all */
+    return NULL;
+  }
+  pt_op* op = slot_of(h);
+  if (UNLIKELY((op->gen & PT_GEN_MASK) != ((uintptr_t)h & PT_GEN_MASK) ||
+               PT_LOAD(op->state) == PT_SLOT_FREE)) {
+    pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
+    return NULL;
+  }
+  return op;
+}
+
+static inline void set_state(pt_op* op, uint8_t s) {
+  pt_rec_write_begin(&op->rec);
+  PT_STORE(op->state, s);
+  pt_rec_write_end(&op->rec);
+}
+
+static void free_slot(pt_trace* t, pt_op* op) {
+  set_state(op, PT_SLOT_FREE);
+  op->next_free = t->free_head;
+  t->free_head = (uint32_t)(op - t->slab);
+}
+
+/* Takes back slots whose record no dump needs any more: finished or ignored
+ * ops the host never stopped, and ops started long ago but never registered
+ * (NCCL starts ProxyOps for CollNet/p2p transports and never stops them).
+ * Active records are never reclaimed: a stuck op is what a dump is for. */
+static uint32_t reclaim(pt_trace* t) {
+  uint64_t now = pt_ticks();
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < t->nslots; i++) {
+    pt_op* op = &t->slab[i];
+    uint8_t s = PT_LOAD(op->state);
+    int old_start = s == PT_SLOT_STARTED && now - PT_LOAD(op->rec.t_create) >= t->reclaim_ticks;
+    if (s == PT_SLOT_FINISHED || s == PT_SLOT_IGNORED || old_start) {
+      free_slot(t, op);
+      n++;
+    }
+  }
+  if (n) atomic_fetch_add_explicit(&t->drops[PT_DROP_OPS_RECLAIMED], n, RLX);
+  return t->free_head;
+}
+
+/* ---- recording ---- */
+
+pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
+  uint32_t idx = t->free_head;
+  if (UNLIKELY(idx == PT_NO_SLOT)) {
+    /* Scan again only after a batch of drops, so a slab full of live ops
+     * does not cost a full scan per event. */
+    if (t->drops_since_scan == 0 || t->drops_since_scan >= 64) {
+      t->drops_since_scan = 0;
+      idx = reclaim(t);
+    }
+    if (idx == PT_NO_SLOT) {
+      t->drops_since_scan++;
+      pt_trace_count(t, PT_DROP_OPS_DROPPED);
+      return NULL;
+    }
+  }
+  pt_op* op = &t->slab[idx];
+  t->free_head = op->next_free;
+  op->gen++;
+  pt_rec* r = &op->rec;
+  pt_rec_write_begin(r);
+  PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
+  PT_STORE(r->last_kind, PT_CNT_UNINITIALIZED);
+  PT_STORE(r->channel, info->channel);
+  PT_STORE(r->nsteps, info->nsteps);
+  PT_STORE(r->peer, info->peer);
+  PT_STORE(r->nbytes, info->nbytes);
+  PT_STORE(r->comm_hash, info->comm_hash);
+  PT_STORE(r->op_count, info->op_count);
+  PT_STORE(r->op_id, -1);
+  PT_STORE(r->func_idx, info->func_idx);
+  PT_STORE(r->protocol, info->protocol);
+  PT_STORE(r->pattern, info->pattern);
+  PT_STORE(r->total_bytes, info->total_bytes);
+  PT_STORE(r->chunk_size, info->chunk_size);
+  for (int k = 0; k < PT_CNT_NUM; k++) PT_STORE(r->counters[k], 0);
+  PT_STORE(r->counters[PT_CNT_FIFO_SZ_OR_HEAD_CACHE], -1);
+  PT_STORE(r->t_create, pt_ticks()); /* start time until registration */
+  PT_STORE(r->t_last, 0);
+  PT_STORE(r->t_posted, 0);
+  PT_STORE(r->t_kernel, 0);
+  PT_STORE(r->t_progress, 0);
+  for (int s = 0; s < PT_NCCL_STEPS; s++) PT_STORE(op->steps[s].state, 0);
+  PT_STORE(op->state, PT_SLOT_STARTED);
+  pt_rec_write_end(r);
+  return (pt_handle)((char*)op + (op->gen & PT_GEN_MASK));
+}
+
+void pt_op_register(pt_handle h) {
+  pt_op* op = live_op(h);
+  if (!op) return;
+  pt_trace* t = op->trace;
+  if (UNLIKELY(PT_LOAD(op->state) != PT_SLOT_STARTED)) {
+    pt_trace_count(t, PT_DROP_BAD_STATE); /* registered twice */
+    return;
+  }
+  pt_rec* r = &op->rec;
+  if (PT_LOAD(r->nsteps) <= 0) {
+    /* Legacy ignores nSteps == 0 but hands out its id anyway, so later
+     * updates land on another op (bug 5). Here nothing is registered and the
+     * handle's updates are dropped. */
+    set_state(op, PT_SLOT_IGNORED);
+    pt_trace_count(t, PT_DROP_ZERO_STEPS);
+    return;
+  }
+  int64_t id = pt_idmap_acquire(&t->ids, PT_LOAD(r->comm_hash), PT_LOAD(r->op_count));
+  pt_rec_write_begin(r);
+  PT_STORE(r->op_id, id);
+  PT_STORE(r->t_create, pt_ticks());
+  PT_STORE(op->state, PT_SLOT_ACTIVE);
+  pt_rec_write_end(r);
+  PT_STORE(t->n_active, PT_LOAD(t->n_active) + 1);
+  PT_STORE(t->n_buckets, t->ids.buckets);
+}
+
+/* DONE reached nSteps: freeze the record into the ring and drop it from the
+ * active set; its id bucket goes when it was the bucket's last record. */
+static void complete(pt_op* op) {
+  pt_trace* t = op->trace;
+  pt_rec_view v;
+  pt_rec_to_view(&op->rec, &v);
+  uint64_t head = PT_LOAD(t->ring_head);
+  pt_rec* e = &t->ring[head % PT_FINISHED_RING];
+  pt_rec_write_begin(e);
+  pt_rec_from_view(e, &v);
+  pt_rec_write_end(e);
+  atomic_store_explicit(&t->ring_head, head + 1, memory_order_release);
+  set_state(op, PT_SLOT_FINISHED);
+  pt_idmap_release(&t->ids, v.comm_hash, v.op_count);
+  PT_STORE(t->n_active, PT_LOAD(t->n_active) - 1);
+  PT_STORE(t->n_buckets, t->ids.buckets);
+}
+
+static inline int is_progress_counter(unsigned kind) {
+  return kind == PT_CNT_POSTED || kind == PT_CNT_RECEIVED || kind == PT_CNT_TRANSMITTED ||
+         kind == PT_CNT_DONE;
+}
+
+void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
+  pt_op* op = live_op(h);
+  if (UNLIKELY(!op)) return;
+  if (UNLIKELY(PT_LOAD(op->state) != PT_SLOT_ACTIVE)) {
+    /* Not registered, ignored (nSteps 0), already complete or stopped. */
+    if (PT_LOAD(op->state) != PT_SLOT_IGNORED) pt_trace_count(op->trace, PT_DROP_UNTRACKED);
+    return;
+  }
+  if (UNLIKELY(kind >= PT_CNT_NUM)) {
+    pt_trace_count(op->trace, PT_DROP_BAD_COUNTER);
+    return;
+  }
+  pt_rec* r = &op->rec;
+  const uint64_t now = pt_ticks();
+  const int store = !(flags & PT_FLAG_COUNTER_SKIP);
+  pt_rec_write_begin(r);
+  if (store) {
+    if (is_progress_counter(kind) && PT_LOAD(r->counters[kind]) != value)
+      PT_STORE(r->t_progress, now);
+    PT_STORE(r->counters[kind], value);
+    PT_STORE(r->t_last, now);
+    PT_STORE(r->last_kind, (uint8_t)kind);
+  }
+  if (flags & PT_FLAG_TIMESTAMP) {
+    if (kind == PT_CNT_POSTED) PT_STORE(r->t_posted, now);
+    else if (kind == PT_CNT_KERNEL_COPY_READY) PT_STORE(r->t_kernel, now);
+  }
+  pt_rec_write_end(r);
+  if (store && kind == PT_CNT_DONE && value == (int64_t)PT_LOAD(r->nsteps)) complete(op);
+}
+
+pt_handle pt_step_start(pt_handle parent, int step) {
+  if (UNLIKELY(pt_handle_kind(parent) != PT_HANDLE_OP)) {
+    if (parent) count_bad_handle();
+    return NULL;
+  }
+  pt_op* op = live_op(parent);
+  if (UNLIKELY(!op)) return NULL;
+  pt_step_slot* s = &op->steps[(unsigned)step % PT_NCCL_STEPS];
+  PT_STORE(s->opgen, (uint8_t)op->gen);
+  PT_STORE(s->step, (uint16_t)step);
+  PT_STORE(s->state, 1);
+  return (pt_handle)s;
+}
+
+/* The step slot a step handle names if it is in flight, else NULL. */
+static inline pt_step_slot* live_step(pt_handle h) {
+  if (UNLIKELY(!h)) return NULL;
+  if (UNLIKELY(pt_handle_kind(h) != PT_HANDLE_STEP)) {
+    pt_trace_count(NULL, PT_DROP_BAD_HANDLE);
+    return NULL;
+  }
+  pt_op* op = slot_of(h);
+  pt_step_slot* s = (pt_step_slot*)h;
+  if (UNLIKELY(PT_LOAD(s->state) == 0 || PT_LOAD(s->opgen) != (uint8_t)op->gen ||
+               PT_LOAD(op->state) == PT_SLOT_FREE)) {
+    pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
+    return NULL;
+  }
+  return s;
+}
+
+void pt_step_state(pt_handle h, int state) {
+  pt_step_slot* s = live_step(h);
+  if (s) PT_STORE(s->state, (uint8_t)(state > 1 && state < 255 ? state : 1));
+}
+
+void pt_handle_stop(pt_handle h) {
+  switch (pt_handle_kind(h)) {
+    case PT_HANDLE_STEP: {
+      pt_step_slot* s = live_step(h);
+      if (s) PT_STORE(s->state, 0);
+      return;
+    }
+    case PT_HANDLE_OP: {
+      pt_op* op = live_op(h);
+      if (!op) return;
+      switch (PT_LOAD(op->state)) {
+        case PT_SLOT_ACTIVE:
+          /* Stopped before DONE reached nSteps (abort, error path): keep the
+           * record in the dumps — legacy does too — but the handle is gone. */
+          set_state(op, PT_SLOT_DETACHED);
+          return;
+        case PT_SLOT_DETACHED:
+          pt_trace_count(op->trace, PT_DROP_STALE_HANDLE); /* stopped twice */
+          return;
+        default:
+          free_slot(op->trace, op);
+          return;
+      }
+    }
+    default:
+      if (h) count_bad_handle();
+      return;
+  }
+}
+
+int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v) {
+  for (int tries = 0; tries < 1000; tries++) {
+    uint32_t s1 = atomic_load_explicit(&op->rec.seq, memory_order_acquire);
+    if (s1 & 1u) continue;
+    *state = PT_LOAD(op->state);
+    pt_rec_to_view(&op->rec, v);
+    atomic_thread_fence(memory_order_acquire);
+    if (PT_LOAD(op->rec.seq) == s1) return 0;
+  }
+  return -1;
+}
