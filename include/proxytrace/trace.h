@@ -141,6 +141,8 @@ void pt_handle_stop(pt_handle h);
 /* Count an event the caller refused (PXN foreign, unknown state...). With
  * t == NULL the count is process-wide: every trace's dump reports it. */
 void pt_trace_count(pt_trace* t, pt_drop_reason r);
+/* Count against the trace a handle belongs to (bad handle if it is none). */
+void pt_handle_count(pt_handle h, pt_drop_reason r);
 
 /* Kind of a handle as recorded by pt_handle_kind(). */
 typedef enum { PT_HANDLE_INVALID = 0, PT_HANDLE_OP = 1, PT_HANDLE_STEP = 2 } pt_handle_kind_t;

@@ -70,11 +70,12 @@ static ncclResult_t v6_record(void* handle, ncclProfilerEventState_v6_t state,
   if (!handle) return ncclSuccess; /* declined events and net-plugin callbacks */
   switch (state) {
     case ncclProfilerProxyDiagUpdate:
-      if (!args) break;
+      if (!args || pt_handle_kind(handle) != PT_HANDLE_OP) break;
       pt_event_diag(handle, args->proxyDiag.counterKind, args->proxyDiag.flags,
                     args->proxyDiag.value);
       return ncclSuccess;
     case ncclProfilerProxyOpInProgress_v4:
+      if (pt_handle_kind(handle) != PT_HANDLE_OP) break;
       pt_event_op_in_progress(handle);
       return ncclSuccess;
     case ncclProfilerProxyStepSendGPUWait: case ncclProfilerProxyStepSendPeerWait_v4:

@@ -37,6 +37,6 @@ void pt_event_stop(void* handle) {
 }
 
 void pt_event_refused(void* ctx, void* handle) {
-  (void)handle;
-  pt_trace_count(pt_ctx_trace(ctx), PT_DROP_BAD_STATE);
+  if (handle) pt_handle_count(handle, PT_DROP_BAD_STATE);
+  else pt_trace_count(pt_ctx_trace(ctx), PT_DROP_BAD_STATE);
 }

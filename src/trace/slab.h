@@ -59,7 +59,8 @@ struct pt_trace {
   pt_op* slab;
   uint32_t nslots;
   uint32_t free_head;         /* index of the first free slot, PT_NO_SLOT if none */
-  uint32_t drops_since_scan;  /* drops since the last reclaim scan */
+  uint32_t drops_since_scan;  /* drops since the slab was last found full */
+  uint32_t finished_since_scan; /* ops that became reclaimable since the last scan */
   uint64_t reclaim_ticks;     /* age after which an unregistered slot is reclaimable */
   pt_idmap ids;               /* proxy thread only */
   int my_rank;

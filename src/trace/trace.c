@@ -164,10 +164,11 @@ static uint32_t reclaim(pt_trace* t) {
 pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   uint32_t idx = t->free_head;
   if (UNLIKELY(idx == PT_NO_SLOT)) {
-    /* Scan again only after a batch of drops, so a slab full of live ops
-     * does not cost a full scan per event. */
-    if (t->drops_since_scan == 0 || t->drops_since_scan >= 64) {
-      t->drops_since_scan = 0;
+    /* Scan when an op finished since the last scan, or after a batch of
+     * drops (never-registered slots age), so a slab full of live ops does
+     * not cost a full scan per event. */
+    if (t->finished_since_scan || t->drops_since_scan % 64 == 0) {
+      t->finished_since_scan = 0;
       idx = reclaim(t);
     }
     if (idx == PT_NO_SLOT) {
@@ -222,6 +223,7 @@ void pt_op_register(pt_handle h) {
      * updates land on another op (bug 5). Here nothing is registered and the
      * handle's updates are dropped. */
     set_state(op, PT_SLOT_IGNORED);
+    t->finished_since_scan++;
     pt_trace_count(t, PT_DROP_ZERO_STEPS);
     return;
   }
@@ -248,6 +250,7 @@ static void complete(pt_op* op) {
   pt_rec_write_end(e);
   atomic_store_explicit(&t->ring_head, head + 1, memory_order_release);
   set_state(op, PT_SLOT_FINISHED);
+  t->finished_since_scan++;
   pt_idmap_release(&t->ids, v.comm_hash, v.op_count);
   PT_STORE(t->n_active, PT_LOAD(t->n_active) - 1);
   PT_STORE(t->n_buckets, t->ids.buckets);
@@ -353,6 +356,11 @@ void pt_handle_stop(pt_handle h) {
       if (h) count_bad_handle();
       return;
   }
+}
+
+void pt_handle_count(pt_handle h, pt_drop_reason r) {
+  if (pt_handle_kind(h) == PT_HANDLE_INVALID) count_bad_handle();
+  else pt_trace_count(slot_of(h)->trace, r);
 }
 
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v) {

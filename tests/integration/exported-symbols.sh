@@ -1,0 +1,21 @@
+#!/bin/sh
+# The plugin exports its ABI symbols and nothing else (-fvisibility=hidden):
+# a stray export could bind to a host symbol of the same name.
+set -eu
+B=${1:-build}
+so="$B/librccl-profiler-proxytrace.so"
+got=$(nm -D --defined-only "$so" | awk '{print $3}' | sort | tr '\n' ' ')
+want="ncclProfilerProxyTraceDump ncclProfiler_v6 "
+if [ "$got" != "$want" ]; then
+  echo "exported symbols of $so: '$got', want '$want'" >&2
+  exit 1
+fi
+# Only libc, libpthread and libdl may be needed (and the loader itself).
+deps=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+for d in $deps; do
+  case "$d" in
+    libc.so.*|libpthread.so.*|libdl.so.*|ld-linux*|libasan.so.*|libubsan.so.*|libtsan.so.*) ;;
+    *) echo "unexpected dependency $d of $so" >&2; exit 1 ;;
+  esac
+done
+echo "exported: $got; needs: $deps"
