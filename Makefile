@@ -63,7 +63,8 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-include $(sort $(wildcard mk/*.mk))
+# mk/plugin.mk first: others name its targets (PLUGIN_SO, TRACE_A) as prerequisites.
+include mk/plugin.mk $(filter-out mk/plugin.mk,$(sort $(wildcard mk/*.mk)))
 
 # The CLI links after every component has added its objects (mk/tools.mk).
 $(CLI): $(CLI_OBJS) $(CLI_DEPS)

@@ -14,7 +14,9 @@
 #include <x86intrin.h>
 #endif
 
-extern int pt_clock_tsc; /* set once by pt_clock_init(), before any recording */
+/* Set once by pt_clock_init(), before any recording. Hidden: read directly,
+ * not through the GOT, on the hot path. */
+extern int pt_clock_tsc __attribute__((visibility("hidden")));
 
 static inline uint64_t pt_ticks(void) {
 #if defined(__x86_64__) || defined(__i386__)

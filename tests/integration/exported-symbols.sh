@@ -4,13 +4,14 @@
 set -eu
 B=${1:-build}
 so="$B/librccl-profiler-proxytrace.so"
-got=$(nm -D --defined-only "$so" | awk '{print $3}' | sort | tr '\n' ' ')
+got=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^__\(odr_asan\|asan\|tsan\|ubsan\|sanitizer\)' | sort | tr '\n' ' ')
 want="ncclProfilerProxyTraceDump ncclProfiler_v6 "
 if [ "$got" != "$want" ]; then
   echo "exported symbols of $so: '$got', want '$want'" >&2
   exit 1
 fi
-# Only libc, libpthread and libdl may be needed (and the loader itself).
+# Sanitizer builds add their own symbols; those are not ours.
+# Only libc, libpthread and libdl may be needed.
 deps=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
 for d in $deps; do
   case "$d" in

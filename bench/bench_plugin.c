@@ -1,0 +1,289 @@
+/*
+ * bench_plugin.c — `make bench`: the plugin's hot path and memory, measured
+ * side by side with an empty plugin driven through the same ABI calls in
+ * the same run (this machine is shared and noisy: only the differences and
+ * ratios mean something).
+ *
+ * Every callback is timed on its own with the TSC (or CLOCK_MONOTONIC); the
+ * timer's own cost is in both columns and cancels in the difference. The
+ * two plugins run in alternating rounds so drift hits both alike.
+ *
+ *   diag path   recordEventState(ProxyOp, 31): RCCL's per-step counters and
+ *               per-poll counters of full send/recv ops (completion included)
+ *   step path   ProxyStep startEvent, its state records, stopEvent
+ *
+ * Also: heap allocations per step (malloc is interposed here), bytes per op
+ * record, heap per communicator after init and after a long run, and the
+ * time to dump 10 000 active ops.
+ */
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nccl/profiler_v6.h"
+#include "proxytrace/trace.h"
+#include "trace/clock.h"
+
+/* ---- counting allocator (the plugin's malloc binds to these) ---- */
+extern void* __libc_malloc(size_t);
+extern void* __libc_calloc(size_t, size_t);
+extern void* __libc_realloc(void*, size_t);
+extern void* __libc_memalign(size_t, size_t);
+extern void __libc_free(void*);
+static long n_alloc;
+static long live_bytes;
+void* malloc(size_t n) {
+  void* p = __libc_malloc(n);
+  if (p) { n_alloc++; live_bytes += (long)malloc_usable_size(p); }
+  return p;
+}
+void* calloc(size_t a, size_t b) {
+  void* p = __libc_calloc(a, b);
+  if (p) { n_alloc++; live_bytes += (long)malloc_usable_size(p); }
+  return p;
+}
+void* realloc(void* q, size_t n) {
+  if (q) live_bytes -= (long)malloc_usable_size(q);
+  void* p = __libc_realloc(q, n);
+  if (p) { n_alloc++; live_bytes += (long)malloc_usable_size(p); }
+  return p;
+}
+void* aligned_alloc(size_t al, size_t n) {
+  void* p = __libc_memalign(al, n);
+  if (p) { n_alloc++; live_bytes += (long)malloc_usable_size(p); }
+  return p;
+}
+void free(void* p) {
+  if (p) live_bytes -= (long)malloc_usable_size(p);
+  __libc_free(p);
+}
+
+typedef struct {
+  const char* name;
+  void* so;
+  ncclProfiler_v6_t* p;
+  ncclProfilerProxyTraceDump_t dump;
+  void* ctx;
+} plugin;
+
+static void open_plugin(plugin* pl, const char* name, const char* path) {
+  pl->name = name;
+  pl->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!pl->so) { fprintf(stderr, "bench: %s\n", dlerror()); exit(2); }
+  pl->p = dlsym(pl->so, "ncclProfiler_v6");
+  pl->dump = (ncclProfilerProxyTraceDump_t)dlsym(pl->so, "ncclProfilerProxyTraceDump");
+  int mask = 0;
+  pl->p->init(&pl->ctx, 0xbeef, &mask, "bench", 2, 8, 0, NULL);
+}
+
+/* ---- sample store ---- */
+#define MAXS (1 << 22)
+typedef struct { uint32_t* v; size_t n; } samples;
+static void add(samples* s, uint64_t t) { if (s->n < MAXS) s->v[s->n++] = (uint32_t)t; }
+static int cmpu(const void* a, const void* b) {
+  uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
+  return x < y ? -1 : x > y;
+}
+static double pct(samples* s, double q, double ns_per_tick) {
+  qsort(s->v, s->n, sizeof *s->v, cmpu);
+  return s->v[(size_t)(q * (double)(s->n - 1))] * ns_per_tick;
+}
+
+/* Two passes: per-call timing (each callback alone: the tail, quantised to
+ * the timer's resolution) and block timing (a run of callbacks timed
+ * together and divided, once per callback: the typical cost, at sub-tick
+ * precision, stored in 1/16 ticks). */
+static int block_mode;
+#define TIMED(S, call) do { if (block_mode) { call; } else { uint64_t t0_ = pt_ticks(); call; \
+    add((S), (pt_ticks() - t0_) * 16); } } while (0)
+#define BLOCK_BEGIN() uint64_t b0_ = block_mode ? pt_ticks() : 0
+#define BLOCK_END(S, ncalls) do { if (block_mode) { uint64_t per_ = (pt_ticks() - b0_) * 16 / (ncalls); \
+    for (int i_ = 0; i_ < (ncalls); i_++) add((S), per_); } } while (0)
+
+/* One RCCL-like op: InProgress, then per step POSTED (+3 polls while the GPU
+ * works), KERNEL_COPY_READY twice, TRANSMITTED, DONE; step events around. */
+static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, samples* step,
+                   long* steps_done) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.proxyOp.pid = getpid();
+  d.proxyOp.peer = 1;
+  d.proxyOp.isSend = 1;
+  d.proxyOp.nSteps = nsteps;
+  d.proxyOp.commHash = 0xbeef;
+  d.proxyOp.opCount = opcount;
+  d.proxyOp.rawProxyNsteps = nsteps;
+  d.proxyOp.proxyNbytes = 1 << 20;
+  void* op = NULL;
+  pl->p->startEvent(pl->ctx, &op, &d);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  pl->p->recordEventState(op, ncclProfilerProxyOpInProgress_v4, &a);
+  ncclProfilerEventDescr_v6_t sd;
+  memset(&sd, 0, sizeof sd);
+  sd.type = ncclProfileProxyStep;
+  sd.parentObj = op;
+#define DIAG(k, v, f) do { a.proxyDiag.counterKind = (k); a.proxyDiag.value = (v); \
+    a.proxyDiag.flags = (f); TIMED(diag, pl->p->recordEventState(op, ncclProfilerProxyDiagUpdate, &a)); } while (0)
+  for (int s = 1; s <= nsteps; s++) {
+    void* sh = NULL;
+    sd.proxyStep.step = s - 1;
+    ncclProfilerEventStateArgs_v6_t sa = {.proxyStep = {.transSize = 1 << 20}};
+    {
+      BLOCK_BEGIN();
+      TIMED(step, pl->p->startEvent(pl->ctx, &sh, &sd));
+      TIMED(step, pl->p->recordEventState(sh, ncclProfilerProxyStepSendGPUWait, &sa));
+      BLOCK_END(step, 2);
+    }
+    {
+      BLOCK_BEGIN();
+      DIAG(ncclProxyDiagPosted, s, NCCL_PROXY_DIAG_FLAG_TIMESTAMP);
+      for (int poll = 0; poll < 3; poll++) {
+        DIAG(ncclProxyDiagRecvTail, 100 + s, 0);
+        DIAG(ncclProxyDiagTailOrHead, 100 + s - 1, 0);
+        DIAG(ncclProxyDiagFifoSzOrHeadCache, -1, 0);
+      }
+      BLOCK_END(diag, 10);
+    }
+    TIMED(step, pl->p->recordEventState(sh, ncclProfilerProxyStepSendPeerWait_v4, &sa));
+    {
+      BLOCK_BEGIN();
+      DIAG(ncclProxyDiagKernelCopyReady, s, 0);
+      DIAG(ncclProxyDiagKernelCopyReady, 0, NCCL_PROXY_DIAG_FLAG_TIMESTAMP | NCCL_PROXY_DIAG_FLAG_COUNTER_SKIP);
+      BLOCK_END(diag, 2);
+    }
+    TIMED(step, pl->p->recordEventState(sh, ncclProfilerProxyStepSendWait, &sa));
+    {
+      BLOCK_BEGIN();
+      DIAG(ncclProxyDiagTransmitted, s, 0);
+      DIAG(ncclProxyDiagDone, s, 0);
+      BLOCK_END(diag, 2);
+    }
+    {
+      BLOCK_BEGIN();
+      TIMED(step, pl->p->stopEvent(sh));
+      BLOCK_END(step, 1);
+    }
+    (*steps_done)++;
+  }
+  pl->p->stopEvent(op);
+#undef DIAG
+}
+
+static void null_logger(ncclDebugLogLevel l, unsigned long f, const char* file, int line,
+                        const char* fmt, ...) {
+  (void)l; (void)f; (void)file; (void)line;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap); /* the host formats every line */
+  va_end(ap);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char** argv) {
+  const char* real_path = argc > 1 ? argv[1] : "build/librccl-profiler-proxytrace.so";
+  const char* empty_path = argc > 2 ? argv[2] : "build/bench/libempty-profiler.so";
+  int rounds = argc > 3 ? atoi(argv[3]) : 40;
+  pt_clock_init();
+  pt_clock_cal cal;
+
+  long heap0 = live_bytes, alloc0 = n_alloc;
+  plugin real, empty;
+  open_plugin(&real, "proxytrace", real_path);
+  long heap_init = live_bytes - heap0;
+  (void)alloc0;
+  open_plugin(&empty, "empty", empty_path);
+
+  /* [plugin][pass]: pass 0 per call, pass 1 blocks */
+  samples diag[2][2], step[2][2];
+  for (int i = 0; i < 2; i++)
+    for (int m = 0; m < 2; m++) {
+      diag[i][m].v = __libc_malloc(MAXS * sizeof(uint32_t)); diag[i][m].n = 0;
+      step[i][m].v = __libc_malloc(MAXS * sizeof(uint32_t)); step[i][m].n = 0;
+    }
+  /* warm-up, then alternating rounds */
+  long steps_real = 0, steps_empty = 0, dummy = 0;
+  samples junk = {__libc_malloc(MAXS * sizeof(uint32_t)), 0};
+  for (int i = 0; i < 50; i++) { run_op(&real, i, 64, &junk, &junk, &dummy); junk.n = 0; }
+  long heap_steady0 = live_bytes;
+  long allocs_before = n_alloc;
+  for (int r = 0; r < rounds; r++) {
+    block_mode = r & 1;
+    int m = block_mode;
+    for (int k = 0; k < 40; k++) run_op(&real, 1000 + r * 40 + k, 64, &diag[0][m], &step[0][m], &steps_real);
+    for (int k = 0; k < 40; k++) run_op(&empty, r * 40 + k, 64, &diag[1][m], &step[1][m], &steps_empty);
+  }
+  long allocs_real = n_alloc - allocs_before; /* the empty plugin allocates nothing either */
+  long heap_growth = live_bytes - heap_steady0;
+  pt_clock_calibration(&cal);
+  double npt = cal.ns_per_tick / 16.0;
+  double dm[2], d99[2], sm[2], s99[2];
+  for (int i = 0; i < 2; i++) {
+    dm[i] = pct(&diag[i][1], 0.5, npt); d99[i] = pct(&diag[i][0], 0.99, npt);
+    sm[i] = pct(&step[i][1], 0.5, npt); s99[i] = pct(&step[i][0], 0.99, npt);
+  }
+  printf("proxytrace bench (%s clock, %.3f ns/tick; %zu diag and %zu step callbacks timed one by one per plugin)\n",
+         pt_clock_tsc ? "TSC" : "monotonic", cal.ns_per_tick, diag[0][0].n, step[0][0].n);
+  printf("medians from runs of callbacks timed together, p99 from callbacks timed alone (timer included in both columns)\n");
+  printf("%-34s %10s %10s %10s %8s\n", "per callback (ns)", "proxytrace", "empty",
+         "added", "ratio");
+  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 15\n", "diag update, median", dm[0], dm[1], dm[0] - dm[1], dm[0] / dm[1]);
+  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 50\n", "diag update, p99", d99[0], d99[1], d99[0] - d99[1], d99[0] / d99[1]);
+  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 15\n", "step event, median", sm[0], sm[1], sm[0] - sm[1], sm[0] / sm[1]);
+  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 50\n", "step event, p99", s99[0], s99[1], s99[0] - s99[1], s99[0] / s99[1]);
+  printf("heap allocations per step          %.4f (%ld over %ld steps; target 0)\n",
+         (double)allocs_real / (double)steps_real, allocs_real, steps_real);
+  printf("bytes per op record                %zu (one slab slot; target <= 256)\n", pt_op_slot_bytes());
+  printf("heap per communicator after init   %.2f MB (default PROXYTRACE_MAX_OPS; target <= 2 MB)\n",
+         (double)heap_init / 1048576.0);
+  printf("heap growth over %ld ops            %ld bytes (target 0: flat over run length)\n",
+         (long)rounds * 40, heap_growth);
+
+  /* dump of 10 000 active ops */
+  setenv("PROXYTRACE_MAX_OPS", "16384", 1);
+  void* big = NULL;
+  int mask = 0;
+  real.p->init(&big, 0xfeed, &mask, "big", 2, 8, 0, NULL);
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.proxyOp.pid = getpid();
+  d.proxyOp.rawProxyNsteps = 64;
+  d.proxyOp.commHash = 0xfeed;
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  for (int i = 0; i < 10000; i++) {
+    void* h = NULL;
+    d.proxyOp.opCount = i / 16;
+    d.proxyOp.channelId = (uint8_t)(i % 16);
+    real.p->startEvent(big, &h, &d);
+    real.p->recordEventState(h, ncclProfilerProxyOpInProgress_v4, &a);
+    a.proxyDiag.counterKind = ncclProxyDiagPosted;
+    a.proxyDiag.value = 3;
+    real.p->recordEventState(h, ncclProfilerProxyDiagUpdate, &a);
+  }
+  double best = 1e9;
+  for (int i = 0; i < 5; i++) {
+    double t0 = now_ms();
+    real.dump(big, null_logger);
+    double t = now_ms() - t0;
+    if (t < best) best = t;
+  }
+  printf("dump of 10000 active ops           %.2f ms (best of 5, host formatting included)\n", best);
+  real.p->finalize(big);
+  real.p->finalize(real.ctx);
+  return 0;
+}

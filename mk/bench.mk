@@ -1,0 +1,16 @@
+# `make bench`: hot-path and memory figures of the plugin, side by side with
+# an empty plugin (bench/). Not a test: it prints figures and fails only if
+# it cannot run.
+BENCH_EMPTY := $(B)/bench/libempty-profiler.so
+BENCH_BIN := $(B)/bench/bench_plugin
+BENCH_RUNS += bench-plugin
+
+$(BENCH_EMPTY): $(B)/bench/empty_plugin.o
+	$(CC) -shared $(ALL_LDFLAGS) -o $@ $^
+
+$(BENCH_BIN): $(B)/bench/bench_plugin.o $(TRACE_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
+
+.PHONY: bench-plugin
+bench-plugin: $(BENCH_BIN) $(BENCH_EMPTY) $(PLUGIN_SO)
+	$(BENCH_BIN) $(PLUGIN_SO) $(BENCH_EMPTY)
