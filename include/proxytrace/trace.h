@@ -94,6 +94,11 @@ typedef struct {
   int32_t pattern;
   uint32_t total_bytes;
   uint32_t chunk_size;
+  /* 0: counters come as RCCL ProxyDiag updates (pt_op_update).
+   * 1: stock NCCL: counters follow the op's ProxyStep events and, on NCCL
+   *    2.23-2.26, its ProxyOp states (pt_op_progress); nsteps is the
+   *    descriptor's nSteps, in the unit of its step numbers. */
+  int step_driven;
 } pt_op_info;
 
 /* Events refused or dropped, by reason. Counted, never fatal. */
@@ -133,6 +138,9 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info);
 void pt_op_register(pt_handle op);
 /* One ProxyDiag update: store value and/or stamp the time per flags. */
 void pt_op_update(pt_handle op, unsigned kind, int64_t value, unsigned flags);
+/* Stock NCCL 2.23-2.26 ProxyOp progress states (ncclProfilerProxyOpSendPosted
+ * ... RecvDone, 0..7) with their `steps` argument: counters only move up. */
+void pt_op_progress(pt_handle op, int proxy_op_state, int64_t steps);
 /* A step of an op starts: returns a handle inside the op's own storage. */
 pt_handle pt_step_start(pt_handle op, int step);
 void pt_step_state(pt_handle step, int state);
@@ -153,6 +161,8 @@ pt_handle_kind_t pt_handle_kind(pt_handle h);
 void pt_trace_drops(const pt_trace* t, pt_drop_stats* out);
 uint32_t pt_trace_active_ops(const pt_trace* t);
 int pt_trace_rank(const pt_trace* t);
+/* Hosts whose init gives no rank (API v1-v3): the first op's rank is used. */
+void pt_trace_learn_rank(pt_trace* t, int rank);
 
 /* Legacy dump (spec §3.8): header, an optional line of drop counts, then one
  * record per line sorted by key string; where an active and a finished record

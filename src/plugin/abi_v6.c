@@ -5,9 +5,9 @@
  *
  * Under RCCL the ProxyOp carries its commHash/opCount/raw step count and the
  * counters arrive as ProxyDiag updates (state 31). Under NVIDIA NCCL those
- * fields are zero, so every op registers with nSteps 0 and is ignored, as
- * legacy does. Group/Coll/API events, which hosts send whatever the mask
- * says, get a NULL handle at no cost.
+ * fields are zero (NCCL zeroes every descriptor): the op is traced from its
+ * step events instead (pt_event_stock_op_start). Group/Coll/API events,
+ * which hosts send whatever the mask says, get a NULL handle at no cost.
  */
 #include "nccl/profiler_v6.h"
 #include "plugin/plugin.h"
@@ -28,6 +28,13 @@ static ncclResult_t v6_start(void* context, void** handle, ncclProfilerEventDesc
   if (!d) return ncclSuccess;
   switch (d->type) {
     case ncclProfileProxyOp: {
+      if (d->proxyOp.commHash == 0 && d->proxyOp.opCount == 0 && d->proxyOp.rawProxyNsteps == 0) {
+        /* NVIDIA NCCL 2.29+: no RCCL fields (it zeroes the descriptor). */
+        *handle = pt_event_stock_op_start(context, d->proxyOp.pid, d->rank, d->proxyOp.channelId,
+                                          d->proxyOp.peer, d->proxyOp.nSteps,
+                                          d->proxyOp.chunkSize, d->proxyOp.isSend);
+        return ncclSuccess;
+      }
       const pt_op_info info = {
           .comm_hash = d->proxyOp.commHash,
           .op_count = d->proxyOp.opCount,
@@ -68,26 +75,15 @@ static ncclResult_t v6_stop(void* handle) {
 static ncclResult_t v6_record(void* handle, ncclProfilerEventState_v6_t state,
                               ncclProfilerEventStateArgs_v6_t* args) {
   if (!handle) return ncclSuccess; /* declined events and net-plugin callbacks */
-  switch (state) {
-    case ncclProfilerProxyDiagUpdate:
-      if (!args || pt_handle_kind(handle) != PT_HANDLE_OP) break;
+  if (state == ncclProfilerProxyDiagUpdate) {
+    if (args && pt_handle_kind(handle) == PT_HANDLE_OP)
       pt_event_diag(handle, args->proxyDiag.counterKind, args->proxyDiag.flags,
                     args->proxyDiag.value);
-      return ncclSuccess;
-    case ncclProfilerProxyOpInProgress_v4:
-      if (pt_handle_kind(handle) != PT_HANDLE_OP) break;
-      pt_event_op_in_progress(handle);
-      return ncclSuccess;
-    case ncclProfilerProxyStepSendGPUWait: case ncclProfilerProxyStepSendPeerWait_v4:
-    case ncclProfilerProxyStepSendWait: case ncclProfilerProxyStepRecvWait:
-    case ncclProfilerProxyStepRecvFlushWait: case ncclProfilerProxyStepRecvGPUWait:
-      if (pt_handle_kind(handle) != PT_HANDLE_STEP) break;
-      pt_event_step_state(handle, state);
-      return ncclSuccess;
-    default:
-      break;
+    else
+      pt_event_refused(NULL, handle);
+    return ncclSuccess;
   }
-  pt_event_refused(NULL, handle);
+  pt_event_state(handle, state, -1);
   return ncclSuccess;
 }
 

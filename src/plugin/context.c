@@ -124,6 +124,8 @@ pt_trace* pt_ctx_trace(void* ctx) {
   return c->trace;
 }
 
+uint64_t pt_ctx_comm_hash(void* ctx) { return pt_ctx_trace(ctx) ? ((pt_ctx*)ctx)->comm_hash : 0; }
+
 int pt_ctx_dump(void* ctx, pt_line_fn emit, void* arg) {
   pthread_mutex_lock(&registry_lock);
   pt_ctx* c = registry;

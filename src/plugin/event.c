@@ -20,6 +20,43 @@ void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info) {
   return t ? pt_op_start(t, info) : NULL;
 }
 
+void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int peer, int nsteps,
+                              int chunk_size, int is_send) {
+  if (__builtin_expect(pid != pt_self_pid(), 0)) {
+    pt_trace_count(NULL, PT_DROP_FOREIGN);
+    return NULL;
+  }
+  pt_trace* t = pt_ctx_trace(ctx);
+  if (!t) return NULL;
+  pt_trace_learn_rank(t, rank);
+  const pt_op_info info = {
+      .comm_hash = pt_ctx_comm_hash(ctx), .op_count = -1, .channel = channel, .peer = peer,
+      .nsteps = nsteps, .is_send = is_send, .nbytes = 0, .func_idx = -1, .protocol = -1,
+      .pattern = -1, .total_bytes = 0, .chunk_size = (uint32_t)chunk_size, .step_driven = 1};
+  return pt_op_start(t, &info);
+}
+
+void pt_event_state(void* h, int state, int64_t steps) {
+  const pt_handle_kind_t kind = pt_handle_kind(h);
+  switch (state) {
+    case 19: /* ncclProfilerProxyOpInProgress_v4 */
+      if (kind != PT_HANDLE_OP) break;
+      pt_op_register(h);
+      return;
+    case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: /* ProxyOp states, v1-v3 */
+      if (kind != PT_HANDLE_OP) break;
+      if (steps >= 0) pt_op_progress(h, state, steps);
+      return;
+    case 8: case 9: case 10: case 11: case 12: case 20: /* ProxyStep states */
+      if (kind != PT_HANDLE_STEP) break;
+      pt_step_state(h, state);
+      return;
+    default:
+      break;
+  }
+  pt_event_refused(NULL, h);
+}
+
 void* pt_event_step_start(void* parent_op, int step) {
   return parent_op ? pt_step_start(parent_op, step) : NULL;
 }

@@ -18,8 +18,10 @@
 
 #define PT_EXPORT __attribute__((visibility("default")))
 
-/* Events the plugin asks for: ProxyOp | ProxyStep | ProxyDiag (0x8018). */
+/* Events the plugin asks for: ProxyOp | ProxyStep | ProxyDiag (0x8018);
+ * tables of API v1-v5 (stock NCCL only) leave out RCCL's ProxyDiag bit. */
 #define PT_EVENT_MASK 0x8018
+#define PT_EVENT_MASK_STOCK 0x18
 
 /* ---- configuration (config.c) ---- */
 
@@ -48,13 +50,16 @@ int pt_host_warn_level(void);
 
 typedef struct pt_ctx pt_ctx;
 
-/* NULL on failure, reported through `log`; never fatal to the host. */
+/* NULL on failure, reported through `log`; never fatal to the host.
+ * `rank` < 0 when the host does not say (API v1-v3). */
 pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int nranks, int rank,
                       ncclDebugLogger_t log);
 void pt_ctx_destroy(pt_ctx* ctx);
 /* The context's trace if `ctx` is a live context of this process, else NULL.
  * Cheap: a magic check, no lock (for the event path). */
 pt_trace* pt_ctx_trace(void* ctx);
+/* The commHash the host gave at init (0 for API v1-v3). */
+uint64_t pt_ctx_comm_hash(void* ctx);
 /* Runs `emit` over the dump of a live context; holds the registry lock so a
  * concurrent finalize waits. -1 if `ctx` is not a live context. */
 int pt_ctx_dump(void* ctx, pt_line_fn emit, void* arg);
@@ -70,6 +75,16 @@ void pt_event_op_in_progress(void* op);
 void pt_event_diag(void* op, unsigned counter_kind, unsigned flags, int64_t value);
 void pt_event_step_state(void* step, int state);
 void pt_event_stop(void* handle);
+/* A stock NVIDIA NCCL ProxyOp: no RCCL trace fields, so the key is
+ * <context commHash : -1 : sequence> and the counters follow the step
+ * events (and, on 2.23-2.26, the ProxyOp states). `rank` is the descriptor's,
+ * used where init gave none (API v1-v3). */
+void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int peer, int nsteps,
+                              int chunk_size, int is_send);
+/* Any state on one of our handles, except RCCL's ProxyDiag update:
+ * 19 registers an op, 0-7 move a stock op's counters (`steps` < 0 when the
+ * host gave no args), 8-12/20 are step states. Others are refused. */
+void pt_event_state(void* handle, int state, int64_t steps);
 /* A state the handle's kind does not take, or an event type we do not know. */
 void pt_event_refused(void* ctx_or_null, void* handle_or_null);
 

@@ -109,7 +109,7 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
     lines++;
   }
   for (size_t i = 0; i < n; i++) {
-    len = pt_format_record(line, sizeof line, &es[i].v, es[i].key, t->my_rank, &cal);
+    len = pt_format_record(line, sizeof line, &es[i].v, es[i].key, pt_trace_rank(t), &cal);
     if (len >= (int)sizeof line) len = (int)sizeof line - 1;
     emit(arg, line, len);
     lines++;

@@ -44,7 +44,8 @@ typedef struct {
 
 typedef struct pt_op {
   alignas(PT_SLOT_BYTES) _Atomic uint8_t state; /* PT_SLOT_*; changed inside the record seqlock */
-  uint8_t reserved[3];
+  uint8_t step_driven; /* pt_op_info.step_driven */
+  uint8_t reserved[2];
   uint32_t gen;
   uint32_t next_free;
   uint32_t reserved2;
@@ -63,7 +64,7 @@ struct pt_trace {
   uint32_t finished_since_scan; /* ops that became reclaimable since the last scan */
   uint64_t reclaim_ticks;     /* age after which an unregistered slot is reclaimable */
   pt_idmap ids;               /* proxy thread only */
-  int my_rank;
+  _Atomic int my_rank;
   _Atomic uint32_t n_active;  /* ACTIVE + DETACHED slots */
   _Atomic uint32_t n_buckets; /* mirror of ids.buckets for readers */
   _Atomic uint64_t ring_head; /* finished records pushed so far */

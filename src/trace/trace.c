@@ -48,7 +48,7 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
     t->slab[i].next_free = i + 1 < t->nslots ? i + 1 : PT_NO_SLOT;
   }
   t->free_head = 0;
-  t->my_rank = my_rank;
+  PT_STORE(t->my_rank, my_rank);
   t->reclaim_ticks = pt_ms_to_ticks(cfg.reclaim_unregistered_ms);
   for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
   *out = t;
@@ -89,7 +89,11 @@ void pt_trace_drops(const pt_trace* t, pt_drop_stats* out) {
 static void count_bad_handle(void) { pt_trace_count(NULL, PT_DROP_BAD_HANDLE); }
 
 uint32_t pt_trace_active_ops(const pt_trace* t) { return PT_LOAD(t->n_active); }
-int pt_trace_rank(const pt_trace* t) { return t->my_rank; }
+int pt_trace_rank(const pt_trace* t) { return PT_LOAD(t->my_rank); }
+
+void pt_trace_learn_rank(pt_trace* t, int rank) {
+  if (PT_LOAD(t->my_rank) < 0 && rank >= 0) PT_STORE(t->my_rank, rank);
+}
 size_t pt_op_slot_bytes(void) { return sizeof(pt_op); }
 
 size_t pt_trace_reserved_bytes(const pt_trace* t) {
@@ -180,6 +184,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   pt_op* op = &t->slab[idx];
   t->free_head = op->next_free;
   op->gen++;
+  op->step_driven = info->step_driven ? 1 : 0;
   pt_rec* r = &op->rec;
   pt_rec_write_begin(r);
   PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
@@ -261,18 +266,8 @@ static inline int is_progress_counter(unsigned kind) {
          kind == PT_CNT_DONE;
 }
 
-void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
-  pt_op* op = live_op(h);
-  if (UNLIKELY(!op)) return;
-  if (UNLIKELY(PT_LOAD(op->state) != PT_SLOT_ACTIVE)) {
-    /* Not registered, ignored (nSteps 0), already complete or stopped. */
-    if (PT_LOAD(op->state) != PT_SLOT_IGNORED) pt_trace_count(op->trace, PT_DROP_UNTRACKED);
-    return;
-  }
-  if (UNLIKELY(kind >= PT_CNT_NUM)) {
-    pt_trace_count(op->trace, PT_DROP_BAD_COUNTER);
-    return;
-  }
+/* One counter update on an active op (kind already checked). */
+static void update(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
   pt_rec* r = &op->rec;
   const int store = !(flags & PT_FLAG_COUNTER_SKIP);
   /* RCCL reports each poll of a waiting op as a burst of counters emitted
@@ -300,6 +295,61 @@ void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
   if (store && kind == PT_CNT_DONE && value == (int64_t)PT_LOAD(r->nsteps)) complete(op);
 }
 
+/* The active op a handle names, counting why not otherwise. */
+static inline pt_op* active_op(pt_handle h) {
+  pt_op* op = live_op(h);
+  if (UNLIKELY(!op)) return NULL;
+  if (UNLIKELY(PT_LOAD(op->state) != PT_SLOT_ACTIVE)) {
+    /* Not registered, ignored (nSteps 0), already complete or stopped. */
+    if (PT_LOAD(op->state) != PT_SLOT_IGNORED) pt_trace_count(op->trace, PT_DROP_UNTRACKED);
+    return NULL;
+  }
+  return op;
+}
+
+void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
+  pt_op* op = active_op(h);
+  if (UNLIKELY(!op)) return;
+  if (UNLIKELY(kind >= PT_CNT_NUM)) {
+    pt_trace_count(op->trace, PT_DROP_BAD_COUNTER);
+    return;
+  }
+  update(op, kind, value, flags);
+}
+
+/* ---- stock NCCL: counters from step events and ProxyOp states ---- */
+
+/* Step-driven counters only move up: NCCL 2.24-2.26 stop the wrong step
+ * handle in the receive loop (NVIDIA/nccl#1658) and 2.23-2.26 report the
+ * same progress through ProxyOp states and step events both. */
+static void advance(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
+  if (value > PT_LOAD(op->rec.counters[kind]) || (flags & PT_FLAG_COUNTER_SKIP))
+    update(op, kind, value, flags);
+}
+
+/* The full step number of a step slot: slots keep 16 bits, and every step
+ * in flight is within NCCL_STEPS of the DONE counter. */
+static int64_t full_step(const pt_op* op, const pt_step_slot* s) {
+  int64_t done = PT_LOAD(op->rec.counters[PT_CNT_DONE]);
+  return done + (int16_t)(uint16_t)(PT_LOAD(s->step) - (uint16_t)done);
+}
+
+void pt_op_progress(pt_handle h, int state, int64_t steps) {
+  pt_op* op = active_op(h);
+  if (!op) return;
+  switch (state) {
+    case 0: advance(op, PT_CNT_POSTED, steps, PT_FLAG_TIMESTAMP); return;       /* SendPosted */
+    case 1: advance(op, PT_CNT_KERNEL_COPY_READY, steps, 0); return;            /* SendRemFifoWait */
+    case 2: advance(op, PT_CNT_KERNEL_COPY_READY, 0, PT_FLAG_TIMESTAMP | PT_FLAG_COUNTER_SKIP);
+            advance(op, PT_CNT_TRANSMITTED, steps, 0); return;                  /* SendTransmitted */
+    case 3: case 7: advance(op, PT_CNT_DONE, steps, 0); return;                 /* Send/RecvDone */
+    case 4: advance(op, PT_CNT_POSTED, steps, 0); return;                       /* RecvPosted */
+    case 5: advance(op, PT_CNT_RECEIVED, steps, 0); return;                     /* RecvReceived */
+    case 6: advance(op, PT_CNT_TRANSMITTED, steps, 0); return;                  /* RecvTransmitted */
+    default: pt_trace_count(op->trace, PT_DROP_BAD_STATE); return;
+  }
+}
+
 pt_handle pt_step_start(pt_handle parent, int step) {
   if (UNLIKELY(pt_handle_kind(parent) != PT_HANDLE_OP)) {
     if (parent) count_bad_handle();
@@ -311,6 +361,9 @@ pt_handle pt_step_start(pt_handle parent, int step) {
   PT_STORE(s->opgen, (uint8_t)op->gen);
   PT_STORE(s->step, (uint16_t)step);
   PT_STORE(s->state, 1);
+  /* Stock NCCL starts a send step when it posts the buffer to the GPU. */
+  if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE && PT_LOAD(op->rec.op_type) == PT_OP_SEND)
+    advance(op, PT_CNT_POSTED, (int64_t)step + 1, PT_FLAG_TIMESTAMP);
   return (pt_handle)s;
 }
 
@@ -331,16 +384,42 @@ static inline pt_step_slot* live_step(pt_handle h) {
   return s;
 }
 
+/* What a stock NCCL step state says about the op's counters (spec
+ * nccl-profiler-abi.md §6.6-§6.7). */
+static void step_progress(pt_op* op, const pt_step_slot* s, int state) {
+  const int64_t n = full_step(op, s) + 1;
+  switch (state) {
+    case 20: advance(op, PT_CNT_KERNEL_COPY_READY, n, 0); return; /* SendPeerWait: data ready */
+    case 9: /* SendWait: isend accepted */
+      advance(op, PT_CNT_KERNEL_COPY_READY, 0, PT_FLAG_TIMESTAMP | PT_FLAG_COUNTER_SKIP);
+      advance(op, PT_CNT_TRANSMITTED, n, 0);
+      return;
+    case 10: advance(op, PT_CNT_POSTED, n, 0); return;      /* RecvWait: irecv posted */
+    case 11: advance(op, PT_CNT_RECEIVED, n, 0); return;    /* RecvFlushWait: received */
+    case 12: advance(op, PT_CNT_TRANSMITTED, n, 0); return; /* RecvGPUWait: handed to the GPU */
+    default: return;                                        /* SendGPUWait: posted at start */
+  }
+}
+
 void pt_step_state(pt_handle h, int state) {
   pt_step_slot* s = live_step(h);
-  if (s) PT_STORE(s->state, (uint8_t)(state > 1 && state < 255 ? state : 1));
+  if (!s) return;
+  PT_STORE(s->state, (uint8_t)(state > 1 && state < 255 ? state : 1));
+  pt_op* op = slot_of(h);
+  if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE) step_progress(op, s, state);
 }
 
 void pt_handle_stop(pt_handle h) {
   switch (pt_handle_kind(h)) {
     case PT_HANDLE_STEP: {
       pt_step_slot* s = live_step(h);
-      if (s) PT_STORE(s->state, 0);
+      if (!s) return;
+      pt_op* op = slot_of(h);
+      /* Stock NCCL stops a step when the transfer is complete (send) or the
+       * GPU has consumed it (recv). */
+      if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE)
+        advance(op, PT_CNT_DONE, full_step(op, s) + 1, 0);
+      PT_STORE(s->state, 0);
       return;
     }
     case PT_HANDLE_OP: {

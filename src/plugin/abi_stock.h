@@ -1,0 +1,66 @@
+/*
+ * abi_stock.h — the callbacks of the stock-NCCL tables (API v1-v5), written
+ * once and stamped out per version by abi_v1.c ... abi_v5.c.
+ *
+ * Every version puts `type` at offset 0, `parentObj` at 8, `rank` at 16 and
+ * the proxyOp/proxyStep arms at 24 with the same fields, so the translation
+ * differs only in the C types (spec nccl-profiler-abi.md §2.2.10):
+ *   - v1-v3 (NCCL 2.23-2.26): init has no communicator arguments; a ProxyOp
+ *     is started when the op enters progress, so it is registered at start;
+ *     its progress also comes as ProxyOp states 0-7 with a `steps` argument.
+ *   - v4-v5 (NCCL 2.27-2.28): the op is registered at InProgress (19);
+ *     progress comes from the step states.
+ * `type` is one byte in v1-v4 and eight in v5; each is compared in its own
+ * width.
+ */
+#ifndef PT_PLUGIN_ABI_STOCK_H
+#define PT_PLUGIN_ABI_STOCK_H
+
+#include "plugin/plugin.h"
+
+/* start / stop / record / finalize for descriptor type DESCR, state-args
+ * type ARGS; REGISTER_AT_START for v1-v3; STEPS_ARG(args) yields the ProxyOp
+ * `steps` argument or -1 where the version has none. */
+#define PT_STOCK_CALLBACKS(V, DESCR, ARGS, STATE, REGISTER_AT_START, STEPS_ARG)                   \
+  static ncclResult_t V##_start(void* context, void** handle, DESCR* d) {                         \
+    if (!handle) return ncclSuccess;                                                               \
+    *handle = NULL;                                                                                \
+    if (!d) return ncclSuccess;                                                                    \
+    if (d->type == ncclProfileProxyOp) {                                                           \
+      *handle = pt_event_stock_op_start(context, d->proxyOp.pid, d->rank, d->proxyOp.channelId,    \
+                                        d->proxyOp.peer, d->proxyOp.nSteps,                        \
+                                        d->proxyOp.chunkSize, d->proxyOp.isSend);                  \
+      if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
+    } else if (d->type == ncclProfileProxyStep) {                                                  \
+      *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);                              \
+    } else if (d->type > ncclProfileCeBatch || (d->type & (d->type - 1)) != 0) {                   \
+      pt_event_refused(context, NULL);                                                             \
+    }                                                                                              \
+    return ncclSuccess;                                                                            \
+  }                                                                                                \
+  static ncclResult_t V##_stop(void* handle) {                                                     \
+    pt_event_stop(handle);                                                                         \
+    return ncclSuccess;                                                                            \
+  }                                                                                                \
+  static ncclResult_t V##_record(void* handle, STATE state, ARGS* args) {                          \
+    if (handle) pt_event_state(handle, state, args ? (int64_t)(STEPS_ARG(args)) : -1);             \
+    return ncclSuccess;                                                                            \
+  }                                                                                                \
+  static ncclResult_t V##_finalize(void* context) {                                                \
+    pt_ctx_destroy(context);                                                                       \
+    return ncclSuccess;                                                                            \
+  }
+
+/* init for v1-v3, which learn nothing about the communicator. */
+#define PT_STOCK_INIT_NOCOMM(V)                                                                    \
+  static ncclResult_t V##_init(void** context, int* mask) {                                        \
+    if (!context) return ncclSuccess;                                                              \
+    *context = pt_ctx_create(0, NULL, 0, 0, -1, NULL);                                             \
+    if (*context && mask) *mask = PT_EVENT_MASK_STOCK;                                             \
+    return ncclSuccess;                                                                            \
+  }
+
+#define PT_STEPS_V1(a) ((a)->proxyOp.steps)
+#define PT_STEPS_NONE(a) (-1)
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * abi_v2.c — the ncclProfiler_v2 table for stock NCCL (see abi_stock.h):
+ * what NCCL 2.24-2.25 binds natively, and what any newer NCCL adapts when no
+ * newer table is found.
+ */
+#include "nccl/profiler_v2.h"
+#include "plugin/abi_stock.h"
+
+PT_STOCK_INIT_NOCOMM(v2)
+PT_STOCK_CALLBACKS(v2, ncclProfilerEventDescr_v2_t, ncclProfilerEventStateArgs_v2_t,
+                   ncclProfilerEventState_v2_t, 1, PT_STEPS_V1)
+
+PT_EXPORT ncclProfiler_v2_t ncclProfiler_v2 = {
+    .name = "ProxyTrace",
+    .init = v2_init,
+    .startEvent = v2_start,
+    .stopEvent = v2_stop,
+    .recordEventState = v2_record,
+    .finalize = v2_finalize,
+};

@@ -1,0 +1,20 @@
+/*
+ * abi_v3.c — the ncclProfiler_v3 table for stock NCCL (see abi_stock.h):
+ * what NCCL 2.26 binds natively, and what any newer NCCL adapts when no
+ * newer table is found.
+ */
+#include "nccl/profiler_v3.h"
+#include "plugin/abi_stock.h"
+
+PT_STOCK_INIT_NOCOMM(v3)
+PT_STOCK_CALLBACKS(v3, ncclProfilerEventDescr_v3_t, ncclProfilerEventStateArgs_v3_t,
+                   ncclProfilerEventState_v3_t, 1, PT_STEPS_V1)
+
+PT_EXPORT ncclProfiler_v3_t ncclProfiler_v3 = {
+    .name = "ProxyTrace",
+    .init = v3_init,
+    .startEvent = v3_start,
+    .stopEvent = v3_stop,
+    .recordEventState = v3_record,
+    .finalize = v3_finalize,
+};

@@ -1,0 +1,27 @@
+/*
+ * abi_v4.c — the ncclProfiler_v4 table for stock NCCL 2.27 (see
+ * abi_stock.h). init learns the communicator; commHash is its 4th argument
+ * here (2nd from v5 on).
+ */
+#include "nccl/profiler_v4.h"
+#include "plugin/abi_stock.h"
+
+static ncclResult_t v4_init(void** context, int* mask, const char* comm_name, uint64_t comm_hash,
+                            int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
+  if (!context) return ncclSuccess;
+  *context = pt_ctx_create(comm_hash, comm_name, nnodes, nranks, rank, log);
+  if (*context && mask) *mask = PT_EVENT_MASK_STOCK;
+  return ncclSuccess;
+}
+
+PT_STOCK_CALLBACKS(v4, ncclProfilerEventDescr_v4_t, ncclProfilerEventStateArgs_v4_t,
+                   ncclProfilerEventState_v4_t, 0, PT_STEPS_NONE)
+
+PT_EXPORT ncclProfiler_v4_t ncclProfiler_v4 = {
+    .name = "ProxyTrace",
+    .init = v4_init,
+    .startEvent = v4_start,
+    .stopEvent = v4_stop,
+    .recordEventState = v4_record,
+    .finalize = v4_finalize,
+};

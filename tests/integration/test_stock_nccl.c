@@ -1,0 +1,290 @@
+/*
+ * test_stock_nccl.c — the plugin under stock NVIDIA NCCL: every table
+ * v1..v6 driven with the event sequence of the NCCL release that binds it
+ * (spec nccl-profiler-abi.md §6.5-§6.7 for 2.27+, §6.6 "2.23-2.26 sequence"),
+ * no RCCL fields and no ProxyDiag. The counters must follow the steps.
+ */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nccl/profiler_v1.h"
+#include "nccl/profiler_v4.h"
+#include "nccl/profiler_v5.h"
+#include "rccl_host.h"
+
+static rh_plugin plugin;
+
+static int setup(void** state) {
+  (void)state;
+  rh_open(&plugin, NULL);
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  rh_log_clear();
+  rh_close(&plugin);
+  return 0;
+}
+
+/* The dump line holding `key`, or fail. */
+static const char* line_of(void* ctx, const char* key) {
+  rh_dump(&plugin, ctx);
+  for (int i = 1; i < rh_captured.n; i++)
+    if (strstr(rh_captured.text[i], key)) return rh_captured.text[i];
+  fail_msg("no dump line with %s", key);
+  return NULL;
+}
+
+static long field(const char* line, const char* name) {
+  const char* p = strstr(line, name);
+  assert_non_null(p);
+  return strtol(p + strlen(name), NULL, 10);
+}
+
+/* ---- NCCL 2.27 with the v4 table ---- */
+
+static ncclProfiler_v4_t* v4(void) {
+  ncclProfiler_v4_t* t = dlsym(plugin.so, "ncclProfiler_v4");
+  assert_non_null(t);
+  return t;
+}
+
+static void* v4_op(void* ctx, int is_send, int nsteps) {
+  ncclProfilerEventDescr_v4_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.rank = 2;
+  d.proxyOp.pid = getpid();
+  d.proxyOp.channelId = 1;
+  d.proxyOp.peer = 6;
+  d.proxyOp.nSteps = nsteps;
+  d.proxyOp.chunkSize = 1 << 19;
+  d.proxyOp.isSend = is_send;
+  void* h = NULL;
+  v4()->startEvent(ctx, &h, &d);
+  assert_non_null(h);
+  ncclProfilerEventStateArgs_v4_t a;
+  memset(&a, 0xAB, sizeof a); /* the v5 adapter passes uninitialised args with 19 */
+  v4()->recordEventState(h, ncclProfilerProxyOpInProgress_v4, &a);
+  return h;
+}
+
+static void* v4_step(void* ctx, void* op, int step) {
+  ncclProfilerEventDescr_v4_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyStep;
+  d.parentObj = op;
+  d.proxyStep.step = step;
+  void* h = NULL;
+  v4()->startEvent(ctx, &h, &d);
+  assert_non_null(h);
+  return h;
+}
+
+static void v4_state(void* h, int state) {
+  ncclProfilerEventStateArgs_v4_t a = {.proxyStep = {.transSize = 1 << 19}};
+  v4()->recordEventState(h, (ncclProfilerEventState_v4_t)state, &a);
+}
+
+static void test_v4_send_and_recv(void** state) {
+  (void)state;
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(v4()->init(&ctx, &mask, "c", 0xabc, 2, 8, 2, rh_logger), ncclSuccess);
+  assert_int_equal(mask, ncclProfileProxyOp | ncclProfileProxyStep);
+  void* send = v4_op(ctx, 1, 4);
+  void* st[4];
+  /* send: start+GPUWait posts; PeerWait (retried) = data ready; SendWait =
+   * isend accepted; stop = done. Three steps posted, two sent, one done. */
+  for (int s = 0; s < 3; s++) {
+    st[s] = v4_step(ctx, send, s);
+    v4_state(st[s], ncclProfilerProxyStepSendGPUWait);
+  }
+  for (int s = 0; s < 2; s++) {
+    v4_state(st[s], ncclProfilerProxyStepSendPeerWait_v4);
+    v4_state(st[s], ncclProfilerProxyStepSendPeerWait_v4);
+    v4_state(st[s], ncclProfilerProxyStepSendWait);
+  }
+  v4()->stopEvent(st[0]);
+  const char* l = line_of(ctx, "<2748:-1:0>");
+  assert_non_null(strstr(l, "2->6(S)"));
+  assert_non_null(strstr(l, "[fu,pr,pa,tb,ck]:-1,-1,-1,0,524288"));
+  assert_int_equal(field(l, " po:"), 3);
+  assert_int_equal(field(l, " ke:"), 2);
+  assert_int_equal(field(l, " trans:"), 2);
+  assert_int_equal(field(l, " done:"), 1);
+  assert_int_equal(field(l, " ns:"), 4);
+  assert_null(strstr(l, "postT:0,")); /* posting stamps postT, isend stamps sendT */
+  assert_null(strstr(l, "sendT:0,"));
+  assert_non_null(strstr(l, "status:POSTING"));
+  /* recv: start, RecvWait = posted, FlushWait = received, GPUWait = handed
+   * to the GPU, stop = consumed */
+  void* recv = v4_op(ctx, 0, 2);
+  void* r0 = v4_step(ctx, recv, 0);
+  void* r1 = v4_step(ctx, recv, 1);
+  v4_state(r0, ncclProfilerProxyStepRecvWait);
+  v4_state(r1, ncclProfilerProxyStepRecvWait);
+  v4_state(r0, ncclProfilerProxyStepRecvFlushWait);
+  v4_state(r1, ncclProfilerProxyStepRecvFlushWait);
+  v4_state(r0, ncclProfilerProxyStepRecvGPUWait);
+  l = line_of(ctx, "<2748:-1:1>");
+  assert_non_null(strstr(l, "2->6(R)"));
+  assert_int_equal(field(l, " po:"), 2);
+  assert_int_equal(field(l, " recvd:"), 2);
+  assert_int_equal(field(l, " trans:"), 1);
+  assert_non_null(strstr(l, "status:FLUSHING"));
+  v4()->stopEvent(r0);
+  v4_state(r1, ncclProfilerProxyStepRecvGPUWait);
+  v4()->stopEvent(r1); /* done == nSteps: finished */
+  l = line_of(ctx, "<2748:-1:1>");
+  assert_non_null(strstr(l, "status:DONE"));
+  assert_int_equal(field(l, " done:"), 2);
+  /* finish the send */
+  for (int s = 1; s < 3; s++) v4()->stopEvent(st[s]);
+  st[3] = v4_step(ctx, send, 3);
+  v4_state(st[2], ncclProfilerProxyStepSendPeerWait_v4);
+  v4_state(st[2], ncclProfilerProxyStepSendWait);
+  v4_state(st[3], ncclProfilerProxyStepSendPeerWait_v4);
+  v4_state(st[3], ncclProfilerProxyStepSendWait);
+  v4()->stopEvent(st[3]);
+  l = line_of(ctx, "<2748:-1:0>");
+  assert_non_null(strstr(l, "status:DONE"));
+  assert_int_equal(field(l, " done:"), 4);
+  v4()->stopEvent(send);
+  v4()->stopEvent(recv);
+  v4()->finalize(ctx);
+}
+
+/* ---- NCCL 2.23-2.26 with the v1 table: ProxyOp states carry `steps` ---- */
+
+static void test_v1_proxyop_states(void** state) {
+  (void)state;
+  ncclProfiler_v1_t* t = dlsym(plugin.so, "ncclProfiler_v1");
+  assert_non_null(t);
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(t->init(&ctx, &mask), ncclSuccess);
+  assert_int_equal(mask, ncclProfileProxyOp | ncclProfileProxyStep);
+  ncclProfilerEventDescr_v1_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.rank = 5; /* v1 init gives no rank: the descriptor's is learnt */
+  d.proxyOp.pid = getpid();
+  d.proxyOp.peer = 1;
+  d.proxyOp.nSteps = 3;
+  d.proxyOp.isSend = 1;
+  void* op = NULL;
+  t->startEvent(ctx, &op, &d); /* registered at start: no state 19 in 2.23-2.26 */
+  assert_non_null(op);
+  ncclProfilerEventStateArgs_v1_t a = {.proxyOp = {.transSize = 4096, .steps = 2}};
+  t->recordEventState(op, ncclProfilerProxyOpSendPosted, &a);
+  /* step events carry NULL args in these releases */
+  ncclProfilerEventDescr_v1_t sd;
+  memset(&sd, 0, sizeof sd);
+  sd.type = ncclProfileProxyStep;
+  sd.parentObj = op;
+  void* s0 = NULL;
+  t->startEvent(ctx, &s0, &sd);
+  t->recordEventState(s0, ncclProfilerProxyStepSendGPUWait, NULL);
+  a.proxyOp.steps = 1;
+  t->recordEventState(op, ncclProfilerProxyOpSendTransmitted, &a);
+  const char* l = line_of(ctx, "<0:-1:0>");
+  assert_non_null(strstr(l, "5->1(S)"));
+  assert_int_equal(field(l, " po:"), 2);
+  assert_int_equal(field(l, " trans:"), 1);
+  assert_non_null(strstr(l, "status:POSTING"));
+  t->recordEventState(op, ncclProfilerProxyOpSendPosted, NULL); /* no args: nothing */
+  a.proxyOp.steps = 3;
+  t->recordEventState(op, ncclProfilerProxyOpSendPosted, &a);
+  t->recordEventState(op, ncclProfilerProxyOpSendTransmitted, &a);
+  t->stopEvent(s0);
+  l = line_of(ctx, "<0:-1:0>");
+  assert_int_equal(field(l, " done:"), 1); /* the step stop counted one */
+  t->recordEventState(op, ncclProfilerProxyOpSendDone, &a);
+  l = line_of(ctx, "<0:-1:0>");
+  assert_non_null(strstr(l, "status:DONE"));
+  assert_int_equal(rh_captured.n, 2);
+  t->stopEvent(op);
+  t->finalize(ctx);
+}
+
+/* ---- NCCL 2.29+ through the v6 table: RCCL fields are zero ---- */
+
+static void test_v6_under_nvidia(void** state) {
+  (void)state;
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(plugin.p->init(&ctx, 77, &mask, "c", 2, 4, 1, rh_logger), ncclSuccess);
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.proxyOp.pid = getpid();
+  d.proxyOp.peer = 3;
+  d.proxyOp.nSteps = 2;
+  d.proxyOp.isSend = 0;
+  void* op = NULL;
+  plugin.p->startEvent(ctx, &op, &d);
+  assert_non_null(op);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  plugin.p->recordEventState(op, ncclProfilerProxyOpInProgress_v4, &a);
+  ncclProfilerEventDescr_v6_t sd;
+  memset(&sd, 0, sizeof sd);
+  sd.type = ncclProfileProxyStep;
+  sd.parentObj = op;
+  void* s0 = NULL;
+  plugin.p->startEvent(ctx, &s0, &sd);
+  plugin.p->recordEventState(s0, ncclProfilerProxyStepRecvWait, &a);
+  const char* l = line_of(ctx, "<77:-1:0>");
+  assert_non_null(strstr(l, "1->3(R)"));
+  assert_int_equal(field(l, " po:"), 1);
+  assert_non_null(strstr(l, "postT:0,")); /* recv posts carry no timestamp, as in RCCL */
+  plugin.p->stopEvent(s0); /* stop without the intermediate states still counts done */
+  l = line_of(ctx, "<77:-1:0>");
+  assert_int_equal(field(l, " done:"), 1);
+  plugin.p->stopEvent(op);
+  plugin.p->finalize(ctx);
+}
+
+/* ---- step numbers past 16 bits ---- */
+
+static void test_long_op(void** state) {
+  (void)state;
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(v4()->init(&ctx, &mask, "c", 9, 2, 2, 0, NULL), ncclSuccess);
+  const int n = 70000;
+  void* op = v4_op(ctx, 1, n);
+  for (int s = 0; s < n; s++) {
+    void* h = v4_step(ctx, op, s);
+    v4_state(h, ncclProfilerProxyStepSendGPUWait);
+    v4_state(h, ncclProfilerProxyStepSendPeerWait_v4);
+    v4_state(h, ncclProfilerProxyStepSendWait);
+    v4()->stopEvent(h);
+  }
+  const char* l = line_of(ctx, "<9:-1:0>");
+  assert_non_null(strstr(l, "status:DONE"));
+  assert_int_equal(field(l, " done:"), n);
+  assert_int_equal(field(l, " trans:"), n);
+  v4()->stopEvent(op);
+  v4()->finalize(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_v4_send_and_recv),
+      cmocka_unit_test(test_v1_proxyop_states),
+      cmocka_unit_test(test_v6_under_nvidia),
+      cmocka_unit_test(test_long_op),
+  };
+  return cmocka_run_group_tests_name("stock_nccl", tests, setup, teardown);
+}
