@@ -10,7 +10,8 @@
  *
  *   diag path   recordEventState(ProxyOp, 31): RCCL's per-step counters and
  *               per-poll counters of full send/recv ops (completion included)
- *   step path   ProxyStep startEvent, its state records, stopEvent
+ *   step path   ProxyStep startEvent, its state records, stopEvent (RCCL:
+ *               steps carry no counters; stock NCCL: they drive them)
  *
  * Also: heap allocations per step (malloc is interposed here), bytes per op
  * record, heap per communicator after init and after a long run, and the
@@ -108,6 +109,8 @@ static int block_mode;
 
 /* One RCCL-like op: InProgress, then per step POSTED (+3 polls while the GPU
  * works), KERNEL_COPY_READY twice, TRANSMITTED, DONE; step events around. */
+static int stock_mode; /* 1: NVIDIA NCCL — no RCCL fields, no diag updates */
+
 static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, samples* step,
                    long* steps_done) {
   ncclProfilerEventDescr_v6_t d;
@@ -117,10 +120,12 @@ static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, sampl
   d.proxyOp.peer = 1;
   d.proxyOp.isSend = 1;
   d.proxyOp.nSteps = nsteps;
-  d.proxyOp.commHash = 0xbeef;
-  d.proxyOp.opCount = opcount;
-  d.proxyOp.rawProxyNsteps = nsteps;
-  d.proxyOp.proxyNbytes = 1 << 20;
+  if (!stock_mode) {
+    d.proxyOp.commHash = 0xbeef;
+    d.proxyOp.opCount = opcount;
+    d.proxyOp.rawProxyNsteps = nsteps;
+    d.proxyOp.proxyNbytes = 1 << 20;
+  }
   void* op = NULL;
   pl->p->startEvent(pl->ctx, &op, &d);
   ncclProfilerEventStateArgs_v6_t a;
@@ -130,7 +135,7 @@ static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, sampl
   memset(&sd, 0, sizeof sd);
   sd.type = ncclProfileProxyStep;
   sd.parentObj = op;
-#define DIAG(k, v, f) do { a.proxyDiag.counterKind = (k); a.proxyDiag.value = (v); \
+#define DIAG(k, v, f) do { if (stock_mode) break; a.proxyDiag.counterKind = (k); a.proxyDiag.value = (v); \
     a.proxyDiag.flags = (f); TIMED(diag, pl->p->recordEventState(op, ncclProfilerProxyDiagUpdate, &a)); } while (0)
   for (int s = 1; s <= nsteps; s++) {
     void* sh = NULL;
@@ -226,14 +231,28 @@ int main(int argc, char** argv) {
     for (int k = 0; k < 40; k++) run_op(&real, 1000 + r * 40 + k, 64, &diag[0][m], &step[0][m], &steps_real);
     for (int k = 0; k < 40; k++) run_op(&empty, r * 40 + k, 64, &diag[1][m], &step[1][m], &steps_empty);
   }
+  /* stock NCCL: the same step events now drive the counters */
+  samples sstep[2][2];
+  for (int i = 0; i < 2; i++)
+    for (int m = 0; m < 2; m++) { sstep[i][m].v = __libc_malloc(MAXS * sizeof(uint32_t)); sstep[i][m].n = 0; }
+  stock_mode = 1;
+  for (int r = 0; r < rounds; r++) {
+    block_mode = r & 1;
+    int m = block_mode;
+    for (int k = 0; k < 40; k++) run_op(&real, 0, 64, &junk, &sstep[0][m], &steps_real);
+    for (int k = 0; k < 40; k++) run_op(&empty, 0, 64, &junk, &sstep[1][m], &steps_empty);
+    junk.n = 0;
+  }
+  stock_mode = 0;
   long allocs_real = n_alloc - allocs_before; /* the empty plugin allocates nothing either */
   long heap_growth = live_bytes - heap_steady0;
   pt_clock_calibration(&cal);
   double npt = cal.ns_per_tick / 16.0;
-  double dm[2], d99[2], sm[2], s99[2];
+  double dm[2], d99[2], sm[2], s99[2], km[2], k99[2];
   for (int i = 0; i < 2; i++) {
     dm[i] = pct(&diag[i][1], 0.5, npt); d99[i] = pct(&diag[i][0], 0.99, npt);
     sm[i] = pct(&step[i][1], 0.5, npt); s99[i] = pct(&step[i][0], 0.99, npt);
+    km[i] = pct(&sstep[i][1], 0.5, npt); k99[i] = pct(&sstep[i][0], 0.99, npt);
   }
   printf("proxytrace bench (%s clock, %.3f ns/tick; %zu diag and %zu step callbacks timed one by one per plugin)\n",
          pt_clock_tsc ? "TSC" : "monotonic", cal.ns_per_tick, diag[0][0].n, step[0][0].n);
@@ -244,6 +263,8 @@ int main(int argc, char** argv) {
   printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 50\n", "diag update, p99", d99[0], d99[1], d99[0] - d99[1], d99[0] / d99[1]);
   printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 15\n", "step event, median", sm[0], sm[1], sm[0] - sm[1], sm[0] / sm[1]);
   printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 50\n", "step event, p99", s99[0], s99[1], s99[0] - s99[1], s99[0] / s99[1]);
+  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 15\n", "stock NCCL step, median", km[0], km[1], km[0] - km[1], km[0] / km[1]);
+  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 50\n", "stock NCCL step, p99", k99[0], k99[1], k99[0] - k99[1], k99[0] / k99[1]);
   printf("heap allocations per step          %.4f (%ld over %ld steps; target 0)\n",
          (double)allocs_real / (double)steps_real, allocs_real, steps_real);
   printf("bytes per op record                %zu (one slab slot; target <= 256)\n", pt_op_slot_bytes());
