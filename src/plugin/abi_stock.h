@@ -56,7 +56,7 @@
   static ncclResult_t V##_init(void** context, int* mask) {                                        \
     if (!context) return ncclSuccess;                                                              \
     *context = pt_ctx_create(0, NULL, 0, 0, -1, NULL);                                             \
-    if (*context && mask) *mask = PT_EVENT_MASK_STOCK;                                             \
+    if (*context && mask) pt_set_mask(mask, PT_EVENT_MASK_STOCK);                                \
     return ncclSuccess;                                                                            \
   }
 

@@ -18,7 +18,7 @@ static ncclResult_t v6_init(void** context, uint64_t comm_id, int* mask, const c
    * context and leave the mask alone instead. */
   if (!context) return ncclSuccess;
   *context = pt_ctx_create(comm_id, comm_name, nnodes, nranks, rank, log);
-  if (*context && mask) *mask = PT_EVENT_MASK;
+  if (*context && mask) pt_set_mask(mask, PT_EVENT_MASK);
   return ncclSuccess;
 }
 

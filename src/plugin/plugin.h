@@ -23,6 +23,13 @@
 #define PT_EVENT_MASK 0x8018
 #define PT_EVENT_MASK_STOCK 0x18
 
+/* The activation mask is one process-wide int that every communicator's
+ * init writes and the host reads with relaxed atomic loads, possibly while
+ * another communicator initialises: write it atomically too. */
+static inline void pt_set_mask(int* mask, int value) {
+  __atomic_store_n(mask, value, __ATOMIC_RELAXED);
+}
+
 /* ---- configuration (config.c) ---- */
 
 typedef struct {
