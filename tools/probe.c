@@ -1,0 +1,296 @@
+/*
+ * probe.c — `proxytrace probe`: which profiler plugin would a given NCCL or
+ * RCCL release load with this environment, and why (or why not)?
+ *
+ * By default it runs pt_probe(): the files are read, no plugin code runs.
+ * With --deep it runs pt_load() in a child process started with the same
+ * environment, so a plugin's missing dependencies or crashing constructors
+ * show up there and never in the caller. VAR=VALUE arguments change the
+ * environment of this command (and of that child) the way env(1) does, so
+ * `proxytrace probe NCCL_PROFILER_PLUGIN=x` answers for that setting.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "proxytrace/loader.h"
+
+enum {
+  EXIT_FOUND = 0,
+  EXIT_INTERNAL = 1,
+  EXIT_USAGE = 2,
+  EXIT_NOT_FOUND = 3,
+  EXIT_DISABLED = 4,
+  EXIT_REFUSED = 5,
+  EXIT_LOAD_ERROR = 6,
+  EXIT_TOO_LONG = 7
+};
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "usage: proxytrace probe [options] [VAR=VALUE ...]\n"
+          "\n"
+          "Show which profiler plugin a host would load with the current environment\n"
+          "(changed by the VAR=VALUE arguments), every file it would try in order, and\n"
+          "why each was refused. No plugin code runs unless --deep is given.\n"
+          "\n"
+          "Options:\n"
+          "  --host PROFILE      nccl-2.23 ... nccl-2.30, nccl-2.27.3, rccl (default rccl)\n"
+          "  --plugin VALUE      the NCCL_PROFILER_PLUGIN value to use\n"
+          "  --path FILE         an explicit plugin path (must contain '/')\n"
+          "  --name NAME         a short name: the host tries libnccl-profiler-NAME.so\n"
+          "  --rccl-dir DIR      directory of the librccl in use, for the\n"
+          "                      RCCL_ENABLE_PROXY_TRACE auto-load (a file: its directory)\n"
+          "  --home DIR          PROXYTRACE_HOME: also search DIR/lib, DIR/lib64, DIR\n"
+          "  --net-plugin FILE   net plugin library the host loaded (2.28+ fallback)\n"
+          "  --major N           plugin major required under --home (default: this build's)\n"
+          "  -i, --ignore-environment\n"
+          "                      start from an empty environment (only VAR=VALUE)\n"
+          "  --no-conf           do not read NCCL_CONF_FILE, ~/.nccl.conf, /etc/nccl.conf\n"
+          "  --deep              load the plugin for real, in a child process\n"
+          "  --json              print one JSON object\n"
+          "  -q, --quiet         print nothing; only the exit status\n"
+          "  -h, --help          this text\n"
+          "\n"
+          "Variables read: NCCL_PROFILER_PLUGIN, RCCL_ENABLE_PROXY_TRACE, PROXYTRACE_HOME,\n"
+          "LD_LIBRARY_PATH, NCCL_CONF_FILE, HOME.\n"
+          "\n"
+          "Exit status:\n"
+          "  0  a plugin would be loaded\n"
+          "  1  internal error (out of memory, the --deep child crashed)\n"
+          "  2  usage error or contradictory request\n"
+          "  3  no plugin found\n"
+          "  4  disabled (NCCL_PROFILER_PLUGIN=none)\n"
+          "  5  a plugin was found, but this host would not use it (wrong major,\n"
+          "     no ncclProfiler_vN it knows, invalid table)\n"
+          "  6  a file was found, but the dynamic loader refused it\n"
+          "  7  NCCL_PROFILER_PLUGIN is longer than this host accepts\n");
+}
+
+static int exit_code(int status) {
+  switch (status) {
+    case PT_OK: return EXIT_FOUND;
+    case PT_EINVAL: return EXIT_USAGE;
+    case PT_ENOTFOUND: return EXIT_NOT_FOUND;
+    case PT_EDISABLED: return EXIT_DISABLED;
+    case PT_EINCOMPATIBLE:
+    case PT_EBADPLUGIN: return EXIT_REFUSED;
+    case PT_ELOAD: return EXIT_LOAD_ERROR;
+    case PT_ENAMETOOLONG: return EXIT_TOO_LONG;
+    default: return EXIT_INTERNAL;
+  }
+}
+
+typedef struct {
+  const char* host;
+  const char* plugin;
+  const char* path;
+  const char* name;
+  const char* rccl_dir;
+  const char* home;
+  const char* net_plugin;
+  int major;
+  int ignore_env, no_conf, deep, in_process, json, quiet;
+  unsigned char* env_arg; /* env_arg[i]: argv[i] is -i, --deep or VAR=VALUE */
+} options;
+
+static const char* need_arg(int argc, char** argv, int* i) {
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "proxytrace probe: %s needs a value (see --help)\n", argv[*i]);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+/* Parses options; applies -i and VAR=VALUE to this process's environment
+ * (single-threaded here, and the --deep child inherits it). */
+static int parse(int argc, char** argv, options* o) {
+  memset(o, 0, sizeof *o);
+  o->host = "rccl";
+  o->env_arg = calloc((size_t)argc + 1, 1);
+  if (!o->env_arg) return -1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--ignore-environment")) o->ignore_env = 1;
+  }
+  if (o->ignore_env) clearenv();
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    const char** dst = NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      exit(0);
+    } else if (!strcmp(a, "-i") || !strcmp(a, "--ignore-environment")) {
+      o->env_arg[i] = 1;
+      continue;
+    } else if (!strcmp(a, "--host")) {
+      dst = &o->host;
+    } else if (!strcmp(a, "--plugin")) {
+      dst = &o->plugin;
+    } else if (!strcmp(a, "--path")) {
+      dst = &o->path;
+    } else if (!strcmp(a, "--name")) {
+      dst = &o->name;
+    } else if (!strcmp(a, "--rccl-dir")) {
+      dst = &o->rccl_dir;
+    } else if (!strcmp(a, "--home")) {
+      dst = &o->home;
+    } else if (!strcmp(a, "--net-plugin")) {
+      dst = &o->net_plugin;
+    } else if (!strcmp(a, "--major")) {
+      const char* v = need_arg(argc, argv, &i);
+      char* end;
+      if (!v) return -1;
+      long m = strtol(v, &end, 10);
+      if (*end || m < 1 || m > 1000) {
+        fprintf(stderr, "proxytrace probe: --major needs a positive number, got '%s'\n", v);
+        return -1;
+      }
+      o->major = (int)m;
+    } else if (!strcmp(a, "--no-conf")) {
+      o->no_conf = 1;
+    } else if (!strcmp(a, "--deep")) {
+      o->deep = 1;
+      o->env_arg[i] = 1;
+    } else if (!strcmp(a, "--in-process")) {
+      o->in_process = 1;
+    } else if (!strcmp(a, "--json")) {
+      o->json = 1;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+      o->quiet = 1;
+    } else if (a[0] != '-' && strchr(a, '=') && a[0] != '=') {
+      char* eq = strchr(a, '=');
+      char var[256];
+      if ((size_t)(eq - a) >= sizeof var) {
+        fprintf(stderr, "proxytrace probe: variable name too long in '%.40s...'\n", a);
+        return -1;
+      }
+      snprintf(var, sizeof var, "%.*s", (int)(eq - a), a);
+      o->env_arg[i] = 1;
+      if (setenv(var, eq + 1, 1) != 0) {
+        fprintf(stderr, "proxytrace probe: cannot set %s: %s\n", var, strerror(errno));
+        return -1;
+      }
+    } else {
+      fprintf(stderr, "proxytrace probe: unknown argument '%s' (see --help)\n", a);
+      return -1;
+    }
+    if (dst && !(*dst = need_arg(argc, argv, &i))) return -1;
+  }
+  return 0;
+}
+
+/* --deep: the same command, loading in a fresh process (a fresh dynamic
+ * linker state, and LD_LIBRARY_PATH as set here). */
+static int run_deep(int argc, char** argv, const options* o) {
+  char** args = calloc((size_t)argc + 3, sizeof *args);
+  if (!args) return EXIT_INTERNAL;
+  int n = 0;
+  args[n++] = "proxytrace";
+  args[n++] = "probe";
+  args[n++] = "--in-process";
+  for (int i = 1; i < argc; i++)
+    if (!o->env_arg[i]) args[n++] = argv[i]; /* the environment is inherited */
+  args[n] = NULL;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "proxytrace probe: fork: %s\n", strerror(errno));
+    free(args);
+    return EXIT_INTERNAL;
+  }
+  if (pid == 0) {
+    execv("/proc/self/exe", args);
+    fprintf(stderr, "proxytrace probe: cannot start the deep probe: %s\n", strerror(errno));
+    _exit(EXIT_INTERNAL);
+  }
+  free(args);
+  int st;
+  while (waitpid(pid, &st, 0) < 0) {
+    if (errno != EINTR) {
+      fprintf(stderr, "proxytrace probe: waitpid: %s\n", strerror(errno));
+      return EXIT_INTERNAL;
+    }
+  }
+  if (WIFSIGNALED(st)) {
+    if (!o->quiet)
+      fprintf(stderr,
+              "proxytrace probe: loading the plugin killed the process (signal %d): the "
+              "plugin or one of its constructors crashes\n",
+              WTERMSIG(st));
+    return EXIT_INTERNAL;
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_INTERNAL;
+}
+
+/* Fill the request from the environment and the options. */
+static int build_request(const options* o, pt_request* req, char* rccl_dir, size_t n) {
+  pt_request_init(req);
+  pt_request_from_environment(req);
+  if (o->no_conf) req->flags &= ~(unsigned)PT_REQ_CONF_FILES;
+  req->plugin = o->plugin;
+  req->path = o->path;
+  req->name = o->name;
+  req->home = o->home;
+  req->net_plugin = o->net_plugin;
+  req->major = o->major;
+  if (o->rccl_dir) {
+    struct stat st;
+    if (stat(o->rccl_dir, &st) != 0) {
+      fprintf(stderr, "proxytrace probe: --rccl-dir %s: %s\n", o->rccl_dir, strerror(errno));
+      return -1;
+    }
+    snprintf(rccl_dir, n, "%s", o->rccl_dir);
+    if (!S_ISDIR(st.st_mode)) { /* the librccl file itself: take its directory */
+      char* slash = strrchr(rccl_dir, '/');
+      if (slash)
+        *slash = '\0';
+      else
+        snprintf(rccl_dir, n, ".");
+    }
+    req->rccl_dir = rccl_dir;
+  }
+  return 0;
+}
+
+static int probe_main(int argc, char** argv, const options* o) {
+  pt_host host;
+  if (pt_host_parse(o->host, &host) != PT_OK) {
+    fprintf(stderr,
+            "proxytrace probe: unknown host profile '%s': use nccl-2.23 ... nccl-2.30, "
+            "nccl-2.27.3 or rccl\n",
+            o->host);
+    return EXIT_USAGE;
+  }
+  if (o->deep) return run_deep(argc, argv, o);
+
+  char rccl_dir[4096];
+  pt_request req;
+  if (build_request(o, &req, rccl_dir, sizeof rccl_dir) != 0) return EXIT_USAGE;
+  pt_result* res = NULL;
+  int rc = o->in_process ? pt_load(&req, host, &res) : pt_probe(&req, host, &res);
+  if (!res) {
+    fprintf(stderr, "proxytrace probe: %s\n", pt_strerror(rc));
+    return EXIT_INTERNAL;
+  }
+  if (!o->quiet) {
+    if (o->json)
+      pt_result_print_json(res, stdout);
+    else
+      pt_result_print(res, stdout);
+  }
+  pt_result_free(res);
+  return exit_code(rc);
+}
+
+int pt_cmd_probe(int argc, char** argv) {
+  options o;
+  int rc = parse(argc, argv, &o) == 0 ? probe_main(argc, argv, &o) : EXIT_USAGE;
+  free(o.env_arg);
+  return rc;
+}
