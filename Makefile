@@ -49,8 +49,13 @@ endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
-# Targets that components add to.
+# Targets that components add to: ALL_TARGETS (what `make` builds),
+# TEST_TARGETS (what the tests need besides that: test programs, fixture
+# plugins — built only by `make test`, so `make` and `make demo` need no
+# test framework), TEST_RUNS (what `make test` runs), BENCH_RUNS,
+# INSTALL_STEPS.
 ALL_TARGETS :=
+TEST_TARGETS :=
 TEST_RUNS :=
 BENCH_RUNS :=
 INSTALL_STEPS :=
@@ -76,10 +81,16 @@ build-all: $(ALL_TARGETS)
 test-deps:
 	@scripts/ensure-test-deps.sh
 
-# Every test target runs even when an earlier one fails; the recipe fails at
-# the end if any did, after printing one summary line.
-test: test-deps build-all
+# Dependencies first (a sub-make then builds the tests against them); every
+# test runs even when an earlier one fails; the recipe fails at the end if
+# any did, after printing one summary line.
+test:
+	@scripts/ensure-test-deps.sh
+	@$(MAKE) --no-print-directory build-all test-build
 	@scripts/run-tests.sh $(B) $(TEST_RUNS)
+
+.PHONY: test-build
+test-build: $(TEST_TARGETS)
 
 bench: build-all $(BENCH_RUNS)
 

@@ -10,7 +10,7 @@ INTEG_TESTS := $(patsubst tests/integration/%.c,$(B)/tests/integration/%,\
 INTEG_SH := $(sort $(wildcard tests/integration/*.sh))
 RH_OBJ := $(B)/tests/integration/rccl_host.o
 
-ALL_TARGETS += $(UNIT_TESTS) $(INTEG_TESTS)
+TEST_TARGETS += $(UNIT_TESTS) $(INTEG_TESTS)
 TEST_RUNS += $(UNIT_TESTS) $(INTEG_TESTS) $(INTEG_SH)
 
 $(UNIT_TESTS): $(B)/tests/unit/%: $(B)/tests/unit/%.o $(TRACE_A) $(PLUGIN_OBJS)

@@ -1,0 +1,65 @@
+# The emulator (`proxytrace sim`, tools/sim/), `proxytrace demo`
+# (tools/demo.c), `make demo`, and the emulator's tests (tests/sim/).
+#
+# The emulator's objects go straight into the CLI (before the loader
+# archive on the link line, which they use). Tests link the same objects.
+SIM_SRCS := $(sort $(wildcard tools/sim/*.c))
+SIM_OBJS := $(SIM_SRCS:%.c=$(B)/%.o)
+DEMO_OBJ := $(B)/tools/demo.o
+
+$(SIM_OBJS) $(DEMO_OBJ): ALL_CFLAGS += -Itools -Itools/sim
+
+CLI_OBJS += $(SIM_OBJS) $(DEMO_OBJ)
+CLI_DEPS += $(LOADER_A)
+
+# `make demo`: build everything (no test framework needed), then run the
+# demo job with our plugin.
+demo: build-all
+	$(B)/proxytrace demo --build-dir $(B)
+
+# ---- tests -----------------------------------------------------------------
+# A callback-counting plugin, built with different sets of exported tables:
+#   libcount.so      ncclProfiler_v1 … _v6 and the RCCL dump hook
+#   libcount-v4.so   ncclProfiler_v4 only (the host's v4 adapter)
+#   libcount-v5.so   ncclProfiler_v5 only (the v5 adapter under v6 hosts)
+#   libcount-v1.so   ncclProfiler_v1 only (the v1-v3 adapters)
+ST := $(B)/tests/sim
+ST_COUNT_SRC := tests/sim/count_plugin.c
+ST_PLUGINS := $(ST)/libcount.so $(ST)/libcount-v4.so $(ST)/libcount-v5.so $(ST)/libcount-v1.so
+ST_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/sim \
+  -DST_DIR='"$(abspath $(ST))"' -DST_SRC_DIR='"$(abspath tests/sim)"'
+
+$(ST)/libcount.so: EXPORTS := 0x7e
+$(ST)/libcount-v4.so: EXPORTS := 0x10
+$(ST)/libcount-v5.so: EXPORTS := 0x20
+$(ST)/libcount-v1.so: EXPORTS := 0x02
+$(ST_PLUGINS): $(ST_COUNT_SRC) tests/sim/count_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DCOUNT_EXPORTS=$(EXPORTS) -shared $(ALL_LDFLAGS) \
+	  -o $@ $< $(LDLIBS_PT)
+
+ST_TESTS := $(patsubst tests/sim/%.c,$(ST)/%,$(sort $(wildcard tests/sim/test_*.c)))
+ST_HELPER := $(ST)/sim_helpers.o
+
+$(ST)/%.o: tests/sim/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(ST_TESTS): $(ST)/%: $(ST)/%.o $(ST_HELPER) $(SIM_OBJS) $(LOADER_A) $(ST_PLUGINS) $(PLUGIN_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ST_HELPER) $(SIM_OBJS) $(LOADER_A) -lcmocka $(LDLIBS_PT)
+
+TEST_TARGETS += $(ST_PLUGINS) $(ST_TESTS)
+TEST_RUNS += $(ST_TESTS) tests/sim/cli.sh
+
+# ---- benchmark ---------------------------------------------------------------
+# `make bench`: the emulator as a load generator — callbacks per second from
+# all its threads into the empty plugin (bench/) and into ours, same job.
+SIM_BENCH_JOB := --nodes 2 --ranks-per-node 2 --channels 4 --ops allreduce:4G --iters 16 \
+  --jitter 0 --recv-retry 0 --debug NONE
+BENCH_RUNS += bench-sim
+
+.PHONY: bench-sim
+bench-sim: $(B)/proxytrace $(BENCH_EMPTY) $(PLUGIN_SO)
+	@echo "proxytrace sim as load generator ($(SIM_BENCH_JOB)):"
+	@printf "  empty plugin     "; $(B)/proxytrace sim --plugin $(abspath $(BENCH_EMPTY)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'
+	@printf "  proxytrace       "; $(B)/proxytrace sim --plugin $(abspath $(PLUGIN_SO)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'

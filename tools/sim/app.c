@@ -1,0 +1,197 @@
+/*
+ * app.c — one application thread per rank: the NCCL API calls of the job
+ * and the events the host sends from that thread (spec
+ * nccl-profiler-abi.md §6.3-§6.4, §6.13).
+ *
+ * A bare ncclAllReduce is its own group (depth 1); send/recv is
+ * ncclGroupStart, ncclSend, ncclRecv, ncclGroupEnd (depth 2 at the first
+ * call). Per call, with the mask sampled at the API call:
+ *
+ *   GroupApi start · 23 · CollApi|P2pApi start/stop … · 24 · KernelLaunch
+ *   start/stop · Group start · Coll|P2p start … · (upload the proxy ops) ·
+ *   Coll|P2p stop … · Group stop · GroupApi stop
+ *
+ * API events exist from 2.28; before, only Group/Coll/P2p, whose parent is
+ * the Group handle. The proxy ops get the task's handle and mask; the
+ * thread then posts the batch to its proxy thread and may run one batch
+ * ahead of it.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+  sim_run* run;
+  sim_rank* rk;
+  sim_plugin* p;
+  const sim_host* h;
+  uint64_t calls;
+} app;
+
+static void* start(app* a, sim_event* e) { return sim_abi_start(a->p, a->rk->ctx, e, &a->calls); }
+static void stop(app* a, void* h) {
+  if (h) sim_abi_stop(a->p, h, &a->calls);
+}
+static void record_null(app* a, void* h, int state) {
+  if (!h) return;
+  sim_args args = {.kind = SIM_ARGS_NULL};
+  sim_abi_record(a->p, h, state, &args, &a->calls);
+}
+
+static void batch(app* a, int b) {
+  sim_run* run = a->run;
+  sim_rank* rk = a->rk;
+  const pt_sim_config* c = run->cfg;
+  const sim_host* h = a->h;
+  const pt_sim_call* call = &c->calls[b % c->n_calls];
+  int ar = call->kind == PT_SIM_ALLREDUCE;
+  int m = atomic_load_explicit(&a->p->mask, memory_order_relaxed);
+  int n = run->nranks, rpn = run->job->rpn;
+  int send_peer = (rk->rank + rpn) % n, recv_peer = (rk->rank - rpn + n) % n;
+  int dirs = rk->has_dir[b];
+  int do_send = ar || (dirs & 1) || run->job->nodes < 2, do_recv = ar || (dirs & 2) || run->job->nodes < 2;
+  size_t count = call->bytes / 4;
+  void* stream = sim_foreign_ptr(run, rk->rank, 2);
+  sim_event e;
+  void *ga = NULL, *ca = NULL, *pas = NULL, *par = NULL, *g = NULL, *coll = NULL, *ps = NULL, *pr = NULL;
+
+  if (h->api_events) {
+    if (sim_gate_group_api(h, m)) {
+      memset(&e, 0, sizeof e);
+      e.type = ncclProfileGroupApi;
+      e.group_api.depth = ar ? 1 : 2;
+      ga = start(a, &e);
+      record_null(a, ga, ncclProfilerGroupStartApiStop);
+    }
+    if (ar && sim_gate_coll_api(h, m)) {
+      memset(&e, 0, sizeof e);
+      e.type = ncclProfileCollApi;
+      e.parent = ga;
+      e.api.func = "AllReduce";
+      e.api.count = count;
+      e.api.dtype = "ncclFloat32";
+      e.api.stream = stream;
+      ca = start(a, &e);
+      stop(a, ca);
+    }
+    if (!ar && sim_gate_p2p_api(h, m)) {
+      memset(&e, 0, sizeof e);
+      e.type = ncclProfileP2pApi;
+      e.parent = ga;
+      e.api.count = count;
+      e.api.dtype = "ncclFloat32";
+      e.api.stream = stream;
+      if (do_send) {
+        e.api.func = "Send";
+        pas = start(a, &e);
+        stop(a, pas);
+      }
+      if (do_recv) {
+        e.api.func = "Recv";
+        par = start(a, &e);
+        stop(a, par);
+      }
+    }
+    record_null(a, ga, ncclProfilerGroupEndApiStart);
+    if (sim_gate_kernel_launch(h, m)) {
+      memset(&e, 0, sizeof e);
+      e.type = ncclProfileKernelLaunch;
+      e.parent = ga;
+      e.launch.stream = stream;
+      stop(a, start(a, &e));
+    }
+  }
+  /* hostStreamPlanTask */
+  if (sim_gate_group(h, m)) {
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileGroup;
+    g = start(a, &e);
+  }
+  if (ar && sim_gate_coll(h, m, g)) {
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileColl;
+    e.parent = h->api_events ? ca : g;
+    e.rank = rk->rank;
+    e.coll.name = c->comm_name;
+    e.coll.comm_hash = run->job->comm_hash;
+    e.coll.seq = rk->coll_seq++;
+    e.coll.func = "AllReduce";
+    e.coll.sbuf = sim_foreign_ptr(run, rk->rank, 3);
+    e.coll.rbuf = sim_foreign_ptr(run, rk->rank, 4);
+    e.coll.count = count;
+    e.coll.root = 0;
+    e.coll.dtype = "ncclFloat32";
+    e.coll.traffic = call->bytes;
+    e.coll.nch = (uint8_t)run->job->channels;
+    e.coll.nwarps = 16;
+    e.coll.algo = "RING";
+    e.coll.proto = pt_sim_proto_name(c->proto);
+    e.coll.group = g;
+    coll = start(a, &e);
+  }
+  if (!ar && sim_gate_p2p(h, m, g)) {
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileP2p;
+    e.rank = rk->rank;
+    e.p2p.name = c->comm_name;
+    e.p2p.comm_hash = run->job->comm_hash;
+    e.p2p.buff = sim_foreign_ptr(run, rk->rank, 3);
+    e.p2p.dtype = "ncclFloat32";
+    e.p2p.count = count;
+    e.p2p.nch = (uint8_t)run->job->channels;
+    e.p2p.group = g;
+    if (do_send) {
+      e.parent = h->api_events ? pas : g;
+      e.p2p.func = "Send";
+      e.p2p.peer = send_peer;
+      ps = start(a, &e);
+    }
+    if (do_recv) {
+      e.parent = h->api_events ? par : g;
+      e.p2p.func = "Recv";
+      e.p2p.peer = recv_peer;
+      pr = start(a, &e);
+    }
+  }
+  /* Upload the proxy ops: each carries the task's handle and mask. */
+  pthread_mutex_lock(&rk->mu);
+  rk->task_handle[(size_t)b * 2] = ar ? coll : ps;
+  rk->task_handle[(size_t)b * 2 + 1] = ar ? coll : pr;
+  rk->task_mask[b] = m;
+  pthread_mutex_unlock(&rk->mu);
+  stop(a, coll);
+  stop(a, ps);
+  stop(a, pr);
+  stop(a, g);
+  stop(a, ga);
+  pthread_mutex_lock(&rk->mu);
+  rk->posted = b + 1;
+  pthread_cond_broadcast(&rk->cv);
+  pthread_mutex_unlock(&rk->mu);
+}
+
+void* sim_app_main(void* arg) {
+  sim_rank* rk = arg;
+  sim_run* run = rk->run;
+  char name[32]; /* thread names hold 15 characters */
+  snprintf(name, sizeof name, "sim-app %d", rk->rank);
+  name[15] = 0;
+  pthread_setname_np(pthread_self(), name);
+  sim_log_set_rank(rk->rank);
+  app a = {.run = run, .rk = rk, .p = &run->plugin, .h = run->host};
+  for (int b = 0; b <= rk->last_batch; b++) {
+    /* At most one call ahead of the proxy thread. */
+    pthread_mutex_lock(&rk->mu);
+    while (rk->finished < b - 1 && !rk->stop) pthread_cond_wait(&rk->cv, &rk->mu);
+    int go = !rk->stop;
+    pthread_mutex_unlock(&rk->mu);
+    if (!go || atomic_load(&run->plugin.off)) break;
+    batch(&a, b);
+  }
+  pthread_mutex_lock(&rk->mu);
+  rk->app_done = 1;
+  rk->app_calls += a.calls;
+  pthread_cond_broadcast(&rk->cv);
+  pthread_mutex_unlock(&rk->mu);
+  return NULL;
+}

@@ -1,0 +1,448 @@
+/*
+ * cli.c — `proxytrace sim`: options, help, and the closing summary.
+ *
+ * Every option is also a scenario-file line (faults.c). A bad option or
+ * value is named together with what is accepted, and the command exits 2.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "commands.h"
+#include "internal.h"
+
+void pt_sim_config_init(pt_sim_config* c) {
+  memset(c, 0, sizeof *c);
+  c->host = PT_HOST_RCCL;
+  c->nodes = 2;
+  c->ranks_per_node = 4;
+  c->channels = 2;
+  c->iters = 4;
+  c->calls[0] = (pt_sim_call){PT_SIM_ALLREDUCE, (size_t)32 << 20};
+  c->calls[1] = (pt_sim_call){PT_SIM_SENDRECV, (size_t)8 << 20};
+  c->n_calls = 2;
+  c->proto = PT_SIM_PROTO_SIMPLE;
+  c->seed = 1;
+  c->jitter = 2;
+  c->recv_retry = 0.02;
+  c->gpu_batch = 2;
+  c->hang_polls = 50;
+  c->fault_iter = -1;
+  c->debug_level = PT_SIM_LOG_WARN;
+  const char* d = getenv("NCCL_DEBUG");
+  static const char* levels[] = {"NONE", "ERROR", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
+  for (int i = 0; d && i < 7; i++)
+    if (!strcasecmp(d, levels[i])) c->debug_level = i;
+}
+
+void pt_sim_config_release(pt_sim_config* c) {
+  for (int i = 0; i < c->n_owned; i++) free(c->owned[i]);
+  c->n_owned = 0;
+}
+
+int pt_sim_parse_size(const char* s, size_t* out) {
+  char* end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || s[0] == '-') return -1;
+  unsigned long long mul = 1;
+  if (*end) {
+    switch (*end) {
+      case 'k': case 'K': mul = 1ull << 10; break;
+      case 'm': case 'M': mul = 1ull << 20; break;
+      case 'g': case 'G': mul = 1ull << 30; break;
+      default: return -1;
+    }
+    end++;
+    if (*end == 'i') end++;
+    if (*end == 'B') end++;
+    if (*end) return -1;
+  }
+  if (v == 0 || v > (1ull << 40) / mul) return -1;
+  *out = (size_t)(v * mul);
+  return 0;
+}
+
+void pt_sim_usage(FILE* f) {
+  fprintf(f,
+"usage: proxytrace sim [options]\n"
+"\n"
+"Emulates NCCL or RCCL on the CPU: loads a profiler plugin the way the host\n"
+"does and drives it with the host's events, threads and quirks for a job of\n"
+"ranks on nodes, with faults if asked. Each rank is one communicator.\n"
+"\n"
+"Host and plugin:\n"
+"  --host PROFILE        nccl-2.23 … nccl-2.30, nccl-2.27.3, rccl (default rccl)\n"
+"  --plugin VALUE        NCCL_PROFILER_PLUGIN value: a path or a name, resolved\n"
+"                        by the host's rules (default: the environment)\n"
+"  --env NAME=VALUE      set an environment variable before loading (repeatable;\n"
+"                        e.g. the plugin's own settings)\n"
+"  --strict              bytes the host leaves unset (un-zeroed adapter copies,\n"
+"                        uninitialised state args, past the args object) hold\n"
+"                        0xCD, and a handle the plugin does not write is noticed\n"
+"  --debug LEVEL         NCCL_DEBUG of the emulated logger: NONE ERROR VERSION WARN\n"
+"                        INFO ABORT TRACE (default $NCCL_DEBUG, else WARN)\n"
+"  --timestamps          \"[date time] \" before WARN lines, as RCCL prints them\n"
+"  --comm-name NAME      the communicator's name (config.commName; default none)\n"
+"\n"
+"Job:\n"
+"  --nodes N             nodes (default 2)\n"
+"  --ranks-per-node N    ranks per node (default 4)\n"
+"  --channels N          channels, 1..64 (default 2)\n"
+"  --ops LIST            calls per iteration, KIND:SIZE,… with KIND allreduce or\n"
+"                        sendrecv and SIZE like 64M (default allreduce:32M,sendrecv:8M)\n"
+"  --iters N             iterations (default 4)\n"
+"  --proto NAME          allreduce protocol: LL, LL128, SIMPLE (default SIMPLE)\n"
+"  --seed N              seed of every random choice (default 1)\n"
+"  --jitter N            extra polls per step phase drawn from 0..N (default 2)\n"
+"  --recv-retry P        chance 0..0.9 that irecv returns no request, so the step\n"
+"                        is started again without a stop (default 0.02)\n"
+"  --gpu-batch N         steps the GPU may consume between two polls, 1..8\n"
+"                        (default 2)\n"
+"  --gdr-flush           receives are flushed (GPU Direct RDMA), FLUSHED counter\n"
+"  --hang-polls N        progress rounds on a hung job before it is aborted\n"
+"                        (default 50)\n"
+"  --comm-dump N         RCCL: a watchdog thread calls ncclCommDump for every\n"
+"                        rank N times, while the job runs (default 0)\n"
+"\n"
+"Faults (strike in one call of one iteration; slow-link, pxn, leak-ops in all):\n"
+"  --scenario FILE       read options from FILE, one per line, without \"--\"\n"
+"  --stall R:C:S         rank R's GPU stops producing data on channel C (or all)\n"
+"                        from step S\n"
+"  --no-recv R[:C[:S]]   rank R posts no receives (from step S, default 0)\n"
+"  --slow-link R:F       rank R's network link is F times slower\n"
+"  --kill R:S            rank R dies at step S (its dump never comes)\n"
+"  --pxn R:H             rank R's network sends run on the proxy of rank H (same\n"
+"                        node): foreign pid, context and parent for H's plugin\n"
+"  --leak-ops [R:]N      N non-network proxy ops per call, started, never stopped\n"
+"  --fault-iter N        iteration the faults strike in (default the last)\n"
+"  --fault-call N        call of that iteration, index into --ops (default 0)\n"
+"\n"
+"Output:\n"
+"  --dump-dir DIR        each rank's logger lines to DIR/rank<R>.log (default:\n"
+"                        standard output; host lines without a rank go to stderr)\n"
+"  --truth               print the ground truth: faults, every op, stuck ops\n"
+"  --truth-file FILE     write the ground truth to FILE\n"
+"  --quiet               no summary\n"
+"  -h, --help            this help\n"
+"\n"
+"Exit status: 0 when the job ran (even if it hung), 1 when it could not (no\n"
+"plugin loaded), 2 for a bad option.\n");
+}
+
+static int bad(FILE* err, const char* opt, const char* val, const char* want) {
+  fprintf(err, "proxytrace sim: bad value '%s' for --%s: %s\n", val ? val : "", opt, want);
+  return 2;
+}
+
+static int to_int(const char* s, int lo, int hi, int* out) {
+  char* end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_ops(pt_sim_config* c, const char* s) {
+  char buf[512];
+  if (strlen(s) >= sizeof buf) return -1;
+  strcpy(buf, s);
+  int n = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char* colon = strchr(tok, ':');
+    if (!colon || n >= PT_SIM_MAX_CALLS) return -1;
+    *colon = 0;
+    if (!strcmp(tok, "allreduce")) c->calls[n].kind = PT_SIM_ALLREDUCE;
+    else if (!strcmp(tok, "sendrecv")) c->calls[n].kind = PT_SIM_SENDRECV;
+    else return -1;
+    if (pt_sim_parse_size(colon + 1, &c->calls[n].bytes) != 0 || c->calls[n].bytes > (1ull << 32)) return -1;
+    n++;
+  }
+  if (n == 0) return -1;
+  c->n_calls = n;
+  return 0;
+}
+
+static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, FILE* err, int depth);
+
+/* Every option, and whether it takes a value. */
+static const struct {
+  const char* name;
+  int value;
+} options[] = {
+    {"host", 1},       {"plugin", 1},     {"env", 1},        {"strict", 0},        {"debug", 1},
+    {"timestamps", 0}, {"comm-name", 1},  {"nodes", 1},      {"ranks-per-node", 1}, {"channels", 1},
+    {"ops", 1},        {"iters", 1},      {"proto", 1},      {"seed", 1},          {"jitter", 1},
+    {"recv-retry", 1}, {"gpu-batch", 1},  {"gdr-flush", 0},  {"hang-polls", 1},    {"scenario", 1},
+    {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
+    {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
+    {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},
+};
+
+const char* pt_sim_option(int i, int* takes_value) {
+  if (i < 0 || i >= (int)(sizeof options / sizeof options[0])) return NULL;
+  if (takes_value) *takes_value = options[i].value;
+  return options[i].name;
+}
+
+static int is_flag(const char* opt) {
+  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+    if (!strcmp(opt, options[i].name)) return !options[i].value;
+  return 0;
+}
+
+static int read_scenario(pt_sim_config* c, const char* path, FILE* out, FILE* err, int depth) {
+  if (depth > 0) {
+    fprintf(err, "proxytrace sim: a scenario file cannot include another (%s)\n", path);
+    return 2;
+  }
+  FILE* f = fopen(path, "r");
+  if (!f) {
+    fprintf(err, "proxytrace sim: cannot read scenario %s: %s\n", path, strerror(errno));
+    return 2;
+  }
+  char line[1024];
+  int lineno = 0, rc = 0;
+  while (rc == 0 && fgets(line, sizeof line, f)) {
+    lineno++;
+    char* hash = strchr(line, '#');
+    if (hash) *hash = 0;
+    char* s = line;
+    while (*s == ' ' || *s == '\t') s++;
+    size_t len = strlen(s);
+    while (len && (s[len - 1] == '\n' || s[len - 1] == '\r' || s[len - 1] == ' ' || s[len - 1] == '\t')) s[--len] = 0;
+    if (!*s) continue;
+    if (s[0] == '-' && s[1] == '-') s += 2;
+    char* val = s + strcspn(s, " \t=");
+    if (*val) {
+      *val++ = 0;
+      while (*val == ' ' || *val == '\t' || *val == '=') val++;
+    }
+    if (!is_flag(s) && !*val) {
+      fprintf(err, "proxytrace sim: %s:%d: '%s' needs a value\n", path, lineno, s);
+      rc = 2;
+      break;
+    }
+    char* keep = NULL;
+    if (*val) {
+      if (c->n_owned >= (int)(sizeof c->owned / sizeof c->owned[0])) {
+        fprintf(err, "proxytrace sim: %s: too many lines with values\n", path);
+        rc = 2;
+        break;
+      }
+      keep = strdup(val);
+      if (!keep) {
+        rc = 2;
+        break;
+      }
+      c->owned[c->n_owned++] = keep;
+    }
+    rc = apply(c, s, keep, out, err, depth + 1);
+    if (rc == 1) rc = 0; /* --help in a file: ignored */
+    if (rc) fprintf(err, "proxytrace sim: in %s line %d\n", path, lineno);
+  }
+  fclose(f);
+  return rc;
+}
+
+static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, FILE* err, int depth) {
+  if (!strcmp(opt, "help")) {
+    pt_sim_usage(out);
+    return 1;
+  }
+  if (!strcmp(opt, "strict")) c->strict = 1;
+  else if (!strcmp(opt, "timestamps")) c->timestamps = 1;
+  else if (!strcmp(opt, "gdr-flush")) c->gdr_flush = 1;
+  else if (!strcmp(opt, "truth")) c->print_truth = 1;
+  else if (!strcmp(opt, "quiet")) c->quiet = 1;
+  else if (!strcmp(opt, "host")) {
+    if (pt_host_parse(val, &c->host) != PT_OK)
+      return bad(err, opt, val, "one of nccl-2.23 … nccl-2.30, nccl-2.27.3, rccl");
+  } else if (!strcmp(opt, "plugin")) c->plugin = val;
+  else if (!strcmp(opt, "env")) {
+    if (!strchr(val, '=') || val[0] == '=') return bad(err, opt, val, "NAME=VALUE");
+    if (c->n_env >= PT_SIM_MAX_ENV) return bad(err, opt, val, "at most 16 --env options");
+    c->env[c->n_env++] = val;
+  } else if (!strcmp(opt, "debug")) {
+    static const char* levels[] = {"NONE", "ERROR", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
+    int found = -1;
+    for (int i = 0; i < 7; i++)
+      if (!strcasecmp(val, levels[i])) found = i;
+    if (found < 0) return bad(err, opt, val, "NONE, ERROR, VERSION, WARN, INFO, ABORT or TRACE");
+    c->debug_level = found;
+  } else if (!strcmp(opt, "comm-name")) c->comm_name = val;
+  else if (!strcmp(opt, "nodes")) {
+    if (to_int(val, 1, 128, &c->nodes)) return bad(err, opt, val, "an integer 1..128");
+  } else if (!strcmp(opt, "ranks-per-node")) {
+    if (to_int(val, 1, 64, &c->ranks_per_node)) return bad(err, opt, val, "an integer 1..64");
+  } else if (!strcmp(opt, "channels")) {
+    if (to_int(val, 1, 64, &c->channels)) return bad(err, opt, val, "an integer 1..64");
+  } else if (!strcmp(opt, "ops")) {
+    if (parse_ops(c, val)) return bad(err, opt, val, "KIND:SIZE,… with KIND allreduce or sendrecv, SIZE 1..4G (e.g. 64M)");
+  } else if (!strcmp(opt, "iters")) {
+    if (to_int(val, 1, 1000000, &c->iters)) return bad(err, opt, val, "an integer 1..1000000");
+  } else if (!strcmp(opt, "proto")) {
+    if (!strcasecmp(val, "LL")) c->proto = PT_SIM_PROTO_LL;
+    else if (!strcasecmp(val, "LL128")) c->proto = PT_SIM_PROTO_LL128;
+    else if (!strcasecmp(val, "SIMPLE")) c->proto = PT_SIM_PROTO_SIMPLE;
+    else return bad(err, opt, val, "LL, LL128 or SIMPLE");
+  } else if (!strcmp(opt, "seed")) {
+    char* end;
+    errno = 0;
+    unsigned long long s = strtoull(val, &end, 0);
+    if (errno || end == val || *end || val[0] == '-') return bad(err, opt, val, "a non-negative integer");
+    c->seed = s;
+  } else if (!strcmp(opt, "jitter")) {
+    if (to_int(val, 0, 1000, &c->jitter)) return bad(err, opt, val, "an integer 0..1000");
+  } else if (!strcmp(opt, "recv-retry")) {
+    char* end;
+    errno = 0;
+    double p = strtod(val, &end);
+    if (errno || end == val || *end || !(p >= 0 && p <= 0.9)) return bad(err, opt, val, "a number 0..0.9");
+    c->recv_retry = p;
+  } else if (!strcmp(opt, "gpu-batch")) {
+    if (to_int(val, 1, 8, &c->gpu_batch)) return bad(err, opt, val, "an integer 1..8");
+  } else if (!strcmp(opt, "comm-dump")) {
+    if (to_int(val, 0, 100000, &c->comm_dumps)) return bad(err, opt, val, "an integer 0..100000");
+  } else if (!strcmp(opt, "hang-polls")) {
+    if (to_int(val, 0, 1000000, &c->hang_polls)) return bad(err, opt, val, "an integer 0..1000000");
+  } else if (!strcmp(opt, "scenario")) {
+    return read_scenario(c, val, out, err, depth);
+  } else if (!strcmp(opt, "stall") || !strcmp(opt, "no-recv") || !strcmp(opt, "slow-link") ||
+             !strcmp(opt, "kill") || !strcmp(opt, "pxn") || !strcmp(opt, "leak-ops")) {
+    if (c->n_faults >= PT_SIM_MAX_FAULTS) return bad(err, opt, val, "at most 32 faults");
+    if (sim_fault_parse(opt, val, &c->faults[c->n_faults], err) != 0) return 2;
+    c->n_faults++;
+  } else if (!strcmp(opt, "fault-iter")) {
+    if (to_int(val, 0, 1000000, &c->fault_iter)) return bad(err, opt, val, "an integer 0..iters-1");
+  } else if (!strcmp(opt, "fault-call")) {
+    if (to_int(val, 0, PT_SIM_MAX_CALLS - 1, &c->fault_call)) return bad(err, opt, val, "an index into --ops");
+  } else if (!strcmp(opt, "dump-dir")) c->dump_dir = val;
+  else if (!strcmp(opt, "truth-file")) c->truth_file = val;
+  else {
+    fprintf(err, "proxytrace sim: unknown option --%s (see proxytrace sim --help)\n", opt);
+    return 2;
+  }
+  return 0;
+}
+
+int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* err) {
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    if (!strcmp(a, "-h")) a = "--help";
+    if (strncmp(a, "--", 2) != 0 || !a[2]) {
+      fprintf(err, "proxytrace sim: unexpected argument '%s' (see proxytrace sim --help)\n", argv[i]);
+      return 2;
+    }
+    char opt[64];
+    const char* eq = strchr(a + 2, '=');
+    size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    if (len >= sizeof opt) {
+      fprintf(err, "proxytrace sim: unknown option %s\n", a);
+      return 2;
+    }
+    memcpy(opt, a + 2, len);
+    opt[len] = 0;
+    const char* val = NULL;
+    if (is_flag(opt)) {
+      if (eq) {
+        fprintf(err, "proxytrace sim: --%s takes no value\n", opt);
+        return 2;
+      }
+    } else if (eq) {
+      val = eq + 1;
+    } else if (i + 1 < argc) {
+      val = argv[++i];
+    } else {
+      fprintf(err, "proxytrace sim: --%s needs a value (see proxytrace sim --help)\n", opt);
+      return 2;
+    }
+    int rc = apply(c, opt, val, out, err, 0);
+    if (rc) return rc;
+  }
+  if (c->fault_iter >= c->iters) {
+    fprintf(err, "proxytrace sim: --fault-iter %d, but the job has iterations 0..%d\n", c->fault_iter, c->iters - 1);
+    return 2;
+  }
+  if (c->fault_call >= c->n_calls) {
+    fprintf(err, "proxytrace sim: --fault-call %d, but --ops has calls 0..%d\n", c->fault_call, c->n_calls - 1);
+    return 2;
+  }
+  if (sim_faults_check(c, err) != 0) return 2;
+  return 0;
+}
+
+static void human_size(size_t b, char* buf, size_t len) {
+  if (b % (1u << 30) == 0) snprintf(buf, len, "%zu GiB", b >> 30);
+  else if (b % (1u << 20) == 0) snprintf(buf, len, "%zu MiB", b >> 20);
+  else if (b % (1u << 10) == 0) snprintf(buf, len, "%zu KiB", b >> 10);
+  else snprintf(buf, len, "%zu B", b);
+}
+
+void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
+  const pt_sim_job* job = &res->job;
+  const sim_host* h = sim_host_of(c->host);
+  fprintf(f, "proxytrace sim: host %s, plugin \"%s\" (ncclProfiler_v%d%s) from %s\n", h ? h->name : "?",
+          res->plugin_name, res->api_version, res->has_dump_hook ? ", dump hook" : "", res->plugin_path);
+  fprintf(f, "  job: %d nodes x %d ranks, %d channels, %s; %d iteration%s of", job->nodes, job->rpn,
+          job->channels, pt_sim_proto_name(c->proto), c->iters, c->iters == 1 ? "" : "s");
+  for (int i = 0; i < c->n_calls; i++) {
+    char sz[32];
+    human_size(c->calls[i].bytes, sz, sizeof sz);
+    fprintf(f, "%s %s %s", i ? "," : "", pt_sim_call_name(c->calls[i].kind), sz);
+  }
+  fprintf(f, "; seed %llu; activation mask 0x%x\n", (unsigned long long)c->seed, (unsigned)res->mask);
+  for (int i = 0; i < c->n_faults; i++) {
+    char d[160];
+    sim_fault_describe(&c->faults[i], d, sizeof d);
+    fprintf(f, "  fault: %s\n", d);
+  }
+  if (job->hung_batch >= 0) {
+    int b = job->hung_batch, stuck = 0;
+    for (size_t i = 0; i < job->n_ops; i++)
+      if (job->ops[i].batch == b && job->ops[i].kind == PT_OPK_NET && job->ops[i].why != PT_WHY_NONE) stuck++;
+    fprintf(f, "  result: the job hung in call %d (%s, iteration %d); %d network ops stuck; aborted after %d polls\n",
+            b % c->n_calls, pt_sim_call_name(c->calls[b % c->n_calls].kind), b / c->n_calls, stuck, c->hang_polls);
+  } else {
+    fprintf(f, "  result: %d calls completed\n", job->n_batches);
+  }
+  if (res->unwritten_handles)
+    fprintf(f, "  strict: startEvent left *eHandle unwritten %ld times (it must always write it, NULL to decline)\n",
+            res->unwritten_handles);
+  double rate = res->seconds > 0 ? (double)res->callbacks / res->seconds : 0;
+  fprintf(f, "  callbacks: %llu in %.3f s (%.2f M/s)\n", (unsigned long long)res->callbacks, res->seconds, rate / 1e6);
+}
+
+int pt_cmd_sim(int argc, char** argv) {
+  pt_sim_config c;
+  pt_sim_config_init(&c);
+  int rc = pt_sim_parse_args(&c, argc, argv, stdout, stderr);
+  if (rc) {
+    pt_sim_config_release(&c);
+    return rc == 1 ? 0 : 2;
+  }
+  pt_sim_result res;
+  rc = pt_sim_run(&c, &res, stderr);
+  if (rc == 0) {
+    if (c.print_truth) pt_sim_truth_print(&c, &res.job, stdout);
+    if (c.truth_file) {
+      FILE* f = fopen(c.truth_file, "w");
+      if (f) {
+        pt_sim_truth_print(&c, &res.job, f);
+        fclose(f);
+      } else {
+        fprintf(stderr, "proxytrace sim: cannot write %s: %s\n", c.truth_file, strerror(errno));
+        rc = 1;
+      }
+    }
+    if (!c.quiet) {
+      pt_sim_summary(&c, &res, stdout);
+      if (c.dump_dir) printf("  dumps: %s/rank0.log … rank%d.log\n", c.dump_dir, res.job.nranks - 1);
+    }
+  }
+  pt_sim_result_free(&res);
+  pt_sim_config_release(&c);
+  return rc;
+}

@@ -1,0 +1,144 @@
+/*
+ * faults.c — the faults a job can suffer, written on the command line or in
+ * a scenario file, and their one-line descriptions.
+ *
+ *   stall RANK:CHANNEL:STEP    RANK's GPU stops producing data on CHANNEL
+ *                              ("all" = every channel) from STEP on
+ *   no-recv RANK[:CHANNEL[:STEP]]  RANK posts no receives (from STEP; a
+ *                              send/recv call with none at all is a call
+ *                              to ncclRecv that never happens)
+ *   slow-link RANK:FACTOR      RANK's network link is FACTOR times slower
+ *   kill RANK:STEP             RANK dies at STEP: no more events, no dump
+ *   pxn RANK:HELPER            RANK's network sends are progressed by the
+ *                              proxy of HELPER (same node), with RANK's
+ *                              pid, context and parent — foreign pointers
+ *                              for HELPER's plugin
+ *   leak-ops [RANK:]N          N ops per batch of a non-network transport,
+ *                              started and never stopped
+ *
+ * A scenario file holds options, one per line, without the leading "--"
+ * (`stall 3:1:5`, `nodes 2`); blank lines and "#" comments are skipped.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int parse_int(const char* s, int lo, int hi, int* out) {
+  char* end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+/* Splits "a:b:c" into at most `max` fields; returns how many. */
+static int split(const char* s, char fields[][32], int max) {
+  int n = 0;
+  const char* p = s;
+  while (n < max) {
+    const char* c = strchr(p, ':');
+    size_t len = c ? (size_t)(c - p) : strlen(p);
+    if (len == 0 || len >= 32) return -1;
+    memcpy(fields[n], p, len);
+    fields[n][len] = 0;
+    n++;
+    if (!c) return n;
+    p = c + 1;
+  }
+  return -1; /* too many fields */
+}
+
+static int channel_field(const char* s, int* out) {
+  if (!strcmp(s, "all") || !strcmp(s, "*")) {
+    *out = -1;
+    return 0;
+  }
+  return parse_int(s, 0, 63, out);
+}
+
+int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* err) {
+  char v[4][32];
+  int n = split(value, v, 4);
+  memset(f, 0, sizeof *f);
+  f->channel = -1;
+  const int R = 1 << 20;
+  if (!strcmp(kind, "stall")) {
+    f->kind = PT_FAULT_STALL;
+    if (n == 3 && !parse_int(v[0], 0, R, &f->rank) && !channel_field(v[1], &f->channel) &&
+        !parse_int(v[2], 0, 1 << 30, &f->step))
+      return 0;
+    fprintf(err, "proxytrace sim: --stall takes RANK:CHANNEL:STEP (CHANNEL may be 'all'), got '%s'\n", value);
+  } else if (!strcmp(kind, "no-recv")) {
+    f->kind = PT_FAULT_NO_RECV;
+    if (n >= 1 && n <= 3 && !parse_int(v[0], 0, R, &f->rank) && (n < 2 || !channel_field(v[1], &f->channel)) &&
+        (n < 3 || !parse_int(v[2], 0, 1 << 30, &f->step)))
+      return 0;
+    fprintf(err, "proxytrace sim: --no-recv takes RANK[:CHANNEL[:STEP]], got '%s'\n", value);
+  } else if (!strcmp(kind, "slow-link")) {
+    f->kind = PT_FAULT_SLOW_LINK;
+    if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 2, 1000, &f->arg)) return 0;
+    fprintf(err, "proxytrace sim: --slow-link takes RANK:FACTOR with FACTOR 2..1000, got '%s'\n", value);
+  } else if (!strcmp(kind, "kill")) {
+    f->kind = PT_FAULT_KILL;
+    if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 0, 1 << 30, &f->step)) return 0;
+    fprintf(err, "proxytrace sim: --kill takes RANK:STEP, got '%s'\n", value);
+  } else if (!strcmp(kind, "pxn")) {
+    f->kind = PT_FAULT_PXN;
+    if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 0, R, &f->arg)) return 0;
+    fprintf(err, "proxytrace sim: --pxn takes RANK:HELPER, got '%s'\n", value);
+  } else if (!strcmp(kind, "leak-ops")) {
+    f->kind = PT_FAULT_LEAK_OPS;
+    f->rank = -1;
+    if (n == 1 && !parse_int(v[0], 1, 64, &f->arg)) return 0;
+    if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 1, 64, &f->arg)) return 0;
+    fprintf(err, "proxytrace sim: --leak-ops takes [RANK:]N with N 1..64, got '%s'\n", value);
+  } else {
+    fprintf(err, "proxytrace sim: unknown fault '%s'\n", kind);
+  }
+  return -1;
+}
+
+/* Checks the faults against the job's shape. */
+int sim_faults_check(const pt_sim_config* c, FILE* err) {
+  int n = c->nodes * c->ranks_per_node;
+  for (int i = 0; i < c->n_faults; i++) {
+    const pt_sim_fault* f = &c->faults[i];
+    if (f->rank >= n) {
+      fprintf(err, "proxytrace sim: fault on rank %d, but the job has ranks 0..%d\n", f->rank, n - 1);
+      return -1;
+    }
+    if (f->channel >= c->channels) {
+      fprintf(err, "proxytrace sim: fault on channel %d, but the job has channels 0..%d\n", f->channel,
+              c->channels - 1);
+      return -1;
+    }
+    if (f->kind == PT_FAULT_PXN) {
+      if (f->arg >= n || f->arg == f->rank || f->arg / c->ranks_per_node != f->rank / c->ranks_per_node) {
+        fprintf(err, "proxytrace sim: --pxn %d:%d: the helper must be another rank of the same node\n", f->rank,
+                f->arg);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+void sim_fault_describe(const pt_sim_fault* f, char* buf, size_t len) {
+  char ch[32];
+  if (f->channel < 0) snprintf(ch, sizeof ch, "all channels");
+  else snprintf(ch, sizeof ch, "channel %d", f->channel);
+  switch (f->kind) {
+    case PT_FAULT_STALL: snprintf(buf, len, "GPU of rank %d stops producing data on %s from step %d", f->rank, ch, f->step); break;
+    case PT_FAULT_NO_RECV: snprintf(buf, len, "rank %d posts no receives on %s from step %d", f->rank, ch, f->step); break;
+    case PT_FAULT_SLOW_LINK: snprintf(buf, len, "rank %d's network link is %dx slower", f->rank, f->arg); break;
+    case PT_FAULT_KILL: snprintf(buf, len, "rank %d dies at step %d", f->rank, f->step); break;
+    case PT_FAULT_PXN: snprintf(buf, len, "rank %d's sends go through rank %d's proxy (PXN)", f->rank, f->arg); break;
+    case PT_FAULT_LEAK_OPS:
+      if (f->rank < 0) snprintf(buf, len, "%d never-stopped non-network ops per batch on every rank", f->arg);
+      else snprintf(buf, len, "%d never-stopped non-network ops per batch on rank %d", f->arg, f->rank);
+      break;
+  }
+}

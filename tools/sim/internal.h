@@ -1,0 +1,284 @@
+/*
+ * internal.h — what the emulator's files share: the host profile, the
+ * plugin as the host holds it, the host-neutral event and state-argument
+ * forms that abi.c turns into a given API version, and the run state.
+ */
+#ifndef PT_SIM_INTERNAL_H
+#define PT_SIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nccl/profiler.h"
+#include "nccl/profiler_v6.h"
+#include "sim.h"
+
+/* ---------------------------------------------------------------------------
+ * Host profiles (host.c)
+ * ------------------------------------------------------------------------- */
+
+enum { SIM_GATE_2_23, SIM_GATE_2_26, SIM_GATE_2_28 };
+enum { SIM_INITFAIL_DISABLE, SIM_INITFAIL_LOG, SIM_INITFAIL_UNLOAD };
+
+typedef struct {
+  pt_host host;
+  const char* name;
+  int minor;            /* 23 … 30; RCCL follows 2.29                     */
+  int native;           /* profiler API version the core speaks          */
+  int rccl;             /* ProxyDiag, RCCL fields, dump hook, levels      */
+  int gate;             /* SIM_GATE_*                                     */
+  int old_op_states;    /* 2.23-2.26: ProxyOp states 0-7, op started at
+                           the first progress call                        */
+  int raw_step_events;  /* 2.23: sliceSteps step events per transfer       */
+  int recv_stop_bug;    /* 2.24-2.26: consumption stops hit the first step */
+  int api_events;       /* 2.28+: GroupApi/CollApi/P2pApi/KernelLaunch    */
+  int init_fail;        /* SIM_INITFAIL_*                                 */
+  int finalize_needs_ctx; /* 2.28+                                        */
+  int log_mask;         /* 2.29+ and RCCL: "Profiler event mask: …"       */
+  int warn_level;       /* the number of WARN in the host's logger enum   */
+} sim_host;
+
+const sim_host* sim_host_of(pt_host h);
+/* Host-neutral level of a level number passed to this host's logger. */
+int sim_host_level(const sim_host* h, int level);
+
+/* Gating (spec nccl-profiler-abi.md §5.2, rccl-proxytrace.md §2.3). */
+int sim_gate_group_api(const sim_host* h, int m);
+int sim_gate_coll_api(const sim_host* h, int m);
+int sim_gate_p2p_api(const sim_host* h, int m);
+int sim_gate_kernel_launch(const sim_host* h, int m);
+int sim_gate_group(const sim_host* h, int m);
+int sim_gate_coll(const sim_host* h, int m, const void* group);
+int sim_gate_p2p(const sim_host* h, int m, const void* group);
+int sim_gate_proxy_op(const sim_host* h, int m);
+int sim_gate_proxy_step(const sim_host* h, int m, const void* op_handle);
+int sim_gate_step_state(const sim_host* h, const void* op_handle);
+int sim_gate_kernel_ch(const sim_host* h, int m);
+int sim_gate_diag(const sim_host* h, int m, const void* op_handle);
+/* "Group Coll … " as the 2.29+ mask line lists them. */
+void sim_mask_words(const sim_host* h, int mask, char* buf, size_t len);
+
+/* ---------------------------------------------------------------------------
+ * Events and state arguments in the host's own terms (abi.c)
+ * ------------------------------------------------------------------------- */
+
+typedef struct {
+  uint64_t type; /* one ncclProfile* bit */
+  void* parent;
+  int rank;
+  union {
+    struct {
+      int depth;
+    } group_api;
+    struct { /* CollApi and P2pApi */
+      const char* func;
+      size_t count;
+      const char* dtype;
+      int root;
+      void* stream;
+    } api;
+    struct {
+      void* stream;
+    } launch;
+    struct {
+      const char* name; /* comm name (v1-v3)            */
+      uint64_t comm_hash; /* (v1-v3)                      */
+      uint64_t seq;
+      const char* func;
+      const void* sbuf;
+      void* rbuf;
+      size_t count;
+      int root;
+      const char* dtype;
+      size_t traffic;   /* (v1-v2)                        */
+      uint8_t nch, nwarps;
+      const char* algo;
+      const char* proto;
+      void* group;      /* the legacy Group handle        */
+    } coll;
+    struct {
+      const char* name;
+      uint64_t comm_hash;
+      const char* func;
+      void* buff;
+      const char* dtype;
+      size_t count;
+      int peer;
+      uint8_t nch;
+      void* group;
+    } p2p;
+    struct {
+      pid_t pid;
+      int ch, peer, nsteps, chunk, is_send;
+      int diag; /* RCCL fields filled */
+      uint64_t comm_hash;
+      int64_t op_count;
+      int func_idx, proto, pattern;
+      uint32_t total_bytes, nbytes;
+      int raw;
+    } op;
+    struct {
+      int step;
+    } step;
+    struct {
+      int ch;
+      uint64_t ptimer;
+    } kch;
+  };
+} sim_event;
+
+enum {
+  SIM_ARGS_NULL = 0, /* the host passes NULL                             */
+  SIM_ARGS_ZERO,     /* a zeroed args object                             */
+  SIM_ARGS_STEP,     /* proxyStep.transSize                              */
+  SIM_ARGS_OP,       /* v1-v3 proxyOp {transSize, steps}                  */
+  SIM_ARGS_CTRL,     /* proxyCtrl.appendedProxyOps                       */
+  SIM_ARGS_KCH,      /* kernelCh.pTimer                                  */
+  SIM_ARGS_DIAG      /* RCCL proxyDiag                                   */
+};
+
+typedef struct {
+  int kind;
+  size_t trans_size;
+  int steps;
+  int appended;
+  uint64_t ptimer;
+  uint8_t diag_kind;
+  uint16_t diag_flags;
+  int64_t diag_value;
+} sim_args;
+
+#define SIM_GARBAGE 0xCD /* what --strict writes into bytes left unset */
+
+/* The plugin as the host holds it (plugin.c, abi.c). */
+typedef struct sim_plugin {
+  const sim_host* host;
+  int version;        /* N of the ncclProfiler_vN bound                   */
+  int strict;
+  const void* table;
+  ncclProfilerProxyTraceDump_t dump_hook;
+  int start_mode, record_mode; /* SIM_MODE_* (abi.c)                      */
+  ncclResult_t (*start)(void*, void**, void*);
+  ncclResult_t (*stop)(void*);
+  ncclResult_t (*record)(void*, int, void*);
+  ncclResult_t (*finalize)(void*);
+  _Atomic int mask;   /* the process-global ncclProfilerEventMask         */
+  _Atomic int off;    /* 2.23-2.27: a failed init disabled the profiler   */
+  _Atomic long unwritten; /* --strict: startEvent left *eHandle as it was  */
+  pthread_mutex_t mu; /* load/unload, as the host's profiler mutex        */
+  int refcount;
+  int live;           /* communicators that loaded and are not destroyed  */
+  int warned_close;
+  pt_loader* loader;
+  const pt_result* loaded;
+  pt_request req;
+  unsigned char* guard; /* PROT_NONE pages: foreign and device pointers   */
+  size_t guard_len;
+} sim_plugin;
+
+void sim_abi_bind(sim_plugin* p);
+/* init through the version's signature (and adapter). */
+ncclResult_t sim_abi_init(sim_plugin* p, void** ctx, uint64_t comm_hash, const char* comm_name,
+                          int nnodes, int nranks, int rank, ncclDebugLogger_t logfn);
+/* startEvent: returns the handle the host keeps (NULL when the plugin
+ * declined, or when the event was not delivered). */
+void* sim_abi_start(sim_plugin* p, void* ctx, const sim_event* ev, uint64_t* calls);
+void sim_abi_record(sim_plugin* p, void* h, int state, const sim_args* a, uint64_t* calls);
+void sim_abi_stop(sim_plugin* p, void* h, uint64_t* calls);
+/* Would a record of `state` reach the plugin (adapters drop some)? */
+int sim_abi_forwards_state(const sim_plugin* p, int state);
+int sim_abi_forwards_type(const sim_plugin* p, uint64_t type);
+
+/* ---------------------------------------------------------------------------
+ * Logger (log.c)
+ * ------------------------------------------------------------------------- */
+
+void sim_log_setup(const pt_sim_config* c, const sim_host* h, int nranks, int rpn);
+int sim_log_open_dumps(const pt_sim_config* c, int nranks, FILE* err);
+void sim_log_close(void);
+void sim_log_set_rank(int rank); /* the calling thread acts for `rank`   */
+/* The logger handed to the plugin (host level numbering). */
+void sim_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                const char* fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A host message at a neutral level (PT_SIM_LOG_*). */
+void sim_host_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+const char* sim_log_path(int rank); /* dump file of a rank, or NULL */
+
+/* ---------------------------------------------------------------------------
+ * The running job (run.c, app.c, proxy.c)
+ * ------------------------------------------------------------------------- */
+
+typedef struct sim_run sim_run;
+
+typedef struct {
+  sim_run* run;
+  int rank;
+  void* ctx;           /* comm->profilerContext                            */
+  int inited;          /* init returned success                            */
+  int dead;            /* the rank dies in this job                        */
+  /* app -> proxy handoff */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int posted;          /* batches posted by the app thread                 */
+  int finished;        /* batches the proxy thread finished                */
+  int stop;            /* the proxy thread has left                         */
+  int app_done;        /* the application thread has left                  */
+  int last_batch;      /* last batch this rank runs                        */
+  /* per batch, what the app thread left for the proxy                    */
+  void** task_handle;  /* [batch * 2 + (is_send? 0 : 1)]: Coll/P2p handle  */
+  int* task_mask;      /* [batch]: the mask copied into the tasks          */
+  int* has_dir;        /* [batch]: bit 0 send ops, bit 1 recv ops posted   */
+  uint64_t calls;      /* callbacks made by this rank's threads            */
+  uint64_t app_calls;
+  uint64_t coll_seq;   /* per-function sequence number (AllReduce)        */
+  pthread_t app_thread, proxy_thread, init_thread;
+} sim_rank;
+
+struct sim_run {
+  const pt_sim_config* cfg;
+  const sim_host* host;
+  sim_plugin plugin;
+  pt_sim_job* job;
+  sim_rank* ranks;
+  int nranks;
+  pid_t pid;
+  pthread_barrier_t init_barrier;
+  _Atomic int hung;
+  _Atomic int done;    /* every application and proxy thread has left     */
+};
+
+/* faults.c */
+int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* err);
+int sim_faults_check(const pt_sim_config* c, FILE* err);
+void sim_fault_describe(const pt_sim_fault* f, char* buf, size_t len);
+
+/* plugin.c */
+int sim_plugin_load(sim_plugin* p);
+void sim_plugin_unload(sim_plugin* p);
+int sim_comm_init(sim_run* run, sim_rank* rk);
+void sim_comm_destroy(sim_run* run, sim_rank* rk, int dump);
+
+void* sim_app_main(void* arg);
+void* sim_proxy_main(void* arg);
+/* Foreign (another process's) pointer for rank r: inside the guard pages. */
+void* sim_foreign_ptr(sim_run* run, int r, int what);
+
+/* PRNG: xorshift64*, seeded per op (splitmix64 of the inputs). */
+static inline uint64_t sim_mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+static inline uint64_t sim_rand(uint64_t* s) {
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * log.c — the host's logger (ncclDebugLog as the plugin sees it) and where
+ * each rank's lines end up.
+ *
+ * A line is built the way the host builds it, prefix and message in one
+ * 1024-byte buffer, so a plugin that logs a whole dump in one call is cut
+ * exactly where the real host cuts it (spec rccl-proxytrace.md §4.3). The
+ * level is read in the host's numbering (RCCL's WARN is 3, NVIDIA's 2) and
+ * lines below the emulated NCCL_DEBUG level are dropped.
+ *
+ * All ranks live in this one process, so the rank of a line is the rank the
+ * calling thread acts for (sim_log_set_rank): the init, application, proxy
+ * and destroy threads of rank r all log as rank r. The prefix names the
+ * rank's node as host and its local index as device, `node1:PID:TID [2]`,
+ * and --dump-dir gives every rank its own file.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SIM_LOG_BUF 1024 /* the host logger's buffer */
+
+static struct {
+  const pt_sim_config* cfg;
+  const sim_host* host;
+  int nranks, rpn;
+  FILE** files;
+  char** paths;
+  pthread_mutex_t mu;
+} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local int tl_rank = -1;
+
+void sim_log_setup(const pt_sim_config* c, const sim_host* h, int nranks, int rpn) {
+  L.cfg = c;
+  L.host = h;
+  L.nranks = nranks;
+  L.rpn = rpn > 0 ? rpn : 1;
+}
+
+void sim_log_set_rank(int rank) { tl_rank = rank; }
+
+int sim_log_open_dumps(const pt_sim_config* c, int nranks, FILE* err) {
+  if (!c->dump_dir || c->line_fn) return 0;
+  if (mkdir(c->dump_dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(err, "proxytrace sim: cannot create --dump-dir %s: %s\n", c->dump_dir, strerror(errno));
+    return -1;
+  }
+  L.files = calloc((size_t)nranks, sizeof *L.files);
+  L.paths = calloc((size_t)nranks, sizeof *L.paths);
+  if (!L.files || !L.paths) return -1;
+  for (int r = 0; r < nranks; r++) {
+    size_t n = strlen(c->dump_dir) + 32;
+    L.paths[r] = malloc(n);
+    if (!L.paths[r]) return -1;
+    snprintf(L.paths[r], n, "%s/rank%d.log", c->dump_dir, r);
+    L.files[r] = fopen(L.paths[r], "w");
+    if (!L.files[r]) {
+      fprintf(err, "proxytrace sim: cannot write %s: %s\n", L.paths[r], strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+void sim_log_close(void) {
+  for (int r = 0; L.files && r < L.nranks; r++) {
+    if (L.files[r]) fclose(L.files[r]);
+    free(L.paths[r]);
+  }
+  free(L.files);
+  free(L.paths);
+  L.files = NULL;
+  L.paths = NULL;
+  L.cfg = NULL; /* a plugin that logs after the run logs nowhere */
+}
+
+const char* sim_log_path(int rank) {
+  return (L.paths && rank >= 0 && rank < L.nranks) ? L.paths[rank] : NULL;
+}
+
+static void emit(int rank, const char* line) {
+  pthread_mutex_lock(&L.mu);
+  if (L.cfg && L.cfg->line_fn) {
+    L.cfg->line_fn(L.cfg->line_arg, rank, line);
+  } else if (L.files && rank >= 0 && rank < L.nranks && L.files[rank]) {
+    fputs(line, L.files[rank]);
+    fputc('\n', L.files[rank]);
+  } else {
+    FILE* f = rank >= 0 ? stdout : stderr;
+    fputs(line, f);
+    fputc('\n', f);
+  }
+  pthread_mutex_unlock(&L.mu);
+}
+
+static const char* level_word(int lv) {
+  switch (lv) {
+    case PT_SIM_LOG_ERROR: return "ERROR";
+    case PT_SIM_LOG_VERSION: return "VERSION";
+    case PT_SIM_LOG_WARN: return "WARN";
+    case PT_SIM_LOG_INFO: return "INFO";
+    case PT_SIM_LOG_ABORT: return "ABORT";
+    default: return "TRACE";
+  }
+}
+
+static void vlog(int lv, const char* file, int line, const char* fmt, va_list ap) {
+  if (!L.cfg || lv == PT_SIM_LOG_NONE || lv > L.cfg->debug_level) return;
+  char buf[SIM_LOG_BUF];
+  int n = 0;
+  int rank = tl_rank;
+  if (L.cfg->timestamps && lv <= PT_SIM_LOG_WARN) {
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    n += (int)strftime(buf, sizeof buf, "[%F %T] ", &tm);
+  }
+  /* A thread acting for no rank (the host's own setup) logs as "host". */
+  char where[32];
+  if (rank >= 0) snprintf(where, sizeof where, "node%d", rank / L.rpn);
+  else snprintf(where, sizeof where, "host");
+  int dev = rank >= 0 ? rank % L.rpn : -1;
+  long tid = (long)syscall(SYS_gettid);
+  if (lv <= PT_SIM_LOG_WARN)
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s:%d:%ld [%d] %s:%d NCCL %s ", where, (int)getpid(), tid,
+                  dev, file ? file : "", line, level_word(lv));
+  else
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s:%d:%ld [%d] NCCL %s ", where, (int)getpid(), tid, dev,
+                  level_word(lv));
+  if (n < (int)sizeof buf) vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+  /* One logger call is one line; a message that holds several lines is
+   * printed as the host prints it, line breaks and all, up to the buffer. */
+  char* s = buf;
+  for (char* nl; (nl = strchr(s, '\n')) != NULL; s = nl + 1) {
+    *nl = 0;
+    if (*s) emit(rank, s);
+  }
+  if (*s) emit(rank, s);
+}
+
+void sim_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                const char* fmt, ...) {
+  (void)flags;
+  if (!L.host) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(sim_host_level(L.host, level), file, line, fmt, ap);
+  va_end(ap);
+}
+
+void sim_host_log(int level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(level, "profiler.cc", 0, fmt, ap);
+  va_end(ap);
+}

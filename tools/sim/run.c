@@ -1,0 +1,216 @@
+/*
+ * run.c — one emulated job from start to end, as the host runs it:
+ *
+ *   1. build the schedule and its ground truth (workload.c, truth.c);
+ *   2. load the plugin once through the loader (plugin.c) — a failure ends
+ *      the run with the loader's report, since there is nothing to drive;
+ *   3. init every communicator on its own thread, all at once, as grouped
+ *      or non-blocking inits do (spec nccl-profiler-abi.md §4.1);
+ *   4. per rank, an application thread (app.c) and a proxy progress thread
+ *      (proxy.c), until the job completes or hangs;
+ *   5. destroy every communicator from this thread: RCCL's dump hook, then
+ *      finalize, then unload (rccl-proxytrace.md §4.4). A rank that died
+ *      dumps nothing; its context is released after the job only so the
+ *      process ends clean.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SIM_GUARD_SLOTS 8 /* foreign pointers per rank */
+
+void* sim_foreign_ptr(sim_run* run, int r, int what) {
+  sim_plugin* p = &run->plugin;
+  size_t off = ((size_t)r * SIM_GUARD_SLOTS + (size_t)what) * 64 + 64;
+  if (!p->guard || off >= p->guard_len) return NULL;
+  return p->guard + off;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void* init_main(void* arg) {
+  sim_rank* rk = arg;
+  char name[32]; /* thread names hold 15 characters */
+  snprintf(name, sizeof name, "sim-init %d", rk->rank);
+  name[15] = 0;
+  pthread_setname_np(pthread_self(), name);
+  sim_log_set_rank(rk->rank);
+  pthread_barrier_wait(&rk->run->init_barrier);
+  sim_comm_init(rk->run, rk);
+  return NULL;
+}
+
+/* RCCL's ncclCommDump from a watchdog (rccl-proxytrace.md §4.4): any thread,
+ * any time, concurrently with recording. `comm_dumps` rounds over every
+ * rank, 200 us apart, while the job runs; rounds left when it ends run
+ * before the communicators are destroyed. */
+static void* watchdog_main(void* arg) {
+  sim_run* run = arg;
+  pthread_setname_np(pthread_self(), "sim-watchdog");
+  sim_plugin* p = &run->plugin;
+  for (int round = 0; round < run->cfg->comm_dumps; round++) {
+    for (int r = 0; r < run->nranks; r++) {
+      sim_rank* rk = &run->ranks[r];
+      if (rk->dead || !rk->ctx || !p->dump_hook) continue;
+      sim_log_set_rank(r);
+      sim_host_log(PT_SIM_LOG_WARN, "ncclCommDump() proxy-trace (profiler plugin):");
+      p->dump_hook(rk->ctx, sim_logger);
+    }
+    if (!atomic_load(&run->done)) usleep(200);
+  }
+  sim_log_set_rank(-1);
+  return NULL;
+}
+
+static int setup_ranks(sim_run* run) {
+  pt_sim_job* job = run->job;
+  int n = run->nranks, B = job->n_batches;
+  run->ranks = calloc((size_t)n, sizeof *run->ranks);
+  if (!run->ranks) return -1;
+  for (int r = 0; r < n; r++) {
+    sim_rank* rk = &run->ranks[r];
+    rk->run = run;
+    rk->rank = r;
+    rk->dead = job->dead_rank[r];
+    rk->last_batch = job->hung_batch >= 0 ? job->hung_batch : B - 1;
+    pthread_mutex_init(&rk->mu, NULL);
+    pthread_cond_init(&rk->cv, NULL);
+    rk->task_handle = calloc((size_t)B * 2, sizeof *rk->task_handle);
+    rk->task_mask = calloc((size_t)B, sizeof *rk->task_mask);
+    rk->has_dir = calloc((size_t)B, sizeof *rk->has_dir);
+    if (!rk->task_handle || !rk->task_mask || !rk->has_dir) return -1;
+  }
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->absent || op->kind != PT_OPK_NET) continue;
+    run->ranks[op->rank].has_dir[op->batch] |= op->is_send ? 1 : 2;
+  }
+  return 0;
+}
+
+static void free_ranks(sim_run* run) {
+  for (int r = 0; run->ranks && r < run->nranks; r++) {
+    sim_rank* rk = &run->ranks[r];
+    pthread_mutex_destroy(&rk->mu);
+    pthread_cond_destroy(&rk->cv);
+    free(rk->task_handle);
+    free(rk->task_mask);
+    free(rk->has_dir);
+  }
+  free(run->ranks);
+}
+
+int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
+  memset(res, 0, sizeof *res);
+  res->status = 1;
+  const sim_host* host = sim_host_of(c->host);
+  if (!host) {
+    fprintf(err, "proxytrace sim: unknown host profile\n");
+    return 1;
+  }
+  if (pt_sim_job_build(c, &res->job, err) != 0) return 1;
+  if (pt_sim_truth_compute(c, &res->job, err) != 0) return 1;
+  for (int i = 0; i < c->n_env; i++) {
+    const char* eq = strchr(c->env[i], '=');
+    char name[256];
+    size_t len = (size_t)(eq - c->env[i]);
+    if (!eq || len >= sizeof name) continue;
+    memcpy(name, c->env[i], len);
+    name[len] = 0;
+    setenv(name, eq + 1, 1);
+  }
+
+  sim_run run;
+  memset(&run, 0, sizeof run);
+  run.cfg = c;
+  run.host = host;
+  run.job = &res->job;
+  run.nranks = res->job.nranks;
+  run.pid = getpid();
+  sim_plugin* p = &run.plugin;
+  p->host = host;
+  p->strict = c->strict;
+  pthread_mutex_init(&p->mu, NULL);
+  pt_request_init(&p->req);
+  if (c->plugin) p->req.plugin = c->plugin;
+  else pt_request_from_environment(&p->req);
+  p->guard_len = (size_t)(run.nranks + 1) * SIM_GUARD_SLOTS * 64 + 4096;
+  p->guard_len = (p->guard_len + 4095) & ~(size_t)4095;
+  void* g = mmap(NULL, p->guard_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  p->guard = g == MAP_FAILED ? NULL : g;
+
+  sim_log_setup(c, host, run.nranks, res->job.rpn);
+  int rc = 1;
+  if (sim_log_open_dumps(c, run.nranks, err) != 0) goto out;
+  if (pt_loader_new(&p->loader) != PT_OK || setup_ranks(&run) != 0) {
+    fprintf(err, "proxytrace sim: out of memory\n");
+    goto out;
+  }
+  if (sim_plugin_load(p) != 0) {
+    fprintf(err, "proxytrace sim: no profiler plugin loaded for host %s\n", host->name);
+    if (p->loaded) pt_result_print(p->loaded, err);
+    goto out;
+  }
+  res->loaded = 1;
+  res->api_version = p->version;
+  res->has_dump_hook = p->dump_hook != NULL;
+  snprintf(res->plugin_path, sizeof res->plugin_path, "%s", p->loaded->path ? p->loaded->path : "");
+  snprintf(res->plugin_name, sizeof res->plugin_name, "%s", p->loaded->plugin_name ? p->loaded->plugin_name : "");
+
+  /* Communicator inits: one thread each, released together. */
+  double t0 = now();
+  pthread_barrier_init(&run.init_barrier, NULL, (unsigned)run.nranks);
+  for (int r = 0; r < run.nranks; r++) pthread_create(&run.ranks[r].init_thread, NULL, init_main, &run.ranks[r]);
+  for (int r = 0; r < run.nranks; r++) pthread_join(run.ranks[r].init_thread, NULL);
+  pthread_barrier_destroy(&run.init_barrier);
+  sim_plugin_unload(p); /* the reference taken above for the report */
+  res->mask = atomic_load(&p->mask);
+
+  pthread_t watchdog;
+  int dog = host->rccl && p->dump_hook && c->comm_dumps > 0;
+  if (dog) pthread_create(&watchdog, NULL, watchdog_main, &run);
+  for (int r = 0; r < run.nranks; r++) {
+    pthread_create(&run.ranks[r].proxy_thread, NULL, sim_proxy_main, &run.ranks[r]);
+    pthread_create(&run.ranks[r].app_thread, NULL, sim_app_main, &run.ranks[r]);
+  }
+  for (int r = 0; r < run.nranks; r++) {
+    pthread_join(run.ranks[r].app_thread, NULL);
+    pthread_join(run.ranks[r].proxy_thread, NULL);
+  }
+  res->seconds = now() - t0;
+  atomic_store(&run.done, 1);
+  if (dog) pthread_join(watchdog, NULL);
+  res->hung = res->job.hung_batch >= 0;
+  res->batches_run = res->job.hung_batch >= 0 ? res->job.hung_batch + 1 : res->job.n_batches;
+  for (int r = 0; r < run.nranks; r++) res->callbacks += run.ranks[r].calls + run.ranks[r].app_calls;
+  res->unwritten_handles = atomic_load(&p->unwritten);
+
+  /* Destroy: live ranks in order, then release the dead ranks' contexts. */
+  for (int pass = 0; pass < 2; pass++)
+    for (int r = 0; r < run.nranks; r++) {
+      sim_rank* rk = &run.ranks[r];
+      if (rk->dead != pass) continue;
+      sim_log_set_rank(pass ? -1 : r);
+      sim_comm_destroy(&run, rk, !pass);
+    }
+  sim_log_set_rank(-1);
+  res->status = 0;
+  rc = 0;
+out:
+  pt_loader_free(p->loader);
+  free_ranks(&run);
+  if (p->guard) munmap(p->guard, p->guard_len);
+  pthread_mutex_destroy(&p->mu);
+  sim_log_close();
+  return rc;
+}
+
+void pt_sim_result_free(pt_sim_result* res) { pt_sim_job_free(&res->job); }

@@ -1,0 +1,282 @@
+/*
+ * sim.h — `proxytrace sim`: NCCL and RCCL emulated on the CPU, driving any
+ * profiler plugin through the host's side of the profiler API.
+ *
+ * A run has four stages, one file each:
+ *
+ *   workload.c  the job: N ranks on M nodes, the calls it makes, and the
+ *               schedule — every rank's send and receive proxy ops per
+ *               channel and call, with nSteps from size, chunk and protocol;
+ *   truth.c     the oracle: which transfer every op reaches once the faults
+ *               (faults.c) have struck, and the status a dump must show;
+ *   run.c       the host: load the plugin (plugin.c) through the loader,
+ *               init every communicator on its own thread, one application
+ *               thread (app.c) and one proxy progress thread (proxy.c) per
+ *               rank, then dump and finalize at destroy;
+ *   log.c       the host's logger and where each rank's lines go.
+ *
+ * host.c knows what differs between NCCL 2.23 … 2.30 and RCCL (gating, event
+ * sequences, init/finalize rules); abi.c builds the descriptors and state
+ * arguments of each profiler API version and plays the host's version
+ * adapters, including the bytes a host leaves unset.
+ *
+ * Determinism. Every op's event sequence depends only on the seed, the job
+ * and the faults: each proxy thread plays its own rank's part of a schedule
+ * fixed in advance, drawing its random delays from a generator seeded per
+ * op. Only the interleaving of different threads varies from run to run.
+ */
+#ifndef PT_SIM_H
+#define PT_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nccl/common.h"
+#include "proxytrace/loader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Configuration
+ * ------------------------------------------------------------------------- */
+
+enum { PT_SIM_ALLREDUCE = 0, PT_SIM_SENDRECV = 1 };
+enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
+
+#define PT_SIM_MAX_CALLS 8
+#define PT_SIM_MAX_FAULTS 32
+#define PT_SIM_MAX_ENV 16
+#define PT_SIM_MAX_OPS 2000000 /* proxy ops per job (about 300 bytes each) */
+
+typedef struct {
+  int kind;     /* PT_SIM_ALLREDUCE / PT_SIM_SENDRECV */
+  size_t bytes; /* message size per rank */
+} pt_sim_call;
+
+typedef enum {
+  PT_FAULT_STALL = 0, /* a rank's GPU stops producing data on a channel    */
+  PT_FAULT_NO_RECV,   /* a rank never posts its receives                   */
+  PT_FAULT_SLOW_LINK, /* a rank's network link is slow                     */
+  PT_FAULT_KILL,      /* a rank dies                                       */
+  PT_FAULT_PXN,       /* a rank's sends go through a local peer's proxy    */
+  PT_FAULT_LEAK_OPS   /* non-network proxy ops that are never stopped      */
+} pt_fault_kind;
+
+typedef struct {
+  pt_fault_kind kind;
+  int rank;    /* the faulty rank                                          */
+  int channel; /* -1 = every channel                                       */
+  int step;    /* transfer (profiler step) from which the fault strikes    */
+  int arg;     /* slow link: factor; pxn: helper rank; leak: ops per batch */
+} pt_sim_fault;
+
+/* Where the logger's lines go: one call per line, without the newline. */
+typedef void (*pt_sim_line_fn)(void* arg, int rank, const char* line);
+
+typedef struct {
+  /* Host and plugin. */
+  pt_host host;
+  const char* plugin;  /* NCCL_PROFILER_PLUGIN value; NULL = environment */
+  int strict;          /* garbage in unset bytes, probes with odd inputs */
+  const char* env[PT_SIM_MAX_ENV]; /* NAME=VALUE set before loading      */
+  int n_env;
+  int debug_level;     /* PT_SIM_LOG_*: lines below it are dropped       */
+  int timestamps;      /* "[%F %T] " before logger lines                 */
+  const char* comm_name;
+
+  /* Job. */
+  int nodes, ranks_per_node, channels, iters;
+  pt_sim_call calls[PT_SIM_MAX_CALLS];
+  int n_calls;
+  int proto;
+  uint64_t seed;
+  int jitter;          /* extra polls per phase are drawn from 0..jitter  */
+  double recv_retry;   /* chance that irecv returns no request per post   */
+  int gpu_batch;       /* steps the GPU may consume between two polls     */
+  int gdr_flush;       /* receives are flushed (FLUSHED counter)          */
+  int hang_polls;      /* polls on a hung job before it is aborted        */
+  int comm_dumps;      /* RCCL ncclCommDump rounds from a watchdog thread  */
+  int kernel_ch;       /* not a flag: set when the mask asks for KernelCh  */
+
+  /* Faults. */
+  pt_sim_fault faults[PT_SIM_MAX_FAULTS];
+  int n_faults;
+  int fault_iter;      /* -1 = the last iteration                        */
+  int fault_call;      /* index into calls[] of the batch that is hit    */
+
+  /* Output. */
+  const char* dump_dir; /* rank<r>.log per rank; NULL = standard output  */
+  int print_truth;
+  const char* truth_file;
+  int quiet;
+  pt_sim_line_fn line_fn; /* overrides dump_dir/stdout (tests)            */
+  void* line_arg;
+  /* Called at each live rank's destroy, after the host's dump hook and
+   * before finalize, on the destroying thread (tests: dump under hosts that
+   * have no hook). `logfn` is the host's logger. */
+  void (*at_destroy)(void* arg, int rank, void* ctx, ncclDebugLogger_t logfn);
+  void* at_destroy_arg;
+
+  char* owned[64];     /* strings read from scenario files               */
+  int n_owned;
+} pt_sim_config;
+
+/* Logger levels of the emulated NCCL_DEBUG, host-neutral. */
+enum {
+  PT_SIM_LOG_NONE = 0,
+  PT_SIM_LOG_ERROR,
+  PT_SIM_LOG_VERSION,
+  PT_SIM_LOG_WARN,
+  PT_SIM_LOG_INFO,
+  PT_SIM_LOG_ABORT,
+  PT_SIM_LOG_TRACE
+};
+
+void pt_sim_config_init(pt_sim_config* c);
+/* Frees what parsing a scenario file allocated. */
+void pt_sim_config_release(pt_sim_config* c);
+/* Parses command-line options (argv[0] is the command name). On error
+ * prints a message naming the option and the accepted values to `err` and
+ * returns 2; returns 1 for --help (usage printed to `out`), 0 otherwise. */
+int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* err);
+void pt_sim_usage(FILE* f);
+/* The i-th option's name (without "--"), NULL past the last one. */
+const char* pt_sim_option(int i, int* takes_value);
+
+/* ---------------------------------------------------------------------------
+ * The job and its ground truth
+ * ------------------------------------------------------------------------- */
+
+/* Why an op stops short of its last step (ground truth). */
+typedef enum {
+  PT_WHY_NONE = 0,     /* completes                                   */
+  PT_WHY_GPU,          /* send: the GPU does not produce the data     */
+  PT_WHY_CREDIT,       /* send: the receiver has posted no buffer     */
+  PT_WHY_DATA,         /* recv: the sender's data does not arrive     */
+  PT_WHY_CONSUME,      /* recv: the GPU does not consume the data     */
+  PT_WHY_POST,         /* recv: receives are never posted             */
+  PT_WHY_DEAD,         /* the rank is dead                            */
+  PT_WHY_NOT_RUN       /* the batch never ran: the job hung before it */
+} pt_why;
+
+enum { PT_OPK_NET = 0, PT_OPK_LEAK = 1 };
+
+/* What the plugin was told about an op, as emitted (legacy counter units). */
+typedef struct {
+  int64_t cnt[11];   /* last value stored per ProxyDiag counter kind     */
+  int last_kind;     /* last kind that stored a value; 100 = none        */
+  int post_ts;       /* a POSTED update carried the timestamp flag       */
+  int send_ts;       /* a KERNEL_COPY_READY update carried it            */
+  int registered;    /* entered progress: state 19 delivered (2.27+), or
+                        the ProxyOp started (2.23-2.26, started there)  */
+  int started;       /* the ProxyOp event was started                    */
+  int stopped;       /* the ProxyOp event was stopped                    */
+  int64_t callbacks; /* callbacks about this op and its steps            */
+  int64_t retries;   /* step callbacks beyond the canonical sequence     */
+  int misdirected;   /* step stops sent to another step's handle         */
+} pt_sim_seen;
+
+typedef struct {
+  /* Identity. */
+  int rank;          /* rank of the communicator the op belongs to       */
+  int proxy_rank;    /* rank whose proxy thread progresses it (PXN)      */
+  int peer, channel, is_send, batch, call, kind;
+  int seq;           /* schedule order                                   */
+  uint64_t comm_hash;
+  int64_t op_count;
+  int func_idx, proto, pattern;
+  uint32_t nbytes, total_bytes;
+  int n;             /* transfers = profiler nSteps (2.24+)              */
+  int raw;           /* raw steps (rawProxyNsteps; nSteps on 2.23)       */
+  int slice;         /* sliceSteps                                       */
+  int step_bytes;    /* bytes per raw step (args->chunkSize)             */
+  int xfer_bytes;    /* bytes of one transfer                            */
+  int last_bytes;    /* bytes of the last transfer                       */
+  int chunk_xfers;   /* transfers per ring step (allreduce)              */
+  int64_t base;      /* the connection's step base before this op (raw) */
+  int slow;          /* delay factor of a slow link, 1 = none            */
+
+  /* Oracle: how far each phase gets, in transfers. */
+  int lim_post;      /* recv: receives posted at most                    */
+  int lim_ready;     /* send: transfers the GPU produces                 */
+  int lim_tx;        /* send: transfers isend accepts (receiver credit)  */
+  int lim_recv;      /* recv: transfers that arrive                      */
+  int lim_consume;   /* recv: transfers the GPU consumes                 */
+  int exp_posted, exp_trans, exp_recvd, exp_done; /* final, in transfers */
+  pt_why why;
+  int foreign;       /* PXN: progressed by another rank's proxy          */
+  int absent;        /* never posted by the application (no-recv)        */
+  int dead;          /* belongs to a rank that died                      */
+
+  pt_sim_seen seen;  /* written by the proxy thread, read after join     */
+} pt_sim_op;
+
+typedef struct {
+  int nranks, nodes, rpn, channels, n_calls, n_batches;
+  int window;        /* NCCL_STEPS */
+  uint64_t comm_hash;
+  pt_sim_op* ops;    /* every op, grouped by batch, then proxy rank      */
+  size_t n_ops;
+  /* ops of (batch b, proxy rank r): ops[first[b*nranks+r] ..+count[...]] */
+  size_t* first;
+  int* count;
+  int hung_batch;    /* first batch that does not complete; -1 = none    */
+  int* dead_rank;    /* per rank: 1 if it dies                           */
+  int* ring;         /* per channel: the ring order, nranks entries each */
+} pt_sim_job;
+
+int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err);
+void pt_sim_job_free(pt_sim_job* job);
+/* Applies the faults and fills every op's limits and expectations. */
+int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err);
+
+/* Legacy status name of an op whose counters are those given (spec
+ * rccl-proxytrace.md §3.6); `raw` is nSteps in raw steps. */
+const char* pt_sim_status(int is_send, int raw, int64_t posted, int64_t received,
+                          int64_t transmitted, int64_t done);
+/* Status from what the op was told (seen counters). */
+const char* pt_sim_op_status(const pt_sim_op* op);
+const char* pt_sim_why_name(pt_why why);
+void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f);
+
+/* ---------------------------------------------------------------------------
+ * Running
+ * ------------------------------------------------------------------------- */
+
+typedef struct {
+  int status;              /* 0 = ran; else the sim's exit code (1)      */
+  int loaded;              /* a plugin was loaded                        */
+  int api_version;         /* its ncclProfiler_vN                        */
+  int has_dump_hook;
+  char plugin_path[512];
+  char plugin_name[64];
+  int mask;                /* activation mask after the last init        */
+  int batches_run;         /* batches every rank started                 */
+  int hung;                /* the job hung (faults)                      */
+  uint64_t callbacks;      /* calls into the plugin, all threads         */
+  long unwritten_handles;  /* --strict: startEvent calls that left
+                              *eHandle unwritten                         */
+  double seconds;          /* wall time of the job (init to last stop)   */
+  pt_sim_job job;          /* with truth; freed by pt_sim_result_free    */
+} pt_sim_result;
+
+/* Runs the job. Returns 0 when it ran (hung or not), 1 when it could not
+ * (plugin not loaded, bad job); messages go to `err`. One run at a time per
+ * process (the host's logger is process-wide, as NCCL's is). */
+int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err);
+void pt_sim_result_free(pt_sim_result* res);
+/* The closing human summary. */
+void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f);
+
+/* Parses "64M", "1G", "4096", "2K" (binary units). 0 on success. */
+int pt_sim_parse_size(const char* s, size_t* out);
+const char* pt_sim_call_name(int kind);
+const char* pt_sim_proto_name(int proto);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,350 @@
+/*
+ * truth.c — the oracle: how far every op gets once the faults strike, and
+ * what a correct dump must therefore say about it.
+ *
+ * The faults hit one batch (one call of one iteration). For that batch the
+ * oracle follows the data the way the GPUs and proxies pass it on, in
+ * transfers (profiler steps):
+ *
+ *   ring allreduce, per channel, every position q of the ring (intra-node
+ *   edges too, they carry the data around): q can send transfer u when
+ *     - its GPU has not stopped (stall, death: u < F[q]),
+ *     - for every ring step but the first of a loop, it has received the
+ *       same slice of the previous ring step (u - k) from q-1,
+ *     - the receiver q+1 has a buffer posted for it: u < done + NCCL_STEPS
+ *       transfers, where done is what q+1's GPU consumed, and receives are
+ *       posted at all (no-recv);
+ *   and q+1 consumes a received transfer when it forwards it (sends u + k)
+ *   or, for the last ring step of a loop, once it sent its own last slice.
+ *   The greatest fixed point of these rules gives each edge's transfers
+ *   sent; every send op is then limited there, every receive op to what
+ *   arrives and what its GPU consumes.
+ *
+ *   sendrecv, per (channel, pair): the same rules without forwarding.
+ *
+ * From those limits follow each op's final counters, its legacy status
+ * (rccl-proxytrace.md §3.6) and the reason it stops. Batches before the
+ * faulty one complete; if it hangs, later ones never run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+const char* pt_sim_why_name(pt_why why) {
+  switch (why) {
+    case PT_WHY_NONE: return "completes";
+    case PT_WHY_GPU: return "waits for its GPU to produce data";
+    case PT_WHY_CREDIT: return "waits for the receiver to post a buffer";
+    case PT_WHY_DATA: return "waits for data from the sender";
+    case PT_WHY_CONSUME: return "waits for its GPU to consume data";
+    case PT_WHY_POST: return "receives are never posted";
+    case PT_WHY_DEAD: return "its rank died";
+    default: return "never ran: the job hung before this call";
+  }
+}
+
+const char* pt_sim_status(int is_send, int raw, int64_t posted, int64_t received,
+                          int64_t transmitted, int64_t done) {
+  const int S = 8; /* NCCL_STEPS */
+  int po = (int)posted, re = (int)received, tr = (int)transmitted, dn = (int)done, N = raw;
+  if (po < N && po < dn + S) return "POSTING";
+  if (is_send) {
+    if (tr < po) return "WAITING_GPU";
+    if (dn < tr) return "SENDING";
+    return "DONE";
+  }
+  if (re < po) return "RECEIVING";
+  if (re < tr) return "RECEIVING";
+  if (tr < re) return "FLUSHING";
+  if (dn < tr) return "WAITING_GPU";
+  return "DONE";
+}
+
+const char* pt_sim_op_status(const pt_sim_op* op) {
+  const int64_t* c = op->seen.cnt;
+  return pt_sim_status(op->is_send, op->raw, c[ncclProxyDiagPosted], c[ncclProxyDiagReceived],
+                       c[ncclProxyDiagTransmitted], c[ncclProxyDiagDone]);
+}
+
+/* The fault's step inside an op of `n` transfers: a step past the last one
+ * strikes at the last one, so the batch always feels it. */
+static int fault_step(int step, int n) { return step < n ? step : n - 1; }
+
+typedef struct {
+  int* F;        /* GPU stops producing at transfer F (per position)      */
+  int* post_lim; /* receives posted at most (per receiving position)      */
+  int* sent;     /* transfers sent on edge q -> q+1                       */
+  int* gpu;      /* transfers q's GPU produces                            */
+  int* cons;     /* transfers q consumed from edge q-1 -> q               */
+} ringstate;
+
+/* Ring step of transfer u (0 … S-1). */
+static int ring_step(int u, int k, int S) { return (u / k) % S; }
+
+/* First transfer q cannot send because q-1 sent only `a`. */
+static int limit_up(int a, int U, int k, int S) {
+  int u = a + k;
+  while (u < U && ring_step(u, k, S) == 0) u++;
+  return imin(u, U);
+}
+
+/* Consumed prefix of what arrived (`a`) at a position that sent `s`. */
+static int consumed(int a, int s, int k, int S) {
+  int lo = s - k > 0 ? s - k : 0, v1 = a, v2 = a;
+  for (int v = lo; v < a; v++)
+    if (ring_step(v, k, S) < S - 1) { v1 = v; break; }
+  for (int v = s; v < a; v++)
+    if (ring_step(v, k, S) == S - 1) { v2 = v; break; }
+  return imin(a, imin(v1, v2));
+}
+
+static void ring_fixed_point(ringstate* st, int n, int U, int k, int S, int W) {
+  for (int q = 0; q < n; q++) st->sent[q] = U;
+  for (int iter = 0; iter < 64 * n + 64; iter++) {
+    int changed = 0;
+    for (int q = 0; q < n; q++) {
+      int prev = (q - 1 + n) % n, next = (q + 1) % n;
+      int g = imin(st->F[q], limit_up(st->sent[prev], U, k, S));
+      int done_next = consumed(st->sent[q], st->sent[next], k, S);
+      int posted_next = imin(U, imin(done_next + W, st->post_lim[next]));
+      int s = imin(g, posted_next);
+      st->gpu[q] = g;
+      if (s < st->sent[q]) {
+        st->sent[q] = s;
+        changed = 1;
+      }
+    }
+    if (!changed) break;
+  }
+  for (int q = 0; q < n; q++) {
+    int prev = (q - 1 + n) % n;
+    st->gpu[q] = imin(st->F[q], limit_up(st->sent[prev], U, k, S));
+    st->cons[q] = consumed(st->sent[prev], st->sent[q], k, S);
+  }
+}
+
+/* W: NCCL_STEPS raw steps, so NCCL_STEPS / sliceSteps transfers in flight. */
+static void set_send(pt_sim_op* op, int gpu, int sent, int W) {
+  W /= op->slice;
+  op->lim_ready = gpu;
+  op->lim_tx = sent;
+  op->exp_trans = op->exp_done = sent;
+  op->exp_posted = imin(op->n, sent + W);
+  op->why = sent == op->n ? PT_WHY_NONE : sent == gpu ? PT_WHY_GPU : PT_WHY_CREDIT;
+}
+
+static void set_recv(pt_sim_op* op, int post_lim, int arrived, int cons, int W) {
+  W /= op->slice;
+  op->lim_post = imin(op->n, post_lim);
+  op->lim_recv = arrived;
+  op->lim_consume = cons;
+  op->exp_recvd = op->exp_trans = arrived;
+  op->exp_done = cons;
+  op->exp_posted = imin(op->n, imin(cons + W, op->lim_post));
+  if (cons == op->n) op->why = PT_WHY_NONE;
+  else if (arrived > cons) op->why = PT_WHY_CONSUME;
+  else if (op->exp_posted < imin(op->n, cons + W)) op->why = PT_WHY_POST;
+  else op->why = PT_WHY_DATA;
+}
+
+static void complete(pt_sim_op* op) {
+  op->lim_post = op->lim_ready = op->lim_tx = op->lim_recv = op->lim_consume = op->n;
+  op->exp_posted = op->exp_trans = op->exp_recvd = op->exp_done = op->n;
+  op->why = PT_WHY_NONE;
+}
+
+static void not_run(pt_sim_op* op) {
+  op->lim_post = op->lim_ready = op->lim_tx = op->lim_recv = op->lim_consume = 0;
+  op->exp_posted = op->exp_trans = op->exp_recvd = op->exp_done = 0;
+  op->why = PT_WHY_NOT_RUN;
+}
+
+static int fault_hits(const pt_sim_fault* f, int rank, int ch) {
+  return f->rank == rank && (f->channel < 0 || f->channel == ch);
+}
+
+int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
+  int n = job->nranks, W = job->window;
+  int fi = c->fault_iter < 0 ? c->iters - 1 : c->fault_iter;
+  int fb = fi * c->n_calls + c->fault_call;
+  int hang_faults = 0;
+  for (int f = 0; f < c->n_faults; f++) {
+    const pt_sim_fault* ft = &c->faults[f];
+    if (ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_NO_RECV || ft->kind == PT_FAULT_KILL)
+      hang_faults++;
+    if (ft->kind == PT_FAULT_KILL) job->dead_rank[ft->rank] = 1;
+  }
+  if (fb >= job->n_batches) {
+    fprintf(err, "proxytrace sim: the faults' batch %d is past the job's %d batches\n", fb, job->n_batches);
+    return -1;
+  }
+  /* Everything completes unless the faulty batch says otherwise. */
+  for (size_t i = 0; i < job->n_ops; i++) {
+    pt_sim_op* op = &job->ops[i];
+    if (op->kind == PT_OPK_LEAK) {
+      not_run(op);
+      op->why = PT_WHY_NONE;
+      continue;
+    }
+    complete(op);
+    for (int f = 0; f < c->n_faults; f++)
+      if (c->faults[f].kind == PT_FAULT_SLOW_LINK && (op->rank == c->faults[f].rank || op->peer == c->faults[f].rank))
+        op->slow = c->faults[f].arg;
+  }
+  if (!hang_faults) return 0;
+
+  int hung = 0;
+  const pt_sim_call* call = &c->calls[c->fault_call];
+  int* F = malloc(sizeof(int) * (size_t)n * 5);
+  if (!F) return -1;
+  ringstate st = {F, F + n, F + 2 * n, F + 3 * n, F + 4 * n};
+  for (int ch = 0; ch < job->channels; ch++) {
+    /* The batch's ops of this channel share the geometry. */
+    pt_sim_op* any = NULL;
+    for (size_t i = 0; i < job->n_ops && !any; i++)
+      if (job->ops[i].batch == fb && job->ops[i].channel == ch && job->ops[i].kind == PT_OPK_NET)
+        any = &job->ops[i];
+    if (!any) continue;
+    int U = any->n;
+    for (int r = 0; r < n; r++) {
+      F[r] = U;
+      st.post_lim[r] = U;
+    }
+    /* Per rank first (F, post_lim indexed by rank), moved to ring
+     * positions below for allreduce. */
+    for (int f = 0; f < c->n_faults; f++) {
+      const pt_sim_fault* ft = &c->faults[f];
+      if (!fault_hits(ft, ft->rank, ch)) continue;
+      if (ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_KILL)
+        F[ft->rank] = imin(F[ft->rank], fault_step(ft->step, U));
+      if (ft->kind == PT_FAULT_NO_RECV) st.post_lim[ft->rank] = imin(st.post_lim[ft->rank], ft->step);
+    }
+    if (call->kind == PT_SIM_ALLREDUCE) {
+      int k = any->chunk_xfers > 0 ? any->chunk_xfers : 1, S = 2 * (n - 1);
+      int* byrank = malloc(sizeof(int) * (size_t)n * 2);
+      if (!byrank) {
+        free(F);
+        return -1;
+      }
+      memcpy(byrank, F, sizeof(int) * (size_t)n);
+      memcpy(byrank + n, st.post_lim, sizeof(int) * (size_t)n);
+      const int* ring = &job->ring[ch * n];
+      for (int q = 0; q < n; q++) {
+        F[q] = byrank[ring[q]];
+        st.post_lim[q] = byrank[n + ring[q]];
+      }
+      free(byrank);
+      ring_fixed_point(&st, n, U, k, S, W / any->slice);
+      for (int q = 0; q < n; q++)
+        if (st.sent[q] < U) hung = 1;
+      for (size_t i = 0; i < job->n_ops; i++) {
+        pt_sim_op* op = &job->ops[i];
+        if (op->batch != fb || op->channel != ch || op->kind != PT_OPK_NET) continue;
+        int q = 0;
+        while (ring[q] != op->rank) q++;
+        if (op->is_send) set_send(op, st.gpu[q], st.sent[q], W);
+        else set_recv(op, st.post_lim[q], st.sent[(q - 1 + n) % n], st.cons[q], W);
+      }
+    } else {
+      for (size_t i = 0; i < job->n_ops; i++) {
+        pt_sim_op* op = &job->ops[i];
+        if (op->batch != fb || op->channel != ch || op->kind != PT_OPK_NET) continue;
+        int A = op->is_send ? op->rank : op->peer, B = op->is_send ? op->peer : op->rank;
+        int gpu = imin(U, F[A]), post_lim = st.post_lim[B], sent = U;
+        for (int it = 0; it < U + 2; it++) {
+          int cons = imin(sent, F[B]);
+          int s = imin(gpu, imin(U, imin(cons + W / op->slice, post_lim)));
+          if (s == sent) break;
+          sent = s;
+        }
+        if (sent < U) hung = 1;
+        if (op->is_send) {
+          set_send(op, gpu, sent, W);
+        } else {
+          set_recv(op, post_lim, sent, imin(sent, F[B]), W);
+          /* A rank that never posts a receive for the whole call never
+           * calls ncclRecv: there is no op at all. */
+          if (post_lim == 0) op->absent = 1;
+        }
+      }
+    }
+  }
+  free(F);
+  /* The dead, and what never runs after a hang. */
+  for (int r = 0; r < n; r++)
+    if (job->dead_rank[r]) hung = 1;
+  for (size_t i = 0; i < job->n_ops; i++) {
+    pt_sim_op* op = &job->ops[i];
+    if (op->batch == fb && (job->dead_rank[op->proxy_rank] || job->dead_rank[op->rank])) {
+      op->dead = 1;
+      if (op->why != PT_WHY_NONE) op->why = PT_WHY_DEAD;
+    }
+    if (op->batch > fb && hung) not_run(op);
+  }
+  job->hung_batch = hung ? fb : -1;
+  return 0;
+}
+
+static const char* op_status(const pt_sim_op* op) {
+  int s = op->slice;
+  if (op->absent) return "ABSENT";
+  if (op->why == PT_WHY_NOT_RUN) return "NOT_RUN";
+  return pt_sim_status(op->is_send, op->raw, (int64_t)op->exp_posted * s, (int64_t)op->exp_recvd * s,
+                       (int64_t)op->exp_trans * s, (int64_t)op->exp_done * s);
+}
+
+static void print_op(const pt_sim_config* c, const pt_sim_op* op, const char* tag, FILE* f) {
+  int s = op->slice;
+  fprintf(f,
+          "truth: %s rank=%d peer=%d chan=%d %s batch=%d %s commHash=%llu opCount=%lld ns=%d "
+          "po=%lld recvd=%lld trans=%lld done=%lld status=%s",
+          tag, op->rank, op->peer, op->channel, op->is_send ? "S" : "R", op->batch,
+          pt_sim_call_name(c->calls[op->call].kind), (unsigned long long)op->comm_hash, (long long)op->op_count,
+          op->raw, (long long)op->exp_posted * s, op->is_send ? 0LL : (long long)op->exp_recvd * s,
+          (long long)op->exp_trans * s, (long long)op->exp_done * s, op_status(op));
+  if (op->why != PT_WHY_NONE) fprintf(f, " why=\"%s\"", pt_sim_why_name(op->why));
+  if (op->foreign) fprintf(f, " pxn-proxy=%d", op->proxy_rank);
+  fputc('\n', f);
+}
+
+void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
+  fprintf(f, "truth: job %d nodes x %d ranks, %d channels, %d calls, commHash %llu\n", job->nodes, job->rpn,
+          job->channels, job->n_batches, (unsigned long long)job->comm_hash);
+  for (int i = 0; i < c->n_faults; i++) {
+    char d[160];
+    sim_fault_describe(&c->faults[i], d, sizeof d);
+    fprintf(f, "truth: fault: %s\n", d);
+  }
+  size_t not_run = 0, leaked = 0;
+  if (job->hung_batch >= 0) {
+    int b = job->hung_batch;
+    fprintf(f, "truth: the job hangs in call %d (%s, iteration %d)\n", b % c->n_calls,
+            pt_sim_call_name(c->calls[b % c->n_calls].kind), b / c->n_calls);
+    for (int r = 0; r < job->nranks; r++)
+      if (job->dead_rank[r]) fprintf(f, "truth: rank %d is dead: it dumps nothing\n", r);
+    for (size_t i = 0; i < job->n_ops; i++) {
+      const pt_sim_op* op = &job->ops[i];
+      if (op->kind == PT_OPK_NET && op->why != PT_WHY_NONE && op->why != PT_WHY_NOT_RUN)
+        print_op(c, op, "stuck", f);
+    }
+  } else {
+    fprintf(f, "truth: the job completes\n");
+  }
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->kind != PT_OPK_NET) {
+      if (job->hung_batch < 0 || op->batch <= job->hung_batch) leaked++;
+      continue;
+    }
+    if (op->why == PT_WHY_NOT_RUN) {
+      not_run++;
+      continue;
+    }
+    print_op(c, op, "op", f);
+  }
+  if (not_run) fprintf(f, "truth: %zu ops of later calls never ran\n", not_run);
+  if (leaked) fprintf(f, "truth: %zu non-network ops were started and never stopped\n", leaked);
+}

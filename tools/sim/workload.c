@@ -1,0 +1,261 @@
+/*
+ * workload.c — the job and its schedule.
+ *
+ * N ranks on M nodes (ranks numbered node by node), one communicator, C
+ * channels. The job runs `iters` iterations of the configured calls; each
+ * call of each iteration is one batch. For every batch the schedule lists
+ * each rank's proxy ops — one per (channel, peer, direction) — and only
+ * edges that leave the node have them, as only the network transport has
+ * proxy ops (spec rccl-proxytrace.md §4.5).
+ *
+ *   allreduce  ring algorithm. Channel c's ring visits the nodes in order
+ *              and, inside node n, the local ranks starting at local index
+ *              c mod rpn, so different channels put different ranks on the
+ *              network. The rank leaving a node sends to the rank entering
+ *              the next one. nSteps follows NCCL's ring schedule: per
+ *              channel, loops of nranks chunks, 2(nranks-1) ring steps per
+ *              loop, chunkSteps raw steps per ring step.
+ *   sendrecv   every rank sends to the rank with its local index on the next
+ *              node and receives from the one on the previous node, on every
+ *              channel, SIMPLE protocol, one raw step per transfer.
+ *
+ * Step sizes are NCCL's buffer per step: SIMPLE 4 MiB / 8 steps, LL 32 KiB
+ * of data, LL128 576000 bytes of data. Allreduce on SIMPLE moves chunks of
+ * 4 raw steps in slices of 2 (ALLREDUCE_CHUNKSTEPS, _SLICESTEPS).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NCCL_STEPS 8
+
+const char* pt_sim_call_name(int kind) { return kind == PT_SIM_ALLREDUCE ? "allreduce" : "sendrecv"; }
+const char* pt_sim_proto_name(int proto) {
+  return proto == PT_SIM_PROTO_LL ? "LL" : proto == PT_SIM_PROTO_LL128 ? "LL128" : "SIMPLE";
+}
+
+static int proto_step_bytes(int proto) {
+  switch (proto) {
+    case PT_SIM_PROTO_LL: return 32768;
+    case PT_SIM_PROTO_LL128: return 576000;
+    default: return (4 << 20) / NCCL_STEPS;
+  }
+}
+
+typedef struct {
+  pt_sim_op* v;
+  size_t n, cap;
+} opvec;
+
+static pt_sim_op* push(opvec* v) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? v->cap * 2 : 256;
+    pt_sim_op* nv = realloc(v->v, cap * sizeof *nv);
+    if (!nv) return NULL;
+    v->v = nv;
+    v->cap = cap;
+  }
+  pt_sim_op* op = &v->v[v->n++];
+  memset(op, 0, sizeof *op);
+  for (int k = 0; k < 11; k++) op->seen.cnt[k] = 0;
+  op->seen.cnt[10] = -1; /* FIFO_SZ_OR_HEAD_CACHE starts at -1 */
+  op->seen.last_kind = 100;
+  op->slow = 1;
+  return op;
+}
+
+static int by_batch_then_proxy(const void* a, const void* b) {
+  const pt_sim_op* x = a;
+  const pt_sim_op* y = b;
+  if (x->batch != y->batch) return x->batch < y->batch ? -1 : 1;
+  if (x->proxy_rank != y->proxy_rank) return x->proxy_rank < y->proxy_rank ? -1 : 1;
+  return (x->seq > y->seq) - (x->seq < y->seq); /* schedule order */
+}
+
+int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
+  memset(job, 0, sizeof *job);
+  job->nodes = c->nodes;
+  job->rpn = c->ranks_per_node;
+  job->nranks = c->nodes * c->ranks_per_node;
+  job->channels = c->channels;
+  job->n_calls = c->n_calls;
+  job->n_batches = c->iters * c->n_calls;
+  job->window = NCCL_STEPS;
+  job->hung_batch = -1;
+  /* One communicator: every rank has the same hash. */
+  job->comm_hash = sim_mix(c->seed ^ 0x70726f7879747261ull) & 0x7fffffffffffffffull;
+  int n = job->nranks, C = job->channels;
+  if (n < 1 || C < 1 || job->n_batches < 1) {
+    fprintf(err, "proxytrace sim: empty job\n");
+    return -1;
+  }
+  /* Every op is kept, with its ground truth: bound the job, not the run. */
+  double estimate = (double)job->n_batches * n * C * 2;
+  if (estimate > PT_SIM_MAX_OPS) {
+    fprintf(err,
+            "proxytrace sim: the job has about %.0f proxy ops, more than the %d the emulator keeps; "
+            "use fewer iterations or channels (larger messages give longer ops)\n",
+            estimate, PT_SIM_MAX_OPS);
+    return -1;
+  }
+  job->ring = malloc((size_t)C * (size_t)n * sizeof *job->ring);
+  job->dead_rank = calloc((size_t)n, sizeof *job->dead_rank);
+  int64_t* base = calloc((size_t)n * (size_t)C * 4, sizeof *base); /* [r][c][kind][dir] */
+  int64_t* p2p_count = calloc((size_t)C, sizeof *p2p_count);
+  if (!job->ring || !job->dead_rank || !base || !p2p_count) goto oom;
+  for (int ch = 0; ch < C; ch++) {
+    int q = 0;
+    for (int node = 0; node < job->nodes; node++)
+      for (int i = 0; i < job->rpn; i++) job->ring[ch * n + q++] = node * job->rpn + (ch + i) % job->rpn;
+  }
+
+  opvec v = {0};
+  int64_t coll_count = 0;
+  int seq = 0;
+  for (int b = 0; b < job->n_batches; b++) {
+    const pt_sim_call* call = &c->calls[b % c->n_calls];
+    int64_t p2p_base_count[64];
+    if (call->kind == PT_SIM_SENDRECV)
+      for (int ch = 0; ch < C && ch < 64; ch++) p2p_base_count[ch] = p2p_count[ch]++;
+    int64_t coll_op = coll_count;
+    if (call->kind == PT_SIM_ALLREDUCE) coll_count++;
+    size_t chan_bytes = (call->bytes + (size_t)C - 1) / (size_t)C;
+    for (int r = 0; r < n; r++) {
+      for (int ch = 0; ch < C; ch++) {
+        for (int dir = 1; dir >= 0; dir--) { /* recv first, then send */
+          int peer = -1, slice, chunk_steps, step_bytes, raw, proto;
+          int64_t op_count;
+          if (call->kind == PT_SIM_ALLREDUCE) {
+            if (n < 2 || job->nodes < 2) continue;
+            int q = -1;
+            for (int i = 0; i < n; i++)
+              if (job->ring[ch * n + i] == r) q = i;
+            int nq = dir ? (q - 1 + n) % n : (q + 1) % n;
+            peer = job->ring[ch * n + nq];
+            if (peer / job->rpn == r / job->rpn) continue; /* intra-node edge */
+            proto = c->proto;
+            slice = proto == PT_SIM_PROTO_SIMPLE ? 2 : 1;
+            chunk_steps = proto == PT_SIM_PROTO_SIMPLE ? 4 : 1;
+            step_bytes = proto_step_bytes(proto);
+            size_t loop_bytes = (size_t)n * (size_t)step_bytes * (size_t)chunk_steps;
+            size_t loops = (chan_bytes + loop_bytes - 1) / loop_bytes;
+            if (loops < 1) loops = 1;
+            raw = (int)(loops * (size_t)(2 * (n - 1)) * (size_t)chunk_steps);
+            op_count = coll_op << 1;
+          } else {
+            if (job->nodes < 2) continue;
+            peer = dir ? (r - job->rpn + n) % n : (r + job->rpn) % n;
+            proto = PT_SIM_PROTO_SIMPLE;
+            slice = 1;
+            chunk_steps = 1;
+            step_bytes = proto_step_bytes(proto);
+            raw = (int)((chan_bytes + (size_t)step_bytes - 1) / (size_t)step_bytes);
+            if (raw < 1) raw = 1;
+            op_count = (p2p_base_count[ch < 64 ? ch : 63] << 1) | 1;
+          }
+          pt_sim_op* op = push(&v);
+          if (!op) goto oom;
+          op->rank = op->proxy_rank = r;
+          op->peer = peer;
+          op->channel = ch;
+          op->is_send = !dir;
+          op->batch = b;
+          op->call = b % c->n_calls;
+          op->seq = seq++;
+          op->kind = PT_OPK_NET;
+          op->comm_hash = job->comm_hash;
+          op->op_count = op_count;
+          op->proto = proto;
+          if (call->kind == PT_SIM_ALLREDUCE) {
+            op->func_idx = 4;  /* AllReduce */
+            op->pattern = 1;   /* RingTwice */
+            op->total_bytes = 0;
+          } else {
+            op->func_idx = op->is_send ? 6 : 7; /* Send / Recv when diag is on */
+            op->pattern = op->is_send ? 13 : 14;
+            op->total_bytes = (uint32_t)call->bytes;
+          }
+          op->nbytes = (uint32_t)chan_bytes;
+          op->raw = raw;
+          op->slice = slice;
+          op->n = raw / slice;
+          op->step_bytes = step_bytes;
+          op->xfer_bytes = step_bytes * slice;
+          op->chunk_xfers = chunk_steps / slice;
+          op->last_bytes = op->xfer_bytes;
+          if (call->kind == PT_SIM_SENDRECV) {
+            size_t rest = chan_bytes - (size_t)(op->n - 1) * (size_t)op->xfer_bytes;
+            if (rest > 0 && rest < (size_t)op->xfer_bytes) op->last_bytes = (int)rest;
+          }
+          int64_t* bp = &base[(((size_t)r * (size_t)C + (size_t)ch) * 2 + (size_t)call->kind) * 2 + (size_t)dir];
+          op->base = *bp;
+          *bp += raw;
+        }
+      }
+    }
+  }
+  /* Faults that move or add ops. */
+  for (int f = 0; f < c->n_faults; f++) {
+    const pt_sim_fault* ft = &c->faults[f];
+    if (ft->kind == PT_FAULT_PXN) {
+      for (size_t i = 0; i < v.n; i++)
+        if (v.v[i].rank == ft->rank && v.v[i].is_send && v.v[i].kind == PT_OPK_NET &&
+            (ft->channel < 0 || v.v[i].channel == ft->channel)) {
+          v.v[i].proxy_rank = ft->arg;
+          v.v[i].foreign = 1;
+        }
+    } else if (ft->kind == PT_FAULT_LEAK_OPS) {
+      for (int b = 0; b < job->n_batches; b++)
+        for (int r = 0; r < n; r++) {
+          if (ft->rank >= 0 && r != ft->rank) continue;
+          for (int k = 0; k < ft->arg; k++) {
+            pt_sim_op* op = push(&v);
+            if (!op) goto oom;
+            op->rank = op->proxy_rank = r;
+            op->peer = (r / job->rpn) * job->rpn + (r % job->rpn + 1) % job->rpn;
+            op->channel = k % C;
+            op->is_send = 0;
+            op->batch = b;
+            op->call = b % c->n_calls;
+            op->seq = seq++;
+            op->kind = PT_OPK_LEAK;
+            op->comm_hash = job->comm_hash;
+            op->n = op->raw = op->slice = 1;
+            op->step_bytes = op->xfer_bytes = op->last_bytes = proto_step_bytes(PT_SIM_PROTO_SIMPLE);
+            op->chunk_xfers = 1;
+          }
+        }
+    }
+  }
+  qsort(v.v, v.n, sizeof *v.v, by_batch_then_proxy);
+  job->ops = v.v;
+  job->n_ops = v.n;
+  size_t cells = (size_t)job->n_batches * (size_t)n;
+  job->first = calloc(cells, sizeof *job->first);
+  job->count = calloc(cells, sizeof *job->count);
+  if (!job->first || !job->count) goto oom;
+  for (size_t i = v.n; i-- > 0;) {
+    size_t cell = (size_t)v.v[i].batch * (size_t)n + (size_t)v.v[i].proxy_rank;
+    job->first[cell] = i;
+    job->count[cell]++;
+  }
+  free(base);
+  free(p2p_count);
+  return 0;
+oom:
+  free(base);
+  free(p2p_count);
+  free(v.v);
+  fprintf(err, "proxytrace sim: out of memory building the job\n");
+  return -1;
+}
+
+void pt_sim_job_free(pt_sim_job* job) {
+  free(job->ops);
+  free(job->first);
+  free(job->count);
+  free(job->dead_rank);
+  free(job->ring);
+  memset(job, 0, sizeof *job);
+}
