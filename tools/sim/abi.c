@@ -144,6 +144,18 @@ static uint8_t proto_code(const char* p) {
 }
 
 /* `adapted`: under a v4+ core (name/commHash/trafficBytes/op cleared). */
+/* The proxyOp arm has the same fields at the same offsets in every version
+ * (spec nccl-profiler-abi.md §2.2.10); only the descriptor's C type differs. */
+#define FILL_PROXY_OP(d, e)                         \
+  do {                                              \
+    (d)->proxyOp.pid = (e)->op.pid;                 \
+    (d)->proxyOp.channelId = (uint8_t)(e)->op.ch;   \
+    (d)->proxyOp.peer = (e)->op.peer;               \
+    (d)->proxyOp.nSteps = (e)->op.nsteps;           \
+    (d)->proxyOp.chunkSize = (e)->op.chunk;         \
+    (d)->proxyOp.isSend = (e)->op.is_send;          \
+  } while (0)
+
 static void fill_v1(ncclProfilerEventDescr_v1_t* d, const sim_event* e, int adapted) {
   d->type = (uint8_t)e->type;
   d->parentObj = e->parent;
@@ -180,12 +192,7 @@ static void fill_v1(ncclProfilerEventDescr_v1_t* d, const sim_event* e, int adap
       d->p2p.peer = e->p2p.peer;
       break;
     case ncclProfileProxyOp:
-      d->proxyOp.pid = e->op.pid;
-      d->proxyOp.channelId = (uint8_t)e->op.ch;
-      d->proxyOp.peer = e->op.peer;
-      d->proxyOp.nSteps = e->op.nsteps;
-      d->proxyOp.chunkSize = e->op.chunk;
-      d->proxyOp.isSend = e->op.is_send;
+      FILL_PROXY_OP(d, e);
       break;
     case ncclProfileProxyStep: d->proxyStep.step = e->step.step; break;
     default: break;
@@ -225,12 +232,7 @@ static void fill_v2(ncclProfilerEventDescr_v2_t* d, const sim_event* e, int adap
       d->p2p.peer = e->p2p.peer;
       break;
     case ncclProfileProxyOp:
-      d->proxyOp.pid = e->op.pid;
-      d->proxyOp.channelId = (uint8_t)e->op.ch;
-      d->proxyOp.peer = e->op.peer;
-      d->proxyOp.nSteps = e->op.nsteps;
-      d->proxyOp.chunkSize = e->op.chunk;
-      d->proxyOp.isSend = e->op.is_send;
+      FILL_PROXY_OP(d, e);
       break;
     case ncclProfileProxyStep: d->proxyStep.step = e->step.step; break;
     default: break;
@@ -269,12 +271,7 @@ static void fill_v3(ncclProfilerEventDescr_v3_t* d, const sim_event* e, int adap
       d->p2p.peer = e->p2p.peer;
       break;
     case ncclProfileProxyOp:
-      d->proxyOp.pid = e->op.pid;
-      d->proxyOp.channelId = (uint8_t)e->op.ch;
-      d->proxyOp.peer = e->op.peer;
-      d->proxyOp.nSteps = e->op.nsteps;
-      d->proxyOp.chunkSize = e->op.chunk;
-      d->proxyOp.isSend = e->op.is_send;
+      FILL_PROXY_OP(d, e);
       break;
     case ncclProfileProxyStep: d->proxyStep.step = e->step.step; break;
     case ncclProfileKernelCh: d->kernelCh.channelId = (uint8_t)e->kch.ch; break;
@@ -313,12 +310,7 @@ static void fill_v4(ncclProfilerEventDescr_v4_t* d, const sim_event* e, int adap
       if (!adapter) d->p2p.nChannels = e->p2p.nch;
       break;
     case ncclProfileProxyOp:
-      d->proxyOp.pid = e->op.pid;
-      d->proxyOp.channelId = (uint8_t)e->op.ch;
-      d->proxyOp.peer = e->op.peer;
-      d->proxyOp.nSteps = e->op.nsteps;
-      d->proxyOp.chunkSize = e->op.chunk;
-      d->proxyOp.isSend = e->op.is_send;
+      FILL_PROXY_OP(d, e);
       break;
     case ncclProfileProxyStep: d->proxyStep.step = e->step.step; break;
     case ncclProfileKernelCh:
@@ -378,12 +370,7 @@ static void fill_v5(ncclProfilerEventDescr_v5_t* d, const sim_event* e) {
       d->p2p.parentGroup = e->p2p.group;
       break;
     case ncclProfileProxyOp:
-      d->proxyOp.pid = e->op.pid;
-      d->proxyOp.channelId = (uint8_t)e->op.ch;
-      d->proxyOp.peer = e->op.peer;
-      d->proxyOp.nSteps = e->op.nsteps;
-      d->proxyOp.chunkSize = e->op.chunk;
-      d->proxyOp.isSend = e->op.is_send;
+      FILL_PROXY_OP(d, e);
       break;
     case ncclProfileProxyStep: d->proxyStep.step = e->step.step; break;
     case ncclProfileKernelCh:
