@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -99,6 +100,16 @@ static void test_statuses(void** state) {
   const char* want[] = {"POSTING", "WAITING_GPU", "SENDING", "POSTING", "RECEIVING", "FLUSHING",
                         "WAITING_GPU"};
   for (int i = 0; i < 7; i++) assert_non_null(strstr(rh_captured.text[1 + i], want[i]));
+  /* Times are Unix-epoch milliseconds of now, ordered createT <= lastT. */
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const long long now_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  for (int i = 1; i <= 7; i++) {
+    long long c = strtoll(strstr(rh_captured.text[i], "createT:") + 8, NULL, 10);
+    long long l = strtoll(strstr(rh_captured.text[i], "lastT:") + 6, NULL, 10);
+    assert_true(c > now_ms - 60000 && c <= now_ms + 1000);
+    assert_true(l >= c && l <= now_ms + 1000);
+  }
   /* A started op that never entered progress is not in the dump. */
   rh_op idle;
   d = desc(1234567890ull, 8, 0, 1, 1, 4);
