@@ -75,8 +75,8 @@ static ncclResult_t v6_stop(void* handle) {
 static ncclResult_t v6_record(void* handle, ncclProfilerEventState_v6_t state,
                               ncclProfilerEventStateArgs_v6_t* args) {
   if (!handle) return ncclSuccess; /* declined events and net-plugin callbacks */
-  if (state == ncclProfilerProxyDiagUpdate) {
-    if (args && pt_handle_kind(handle) == PT_HANDLE_OP)
+  if (state == ncclProfilerProxyDiagUpdate) { /* the hottest callback: checks are in the core */
+    if (args)
       pt_event_diag(handle, args->proxyDiag.counterKind, args->proxyDiag.flags,
                     args->proxyDiag.value);
     else

@@ -57,22 +57,6 @@ void pt_event_state(void* h, int state, int64_t steps) {
   pt_event_refused(NULL, h);
 }
 
-void* pt_event_step_start(void* parent_op, int step) {
-  return parent_op ? pt_step_start(parent_op, step) : NULL;
-}
-
-void pt_event_op_in_progress(void* op) { pt_op_register(op); }
-
-void pt_event_diag(void* op, unsigned counter_kind, unsigned flags, int64_t value) {
-  pt_op_update(op, counter_kind, value, flags);
-}
-
-void pt_event_step_state(void* step, int state) { pt_step_state(step, state); }
-
-void pt_event_stop(void* handle) {
-  if (handle) pt_handle_stop(handle);
-}
-
 void pt_event_refused(void* ctx, void* handle) {
   if (handle) pt_handle_count(handle, PT_DROP_BAD_STATE);
   else pt_trace_count(pt_ctx_trace(ctx), PT_DROP_BAD_STATE);

@@ -77,11 +77,18 @@ pid_t pt_self_pid(void);
 
 /* ProxyOp started by the host; `pid` is the enqueuing process. */
 void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info);
-void* pt_event_step_start(void* parent_op, int step);
-void pt_event_op_in_progress(void* op);
-void pt_event_diag(void* op, unsigned counter_kind, unsigned flags, int64_t value);
-void pt_event_step_state(void* step, int state);
-void pt_event_stop(void* handle);
+/* The per-step events map one to one onto the core; inline, so the hottest
+ * callbacks cost one call into the core. */
+static inline void* pt_event_step_start(void* parent_op, int step) {
+  return parent_op ? pt_step_start(parent_op, step) : NULL;
+}
+static inline void pt_event_op_in_progress(void* op) { pt_op_register(op); }
+static inline void pt_event_diag(void* op, unsigned counter_kind, unsigned flags, int64_t value) {
+  pt_op_update(op, counter_kind, value, flags);
+}
+static inline void pt_event_stop(void* handle) {
+  if (handle) pt_handle_stop(handle);
+}
 /* A stock NVIDIA NCCL ProxyOp: no RCCL trace fields, so the key is
  * <context commHash : -1 : sequence> and the counters follow the step
  * events (and, on 2.23-2.26, the ProxyOp states). `rank` is the descriptor's,

@@ -266,8 +266,11 @@ static inline int is_progress_counter(unsigned kind) {
          kind == PT_CNT_DONE;
 }
 
-/* One counter update on an active op (kind already checked). */
-static void update(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
+/* One counter update on an active op (kind already checked). Inlined into
+ * pt_op_update, the hottest entry point. */
+static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned kind,
+                                                            int64_t value, unsigned flags,
+                                                            uint64_t now_or_0) {
   pt_rec* r = &op->rec;
   const int store = !(flags & PT_FLAG_COUNTER_SKIP);
   /* RCCL reports each poll of a waiting op as a burst of counters emitted
@@ -278,7 +281,9 @@ static void update(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
   const int same_poll = kind == PT_CNT_FIFO_SZ_OR_HEAD_CACHE ||
                         (kind == PT_CNT_TAIL_OR_HEAD && PT_LOAD(r->op_type) == PT_OP_SEND);
   const uint64_t last = PT_LOAD(r->t_last);
-  const uint64_t now = same_poll && store && !(flags & PT_FLAG_TIMESTAMP) && last ? last : pt_ticks();
+  const uint64_t now = now_or_0                                               ? now_or_0
+                       : same_poll && store && !(flags & PT_FLAG_TIMESTAMP) && last ? last
+                                                                                      : pt_ticks();
   pt_rec_write_begin(r);
   if (store) {
     if (is_progress_counter(kind) && PT_LOAD(r->counters[kind]) != value)
@@ -293,6 +298,11 @@ static void update(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
   }
   pt_rec_write_end(r);
   if (store && kind == PT_CNT_DONE && value == (int64_t)PT_LOAD(r->nsteps)) complete(op);
+}
+
+static inline __attribute__((always_inline)) void update(pt_op* op, unsigned kind, int64_t value,
+                                                         unsigned flags) {
+  update_at(op, kind, value, flags, 0);
 }
 
 /* The active op a handle names, counting why not otherwise. */
@@ -322,9 +332,13 @@ void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
 /* Step-driven counters only move up: NCCL 2.24-2.26 stop the wrong step
  * handle in the receive loop (NVIDIA/nccl#1658) and 2.23-2.26 report the
  * same progress through ProxyOp states and step events both. */
-static void advance(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
+static void advance_at(pt_op* op, unsigned kind, int64_t value, unsigned flags, uint64_t now) {
   if (value > PT_LOAD(op->rec.counters[kind]) || (flags & PT_FLAG_COUNTER_SKIP))
-    update(op, kind, value, flags);
+    update_at(op, kind, value, flags, now);
+}
+
+static void advance(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
+  advance_at(op, kind, value, flags, 0);
 }
 
 /* The full step number of a step slot: slots keep 16 bits, and every step
@@ -390,10 +404,12 @@ static void step_progress(pt_op* op, const pt_step_slot* s, int state) {
   const int64_t n = full_step(op, s) + 1;
   switch (state) {
     case 20: advance(op, PT_CNT_KERNEL_COPY_READY, n, 0); return; /* SendPeerWait: data ready */
-    case 9: /* SendWait: isend accepted */
-      advance(op, PT_CNT_KERNEL_COPY_READY, 0, PT_FLAG_TIMESTAMP | PT_FLAG_COUNTER_SKIP);
-      advance(op, PT_CNT_TRANSMITTED, n, 0);
+    case 9: { /* SendWait: isend accepted — one time for both */
+      const uint64_t now = pt_ticks();
+      advance_at(op, PT_CNT_KERNEL_COPY_READY, 0, PT_FLAG_TIMESTAMP | PT_FLAG_COUNTER_SKIP, now);
+      advance_at(op, PT_CNT_TRANSMITTED, n, 0, now);
       return;
+    }
     case 10: advance(op, PT_CNT_POSTED, n, 0); return;      /* RecvWait: irecv posted */
     case 11: advance(op, PT_CNT_RECEIVED, n, 0); return;    /* RecvFlushWait: received */
     case 12: advance(op, PT_CNT_TRANSMITTED, n, 0); return; /* RecvGPUWait: handed to the GPU */
