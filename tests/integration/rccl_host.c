@@ -171,6 +171,13 @@ void rh_advance(rh_op* op, int64_t posted, int64_t received, int64_t transmitted
   }
 }
 
+void rh_op_active(rh_plugin* h, void* ctx, rh_op* op, const rh_op_desc* d, int64_t posted,
+                  int64_t received, int64_t transmitted, int64_t done, int polls) {
+  rh_op_start(h, ctx, op, d);
+  rh_op_in_progress(op);
+  rh_advance(op, posted, received, transmitted, done, polls);
+}
+
 void rh_op_stop(rh_op* op) { op->h->p->stopEvent(op->handle); }
 
 void rh_run_full(rh_plugin* h, void* ctx, const rh_op_desc* d, int polls) {

@@ -52,6 +52,9 @@ void rh_diag(rh_op* op, int kind, int64_t value, unsigned flags);
  * the targets (raw units), with `polls` per-poll counter updates per step. */
 void rh_advance(rh_op* op, int64_t posted, int64_t received, int64_t transmitted, int64_t done,
                 int polls);
+/* Start an op, put it in progress and advance it to the given counters. */
+void rh_op_active(rh_plugin* h, void* ctx, rh_op* op, const rh_op_desc* d, int64_t posted,
+                  int64_t received, int64_t transmitted, int64_t done, int polls);
 /* The whole op: start, in-progress, every step, stop. */
 void rh_run_full(rh_plugin* h, void* ctx, const rh_op_desc* d, int polls);
 void rh_op_stop(rh_op* op);

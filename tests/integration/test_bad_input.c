@@ -79,9 +79,7 @@ static void test_null_arguments(void** state) {
   /* NULL args on a diag update of a live op: refused, op untouched */
   rh_op op;
   rh_op_desc d = desc(0, 8);
-  rh_op_start(&plugin, ctx, &op, &d);
-  rh_op_in_progress(&op);
-  rh_advance(&op, 3, 0, 0, 0, 0);
+  rh_op_active(&plugin, ctx, &op, &d, 3, 0, 0, 0, 0);
   assert_int_equal(plugin.p->recordEventState(op.handle, ncclProfilerProxyDiagUpdate, NULL),
                    ncclSuccess);
   assert_int_equal(drop_count(ctx, "badState"), 1);
@@ -130,9 +128,7 @@ static void test_unknown_types_and_states(void** state) {
   /* unknown state, and states that belong to the other kind of handle */
   rh_op op;
   rh_op_desc d = desc(0, 8);
-  rh_op_start(&plugin, ctx, &op, &d);
-  rh_op_in_progress(&op);
-  rh_advance(&op, 2, 0, 0, 0, 0);
+  rh_op_active(&plugin, ctx, &op, &d, 2, 0, 0, 0, 0);
   ncclProfilerEventStateArgs_v6_t a;
   memset(&a, 0, sizeof a);
   plugin.p->recordEventState(op.handle, (ncclProfilerEventState_v6_t)77, &a);
@@ -160,9 +156,7 @@ static void test_lifecycle_misuse(void** state) {
   assert_int_equal(drop_count(ctx, "untrackedUpdate"), 1);
   /* stop without start: a handle that was stopped and its slot reused */
   rh_op_stop(&a);
-  rh_op_start(&plugin, ctx, &b, &d);
-  rh_op_in_progress(&b);
-  rh_advance(&b, 4, 0, 0, 0, 0);
+  rh_op_active(&plugin, ctx, &b, &d, 4, 0, 0, 0, 0);
   rh_op_stop(&a); /* stale: must not stop b */
   rh_diag(&a, ncclProxyDiagPosted, 7, 0);
   assert_op_posted(ctx, 4);

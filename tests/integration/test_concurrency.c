@@ -88,9 +88,7 @@ static void* recorder(void* p) {
     rh_run_full(&plugin, a->ctx, &d, 2);
     rh_op op;
     d.op_count = 2 * r + 1;
-    rh_op_start(&plugin, a->ctx, &op, &d);
-    rh_op_in_progress(&op);
-    rh_advance(&op, 8, d.is_send ? 0 : 8, 6, 3, 1);
+    rh_op_active(&plugin, a->ctx, &op, &d, 8, d.is_send ? 0 : 8, 6, 3, 1);
     rh_advance(&op, 8, d.is_send ? 0 : 8, 8, 8, 1); /* at most 8 steps in flight */
     rh_advance(&op, 16, d.is_send ? 0 : 16, 16, 16, 1);
     rh_op_stop(&op);
@@ -172,9 +170,7 @@ static void test_concurrent_init(void** state) {
     rh_op op;
     rh_op_desc d = {.comm_hash = a[i].hash, .op_count = 0, .peer = 1, .is_send = 1,
                     .raw_nsteps = 4, .slice_steps = 1};
-    rh_op_start(&plugin, a[i].ctx, &op, &d);
-    rh_op_in_progress(&op);
-    rh_advance(&op, 1, 0, 0, 0, 0);
+    rh_op_active(&plugin, a[i].ctx, &op, &d, 1, 0, 0, 0, 0);
   }
   for (int i = 0; i < N; i++) {
     rh_dump(&plugin, a[i].ctx);

@@ -61,39 +61,25 @@ static void test_statuses(void** state) {
   rh_op_desc d;
   /* send POSTING: posted 4 of 16 */
   d = desc(1234567890ull, 6, 0, 11, 1, 16);
-  rh_op_start(&plugin, ctx, &op[0], &d);
-  rh_op_in_progress(&op[0]);
-  rh_advance(&op[0], 4, 0, 0, 0, 2);
+  rh_op_active(&plugin, ctx, &op[0], &d, 4, 0, 0, 0, 2);
   /* send WAITING_GPU: posted 8 (window full), transmitted 4 */
   d = desc(1234567890ull, 6, 1, 11, 1, 16);
-  rh_op_start(&plugin, ctx, &op[1], &d);
-  rh_op_in_progress(&op[1]);
-  rh_advance(&op[1], 8, 0, 4, 0, 3);
+  rh_op_active(&plugin, ctx, &op[1], &d, 8, 0, 4, 0, 3);
   /* send SENDING: all 8 posted and transmitted, 4 done */
   d = desc(1234567890ull, 6, 2, 11, 1, 8);
-  rh_op_start(&plugin, ctx, &op[2], &d);
-  rh_op_in_progress(&op[2]);
-  rh_advance(&op[2], 8, 0, 8, 4, 1);
+  rh_op_active(&plugin, ctx, &op[2], &d, 8, 0, 8, 4, 1);
   /* recv POSTING */
   d = desc(1234567890ull, 6, 0, 5, 0, 16);
-  rh_op_start(&plugin, ctx, &op[3], &d);
-  rh_op_in_progress(&op[3]);
-  rh_advance(&op[3], 2, 0, 0, 0, 0);
+  rh_op_active(&plugin, ctx, &op[3], &d, 2, 0, 0, 0, 0);
   /* recv RECEIVING: window full, 4 received */
   d = desc(1234567890ull, 6, 1, 5, 0, 16);
-  rh_op_start(&plugin, ctx, &op[4], &d);
-  rh_op_in_progress(&op[4]);
-  rh_advance(&op[4], 8, 4, 0, 0, 0);
+  rh_op_active(&plugin, ctx, &op[4], &d, 8, 4, 0, 0, 0);
   /* recv FLUSHING: 8 received, 6 handed to the GPU */
   d = desc(1234567890ull, 6, 2, 5, 0, 16);
-  rh_op_start(&plugin, ctx, &op[5], &d);
-  rh_op_in_progress(&op[5]);
-  rh_advance(&op[5], 8, 8, 6, 0, 0);
+  rh_op_active(&plugin, ctx, &op[5], &d, 8, 8, 6, 0, 0);
   /* recv WAITING_GPU: 12 posted/received/transmitted, 4 consumed */
   d = desc(1234567890ull, 6, 3, 5, 0, 16);
-  rh_op_start(&plugin, ctx, &op[6], &d);
-  rh_op_in_progress(&op[6]);
-  rh_advance(&op[6], 4, 4, 4, 4, 2);
+  rh_op_active(&plugin, ctx, &op[6], &d, 4, 4, 4, 4, 2);
   rh_advance(&op[6], 12, 12, 12, 4, 2);
   check_golden(ctx, "statuses");
   /* The legacy status names, in that order of proxyOpId. */
@@ -134,9 +120,7 @@ static void test_finished(void** state) {
   rh_run_full(&plugin, ctx, &d, 1);
   rh_op live;
   d = desc(42, 4, 0, 4, 1, 10);
-  rh_op_start(&plugin, ctx, &live, &d);
-  rh_op_in_progress(&live);
-  rh_advance(&live, 3, 0, 1, 0, 1);
+  rh_op_active(&plugin, ctx, &live, &d, 3, 0, 1, 0, 1);
   check_golden(ctx, "finished");
   rh_op_stop(&live);
   plugin.p->finalize(ctx);
@@ -170,9 +154,7 @@ static void test_sort_and_comms(void** state) {
   const int64_t counts[] = {2, 10, 10, 2, 2, 10};
   for (int i = 0; i < 6; i++) {
     rh_op_desc d = desc(hashes[i], counts[i], i, 3, i % 2, 4);
-    rh_op_start(&plugin, ctx, &ops[i], &d);
-    rh_op_in_progress(&ops[i]);
-    rh_advance(&ops[i], 1, 0, 0, 0, 0);
+    rh_op_active(&plugin, ctx, &ops[i], &d, 1, 0, 0, 0, 0);
   }
   check_golden(ctx, "sort_and_comms");
   char* text = rh_masked_dump();
@@ -196,9 +178,7 @@ static void test_zero_steps(void** state) {
   rh_op_start(&plugin, ctx, &zero, &d);
   rh_op_in_progress(&zero);
   d = desc(5, 3, 1, 1, 1, 8);
-  rh_op_start(&plugin, ctx, &real, &d);
-  rh_op_in_progress(&real);
-  rh_advance(&real, 2, 0, 1, 0, 0);
+  rh_op_active(&plugin, ctx, &real, &d, 2, 0, 1, 0, 0);
   /* Legacy would have given `zero` id 0 and `real` id 0 too, so these updates
    * would corrupt `real`'s counters. */
   rh_diag(&zero, ncclProxyDiagPosted, 99, NCCL_PROXY_DIAG_FLAG_TIMESTAMP);

@@ -199,37 +199,49 @@ static void fill_v1(ncclProfilerEventDescr_v1_t* d, const sim_event* e, int adap
   }
 }
 
+/* v2 and v3 coll/p2p arms: strings for func/datatype/algo/proto, and the
+ * name/commHash that the v1-v3 adapter of a v4+ core clears. */
+#define FILL_COLL_V2_V3(d, e, adapted)                                      \
+  do {                                                                      \
+    (d)->parentObj = (e)->coll.group;                                       \
+    (d)->coll.name = (adapted) ? NULL : (e)->coll.name;                     \
+    (d)->coll.commHash = (adapted) ? 0 : (e)->coll.comm_hash;               \
+    (d)->coll.seqNumber = (e)->coll.seq;                                    \
+    (d)->coll.func = (e)->coll.func;                                        \
+    (d)->coll.sendBuff = (e)->coll.sbuf;                                    \
+    (d)->coll.recvBuff = (e)->coll.rbuf;                                    \
+    (d)->coll.count = (e)->coll.count;                                      \
+    (d)->coll.root = (e)->coll.root;                                        \
+    (d)->coll.datatype = (e)->coll.dtype;                                   \
+    (d)->coll.nMaxChannels = (e)->coll.nch;                                 \
+    (d)->coll.nWarps = (e)->coll.nwarps;                                    \
+    (d)->coll.algo = (e)->coll.algo;                                        \
+    (d)->coll.proto = (e)->coll.proto;                                      \
+  } while (0)
+
+#define FILL_P2P_V2_V3(d, e, adapted)                                       \
+  do {                                                                      \
+    (d)->parentObj = (e)->p2p.group;                                        \
+    (d)->p2p.name = (adapted) ? NULL : (e)->p2p.name;                       \
+    (d)->p2p.commHash = (adapted) ? 0 : (e)->p2p.comm_hash;                 \
+    (d)->p2p.func = (e)->p2p.func;                                          \
+    (d)->p2p.buff = (e)->p2p.buff;                                          \
+    (d)->p2p.datatype = (e)->p2p.dtype;                                     \
+    (d)->p2p.count = (e)->p2p.count;                                        \
+    (d)->p2p.peer = (e)->p2p.peer;                                          \
+  } while (0)
+
 static void fill_v2(ncclProfilerEventDescr_v2_t* d, const sim_event* e, int adapted) {
   d->type = (uint8_t)e->type;
   d->parentObj = e->parent;
   d->rank = e->rank;
   switch (e->type) {
     case ncclProfileColl:
-      d->parentObj = e->coll.group;
-      d->coll.name = adapted ? NULL : e->coll.name;
-      d->coll.commHash = adapted ? 0 : e->coll.comm_hash;
-      d->coll.seqNumber = e->coll.seq;
-      d->coll.func = e->coll.func;
-      d->coll.sendBuff = e->coll.sbuf;
-      d->coll.recvBuff = e->coll.rbuf;
-      d->coll.count = e->coll.count;
-      d->coll.root = e->coll.root;
-      d->coll.datatype = e->coll.dtype;
+      FILL_COLL_V2_V3(d, e, adapted);
       d->coll.trafficBytes = adapted ? 0 : e->coll.traffic;
-      d->coll.nMaxChannels = e->coll.nch;
-      d->coll.nWarps = e->coll.nwarps;
-      d->coll.algo = e->coll.algo;
-      d->coll.proto = e->coll.proto;
       break;
     case ncclProfileP2p:
-      d->parentObj = e->p2p.group;
-      d->p2p.name = adapted ? NULL : e->p2p.name;
-      d->p2p.commHash = adapted ? 0 : e->p2p.comm_hash;
-      d->p2p.func = e->p2p.func;
-      d->p2p.buff = e->p2p.buff;
-      d->p2p.datatype = e->p2p.dtype;
-      d->p2p.count = e->p2p.count;
-      d->p2p.peer = e->p2p.peer;
+      FILL_P2P_V2_V3(d, e, adapted);
       break;
     case ncclProfileProxyOp:
       FILL_PROXY_OP(d, e);
@@ -245,30 +257,10 @@ static void fill_v3(ncclProfilerEventDescr_v3_t* d, const sim_event* e, int adap
   d->rank = e->rank;
   switch (e->type) {
     case ncclProfileColl:
-      d->parentObj = e->coll.group;
-      d->coll.name = adapted ? NULL : e->coll.name;
-      d->coll.commHash = adapted ? 0 : e->coll.comm_hash;
-      d->coll.seqNumber = e->coll.seq;
-      d->coll.func = e->coll.func;
-      d->coll.sendBuff = e->coll.sbuf;
-      d->coll.recvBuff = e->coll.rbuf;
-      d->coll.count = e->coll.count;
-      d->coll.root = e->coll.root;
-      d->coll.datatype = e->coll.dtype;
-      d->coll.nMaxChannels = e->coll.nch;
-      d->coll.nWarps = e->coll.nwarps;
-      d->coll.algo = e->coll.algo;
-      d->coll.proto = e->coll.proto;
+      FILL_COLL_V2_V3(d, e, adapted);
       break;
     case ncclProfileP2p:
-      d->parentObj = e->p2p.group;
-      d->p2p.name = adapted ? NULL : e->p2p.name;
-      d->p2p.commHash = adapted ? 0 : e->p2p.comm_hash;
-      d->p2p.func = e->p2p.func;
-      d->p2p.buff = e->p2p.buff;
-      d->p2p.datatype = e->p2p.dtype;
-      d->p2p.count = e->p2p.count;
-      d->p2p.peer = e->p2p.peer;
+      FILL_P2P_V2_V3(d, e, adapted);
       break;
     case ncclProfileProxyOp:
       FILL_PROXY_OP(d, e);
