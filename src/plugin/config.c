@@ -3,6 +3,8 @@
  *
  *   PROXYTRACE_MAX_OPS   operation slots per communicator (default 4096,
  *                        16..1048576); 256 bytes each
+ *   PROXYTRACE_CLOCK     tsc (default, where the CPU's TSC is invariant) or
+ *                        monotonic; read by src/trace/clock.c, checked here
  *
  * A bad value never stops the host: it is reported once per process, with
  * the accepted values and the default used, and the default applies.
@@ -10,6 +12,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "plugin/plugin.h"
 
@@ -24,6 +27,7 @@ int pt_parse_uint(const char* s, unsigned long lo, unsigned long hi, unsigned lo
 }
 
 static atomic_flag warned_max_ops = ATOMIC_FLAG_INIT;
+static atomic_flag warned_clock = ATOMIC_FLAG_INIT;
 
 void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
   pt_trace_config_default(&cfg->trace);
@@ -38,5 +42,13 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
                   "using the default %u",
                   v, PT_MIN_MAX_OPS, PT_MAX_MAX_OPS, PT_DEFAULT_MAX_OPS);
     }
+  }
+  v = getenv("PROXYTRACE_CLOCK");
+  if (v && *v && strcmp(v, "tsc") != 0 && strcmp(v, "monotonic") != 0 &&
+      !atomic_flag_test_and_set(&warned_clock)) {
+    PT_LOG_WARN(log,
+                "proxytrace: PROXYTRACE_CLOCK='%s' is neither 'tsc' nor 'monotonic'; using the "
+                "default (the TSC where it is invariant, else CLOCK_MONOTONIC)",
+                v);
   }
 }

@@ -215,18 +215,25 @@ static void test_bad_env(void** state) {
   (void)state;
   rh_log_clear();
   setenv("PROXYTRACE_MAX_OPS", "lots", 1);
+  setenv("PROXYTRACE_CLOCK", "sundial", 1);
   void* c1 = rh_init(&plugin, 1, 0, 2);
   void* c2 = rh_init(&plugin, 2, 1, 2);
   unsetenv("PROXYTRACE_MAX_OPS");
-  int warnings = 0;
+  unsetenv("PROXYTRACE_CLOCK");
+  int warnings = 0, clock_warnings = 0;
   for (int i = 0; i < rh_captured.n; i++) {
     if (strstr(rh_captured.text[i], "PROXYTRACE_MAX_OPS='lots'")) {
       warnings++;
       assert_non_null(strstr(rh_captured.text[i], "16..1048576"));
       assert_non_null(strstr(rh_captured.text[i], "default 4096"));
     }
+    if (strstr(rh_captured.text[i], "PROXYTRACE_CLOCK='sundial'")) {
+      clock_warnings++;
+      assert_non_null(strstr(rh_captured.text[i], "'tsc' nor 'monotonic'"));
+    }
   }
   assert_int_equal(warnings, 1);
+  assert_int_equal(clock_warnings, 1);
   /* default pool: 4096 live ops fit */
   rh_op_desc d = desc(0, 2);
   static rh_op ops[4096];
