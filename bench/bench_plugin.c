@@ -192,6 +192,19 @@ static void null_logger(ncclDebugLogLevel l, unsigned long f, const char* file, 
   va_end(ap);
 }
 
+/* Two rows: median (block pass) and p99 (per-call pass), ours vs empty. */
+static void report(const char* what, samples s[2][2], double ns) {
+  const struct { const char* label; int pass; double q; int target; } rows[] = {
+      {"median", 1, 0.5, 15}, {"p99", 0, 0.99, 50}};
+  for (int r = 0; r < 2; r++) {
+    double a = pct(&s[0][rows[r].pass], rows[r].q, ns), b = pct(&s[1][rows[r].pass], rows[r].q, ns);
+    char name[64];
+    snprintf(name, sizeof name, "%s, %s", what, rows[r].label);
+    printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= %d\n", name, a, b, a - b, a / b,
+           rows[r].target);
+  }
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -213,58 +226,37 @@ int main(int argc, char** argv) {
   open_plugin(&empty, "empty", empty_path);
 
   /* [plugin][pass]: pass 0 per call, pass 1 blocks */
-  samples diag[2][2], step[2][2];
-  for (int i = 0; i < 2; i++)
-    for (int m = 0; m < 2; m++) {
-      diag[i][m].v = __libc_malloc(MAXS * sizeof(uint32_t)); diag[i][m].n = 0;
-      step[i][m].v = __libc_malloc(MAXS * sizeof(uint32_t)); step[i][m].n = 0;
-    }
-  /* warm-up, then alternating rounds */
+  static samples diag[2][2], step[2][2], sstep[2][2];
+  samples* all[] = {&diag[0][0], &step[0][0], &sstep[0][0]};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < 4; i++) all[k][i].v = __libc_malloc(MAXS * sizeof(uint32_t));
   long steps_real = 0, steps_empty = 0, dummy = 0;
   samples junk = {__libc_malloc(MAXS * sizeof(uint32_t)), 0};
-  for (int i = 0; i < 50; i++) { run_op(&real, i, 64, &junk, &junk, &dummy); junk.n = 0; }
+  for (int i = 0; i < 50; i++) { run_op(&real, i, 64, &junk, &junk, &dummy); junk.n = 0; } /* warm-up */
   long heap_steady0 = live_bytes;
   long allocs_before = n_alloc;
-  for (int r = 0; r < rounds; r++) {
-    block_mode = r & 1;
-    int m = block_mode;
-    for (int k = 0; k < 40; k++) run_op(&real, 1000 + r * 40 + k, 64, &diag[0][m], &step[0][m], &steps_real);
-    for (int k = 0; k < 40; k++) run_op(&empty, r * 40 + k, 64, &diag[1][m], &step[1][m], &steps_empty);
-  }
-  /* stock NCCL: the same step events now drive the counters */
-  samples sstep[2][2];
-  for (int i = 0; i < 2; i++)
-    for (int m = 0; m < 2; m++) { sstep[i][m].v = __libc_malloc(MAXS * sizeof(uint32_t)); sstep[i][m].n = 0; }
-  stock_mode = 1;
-  for (int r = 0; r < rounds; r++) {
-    block_mode = r & 1;
-    int m = block_mode;
-    for (int k = 0; k < 40; k++) run_op(&real, 0, 64, &junk, &sstep[0][m], &steps_real);
-    for (int k = 0; k < 40; k++) run_op(&empty, 0, 64, &junk, &sstep[1][m], &steps_empty);
-    junk.n = 0;
+  /* RCCL (diag counters), then stock NCCL (the same step events drive the
+   * counters): alternating rounds of both plugins, passes alternating too. */
+  for (stock_mode = 0; stock_mode < 2; stock_mode++) {
+    samples (*st)[2] = stock_mode ? sstep : step;
+    for (int r = 0; r < rounds; r++) {
+      int m = block_mode = r & 1;
+      for (int k = 0; k < 40; k++) run_op(&real, 1000 + r * 40 + k, 64, &diag[0][m], &st[0][m], &steps_real);
+      for (int k = 0; k < 40; k++) run_op(&empty, r * 40 + k, 64, &diag[1][m], &st[1][m], &steps_empty);
+    }
   }
   stock_mode = 0;
   long allocs_real = n_alloc - allocs_before; /* the empty plugin allocates nothing either */
   long heap_growth = live_bytes - heap_steady0;
   pt_clock_calibration(&cal);
   double npt = cal.ns_per_tick / 16.0;
-  double dm[2], d99[2], sm[2], s99[2], km[2], k99[2];
-  for (int i = 0; i < 2; i++) {
-    dm[i] = pct(&diag[i][1], 0.5, npt); d99[i] = pct(&diag[i][0], 0.99, npt);
-    sm[i] = pct(&step[i][1], 0.5, npt); s99[i] = pct(&step[i][0], 0.99, npt);
-    km[i] = pct(&sstep[i][1], 0.5, npt); k99[i] = pct(&sstep[i][0], 0.99, npt);
-  }
   printf("proxytrace bench (%s clock, %.3f ns/tick; %zu diag and %zu step callbacks timed one by one per plugin)\n",
          pt_clock_tsc ? "TSC" : "monotonic", cal.ns_per_tick, diag[0][0].n, step[0][0].n);
   printf("medians from runs of callbacks timed together, p99 from callbacks timed alone (timer included in both columns)\n");
-  printf("%-34s %10s %10s %10s %8s\n", "per callback (ns)", "proxytrace", "empty",
-         "added", "ratio");
-  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 15\n", "diag update, median", dm[0], dm[1], dm[0] - dm[1], dm[0] / dm[1]);
-  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 50\n", "diag update, p99", d99[0], d99[1], d99[0] - d99[1], d99[0] / d99[1]);
-  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 15\n", "step event, median", sm[0], sm[1], sm[0] - sm[1], sm[0] / sm[1]);
-  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 50\n", "step event, p99", s99[0], s99[1], s99[0] - s99[1], s99[0] / s99[1]);
-  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 15\n", "stock NCCL step, median", km[0], km[1], km[0] - km[1], km[0] / km[1]);
-  printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= 50\n", "stock NCCL step, p99", k99[0], k99[1], k99[0] - k99[1], k99[0] / k99[1]);
+  printf("%-34s %10s %10s %10s %8s\n", "per callback (ns)", "proxytrace", "empty", "added", "ratio");
+  report("diag update", diag, npt);
+  report("step event", step, npt);
+  report("stock NCCL step", sstep, npt);
   printf("heap allocations per step          %.4f (%ld over %ld steps; target 0)\n",
          (double)allocs_real / (double)steps_real, allocs_real, steps_real);
   printf("bytes per op record                %zu (one slab slot; target <= 256)\n", pt_op_slot_bytes());

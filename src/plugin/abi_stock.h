@@ -33,8 +33,8 @@
       if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
     } else if (d->type == ncclProfileProxyStep) {                                                  \
       *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);                              \
-    } else if (d->type > ncclProfileCeBatch || (d->type & (d->type - 1)) != 0) {                   \
-      pt_event_refused(context, NULL);                                                             \
+    } else {                                                                                       \
+      pt_event_other_type(context, d->type);                                                       \
     }                                                                                              \
     return ncclSuccess;                                                                            \
   }                                                                                                \
@@ -54,9 +54,7 @@
 /* init for v1-v3, which learn nothing about the communicator. */
 #define PT_STOCK_INIT_NOCOMM(V)                                                                    \
   static ncclResult_t V##_init(void** context, int* mask) {                                        \
-    if (!context) return ncclSuccess;                                                              \
-    *context = pt_ctx_create(0, NULL, 0, 0, -1, NULL);                                             \
-    if (*context && mask) pt_set_mask(mask, PT_EVENT_MASK_STOCK);                                \
+    pt_event_init(context, mask, PT_EVENT_MASK_STOCK, 0, NULL, 0, 0, -1, NULL);                  \
     return ncclSuccess;                                                                            \
   }
 

@@ -8,9 +8,7 @@
 
 static ncclResult_t v4_init(void** context, int* mask, const char* comm_name, uint64_t comm_hash,
                             int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
-  if (!context) return ncclSuccess;
-  *context = pt_ctx_create(comm_hash, comm_name, nnodes, nranks, rank, log);
-  if (*context && mask) pt_set_mask(mask, PT_EVENT_MASK_STOCK);
+  pt_event_init(context, mask, PT_EVENT_MASK_STOCK, comm_hash, comm_name, nnodes, nranks, rank, log);
   return ncclSuccess;
 }
 

@@ -7,9 +7,7 @@
 
 static ncclResult_t v5_init(void** context, uint64_t comm_id, int* mask, const char* comm_name,
                             int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
-  if (!context) return ncclSuccess;
-  *context = pt_ctx_create(comm_id, comm_name, nnodes, nranks, rank, log);
-  if (*context && mask) pt_set_mask(mask, PT_EVENT_MASK_STOCK);
+  pt_event_init(context, mask, PT_EVENT_MASK_STOCK, comm_id, comm_name, nnodes, nranks, rank, log);
   return ncclSuccess;
 }
 

@@ -16,9 +16,7 @@ static ncclResult_t v6_init(void** context, uint64_t comm_id, int* mask, const c
                             int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
   /* Never fail init (spec nccl-profiler-abi.md §4.3): opt out with a NULL
    * context and leave the mask alone instead. */
-  if (!context) return ncclSuccess;
-  *context = pt_ctx_create(comm_id, comm_name, nnodes, nranks, rank, log);
-  if (*context && mask) pt_set_mask(mask, PT_EVENT_MASK);
+  pt_event_init(context, mask, PT_EVENT_MASK, comm_id, comm_name, nnodes, nranks, rank, log);
   return ncclSuccess;
 }
 
@@ -55,14 +53,8 @@ static ncclResult_t v6_start(void* context, void** handle, ncclProfilerEventDesc
     case ncclProfileProxyStep:
       *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);
       return ncclSuccess;
-    case ncclProfileGroup: case ncclProfileColl: case ncclProfileP2p:
-    case ncclProfileProxyCtrl: case ncclProfileKernelCh: case ncclProfileNetPlugin:
-    case ncclProfileGroupApi: case ncclProfileCollApi: case ncclProfileP2pApi:
-    case ncclProfileKernelLaunch: case ncclProfileCeColl: case ncclProfileCeSync:
-    case ncclProfileCeBatch:
-      return ncclSuccess; /* not traced */
     default:
-      pt_event_refused(context, NULL);
+      pt_event_other_type(context, d->type); /* Group/Coll/API...: not traced */
       return ncclSuccess;
   }
 }

@@ -9,24 +9,28 @@
  * gives a NULL handle; every handle is decoded by the core, which catches
  * stale and foreign ones.
  */
+#include "nccl/profiler.h"
 #include "plugin/plugin.h"
 
-void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info) {
+/* The trace of a context of this process, or NULL: a ProxyOp of another
+ * process (PXN) carries that process's context pointer, so the pid is
+ * compared before the context is touched. */
+static pt_trace* own_trace(void* ctx, pid_t pid) {
   if (__builtin_expect(pid != pt_self_pid(), 0)) {
     pt_trace_count(NULL, PT_DROP_FOREIGN);
     return NULL;
   }
-  pt_trace* t = pt_ctx_trace(ctx);
+  return pt_ctx_trace(ctx);
+}
+
+void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info) {
+  pt_trace* t = own_trace(ctx, pid);
   return t ? pt_op_start(t, info) : NULL;
 }
 
 void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int peer, int nsteps,
                               int chunk_size, int is_send) {
-  if (__builtin_expect(pid != pt_self_pid(), 0)) {
-    pt_trace_count(NULL, PT_DROP_FOREIGN);
-    return NULL;
-  }
-  pt_trace* t = pt_ctx_trace(ctx);
+  pt_trace* t = own_trace(ctx, pid);
   if (!t) return NULL;
   pt_trace_learn_rank(t, rank);
   const pt_op_info info = {
@@ -55,6 +59,20 @@ void pt_event_state(void* h, int state, int64_t steps) {
       break;
   }
   pt_event_refused(NULL, h);
+}
+
+void pt_event_init(void** context, int* mask, int event_mask, uint64_t comm_hash,
+                   const char* comm_name, int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
+  if (!context) return;
+  *context = pt_ctx_create(comm_hash, comm_name, nnodes, nranks, rank, log);
+  if (*context && mask) pt_set_mask(mask, event_mask);
+}
+
+void pt_event_other_type(void* ctx, uint64_t type) {
+  /* One of the bits 0..14 is a known event we do not trace; anything else
+   * (no bit, several, RCCL's ProxyDiag mask bit, higher bits) is refused. */
+  const int known = type && !(type & (type - 1)) && type <= ncclProfileCeBatch;
+  if (!known) pt_event_refused(ctx, NULL);
 }
 
 void pt_event_refused(void* ctx, void* handle) {

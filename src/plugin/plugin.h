@@ -99,6 +99,13 @@ void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int p
  * 19 registers an op, 0-7 move a stock op's counters (`steps` < 0 when the
  * host gave no args), 8-12/20 are step states. Others are refused. */
 void pt_event_state(void* handle, int state, int64_t steps);
+/* init of every table: a context (NULL when we opt out — never a failure)
+ * and, when there is one, the events we want. */
+void pt_event_init(void** context, int* mask, int event_mask, uint64_t comm_hash,
+                   const char* comm_name, int nnodes, int nranks, int rank, ncclDebugLogger_t log);
+/* startEvent of a type we do not trace: fine if it is a known type,
+ * refused and counted otherwise. The caller sets *eHandle = NULL. */
+void pt_event_other_type(void* ctx, uint64_t type);
 /* A state the handle's kind does not take, or an event type we do not know. */
 void pt_event_refused(void* ctx_or_null, void* handle_or_null);
 

@@ -119,7 +119,7 @@ pt_handle_kind_t pt_handle_kind(pt_handle h) {
 static inline pt_op* live_op(pt_handle h) {
   if (UNLIKELY(!h)) return NULL;
   if (UNLIKELY(((uintptr_t)h & (PT_SLOT_BYTES - 1)) > PT_GEN_MASK)) {
-    pt_trace_count(NULL, PT_DROP_BAD_HANDLE); /* a step handle, or no handle at all */
+    count_bad_handle(); /* a step handle, or no handle at all */
     return NULL;
   }
   pt_op* op = slot_of(h);
@@ -348,14 +348,21 @@ static int64_t full_step(const pt_op* op, const pt_step_slot* s) {
   return done + (int16_t)(uint16_t)(PT_LOAD(s->step) - (uint16_t)done);
 }
 
+/* The network took a send: legacy's KERNEL_COPY_READY timestamp (sendT) and
+ * TRANSMITTED, stamped with one clock read. */
+static void isend_accepted(pt_op* op, int64_t transmitted) {
+  const uint64_t now = pt_ticks();
+  advance_at(op, PT_CNT_KERNEL_COPY_READY, 0, PT_FLAG_TIMESTAMP | PT_FLAG_COUNTER_SKIP, now);
+  advance_at(op, PT_CNT_TRANSMITTED, transmitted, 0, now);
+}
+
 void pt_op_progress(pt_handle h, int state, int64_t steps) {
   pt_op* op = active_op(h);
   if (!op) return;
   switch (state) {
     case 0: advance(op, PT_CNT_POSTED, steps, PT_FLAG_TIMESTAMP); return;       /* SendPosted */
     case 1: advance(op, PT_CNT_KERNEL_COPY_READY, steps, 0); return;            /* SendRemFifoWait */
-    case 2: advance(op, PT_CNT_KERNEL_COPY_READY, 0, PT_FLAG_TIMESTAMP | PT_FLAG_COUNTER_SKIP);
-            advance(op, PT_CNT_TRANSMITTED, steps, 0); return;                  /* SendTransmitted */
+    case 2: isend_accepted(op, steps); return;                                  /* SendTransmitted */
     case 3: case 7: advance(op, PT_CNT_DONE, steps, 0); return;                 /* Send/RecvDone */
     case 4: advance(op, PT_CNT_POSTED, steps, 0); return;                       /* RecvPosted */
     case 5: advance(op, PT_CNT_RECEIVED, steps, 0); return;                     /* RecvReceived */
@@ -365,11 +372,7 @@ void pt_op_progress(pt_handle h, int state, int64_t steps) {
 }
 
 pt_handle pt_step_start(pt_handle parent, int step) {
-  if (UNLIKELY(pt_handle_kind(parent) != PT_HANDLE_OP)) {
-    if (parent) count_bad_handle();
-    return NULL;
-  }
-  pt_op* op = live_op(parent);
+  pt_op* op = live_op(parent); /* counts a parent that is no op handle */
   if (UNLIKELY(!op)) return NULL;
   pt_step_slot* s = &op->steps[(unsigned)step % PT_NCCL_STEPS];
   PT_STORE(s->opgen, (uint8_t)op->gen);
@@ -385,7 +388,7 @@ pt_handle pt_step_start(pt_handle parent, int step) {
 static inline pt_step_slot* live_step(pt_handle h) {
   if (UNLIKELY(!h)) return NULL;
   if (UNLIKELY(pt_handle_kind(h) != PT_HANDLE_STEP)) {
-    pt_trace_count(NULL, PT_DROP_BAD_HANDLE);
+    count_bad_handle();
     return NULL;
   }
   pt_op* op = slot_of(h);
@@ -404,12 +407,7 @@ static void step_progress(pt_op* op, const pt_step_slot* s, int state) {
   const int64_t n = full_step(op, s) + 1;
   switch (state) {
     case 20: advance(op, PT_CNT_KERNEL_COPY_READY, n, 0); return; /* SendPeerWait: data ready */
-    case 9: { /* SendWait: isend accepted — one time for both */
-      const uint64_t now = pt_ticks();
-      advance_at(op, PT_CNT_KERNEL_COPY_READY, 0, PT_FLAG_TIMESTAMP | PT_FLAG_COUNTER_SKIP, now);
-      advance_at(op, PT_CNT_TRANSMITTED, n, 0, now);
-      return;
-    }
+    case 9: isend_accepted(op, n); return;                  /* SendWait */
     case 10: advance(op, PT_CNT_POSTED, n, 0); return;      /* RecvWait: irecv posted */
     case 11: advance(op, PT_CNT_RECEIVED, n, 0); return;    /* RecvFlushWait: received */
     case 12: advance(op, PT_CNT_TRANSMITTED, n, 0); return; /* RecvGPUWait: handed to the GPU */

@@ -271,6 +271,37 @@ static void fill_v3(ncclProfilerEventDescr_v3_t* d, const sim_event* e, int adap
   }
 }
 
+/* v4 and v5 coll/p2p arms (v5 adds parentGroup) and the v4+ kernelCh arm. */
+#define FILL_COLL_V4_V5(d, e)                  \
+  do {                                         \
+    (d)->coll.seqNumber = (e)->coll.seq;       \
+    (d)->coll.func = (e)->coll.func;           \
+    (d)->coll.sendBuff = (e)->coll.sbuf;       \
+    (d)->coll.recvBuff = (e)->coll.rbuf;       \
+    (d)->coll.count = (e)->coll.count;         \
+    (d)->coll.root = (e)->coll.root;           \
+    (d)->coll.datatype = (e)->coll.dtype;      \
+    (d)->coll.nChannels = (e)->coll.nch;       \
+    (d)->coll.nWarps = (e)->coll.nwarps;       \
+    (d)->coll.algo = (e)->coll.algo;           \
+    (d)->coll.proto = (e)->coll.proto;         \
+  } while (0)
+
+#define FILL_P2P_V4_V5(d, e)                   \
+  do {                                         \
+    (d)->p2p.func = (e)->p2p.func;             \
+    (d)->p2p.buff = (e)->p2p.buff;             \
+    (d)->p2p.datatype = (e)->p2p.dtype;        \
+    (d)->p2p.count = (e)->p2p.count;           \
+    (d)->p2p.peer = (e)->p2p.peer;             \
+  } while (0)
+
+#define FILL_KERNEL_CH(d, e)                             \
+  do {                                                   \
+    (d)->kernelCh.channelId = (uint8_t)(e)->kch.ch;      \
+    (d)->kernelCh.pTimer = (e)->kch.ptimer;              \
+  } while (0)
+
 /* `adapter`: the v4 adapter on a v5+ core (parent := Group handle,
  * p2p.nChannels not copied). */
 static void fill_v4(ncclProfilerEventDescr_v4_t* d, const sim_event* e, int adapter) {
@@ -280,25 +311,11 @@ static void fill_v4(ncclProfilerEventDescr_v4_t* d, const sim_event* e, int adap
   switch (e->type) {
     case ncclProfileColl:
       if (adapter) d->parentObj = e->coll.group;
-      d->coll.seqNumber = e->coll.seq;
-      d->coll.func = e->coll.func;
-      d->coll.sendBuff = e->coll.sbuf;
-      d->coll.recvBuff = e->coll.rbuf;
-      d->coll.count = e->coll.count;
-      d->coll.root = e->coll.root;
-      d->coll.datatype = e->coll.dtype;
-      d->coll.nChannels = e->coll.nch;
-      d->coll.nWarps = e->coll.nwarps;
-      d->coll.algo = e->coll.algo;
-      d->coll.proto = e->coll.proto;
+      FILL_COLL_V4_V5(d, e);
       break;
     case ncclProfileP2p:
       if (adapter) d->parentObj = e->p2p.group;
-      d->p2p.func = e->p2p.func;
-      d->p2p.buff = e->p2p.buff;
-      d->p2p.datatype = e->p2p.dtype;
-      d->p2p.count = e->p2p.count;
-      d->p2p.peer = e->p2p.peer;
+      FILL_P2P_V4_V5(d, e);
       if (!adapter) d->p2p.nChannels = e->p2p.nch;
       break;
     case ncclProfileProxyOp:
@@ -306,8 +323,7 @@ static void fill_v4(ncclProfilerEventDescr_v4_t* d, const sim_event* e, int adap
       break;
     case ncclProfileProxyStep: d->proxyStep.step = e->step.step; break;
     case ncclProfileKernelCh:
-      d->kernelCh.channelId = (uint8_t)e->kch.ch;
-      d->kernelCh.pTimer = e->kch.ptimer;
+      FILL_KERNEL_CH(d, e);
       break;
     default: break;
   }
@@ -339,25 +355,11 @@ static void fill_v5(ncclProfilerEventDescr_v5_t* d, const sim_event* e) {
       break;
     case ncclProfileKernelLaunch: d->kernelLaunch.stream = e->launch.stream; break;
     case ncclProfileColl:
-      d->coll.seqNumber = e->coll.seq;
-      d->coll.func = e->coll.func;
-      d->coll.sendBuff = e->coll.sbuf;
-      d->coll.recvBuff = e->coll.rbuf;
-      d->coll.count = e->coll.count;
-      d->coll.root = e->coll.root;
-      d->coll.datatype = e->coll.dtype;
-      d->coll.nChannels = e->coll.nch;
-      d->coll.nWarps = e->coll.nwarps;
-      d->coll.algo = e->coll.algo;
-      d->coll.proto = e->coll.proto;
+      FILL_COLL_V4_V5(d, e);
       d->coll.parentGroup = e->coll.group;
       break;
     case ncclProfileP2p:
-      d->p2p.func = e->p2p.func;
-      d->p2p.buff = e->p2p.buff;
-      d->p2p.datatype = e->p2p.dtype;
-      d->p2p.count = e->p2p.count;
-      d->p2p.peer = e->p2p.peer;
+      FILL_P2P_V4_V5(d, e);
       d->p2p.nChannels = e->p2p.nch;
       d->p2p.parentGroup = e->p2p.group;
       break;
@@ -366,8 +368,7 @@ static void fill_v5(ncclProfilerEventDescr_v5_t* d, const sim_event* e) {
       break;
     case ncclProfileProxyStep: d->proxyStep.step = e->step.step; break;
     case ncclProfileKernelCh:
-      d->kernelCh.channelId = (uint8_t)e->kch.ch;
-      d->kernelCh.pTimer = e->kch.ptimer;
+      FILL_KERNEL_CH(d, e);
       break;
     default: break;
   }
