@@ -124,7 +124,11 @@ static void test_unknown_types_and_states(void** state) {
   e.type = 1ull << 40;
   plugin.p->startEvent(ctx, &h, &e);
   assert_null(h);
-  assert_int_equal(drop_count(ctx, "badState"), 2);
+  e.type = 0; /* no type at all */
+  plugin.p->startEvent(ctx, &h, &e);
+  e.type = ncclProfileProxyDiag; /* a mask bit, never a started event */
+  plugin.p->startEvent(ctx, &h, &e);
+  assert_int_equal(drop_count(ctx, "badState"), 4);
   /* unknown state, and states that belong to the other kind of handle */
   rh_op op;
   rh_op_desc d = desc(0, 8);
@@ -134,7 +138,7 @@ static void test_unknown_types_and_states(void** state) {
   plugin.p->recordEventState(op.handle, (ncclProfilerEventState_v6_t)77, &a);
   plugin.p->recordEventState(op.handle, ncclProfilerProxyStepSendWait, &a); /* step state on op */
   plugin.p->recordEventState(op.steps[1], ncclProfilerProxyOpInProgress_v4, &a); /* op on step */
-  assert_int_equal(drop_count(ctx, "badState"), 5);
+  assert_int_equal(drop_count(ctx, "badState"), 7);
   assert_int_equal(drop_count(ctx, "badHandle"), 0);
   /* counterKind out of range */
   rh_diag(&op, 11, 5, 0);

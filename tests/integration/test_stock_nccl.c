@@ -101,6 +101,20 @@ static void test_v4_send_and_recv(void** state) {
   int mask = 0;
   assert_int_equal(v4()->init(&ctx, &mask, "c", 0xabc, 2, 8, 2, rh_logger), ncclSuccess);
   assert_int_equal(mask, ncclProfileProxyOp | ncclProfileProxyStep);
+  /* Known types we do not trace get NULL silently; a non-type is refused. */
+  ncclProfilerEventDescr_v4_t other;
+  memset(&other, 0, sizeof other);
+  void* h = (void*)0x1;
+  other.type = ncclProfileColl;
+  v4()->startEvent(ctx, &h, &other);
+  assert_null(h);
+  h = (void*)0x1;
+  other.type = 0;
+  v4()->startEvent(ctx, &h, &other);
+  assert_null(h);
+  rh_dump(&plugin, ctx);
+  assert_int_equal(rh_captured.n, 2);
+  assert_non_null(strstr(rh_captured.text[1], "badState:1"));
   void* send = v4_op(ctx, 1, 4);
   void* st[4];
   /* send: start+GPUWait posts; PeerWait (retried) = data ready; SendWait =
