@@ -41,7 +41,7 @@
                                         d->proxyOp.chunkSize, d->proxyOp.isSend);                  \
       if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
     } else if (d->type == ncclProfileProxyStep) {                                                  \
-      *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);                              \
+      *handle = pt_event_step_start(context, d->parentObj, d->proxyStep.step);                     \
     } else if (GROUP_HANDLE && d->type == ncclProfileGroup) {                                      \
       *handle = pt_group_handle();                                                                 \
     } else {                                                                                       \

@@ -51,7 +51,7 @@ static ncclResult_t v6_start(void* context, void** handle, ncclProfilerEventDesc
       return ncclSuccess;
     }
     case ncclProfileProxyStep:
-      *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);
+      *handle = pt_event_step_start(context, d->parentObj, d->proxyStep.step);
       return ncclSuccess;
     default:
       pt_event_other_type(context, d->type); /* Group/Coll/API...: not traced */

@@ -78,9 +78,12 @@ pid_t pt_self_pid(void);
 /* ProxyOp started by the host; `pid` is the enqueuing process. */
 void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info);
 /* The per-step events map one to one onto the core; inline, so the hottest
- * callbacks cost one call into the core. */
-static inline void* pt_event_step_start(void* parent_op, int step) {
-  return parent_op ? pt_step_start(parent_op, step) : NULL;
+ * callbacks cost one call into the core. A step's parent must be an op of
+ * the context the step is started on (checked by the core without reading
+ * the parent); a NULL parent — what a declined or PXN op got — never
+ * touches the context, which may be another process's. */
+static inline void* pt_event_step_start(void* ctx, void* parent_op, int step) {
+  return parent_op ? pt_step_start(pt_ctx_trace(ctx), parent_op, step) : NULL;
 }
 static inline void pt_event_op_in_progress(void* op) { pt_op_register(op); }
 static inline void pt_event_diag(void* op, unsigned counter_kind, unsigned flags, int64_t value) {

@@ -9,7 +9,9 @@
  * active one with the same key (ids restart when an opCount's bucket
  * empties), both are printed, finished records first in completion order:
  * a live op is never hidden. An op that completes while the snapshot is taken
- * can show up twice (active and finished), never not at all.
+ * can show up twice (active and finished), never not at all; nor can a
+ * preempted writer hide its record (pt_seq_read gives a copy in any case, and
+ * the dump says which records were copied mid-write).
  *
  * mapSizeMB counts the memory holding records now: active slots, id buckets
  * and finished-ring entries, each at its C size (pt_op 256 bytes, id entry
@@ -27,6 +29,7 @@ typedef struct {
   pt_rec_view v;
   char key[PT_KEY_MAX];
   uint8_t finished;
+  uint8_t mid_write; /* copied while the proxy thread was writing it */
   uint64_t order;
 } entry;
 
@@ -62,6 +65,23 @@ static int format_drops(const pt_trace* t, char* buf, size_t n) {
   return len < (int)n ? len : (int)n - 1;
 }
 
+/* "proxytrace: N records copied mid-write ...: <keys>" — only when a
+ * record's writer stayed inside a write for the reader's whole patience
+ * (preempted), so the line that follows may mix that one write's before and
+ * after. The record is printed all the same: a live op is never hidden. */
+static int format_mid_write(const entry* es, size_t n, char* buf, size_t cap) {
+  size_t count = 0;
+  for (size_t i = 0; i < n; i++) count += es[i].mid_write;
+  if (!count) return 0;
+  int len = snprintf(buf, cap,
+                     "proxytrace: %zu record%s copied while the proxy thread was inside a write "
+                     "to %s (each value from just before or after it):",
+                     count, count == 1 ? "" : "s", count == 1 ? "it" : "them");
+  for (size_t i = 0; i < n && len < (int)cap; i++)
+    if (es[i].mid_write) len += snprintf(buf + len, cap - (size_t)len, " %s", es[i].key);
+  return len < (int)cap ? len : (int)cap - 1;
+}
+
 int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
   char line[PT_LINE_MAX];
   pt_clock_cal cal;
@@ -86,7 +106,7 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
   for (uint32_t i = 0; i < t->nslots; i++) {
     uint8_t st;
     if (PT_LOAD(t->slab[i].state) < PT_SLOT_ACTIVE) continue; /* cheap pre-check */
-    if (pt_op_read(&t->slab[i], &st, &es[n].v) != 0) continue;
+    es[n].mid_write = pt_op_read(&t->slab[i], &st, &es[n].v) == PT_READ_MID_WRITE;
     if (st != PT_SLOT_ACTIVE && st != PT_SLOT_DETACHED) continue;
     es[n].finished = 0;
     es[n].order = i;
@@ -95,7 +115,7 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
   head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
   nfin = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
   for (uint64_t s = head - nfin; s < head; s++) {
-    pt_rec_read(&t->ring[s % PT_FINISHED_RING], &es[n].v);
+    es[n].mid_write = pt_rec_read(&t->ring[s % PT_FINISHED_RING], &es[n].v) == PT_READ_MID_WRITE;
     es[n].finished = 1;
     es[n].order = s;
     n++;
@@ -104,6 +124,11 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
   qsort(es, n, sizeof *es, cmp_entry);
 
   len = format_drops(t, line, sizeof line);
+  if (len > 0) {
+    emit(arg, line, len);
+    lines++;
+  }
+  len = format_mid_write(es, n, line, sizeof line);
   if (len > 0) {
     emit(arg, line, len);
     lines++;

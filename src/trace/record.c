@@ -1,10 +1,13 @@
 /*
  * record.c — copies between the atomic record and its plain view, and the
- * reader side of the seqlock (record.h explains the protocol).
+ * reader side of the seqlock (record.h explains the protocol), shared by the
+ * live slots and the finished ring.
  */
 #include "trace/record.h"
 
 #include <sched.h>
+#include <string.h>
+#include <time.h>
 
 void pt_rec_to_view(const pt_rec* r, pt_rec_view* v) {
   v->op_type = PT_LOAD(r->op_type);
@@ -52,19 +55,67 @@ void pt_rec_from_view(pt_rec* r, const pt_rec_view* v) {
   PT_STORE(r->t_progress, v->t_progress);
 }
 
-int pt_rec_read(const pt_rec* r, pt_rec_view* v) {
-  for (int tries = 0; tries < 1000; tries++) {
-    uint32_t s1 = atomic_load_explicit(&r->seq, memory_order_acquire);
-    if (s1 & 1u) {
-      if (tries > 100) sched_yield();
+static void pause_cpu(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Writes a copy overlapped, from the sequence before (s1) and after (s2):
+ * each write makes the sequence odd, then even. */
+static uint32_t writes_overlapped(uint32_t s1, uint32_t s2) {
+  const uint32_t d = s2 - s1;
+  return (s1 & 1u) ? 1 + d / 2 : (d + 1) / 2;
+}
+
+/* Spin a little (a write takes nanoseconds), then yield to a writer that may
+ * share this CPU, until the patience runs out. Every try that is not
+ * consistent is kept if it overlapped no more writes than the best so far:
+ * when the writer is stopped inside one write, that is a copy of the record
+ * with that one write partly applied. */
+int pt_seq_read(const _Atomic uint32_t* seq, pt_copy_fn copy, const void* src, void* dst,
+                void* tmp, size_t size) {
+  uint32_t best = UINT32_MAX; /* writes overlapped by the copy in dst */
+  uint64_t deadline = 0;
+  for (unsigned tries = 0;; tries++) {
+    void* into = best == UINT32_MAX ? dst : tmp;
+    const uint32_t s1 = atomic_load_explicit(seq, memory_order_acquire);
+    copy(src, into);
+    atomic_thread_fence(memory_order_acquire);
+    const uint32_t s2 = PT_LOAD(*seq);
+    if (s1 == s2 && !(s1 & 1u)) {
+      if (into != dst) memcpy(dst, into, size);
+      return PT_READ_CONSISTENT;
+    }
+    const uint32_t w = writes_overlapped(s1, s2);
+    if (w <= best) {
+      if (into != dst) memcpy(dst, into, size);
+      best = w;
+    }
+    if (tries < 64) {
+      pause_cpu();
       continue;
     }
-    pt_rec_to_view(r, v);
-    atomic_thread_fence(memory_order_acquire);
-    if (PT_LOAD(r->seq) == s1) return 0;
+    const uint64_t now = monotonic_ns();
+    if (!deadline) deadline = now + PT_READ_PATIENCE_NS;
+    else if (now >= deadline) return PT_READ_MID_WRITE;
+    sched_yield();
   }
-  pt_rec_to_view(r, v);
-  return -1;
+}
+
+static void copy_rec(const void* src, void* dst) { pt_rec_to_view(src, dst); }
+
+int pt_rec_read(const pt_rec* r, pt_rec_view* v) {
+  pt_rec_view tmp;
+  return pt_seq_read(&r->seq, copy_rec, r, v, &tmp, sizeof *v);
 }
 
 void pt_rec_reset(pt_rec* r) {

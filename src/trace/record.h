@@ -5,7 +5,9 @@
  *
  * One writer (the trace's proxy thread) and any number of readers. The writer
  * makes the sequence odd, stores, then makes it even again; a reader retries
- * while the sequence is odd or changed under it. Every field is an atomic
+ * while the sequence is odd or changed under it, and never waits on the
+ * writer for longer than its patience (pt_seq_read): a preempted writer
+ * cannot hide a record from a dump. Every field is an atomic
  * accessed with relaxed ordering — plain moves on x86 and ARM — so concurrent
  * reads are well defined and sanitizer-clean; the fences give the ordering.
  * Strings are never stored: the dump formats a plain-data snapshot.
@@ -14,6 +16,7 @@
 #define PT_TRACE_RECORD_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "proxytrace/trace.h"
@@ -74,8 +77,26 @@ static inline void pt_rec_write_end(pt_rec* r) {
  * frozen into the ring. */
 void pt_rec_to_view(const pt_rec* r, pt_rec_view* v);
 void pt_rec_from_view(pt_rec* r, const pt_rec_view* v);
-/* Consistent snapshot under the seqlock; 0 on success, -1 if the writer kept
- * it busy for every try (the last, possibly torn, copy is left in *v). */
+
+/* What a reader got. A reader never gives up without a copy: a record is
+ * never missing from a dump because its writer was busy or preempted.
+ *   PT_READ_CONSISTENT  the record between two writes, as the writer left it;
+ *   PT_READ_MID_WRITE   the writer stayed inside a write for the whole of the
+ *                       reader's patience (PT_READ_PATIENCE_NS: preempted, or
+ *                       rewriting the record without pause): the copy that
+ *                       overlapped the fewest writes, normally one — each
+ *                       value is then from just before or just after it.
+ * The caller says so where it prints the copy. */
+enum { PT_READ_CONSISTENT = 0, PT_READ_MID_WRITE = 1 };
+#define PT_READ_PATIENCE_NS 10000000ull /* 10 ms */
+
+/* The seqlock reader shared by every record type: copy(src, dst) takes one
+ * plain copy of `size` bytes (tmp is scratch of the same size) until the
+ * sequence shows a consistent one or the patience runs out. */
+typedef void (*pt_copy_fn)(const void* src, void* dst);
+int pt_seq_read(const _Atomic uint32_t* seq, pt_copy_fn copy, const void* src, void* dst,
+                void* tmp, size_t size);
+/* A snapshot of one record (pt_seq_read over pt_rec_to_view). */
 int pt_rec_read(const pt_rec* r, pt_rec_view* v);
 /* Legacy defaults: counters 0 except FIFO_SZ_OR_HEAD_CACHE = -1, ids -1. */
 void pt_rec_reset(pt_rec* r);

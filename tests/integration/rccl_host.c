@@ -46,6 +46,7 @@ void* rh_init(rh_plugin* h, uint64_t comm_hash, int rank, int nranks) {
 void rh_op_start(rh_plugin* h, void* ctx, rh_op* op, const rh_op_desc* d) {
   memset(op, 0, sizeof *op);
   op->h = h;
+  op->ctx = ctx;
   op->d = *d;
   if (op->d.slice_steps <= 0) op->d.slice_steps = 1;
   ncclProfilerEventDescr_v6_t e;
@@ -99,7 +100,7 @@ static void step_start(rh_op* op, int step) {
   e.parentObj = op->handle;
   e.proxyStep.step = step;
   op->steps[step % 8] = (void*)0x1;
-  op->h->p->startEvent(NULL, &op->steps[step % 8], &e);
+  op->h->p->startEvent(op->ctx, &op->steps[step % 8], &e);
 }
 
 static void step_stop(rh_op* op, int step) { op->h->p->stopEvent(op->steps[step % 8]); }

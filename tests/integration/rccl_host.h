@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
   rh_plugin* h;
   void* handle;
+  void* ctx; /* the context the op was started on: its steps start there too */
   rh_op_desc d;
   int64_t posted, received, transmitted, done, flushed;
   int next_step;
