@@ -4,6 +4,8 @@
 #   make demo       build, then run the demo job and print its result
 #   make test       install missing test dependencies, build, run every test
 #   make bench      build and run the benchmarks (figures as side-by-side ratios)
+#   make fuzz       build the libFuzzer targets with clang and run each briefly
+#                   (FUZZ_SECONDS, FUZZ_TARGETS; mk/fuzz.mk)
 #   make install    install under $(DESTDIR)$(PREFIX)
 #   make clean
 #

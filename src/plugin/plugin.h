@@ -113,9 +113,11 @@ void pt_event_other_type(void* ctx, uint64_t type);
 void pt_event_refused(void* ctx_or_null, void* handle_or_null);
 
 /* The Group handle of the v1-v2 tables (abi_stock.h): a sentinel, never
- * allocated, whose stop and states are ignored. */
-extern const char pt_group_sentinel __attribute__((visibility("hidden")));
-static inline void* pt_group_handle(void) { return (void*)&pt_group_sentinel; }
+ * allocated, whose stop and states are ignored. Its address sits at an
+ * offset no trace handle has (slab.h), so any other table that is handed it
+ * counts it as a bad handle without reading it. */
+extern const char pt_group_sentinel[256] __attribute__((visibility("hidden")));
+static inline void* pt_group_handle(void) { return (void*)&pt_group_sentinel[128]; }
 
 /* ---- exported entry points ---- */
 
