@@ -57,9 +57,8 @@ pt_outcome pt_dl_open(pt_res* r, size_t i, pt_obj** out, int noload_only) {
   }
   if (!h) {
     if (noload_only) return PT_CAND_NOT_FOUND; /* not loaded: the caller looks at the file */
-    const char* e = dlerror();
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", e ? e : "unknown dynamic loader error");
+    const char* e = dlerror(); /* whole: a long name must not push the reason out */
+    const char* msg = pt_res_keep(r, e ? e : "unknown dynamic loader error");
     pt_outcome o = classify_dlerror(msg);
     pt_res_refuse(r, i, o, "%s", msg);
     return o;
