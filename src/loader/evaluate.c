@@ -15,8 +15,10 @@
  *   6. the table: a data object of 48 bytes, no NULL pointer -> else bad table
  *
  * The host stops at the first library it manages to open, even when that
- * one is then refused (spec/plugin-loading.md §2.4.2, §3.1); the
- * PROXYTRACE_HOME search instead moves on to the next candidate (§10.3).
+ * one is then refused (openPluginLib returns the first handle it gets, and
+ * ncclProfilerPluginLoad fails on it: v2.28.9-1 src/plugin/plugin_open.cc:75-80,
+ * src/plugin/profiler.cc:59-86); the PROXYTRACE_HOME search instead moves
+ * on to the next candidate.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * open.c — the loading backend: pt_load() opens each candidate with
  * dlopen(RTLD_NOW | RTLD_LOCAL) as NCCL and RCCL do, so a library with an
- * undefined symbol fails here and not at its first call (§9.2). A copy
+ * undefined symbol fails here and not at its first call. A copy
  * already in the process is reused (RTLD_NOLOAD first, which is also what
  * glibc would return), never loaded twice. dlerror() text is copied at
  * once (it is per thread and overwritten by the next call) and classified
