@@ -111,6 +111,38 @@ static void test_host_parse(void** state) {
   assert_string_equal(pt_host_name(PT_HOST_COUNT), "?");
 }
 
+static void test_host_parse_note(void** state) {
+  (void)state;
+  char buf[256];
+  /* Profiles and the releases they were checked against: no note. */
+  static const char* const quiet[] = {"nccl-2.23", "nccl-2.23.4", "2.26.5", "nccl-2.27.3",
+                                      "nccl-2.27.7-1", "nccl-2.28.9", "nccl-2.30.7", "rccl",
+                                      "nccl"};
+  for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++)
+    assert_null(pt_host_parse_note(quiet[i], buf, sizeof buf));
+  /* No such release: mapped, and said so. */
+  assert_ptr_equal(pt_host_parse_note("nccl-2.28.1", buf, sizeof buf), buf);
+  assert_string_equal(buf,
+                      "NCCL 2.28.1 is not a release: the nccl-2.28 profile (NCCL 2.28.3-2.28.9) "
+                      "is used");
+  assert_non_null(pt_host_parse_note("nccl-2.27.4", buf, sizeof buf)); /* 2.27.3's profile */
+  assert_non_null(strstr(buf, "the nccl-2.27.3 profile"));
+  assert_non_null(pt_host_parse_note("2.30.9", buf, sizeof buf));
+  assert_non_null(strstr(buf, "newer than the releases the nccl-2.30 profile was checked against"));
+  pt_host h;
+  assert_int_equal(pt_host_parse("nccl-2.30.9", &h), PT_OK);
+  assert_int_equal(h, PT_HOST_NCCL_2_30);
+  assert_null(pt_host_parse_note("nccl-2.31", buf, sizeof buf)); /* refused, not noted */
+  assert_null(pt_host_parse_note(NULL, buf, sizeof buf));
+}
+
+static void test_version(void** state) {
+  (void)state;
+  char want[32];
+  snprintf(want, sizeof want, "%d.%d.%d", PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
+  assert_string_equal(pt_version(), want);
+}
+
 static void test_host_rules(void** state) {
   (void)state;
   static const int native[PT_HOST_COUNT] = {1, 2, 2, 3, 4, 4, 5, 6, 6, 6};
@@ -125,6 +157,21 @@ static void test_host_rules(void** state) {
   assert_false(pt_host_info_of(PT_HOST_NCCL_2_25)->flags & PT_HOSTF_SHORT_NAMES);
   assert_false(pt_host_info_of(PT_HOST_NCCL_2_27)->flags & PT_HOSTF_NONE_DISABLES);
   assert_true(pt_host_info_of(PT_HOST_NCCL_2_28)->flags & PT_HOSTF_NONE_DISABLES);
+  /* Every release reads config files and knows STATIC_PLUGIN (2.27.3 never
+   * reaches it); names are cut at 254 from 2.26, 4095 before. */
+  static const size_t cut[PT_HOST_COUNT] = {4095, 4095, 4095, 254, 254, 254, 254, 254, 254, 254};
+  for (int i = 0; i < PT_HOST_COUNT; i++) {
+    const pt_host_info* h = pt_host_info_of((pt_host)i);
+    assert_true(h->flags & PT_HOSTF_CONF_FILES);
+    assert_true(h->flags & PT_HOSTF_TRUNCATES);
+    assert_int_equal(h->max_value, cut[i]);
+    assert_int_equal(!!(h->flags & PT_HOSTF_STATIC_PLUGIN), i != PT_HOST_NCCL_2_27_3);
+    assert_int_equal(!!(h->flags & PT_HOSTF_CONF_HOME_ENV), i == PT_HOST_NCCL_2_30);
+    assert_int_equal(!!(h->flags & PT_HOSTF_CONF_STRIPS_CR), i == PT_HOST_NCCL_2_30);
+    assert_int_equal(!!(h->flags & PT_HOSTF_RCCL_CONF), i == PT_HOST_RCCL);
+    assert_int_equal(!!(h->flags & PT_HOSTF_ENV_PLUGIN),
+                     i >= PT_HOST_NCCL_2_28 && i <= PT_HOST_NCCL_2_30);
+  }
 }
 
 /* ---- versions ------------------------------------------------------------- */
@@ -213,6 +260,10 @@ static void test_candidates_old_nccl(void** state) {
   expect_list("nccl-2.26", "libfoo.so",
               "libfoo.so[value] libnccl-profiler-libfoo.so.so[short name]");
   expect_list("nccl-2.27.3", "libfoo.so", "libfoo.so[value]");
+  /* 2.27.3: lib*.so only from 7 characters (v2.27.3-1 plugin_open.cc:65). */
+  expect_list("nccl-2.27.3", "lib.so", "libnccl-profiler-lib.so.so[short name]");
+  expect_list("nccl-2.27.3", "libX.so", "libX.so[value]");
+  expect_list("nccl-2.27", "lib.so", "lib.so[value]");
   expect_list("nccl-2.27.3", "./b.so", "libnccl-profiler-./b.so.so[short name]");
   expect_list("nccl-2.27.3", "example", "libnccl-profiler-example.so[short name]");
 }
@@ -275,8 +326,30 @@ static void test_too_long(void** state) {
   assert_int_equal(strlen(r->candidates[1].name), 254);
   assert_int_equal(r->status, PT_ENAMETOOLONG);
   pt_result_free(r);
-  /* No limit on 2.25: the whole value is tried (and its 299-character file
-   * name is too long for the file system). */
+  /* 2.26 and 2.27.3 cut at 254 too, the short name from the whole value. */
+  v[0] = 'p';
+  r = probe_value("nccl-2.26", v);
+  assert_int_equal(r->n_candidates, 2);
+  assert_int_equal(strlen(r->candidates[0].name), 254);
+  assert_int_equal(strlen(r->candidates[1].name), 254);
+  assert_memory_equal(r->candidates[1].name, "libnccl-profiler-ppp", 20);
+  assert_int_equal(r->status, PT_ENAMETOOLONG);
+  pt_result_free(r);
+  r = probe_value("nccl-2.27.3", v);
+  assert_int_equal(r->n_candidates, 1);
+  assert_int_equal(strlen(r->candidates[0].name), 254);
+  assert_true(has_note(r, "the short-name form of NCCL_PROFILER_PLUGIN is 320 characters"));
+  pt_result_free(r);
+  /* A short value whose short name is too long: only that name is cut. */
+  char mid[241];
+  memset(mid, 'm', 240);
+  mid[240] = '\0';
+  r = probe_value("nccl-2.30", mid);
+  assert_int_equal(strlen(r->candidates[0].name), 240);
+  assert_int_equal(strlen(r->candidates[1].name), 254);
+  pt_result_free(r);
+  /* 2.25 cuts only at 4095: the whole value is tried (and its 299-character
+   * file name is too long for the file system). */
   v[0] = '/';
   r = probe_value("nccl-2.25", v);
   assert_int_equal(strlen(r->candidates[0].name), 300);
@@ -602,6 +675,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_error_names),
       cmocka_unit_test(test_host_parse),
+      cmocka_unit_test(test_host_parse_note),
+      cmocka_unit_test(test_version),
       cmocka_unit_test(test_host_rules),
       cmocka_unit_test(test_version_parse),
       cmocka_unit_test(test_version_order),
