@@ -3,7 +3,9 @@
  * every callback, checks the calling thread's role, and keeps per-op and
  * per-step records (count_plugin.h). It exports the ncclProfiler_vN tables
  * selected by COUNT_EXPORTS (bit N = vN) and, with all of them, RCCL's dump
- * hook. Nothing is allocated: handles point into static arrays.
+ * hook. Built with COUNT_NULL_GROUP it answers the Group event with NULL, as
+ * a plugin that does not trace groups may. Nothing is allocated: handles
+ * point into static arrays.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -22,6 +24,9 @@
 #ifndef COUNT_EXPORTS
 #define COUNT_EXPORTS 0x7e
 #endif
+#ifndef COUNT_NULL_GROUP
+#define COUNT_NULL_GROUP 0
+#endif
 #define EXPORT __attribute__((visibility("default")))
 #define UNUSED __attribute__((unused)) /* unused when the table is not exported */
 
@@ -30,6 +35,8 @@ enum { TAG_OP = 0x0b0b, TAG_STEP = 0x5757 };
 static count_results R;
 static atomic_int want_mask = -1;
 static atomic_int fail_rank = -1;
+static atomic_int fail_nth = -1;
+static atomic_int init_seq;
 static atomic_int lazy_handles;
 
 typedef struct {
@@ -57,6 +64,7 @@ static atomic_long seq;
 EXPORT count_results* count_results_get(void);
 EXPORT void count_reset(int mask);
 EXPORT void count_fail_rank(int rank);
+EXPORT void count_fail_nth(int nth);
 EXPORT void count_lazy_handles(int on);
 
 /* A careless plugin: startEvent of Group events leaves *eHandle alone. */
@@ -64,6 +72,9 @@ void count_lazy_handles(int on) { atomic_store(&lazy_handles, on); }
 
 /* init of `rank` fails (ncclInternalError, context NULL) until reset. */
 void count_fail_rank(int rank) { atomic_store(&fail_rank, rank); }
+
+/* The nth init call (from 0) fails, whatever its version knows of ranks. */
+void count_fail_nth(int nth) { atomic_store(&fail_nth, nth); }
 
 count_results* count_results_get(void) { return &R; }
 
@@ -76,6 +87,8 @@ void count_reset(int mask) {
   atomic_store(&R.last_arg23_byte, -2);
   atomic_store(&want_mask, mask);
   atomic_store(&fail_rank, -1);
+  atomic_store(&fail_nth, -1);
+  atomic_store(&init_seq, 0);
   atomic_store(&lazy_handles, 0);
 }
 
@@ -137,7 +150,8 @@ static ncclResult_t common_init(void** ctx, int* mask, int rank, ncclDebugLogger
   if (!inited_here++) atomic_fetch_add(&R.init_threads_distinct, 1);
   usleep(2000); /* long enough for the other inits to overlap */
   atomic_fetch_sub(&R.init_now, 1);
-  if (rank >= 0 && rank == atomic_load(&fail_rank)) {
+  int nth = atomic_fetch_add(&init_seq, 1);
+  if ((rank >= 0 && rank == atomic_load(&fail_rank)) || nth == atomic_load(&fail_nth)) {
     *ctx = NULL;
     atomic_fetch_add(&R.init_fails, 1);
     return ncclInternalError;
@@ -180,6 +194,7 @@ static ncclResult_t common_start(void* ctx, void** eHandle, const common_descr* 
   if (bit < 0) return ncclSuccess;
   atomic_fetch_add(&R.starts[bit], 1);
   check_role(bit, role_of_type(d->type));
+  if (COUNT_NULL_GROUP && d->type == ncclProfileGroup) return ncclSuccess;
   if (d->type == ncclProfileProxyOp) {
     if (d->pid != getpid()) {
       /* PXN: neither the context nor the parent is ours; touch neither. */

@@ -212,11 +212,39 @@ static void test_gating(void** state) {
   assert_int_equal(R->starts[3], 0);
   pt_sim_result_free(&res);
 
-  /* RCCL: ProxyDiag alone starts ProxyOps (and delivers state 31), no steps. */
+  /* RCCL: ProxyDiag alone starts ProxyOps (and delivers state 31) and
+   * steps (profiler.cc ncclProfilerStart{Send,Recv}ProxyStepEvent). */
   R = run(&k, PT_HOST_RCCL, ncclProfileProxyDiag, NULL, &res, &c);
   assert_int_equal(R->starts[3], net_ops_run(&res.job));
-  assert_int_equal(R->starts[4], 0);
+  assert_true(R->starts[4] > 0);
+  assert_int_equal(R->starts[4], R->stops[4]);
+  assert_true(R->records[ncclProfilerProxyStepSendWait] > 0);
   assert_true(R->records[ncclProfilerProxyDiagUpdate] > 0);
+  pt_sim_result_free(&res);
+  /* Not under NVIDIA, where the bit means nothing. */
+  R = run(&k, PT_HOST_NCCL_2_29, ncclProfileProxyDiag | ncclProfileProxyOp, NULL, &res, &c);
+  assert_int_equal(R->starts[4], 0);
+  pt_sim_result_free(&res);
+
+  /* 2.26-2.27 gate P2p without the NetPlugin bit; 2.28 with it. */
+  R = run(&k, PT_HOST_NCCL_2_27, ncclProfileNetPlugin, NULL, &res, &c);
+  assert_int_equal(R->starts[0], nr * res.job.n_batches);
+  assert_int_equal(R->starts[1], nr * calls_of(&c, PT_SIM_ALLREDUCE));
+  assert_int_equal(R->starts[2], 0);
+  assert_int_equal(R->starts[3], net_ops_run(&res.job));
+  pt_sim_result_free(&res);
+  R = run(&k, PT_HOST_NCCL_2_28, ncclProfileNetPlugin, NULL, &res, &c);
+  assert_int_equal(R->starts[2], nr * 2 * calls_of(&c, PT_SIM_SENDRECV));
+  pt_sim_result_free(&res);
+
+  /* The CE bits open GroupApi and CollApi from 2.29, not on 2.28. */
+  R = run(&k, PT_HOST_NCCL_2_28, ncclProfileCeColl, NULL, &res, &c);
+  assert_int_equal(R->starts[8] + R->starts[9] + R->starts[10], 0);
+  pt_sim_result_free(&res);
+  R = run(&k, PT_HOST_NCCL_2_29, ncclProfileCeColl, NULL, &res, &c);
+  assert_int_equal(R->starts[8], nr * res.job.n_batches);
+  assert_int_equal(R->starts[9], nr * calls_of(&c, PT_SIM_ALLREDUCE));
+  assert_int_equal(R->starts[10], 0); /* P2pApi has no CE bit */
   pt_sim_result_free(&res);
 
   /* NVIDIA never sends ProxyDiag, whatever the mask says. */
@@ -370,6 +398,36 @@ static void test_recv_stop_bug(void** state) {
   pt_sim_config_release(&c);
 }
 
+/* A plugin that answers NULL for the Group event: 2.23-2.25 give the task
+ * no mask, so no proxy event at all; 2.26+ send them regardless. */
+static void test_null_group_handle(void** state) {
+  (void)state;
+  counter k = open_counter("libcount-nogroup.so");
+  const int mask = ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep;
+  for (size_t h = 0; h < sizeof all_hosts / sizeof all_hosts[0]; h++) {
+    pt_host host = all_hosts[h];
+    int minor = minor_of(host);
+    print_message("host %s\n", pt_host_name(host));
+    pt_sim_config c;
+    pt_sim_result res;
+    count_results* R = run(&k, host, mask, NULL, &res, &c);
+    long nr = res.job.nranks;
+    assert_int_equal(R->starts[0], nr * res.job.n_batches); /* Group, answered NULL */
+    if (minor <= 27) assert_int_equal(R->starts[1] + R->starts[2], 0); /* Coll/P2p need it */
+    else assert_int_equal(R->starts[1], nr * calls_of(&c, PT_SIM_ALLREDUCE));
+    if (minor <= 25) {
+      assert_int_equal(R->starts[3], 0);
+      assert_int_equal(R->starts[4], 0);
+      for (int st = 0; st <= 12; st++) assert_int_equal(R->records[st], 0);
+    } else {
+      assert_int_equal(R->starts[3], net_ops_run(&res.job));
+      assert_true(R->starts[4] > 0);
+    }
+    pt_sim_result_free(&res);
+    pt_sim_config_release(&c);
+  }
+}
+
 /* Under RCCL, the ProxyDiag counters the plugin receives end where the
  * oracle says each op stops, for faults of every kind. */
 static void test_rccl_counters_match_oracle(void** state) {
@@ -510,6 +568,44 @@ static void test_init_failure(void** state) {
   }
 }
 
+/* 2.24-2.25 reach a v1 plugin through an adapter that drops its init
+ * result (v2.24.3-1 src/misc/profiler.cc:113-120): the profiler stays on
+ * and the failed communicator's events go out with its NULL context. 2.23
+ * binds v1 natively and turns profiling off. */
+static void test_v1_init_failure(void** state) {
+  (void)state;
+  counter k = open_counter("libcount-v1.so");
+  void (*fail_nth)(int) = (void (*)(int))dlsym(k.dl, "count_fail_nth");
+  assert_non_null(fail_nth);
+  static const pt_host hosts[] = {PT_HOST_NCCL_2_23, PT_HOST_NCCL_2_24, PT_HOST_NCCL_2_25};
+  for (int i = 0; i < 3; i++) {
+    pt_sim_config c;
+    st_config(&c, hosts[i], k.path);
+    c.debug_level = PT_SIM_LOG_INFO;
+    st_capture cap;
+    st_capture_init(&cap, &c, 4);
+    k.reset(ncclProfileProxyOp | ncclProfileProxyStep);
+    fail_nth(1);
+    pt_sim_result res;
+    assert_int_equal(pt_sim_run(&c, &res, stderr), 0);
+    count_results* R = k.results();
+    assert_int_equal(R->init_fails, 1);
+    int said = 0;
+    for (int r = 0; r <= 4; r++) said += st_capture_count(&cap, r, "Profiler init failed");
+    if (i == 0) {
+      assert_int_equal(said, 1);
+      assert_int_equal(R->starts[3], 0);
+    } else {
+      assert_int_equal(said, 0);
+      assert_int_equal(R->starts[3], net_ops_run(&res.job));
+      assert_true(R->bad_ctx > 0); /* the failed rank's ops carry its NULL context */
+    }
+    pt_sim_result_free(&res);
+    st_capture_free(&cap);
+    pt_sim_config_release(&c);
+  }
+}
+
 /* The emulated host loads through the loader with the release's rules:
  * NCCL 2.27.3 only tries libnccl-profiler-<value>.so, so a path fails and
  * the emulator says why (plugin-loading.md §2.3.3). */
@@ -538,11 +634,13 @@ int main(void) {
       cmocka_unit_test(test_adapters_and_strict),
       cmocka_unit_test(test_retries),
       cmocka_unit_test(test_recv_stop_bug),
+      cmocka_unit_test(test_null_group_handle),
       cmocka_unit_test(test_rccl_counters_match_oracle),
       cmocka_unit_test(test_pxn_and_leaks),
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_2_27_3_refuses_paths),
       cmocka_unit_test(test_init_failure),
+      cmocka_unit_test(test_v1_init_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
