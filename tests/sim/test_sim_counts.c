@@ -529,24 +529,33 @@ static void test_determinism(void** state) {
  * 2.23-2.27 disable the profiler for every communicator; 2.28-2.29 log
  * and go on; 2.30 also unloads, so the refcount drops twice — the emulator
  * must survive all three and finalize only live contexts from 2.28 on. */
+/* Runs the small job on `host` with the counter's `fail_fn`(1) making one
+ * init fail (count_fail_rank: rank 1; count_fail_nth: the second init),
+ * logging at INFO into `cap`. Free `res`, `cap` and `c` after. */
+static count_results* run_failing_init(counter* k, const char* fail_fn, pt_host host, pt_sim_config* c,
+                                       st_capture* cap, pt_sim_result* res) {
+  void (*fail_one)(int) = (void (*)(int))dlsym(k->dl, fail_fn);
+  assert_non_null(fail_one);
+  st_config(c, host, k->path);
+  c->debug_level = PT_SIM_LOG_INFO;
+  st_capture_init(cap, c, 4);
+  k->reset(ncclProfileProxyOp | ncclProfileProxyStep);
+  fail_one(1);
+  assert_int_equal(pt_sim_run(c, res, stderr), 0);
+  count_results* R = k->results();
+  assert_int_equal(R->init_fails, 1);
+  return R;
+}
+
 static void test_init_failure(void** state) {
   (void)state;
   counter k = open_counter("libcount.so");
-  void (*fail_init)(int) = (void (*)(int))dlsym(k.dl, "count_fail_rank");
-  assert_non_null(fail_init);
   static const pt_host hosts[] = {PT_HOST_NCCL_2_27, PT_HOST_NCCL_2_29, PT_HOST_NCCL_2_30};
   for (int i = 0; i < 3; i++) {
     pt_sim_config c;
-    st_config(&c, hosts[i], k.path);
-    c.debug_level = PT_SIM_LOG_INFO;
     st_capture cap;
-    st_capture_init(&cap, &c, 4);
-    k.reset(ncclProfileProxyOp | ncclProfileProxyStep);
-    fail_init(1);
     pt_sim_result res;
-    assert_int_equal(pt_sim_run(&c, &res, stderr), 0);
-    count_results* R = k.results();
-    assert_int_equal(R->init_fails, 1);
+    count_results* R = run_failing_init(&k, "count_fail_rank", hosts[i], &c, &cap, &res);
     if (i == 0) {
       assert_int_equal(st_capture_count(&cap, 1, "Profiler init failed with error (3). Continue without profiler."), 1);
       assert_int_equal(R->starts[3], 0);       /* profiling is off for everyone */
@@ -575,21 +584,12 @@ static void test_init_failure(void** state) {
 static void test_v1_init_failure(void** state) {
   (void)state;
   counter k = open_counter("libcount-v1.so");
-  void (*fail_nth)(int) = (void (*)(int))dlsym(k.dl, "count_fail_nth");
-  assert_non_null(fail_nth);
   static const pt_host hosts[] = {PT_HOST_NCCL_2_23, PT_HOST_NCCL_2_24, PT_HOST_NCCL_2_25};
   for (int i = 0; i < 3; i++) {
     pt_sim_config c;
-    st_config(&c, hosts[i], k.path);
-    c.debug_level = PT_SIM_LOG_INFO;
     st_capture cap;
-    st_capture_init(&cap, &c, 4);
-    k.reset(ncclProfileProxyOp | ncclProfileProxyStep);
-    fail_nth(1);
     pt_sim_result res;
-    assert_int_equal(pt_sim_run(&c, &res, stderr), 0);
-    count_results* R = k.results();
-    assert_int_equal(R->init_fails, 1);
+    count_results* R = run_failing_init(&k, "count_fail_nth", hosts[i], &c, &cap, &res);
     int said = 0;
     for (int r = 0; r <= 4; r++) said += st_capture_count(&cap, r, "Profiler init failed");
     if (i == 0) {
