@@ -220,6 +220,10 @@ static ncclResult_t common_start(void* ctx, void** eHandle, const common_descr* 
     op->raw = d->raw;
     op->diag[10] = -1;
     op->diag_last_kind = 100;
+    op->diag_posted_at_tail = -1;
+    for (int k = 0; k <= COUNT_NSTATES; k++) op->starts_at_first[k] = -1;
+    for (int k = 0; k < COUNT_MAX_STEPS; k++) op->post_trans[k] = -1;
+    for (int k = 0; k < 8; k++) op->op_trans[k] = op->op_steps[k] = -1;
     op->seq = atomic_fetch_add(&seq, 1);
     op->tag = TAG_OP;
     *eHandle = op;
@@ -236,9 +240,12 @@ static ncclResult_t common_start(void* ctx, void** eHandle, const common_descr* 
     s->step = d->step;
     if (d->step >= 0 && d->step < COUNT_MAX_STEPS) {
       op->step_calls[d->step]++;
+      op->step_started[d->step]++;
       if (op->step_starts[d->step]++ > 0) op->unstopped_restarts++;
     }
     if (d->step + 1 > op->step_max) op->step_max = d->step + 1;
+    op->starts_total++;
+    if (++op->open_now > op->open_max) op->open_max = op->open_now;
     *eHandle = s;
     return ncclSuccess;
   }
@@ -268,8 +275,12 @@ static ncclResult_t count_stop(void* h) {
     atomic_fetch_add(&R.stops[4], 1);
     check_role(4, ROLE_PROXY);
     if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_calls[s->step]++;
-    if (atomic_fetch_add(&s->stopped, 1) > 0) s->op->double_stops++;
-    else if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_starts[s->step]--;
+    if (atomic_fetch_add(&s->stopped, 1) > 0) {
+      s->op->double_stops++;
+    } else {
+      s->op->open_now--;
+      if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_starts[s->step]--;
+    }
   }
   return ncclSuccess;
 }
@@ -295,18 +306,41 @@ static void common_record(void* h, int state, const void* args, const ncclProfil
     count_op* op = h;
     check_role(3, ROLE_PROXY);
     atomic_fetch_add(&op->states[state], 1);
+    if (op->starts_at_first[state] < 0) op->starts_at_first[state] = op->starts_total;
+    if (state < 8 && args) {
+      /* v1-v3 ProxyOp states: {transSize, steps} */
+      const ncclProfilerEventStateArgs_v1_t* a = args;
+      op->op_trans[state] = (int64_t)a->proxyOp.transSize;
+      op->op_steps[state] = a->proxyOp.steps;
+      /* The posted step is started before SendPosted names it. */
+      int s = a->proxyOp.steps - 1;
+      if (state == ncclProfilerProxyOpSendPosted && s >= 0 && s < COUNT_MAX_STEPS && !op->step_started[s])
+        op->posted_before_start++;
+    }
     if (state == ncclProfilerProxyDiagUpdate && diag) {
       int k = diag->proxyDiag.counterKind;
       if (k < 11 && !(diag->proxyDiag.flags & NCCL_PROXY_DIAG_FLAG_COUNTER_SKIP)) {
         op->diag[k] = diag->proxyDiag.value;
         op->diag_last_kind = k;
       }
+      if (k == ncclProxyDiagPosted) op->diag_posted++;
+      if (k == ncclProxyDiagRecvTail && op->is_send && op->diag_posted_at_tail < 0)
+        op->diag_posted_at_tail = op->diag_posted;
+      /* A send's TRANSMITTED follows the SendWait of its step. */
+      if (k == ncclProxyDiagTransmitted && op->is_send && op->send_waits <= op->diag_transmitted++)
+        op->diag_before_state++;
     }
   } else if (tag == TAG_STEP) {
     step_rec* s = h;
+    count_op* op = s->op;
     check_role(4, ROLE_PROXY);
-    if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_calls[s->step]++;
+    if (s->step >= 0 && s->step < COUNT_MAX_STEPS) op->step_calls[s->step]++;
     if (has_trans && trans_size) atomic_fetch_add(&R.step_transsize_set, 1);
+    if (op->starts_at_first[state] < 0) op->starts_at_first[state] = op->starts_total;
+    if (state == ncclProfilerProxyStepSendWait) op->send_waits++;
+    if ((state == ncclProfilerProxyStepSendGPUWait || state == ncclProfilerProxyStepRecvWait) && s->step >= 0 &&
+        s->step < COUNT_MAX_STEPS && op->post_trans[s->step] < 0 && args)
+      op->post_trans[s->step] = (int64_t)trans_size;
   }
 }
 

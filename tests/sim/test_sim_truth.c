@@ -131,7 +131,7 @@ static void check_line(const st_line* l, const pt_sim_op* op, int diag, int raw)
   assert_int_equal(l->pr, op->proto);
   assert_int_equal(l->pa, op->pattern);
   assert_int_equal(l->tb, op->total_bytes);
-  assert_int_equal(l->ck, (unsigned)(op->step_bytes * op->slice));
+  assert_int_equal(l->ck, (unsigned)(op->chunk_size * op->slice));
   assert_true(l->createT > 0);
   assert_int_equal(l->lastT != 0, s->last_kind != 100);
   assert_int_equal(l->postT != 0, s->post_ts);
