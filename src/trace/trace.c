@@ -310,8 +310,13 @@ static inline pt_op* active_op(pt_handle h) {
   pt_op* op = live_op(h);
   if (UNLIKELY(!op)) return NULL;
   if (UNLIKELY(PT_LOAD(op->state) != PT_SLOT_ACTIVE)) {
-    /* Not registered, ignored (nSteps 0), already complete or stopped. */
-    if (PT_LOAD(op->state) != PT_SLOT_IGNORED) pt_trace_count(op->trace, PT_DROP_UNTRACKED);
+    /* Not registered or stopped before completing: counted. Ignored (nSteps
+     * 0) or complete: nothing was lost — stock NCCL 2.23-2.26 send the
+     * ProxyOp SendDone state after the last step stop has completed the op,
+     * and a count here would make every healthy dump report refusals. */
+    const uint8_t st = PT_LOAD(op->state);
+    if (st != PT_SLOT_IGNORED && st != PT_SLOT_FINISHED)
+      pt_trace_count(op->trace, PT_DROP_UNTRACKED);
     return NULL;
   }
   return op;

@@ -209,7 +209,17 @@ static void test_handles(void** state) {
   assert_null(pt_step_start(NULL, 0));
   pt_op_update(op2, PT_CNT_DONE, 4, 0);
   assert_int_equal(pt_trace_active_ops(t), 0);
-  pt_op_update(op2, PT_CNT_DONE, 4, 0); /* after completion: untracked */
+  /* After a normal completion nothing is lost (stock NCCL 2.23-2.26 send
+   * SendDone after the last step stop): not counted. */
+  pt_op_update(op2, PT_CNT_DONE, 4, 0);
+  pt_op_progress(op2, 3, 4);
+  pt_trace_drops(t, &d1);
+  assert_int_equal(d1.n[PT_DROP_UNTRACKED], d0.n[PT_DROP_UNTRACKED]);
+  /* An op stopped before completing is gone for good: counted. */
+  pt_handle op3 = pt_op_start(t, &i);
+  pt_op_register(op3);
+  pt_handle_stop(op3);
+  pt_op_update(op3, PT_CNT_POSTED, 1, 0);
   pt_trace_drops(t, &d1);
   assert_int_equal(d1.n[PT_DROP_UNTRACKED], d0.n[PT_DROP_UNTRACKED] + 1);
   pt_trace_destroy(t);
