@@ -95,7 +95,8 @@ start=$(date +%s)
 took=$(($(date +%s) - start))
 [ "$a" -eq 1 ] || fail "--deep on a hanging plugin: exit $a, want 1"
 [ "$took" -le 10 ] || fail "--deep --timeout 2 took $took s"
-grep -q "did not finish within 2 s" "$T/err" || fail "the hang is not explained"
+grep -q "did not finish.*(after 2 s)" "$T/err" || fail "the hang is not explained"
+"$PT" probe -i --deep --json --timeout 1 NCCL_PROFILER_PLUGIN="$PL/hang.so" 2>/dev/null | python3 -c "import json,sys; o=json.load(sys.stdin); assert o[\"status\"] == \"hung\" and o[\"ok\"] is False" || fail "--deep --json on a hang prints no {\"status\":\"hung\"} object"
 "$PT" probe -i --deep --timeout 0 NCCL_PROFILER_PLUGIN="$PL/hang.so" 2>"$T/err"; a=$?
 [ "$a" -eq 2 ] || fail "--timeout 0: exit $a, want 2 (usage)"
 grep -q "1..86400" "$T/err" || fail "a bad --timeout does not say what is accepted"
