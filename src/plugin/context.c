@@ -4,10 +4,17 @@
  *
  * The registry exists for the dump: RCCL calls the dump hook from the thread
  * destroying a communicator and ncclCommDump from any thread (a watchdog), so
- * a dump can race with finalize of the same context. A dump runs under the
- * registry lock after checking the context is still registered; finalize
- * unregisters under the same lock, so it waits for a running dump and later
- * dumps of that context become no-ops. The event path never takes the lock.
+ * a dump can race with finalize of the same context. The registry lock only
+ * guards the list and the reference counts; no foreign code runs under it.
+ * A dump takes a reference to a registered context under the lock and then
+ * runs — and calls the host's logger — with no lock held, so a logger may
+ * re-enter the plugin (dump this or another communicator, even finalize
+ * one), a slow logger delays no other communicator's init or finalize, and
+ * a fork() during a dump leaves the lock free in the child. Finalize
+ * unregisters the context and drops the registry's reference; whoever drops
+ * the last one (finalize, or a dump still running) frees it. Later dumps of
+ * a finalized context are no-ops. Fork handlers hold the lock across fork(),
+ * so the child never inherits it taken. The event path never takes it.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -28,6 +35,7 @@ struct pt_ctx {
   int rank, nranks, nnodes;
   char name[64];
   ncclDebugLogger_t log;
+  int refs; /* the registry's (until finalize) + one per running dump; registry lock */
   pt_ctx* next;
 };
 
@@ -39,10 +47,15 @@ static pt_ctx* registry;
 static _Atomic pid_t self_pid;
 static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
 
-static void refresh_pid(void) { atomic_store(&self_pid, getpid()); }
+static void before_fork(void) { pthread_mutex_lock(&registry_lock); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&registry_lock); }
+static void after_fork_child(void) {
+  atomic_store(&self_pid, getpid());
+  pthread_mutex_unlock(&registry_lock);
+}
 static void init_pid(void) {
-  refresh_pid();
-  pthread_atfork(NULL, NULL, refresh_pid);
+  atomic_store(&self_pid, getpid());
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
 pid_t pt_self_pid(void) { return atomic_load_explicit(&self_pid, memory_order_relaxed); }
@@ -91,6 +104,7 @@ pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int
   }
   atomic_store(&c->magic, PT_CTX_MAGIC);
   pthread_mutex_lock(&registry_lock);
+  c->refs = 1;
   c->next = registry;
   registry = c;
   pthread_mutex_unlock(&registry_lock);
@@ -107,15 +121,23 @@ static int unlink_locked(pt_ctx* c) {
   return -1;
 }
 
+/* Drops a reference; the last one frees the context. */
+static void ctx_unref(pt_ctx* c) {
+  pthread_mutex_lock(&registry_lock);
+  const int last = --c->refs == 0;
+  pthread_mutex_unlock(&registry_lock);
+  if (!last) return;
+  pt_trace_destroy(c->trace);
+  free(c);
+}
+
 void pt_ctx_destroy(pt_ctx* c) {
   if (!c) return;
   pthread_mutex_lock(&registry_lock);
   int found = unlink_locked(c) == 0;
   if (found) atomic_store(&c->magic, PT_CTX_DEAD);
   pthread_mutex_unlock(&registry_lock);
-  if (!found) return; /* not ours, or finalized twice */
-  pt_trace_destroy(c->trace);
-  free(c);
+  if (found) ctx_unref(c); /* not ours, or finalized twice: left alone */
 }
 
 pt_trace* pt_ctx_trace(void* ctx) {
@@ -130,7 +152,10 @@ int pt_ctx_dump(void* ctx, pt_line_fn emit, void* arg) {
   pthread_mutex_lock(&registry_lock);
   pt_ctx* c = registry;
   while (c && c != ctx) c = c->next;
-  int rc = c ? pt_trace_dump(c->trace, emit, arg) : -1;
+  if (c) c->refs++;
   pthread_mutex_unlock(&registry_lock);
+  if (!c) return -1;
+  const int rc = pt_trace_dump(c->trace, emit, arg); /* the logger runs here, unlocked */
+  ctx_unref(c);
   return rc;
 }

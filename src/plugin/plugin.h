@@ -67,8 +67,9 @@ void pt_ctx_destroy(pt_ctx* ctx);
 pt_trace* pt_ctx_trace(void* ctx);
 /* The commHash the host gave at init (0 for API v1-v3). */
 uint64_t pt_ctx_comm_hash(void* ctx);
-/* Runs `emit` over the dump of a live context; holds the registry lock so a
- * concurrent finalize waits. -1 if `ctx` is not a live context. */
+/* Runs `emit` over the dump of a live context, holding a reference (not a
+ * lock) so a concurrent finalize cannot free it under the dump and `emit`
+ * may call back into the plugin. -1 if `ctx` is not a live context. */
 int pt_ctx_dump(void* ctx, pt_line_fn emit, void* arg);
 /* This process's pid, cached (getpid is a system call). */
 pid_t pt_self_pid(void);

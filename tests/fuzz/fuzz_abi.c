@@ -142,7 +142,6 @@ typedef struct {
 } dump_check;
 
 static dump_check* cur_dump;
-#define REENTER_LOGGER 0 /* TEMPORARY: on once the logger runs with no lock held */
 
 static void checking_logger(ncclDebugLogLevel level, unsigned long flags, const char* file,
                             int line, const char* fmt, ...) {
@@ -167,7 +166,7 @@ static void checking_logger(ncclDebugLogLevel level, unsigned long flags, const 
   }
   /* A host logger may re-enter the plugin: a dump of another context from
    * inside the logger must not deadlock (once per dump, no recursion). */
-  if (REENTER_LOGGER && !d->reentered) {
+  if (!d->reentered) {
     d->reentered = 1;
     dump_check* outer = cur_dump;
     cur_dump = NULL;
