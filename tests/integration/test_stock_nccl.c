@@ -298,6 +298,37 @@ static void test_group_handle_per_table(void** state) {
   t1->finalize(ctx);
 }
 
+/* The Group sentinel handed to a table that never gives it out (a host
+ * mixing tables; found by fuzz_abi): counted as a bad handle, never read as
+ * a slot, and it is no step parent either. */
+static void test_group_handle_in_other_tables(void** state) {
+  (void)state;
+  ncclProfiler_v1_t* t1 = dlsym(plugin.so, "ncclProfiler_v1");
+  void* c1 = NULL;
+  int mask = 0;
+  t1->init(&c1, &mask);
+  void* g = group_handle_of("ncclProfiler_v1", c1);
+  assert_non_null(g);
+  void* ctx = rh_init(&plugin, 31, 0, 2);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  plugin.p->recordEventState(g, ncclProfilerProxyDiagUpdate, &a);
+  plugin.p->recordEventState(g, ncclProfilerProxyStepSendWait, &a);
+  plugin.p->stopEvent(g);
+  ncclProfilerEventDescr_v6_t e;
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileProxyStep;
+  e.parentObj = g;
+  void* h = (void*)0x1;
+  plugin.p->startEvent(ctx, &h, &e);
+  assert_null(h);
+  rh_dump(&plugin, ctx);
+  assert_non_null(strstr(rh_captured.text[1], " badHandle:3 "));
+  assert_non_null(strstr(rh_captured.text[1], " wrongContext:1"));
+  plugin.p->finalize(ctx);
+  t1->finalize(c1);
+}
+
 /* ---- NCCL 2.26 (v3): SendDone after the last step stop is no refusal ---- */
 
 static void test_v3_done_after_last_step(void** state) {
@@ -423,6 +454,8 @@ int main(void) {
       cmocka_unit_test(test_v3_done_after_last_step),
       cmocka_unit_test(test_v6_under_nvidia),
       cmocka_unit_test(test_long_op),
+      /* last: bad handles are counted process-wide, in every later dump */
+      cmocka_unit_test(test_group_handle_in_other_tables),
   };
   return cmocka_run_group_tests_name("stock_nccl", tests, setup, teardown);
 }
