@@ -11,18 +11,6 @@ if [ -z "$missing" ]; then
   [ -f "$rt" ] || missing="libclang-rt-$("$CC" -dumpversion | cut -d. -f1)-dev"
 fi
 [ -z "$missing" ] && exit 0
-echo "fuzzing dependencies missing: $missing — installing" >&2
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "error: need root (or sudo) to install: $missing" >&2
-    echo "       run: apt-get install -y $missing" >&2
-    exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+"$(dirname "$0")/apt-install.sh" "fuzzing dependencies" $missing
 # clang itself may have come without its runtime
 if [ "$missing" = clang ]; then exec "$0"; fi

@@ -8,16 +8,5 @@ missing=""
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 [ -z "$missing" ] && exit 0
-echo "test dependencies missing:$missing — installing" >&2
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "error: need root (or sudo) to install:$missing" >&2
-    echo "       run: apt-get install -y$missing" >&2
-    exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq $missing >/dev/null
+exec "$(dirname "$0")/apt-install.sh" "test dependencies" $missing

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
 #include "nccl/profiler_v1.h"
 #include "nccl/profiler_v2.h"
 #include "nccl/profiler_v3.h"
@@ -42,39 +43,11 @@ extern ncclProfiler_v4_t ncclProfiler_v4;
 extern ncclProfiler_v5_t ncclProfiler_v5;
 extern ncclProfiler_v6_t ncclProfiler_v6;
 
-int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-int LLVMFuzzerInitialize(int* argc, char*** argv);
-
-#define CHECK(c)                                                                    \
-  do {                                                                              \
-    if (!(c)) {                                                                     \
-      fprintf(stderr, "fuzz_abi: check failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
-      abort();                                                                      \
-    }                                                                               \
-  } while (0)
-
 /* ---- reading the program ---- */
 
-typedef struct {
-  const uint8_t* p;
-  size_t n;
-} input;
-
-static uint8_t u8(input* in) {
-  if (!in->n) return 0;
-  in->n--;
-  return *in->p++;
-}
-
-static uint64_t bytes(input* in, int k) {
-  uint64_t v = 0;
-  for (int i = 0; i < k; i++) v = v << 8 | u8(in);
-  return v;
-}
-
-static void fill(input* in, void* dst, size_t k) {
+static void fill(fz_input* in, void* dst, size_t k) {
   unsigned char* d = dst;
-  for (size_t i = 0; i < k; i++) d[i] = u8(in);
+  for (size_t i = 0; i < k; i++) d[i] = fz_u8(in);
 }
 
 /* ---- what the program holds ---- */
@@ -112,8 +85,8 @@ static int handle_alive(const handle_slot* s) {
 
 /* A handle for stop/record: one of a live context (stale or not), NULL, the
  * Group sentinel, or a small integer. */
-static void* pick_handle(input* in) {
-  const uint8_t k = u8(in);
+static void* pick_handle(fz_input* in) {
+  const uint8_t k = fz_u8(in);
   switch (k % 8) {
     case 0: return NULL;
     case 1: return pt_group_handle();
@@ -121,18 +94,18 @@ static void* pick_handle(input* in) {
     default: break;
   }
   if (!n_handles) return NULL;
-  handle_slot* s = &handles[u8(in) % n_handles];
+  handle_slot* s = &handles[fz_u8(in) % n_handles];
   return handle_alive(s) ? s->h : NULL;
 }
 
 /* A step parent: any handle ever returned, dead contexts included. */
-static void* pick_parent(input* in) {
-  const uint8_t k = u8(in);
+static void* pick_parent(fz_input* in) {
+  const uint8_t k = fz_u8(in);
   if (k % 5 == 0 || !n_handles) return k % 2 ? NULL : pt_group_handle();
-  return handles[u8(in) % n_handles].h;
+  return handles[fz_u8(in) % n_handles].h;
 }
 
-static int pick_ctx(input* in) { return u8(in) % MAX_CTX; }
+static int pick_ctx(fz_input* in) { return fz_u8(in) % MAX_CTX; }
 
 /* ---- the dump check ---- */
 
@@ -198,13 +171,13 @@ static void do_dump(int k) {
 
 static char names[MAX_CTX][32];
 
-static void do_init(input* in, int k) {
+static void do_init(fz_input* in, int k) {
   if (ctxs[k].used) return;
-  const int v = 1 + u8(in) % 6;
-  const uint8_t flags = u8(in);
-  const uint64_t hash = bytes(in, 2);
-  const int nranks = (int)(u8(in) % 9), rank = (int)(int8_t)u8(in);
-  snprintf(names[k], sizeof names[k], "c%u", u8(in));
+  const int v = 1 + fz_u8(in) % 6;
+  const uint8_t flags = fz_u8(in);
+  const uint64_t hash = fz_bytes(in, 2);
+  const int nranks = (int)(fz_u8(in) % 9), rank = (int)(int8_t)fz_u8(in);
+  snprintf(names[k], sizeof names[k], "c%u", fz_u8(in));
   const char* name = flags & 1 ? names[k] : NULL;
   ncclDebugLogger_t log = flags & 2 ? checking_logger : NULL;
   int mask = 0;
@@ -244,9 +217,9 @@ static void do_finalize(int k) {
 
 /* A descriptor of any version: every version has type at 0 (1 byte up to
  * v4, 8 from v5), parentObj at 8, rank at 16, the proxy arms at 24. */
-static void do_start(input* in) {
+static void do_start(fz_input* in) {
   const int k = pick_ctx(in);
-  const int version = ctxs[k].used ? ctxs[k].version : 1 + u8(in) % 6;
+  const int version = ctxs[k].used ? ctxs[k].version : 1 + fz_u8(in) % 6;
   void* ctx = ctxs[k].used ? ctxs[k].ctx : NULL;
   union {
     ncclProfilerEventDescr_v1_t v1;
@@ -255,13 +228,13 @@ static void do_start(input* in) {
   } d;
   fill(in, d.raw, 88); /* up to the end of v6's proxyOp arm */
   memset(d.raw + 88, 0, sizeof d.raw - 88);
-  const uint8_t sel = u8(in);
+  const uint8_t sel = fz_u8(in);
   uint64_t type;
   switch (sel % 8) {
     case 0: case 1: case 2: type = ncclProfileProxyOp; break;
     case 3: case 4: case 5: type = ncclProfileProxyStep; break;
     case 6: type = ncclProfileGroup; break;
-    default: type = bytes(in, 8); break;
+    default: type = fz_bytes(in, 8); break;
   }
   void* parent = pick_parent(in);
   const int own_pid = (sel & 0x70) != 0x70;
@@ -285,8 +258,8 @@ static void do_start(input* in) {
     }
   }
   void* h = (void*)0x1;
-  void** hp = u8(in) == 0xff ? NULL : &h;
-  void* descr = u8(in) == 0xfe ? NULL : &d;
+  void** hp = fz_u8(in) == 0xff ? NULL : &h;
+  void* descr = fz_u8(in) == 0xfe ? NULL : &d;
   ncclResult_t rc = ncclInternalError;
   switch (version) {
     case 1: rc = ncclProfiler_v1.startEvent(ctx, hp, descr); break;
@@ -307,16 +280,16 @@ static void do_start(input* in) {
     CHECK(pt_trace_active_ops(t) == t->nslots);
 }
 
-static void do_record(input* in) {
-  const int version = 1 + u8(in) % 6;
+static void do_record(fz_input* in) {
+  const int version = 1 + fz_u8(in) % 6;
   void* h = pick_handle(in);
-  const uint8_t sel = u8(in);
+  const uint8_t sel = fz_u8(in);
   int state;
   switch (sel % 4) {
     case 0: state = ncclProfilerProxyDiagUpdate; break;
     case 1: state = 19; break;
     case 2: state = (int)(sel >> 2) % 24; break;
-    default: state = (int)(int32_t)bytes(in, 4); break;
+    default: state = (int)(int32_t)fz_bytes(in, 4); break;
   }
   union {
     ncclProfilerEventStateArgs_v1_t v1;
@@ -338,8 +311,8 @@ static void do_record(input* in) {
   CHECK(rc == ncclSuccess);
 }
 
-static void do_stop(input* in) {
-  const int version = 1 + u8(in) % 6;
+static void do_stop(fz_input* in) {
+  const int version = 1 + fz_u8(in) % 6;
   void* h = pick_handle(in);
   ncclResult_t rc = ncclInternalError;
   switch (version) {
@@ -360,11 +333,11 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  input in = {data, size};
+  fz_input in = {data, size};
   memset(ctxs, 0, sizeof ctxs);
   n_handles = 0;
   for (int steps = 0; in.n && steps < 4096; steps++) {
-    const uint8_t op = u8(&in);
+    const uint8_t op = fz_u8(&in);
     switch (op % 16) {
       case 0: case 1: do_init(&in, pick_ctx(&in)); break;
       case 2: case 3: case 4: case 5: do_start(&in); break;

@@ -19,17 +19,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
 #include "loader/internal.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-
-#define CHECK(c)                                                                    \
-  do {                                                                              \
-    if (!(c)) {                                                                     \
-      fprintf(stderr, "fuzz_elf: check failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
-      abort();                                                                      \
-    }                                                                               \
-  } while (0)
 
 static const char* const names[] = {"ncclProfiler_v1", "ncclProfiler_v2", "ncclProfiler_v3",
                                     "ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6",

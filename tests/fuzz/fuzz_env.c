@@ -6,9 +6,10 @@
  * The input is split at NUL bytes into the values of, in order:
  * PROXYTRACE_MAX_OPS, PROXYTRACE_CLOCK, NCCL_PROFILER_PLUGIN,
  * RCCL_ENABLE_PROXY_TRACE, PROXYTRACE_HOME, LD_LIBRARY_PATH,
- * PROXYTRACE_LOADER_DEBUG, a host profile name, and the contents of the file
- * NCCL_CONF_FILE names (also ~/.nccl.conf, with HOME pointed at a scratch
- * directory). A missing field leaves its variable unset.
+ * PROXYTRACE_LOADER_DEBUG, NCCL_NET_PLUGIN, NCCL_ENV_PLUGIN, a host profile
+ * name, and the contents of the config files (NCCL_CONF_FILE's, or with
+ * HOME pointed at a scratch directory ~/.nccl.conf and RCCL's
+ * ~/.rccl.conf). A missing field leaves its variable unset.
  *
  * Checks, besides no crash, leak or sanitizer report: the plugin's numbers
  * equal a plain reference parse (a whole decimal in range, else the
@@ -28,27 +29,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
+#include "fuzz_result.h"
 #include "loader/internal.h"
 #include "plugin/plugin.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-int LLVMFuzzerInitialize(int* argc, char*** argv);
-
-#define CHECK(c)                                                                    \
-  do {                                                                              \
-    if (!(c)) {                                                                     \
-      fprintf(stderr, "fuzz_env: check failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
-      abort();                                                                      \
-    }                                                                               \
-  } while (0)
-
-enum { F_MAX_OPS, F_CLOCK, F_PLUGIN, F_RCCL, F_HOME, F_LDPATH, F_DEBUG, F_HOST, F_CONF, F_NUM };
+enum {
+  F_MAX_OPS, F_CLOCK, F_PLUGIN, F_RCCL, F_HOME, F_LDPATH, F_DEBUG, F_NET, F_ENVP, F_HOST, F_CONF,
+  F_NUM
+};
 static const char* const vars[F_CONF] = {
-    "PROXYTRACE_MAX_OPS",   "PROXYTRACE_CLOCK", "NCCL_PROFILER_PLUGIN", "RCCL_ENABLE_PROXY_TRACE",
-    "PROXYTRACE_HOME",      "LD_LIBRARY_PATH",  "PROXYTRACE_LOADER_DEBUG", NULL};
+    "PROXYTRACE_MAX_OPS", "PROXYTRACE_CLOCK",        "NCCL_PROFILER_PLUGIN",
+    "RCCL_ENABLE_PROXY_TRACE", "PROXYTRACE_HOME",    "LD_LIBRARY_PATH",
+    "PROXYTRACE_LOADER_DEBUG", "NCCL_NET_PLUGIN",    "NCCL_ENV_PLUGIN", NULL};
 
 static char scratch[64];
-static char conf_path[128];
+static char conf_path[128], rccl_conf_path[128];
 static int devnull = -1;
 
 int LLVMFuzzerInitialize(int* argc, char*** argv) {
@@ -56,6 +52,7 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
   snprintf(scratch, sizeof scratch, "/tmp/pt-fuzz-env.XXXXXX");
   if (!mkdtemp(scratch)) abort();
   snprintf(conf_path, sizeof conf_path, "%s/.nccl.conf", scratch);
+  snprintf(rccl_conf_path, sizeof rccl_conf_path, "%s/.rccl.conf", scratch);
   setenv("HOME", scratch, 1);
   devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
   return 0;
@@ -118,12 +115,16 @@ static void check_parsers(const char* s) {
   const int n1 = pt_version_parse(s, v1), n2 = ref_version(s, v2);
   CHECK(n1 == n2);
   for (int i = 0; i < n1; i++) CHECK(v1[i] == v2[i]);
+  /* RCCL_ENABLE_PROXY_TRACE and friends: what the host's strtoll(text, NULL,
+   * 0) gives, the default on overflow. */
   long long p;
-  if (pt_parse_param(s, &p)) {
-    char* end;
-    errno = 0;
-    CHECK(strtoll(s, &end, 0) == p && !errno && *end == '\0');
-  }
+  const int kind = pt_parse_param(s, 42, &p);
+  char* end;
+  errno = 0;
+  const long long ref = strtoll(s, &end, 0);
+  if (errno == ERANGE) CHECK(kind == PT_PARAM_RANGE && p == 42);
+  else if (end == s) CHECK(kind == PT_PARAM_NO_DIGITS && p == 0);
+  else CHECK(p == ref && kind == (*end ? PT_PARAM_TRAILING : PT_PARAM_NUMBER));
 }
 
 static void check_probe(const char* host_text) {
@@ -142,22 +143,7 @@ static void check_probe(const char* host_text) {
     close(saved);
   }
   if (rc == PT_ENOMEM && !res) return;
-  CHECK(res != NULL);
-  CHECK(res->status == rc);
-  CHECK(res->probed == 1 && res->handle == NULL);
-  for (size_t i = 0; i < res->n_candidates; i++) {
-    const pt_candidate* c = &res->candidates[i];
-    CHECK(c->name && c->reason);
-    CHECK((unsigned)c->outcome <= PT_CAND_DUPLICATE);
-    CHECK((unsigned)c->source <= PT_SRC_HOME);
-    CHECK(strcmp(pt_outcome_name(c->outcome), "?") != 0);
-  }
-  if (rc == PT_OK) CHECK(res->path && res->api_version >= 1 && res->api_version <= 6);
-  FILE* f = fopen("/dev/null", "w");
-  CHECK(f);
-  pt_result_print(res, f);
-  pt_result_print_json(res, f);
-  fclose(f);
+  fz_check_result(res, rc);
   pt_result_free(res);
 }
 
@@ -178,14 +164,16 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     else unsetenv(vars[i]);
   }
   if (field[F_CONF]) {
-    FILE* f = fopen(conf_path, "w");
-    if (f) {
+    for (int i = 0; i < 2; i++) {
+      FILE* f = fopen(i ? rccl_conf_path : conf_path, "w");
+      if (!f) continue;
       fputs(field[F_CONF], f);
       fclose(f);
     }
     setenv("NCCL_CONF_FILE", (field[F_CONF][0] & 1) ? conf_path : "", 1);
   } else {
     unlink(conf_path);
+    unlink(rccl_conf_path);
     unsetenv("NCCL_CONF_FILE");
   }
   check_plugin_config(field[F_MAX_OPS]);

@@ -71,6 +71,23 @@ void rh_op_start(rh_plugin* h, void* ctx, rh_op* op, const rh_op_desc* d) {
   assert_int_equal(h->p->startEvent(ctx, &op->handle, &e), ncclSuccess);
 }
 
+void* rh_stock_op_active(rh_plugin* h, void* ctx, int peer, int nsteps, int is_send) {
+  ncclProfilerEventDescr_v6_t e;
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileProxyOp;
+  e.proxyOp.pid = getpid();
+  e.proxyOp.peer = peer;
+  e.proxyOp.nSteps = nsteps;
+  e.proxyOp.isSend = is_send;
+  void* op = NULL;
+  h->p->startEvent(ctx, &op, &e);
+  assert_non_null(op);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  h->p->recordEventState(op, ncclProfilerProxyOpInProgress_v4, &a);
+  return op;
+}
+
 void rh_diag(rh_op* op, int kind, int64_t value, unsigned flags) {
   ncclProfilerEventStateArgs_v6_t a;
   memset(&a, 0, sizeof a);

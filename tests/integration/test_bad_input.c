@@ -236,21 +236,13 @@ static void test_step_parent_of_another_context(void** state) {
 static void test_step_stop_after_huge_counter(void** state) {
   (void)state;
   void* ctx = rh_init(&plugin, 23, 0, 2);
-  ncclProfilerEventDescr_v6_t e;
-  memset(&e, 0, sizeof e);
-  e.type = ncclProfileProxyOp;
-  e.proxyOp.pid = getpid();
-  e.proxyOp.nSteps = 8;
-  e.proxyOp.isSend = 1;
-  void* op = NULL;
-  plugin.p->startEvent(ctx, &op, &e);
-  assert_non_null(op);
+  void* op = rh_stock_op_active(&plugin, ctx, 1, 8, 1);
   ncclProfilerEventStateArgs_v6_t a;
   memset(&a, 0, sizeof a);
-  plugin.p->recordEventState(op, ncclProfilerProxyOpInProgress_v4, &a);
   a.proxyDiag.counterKind = ncclProxyDiagDone;
   a.proxyDiag.value = INT64_MAX - 3;
   plugin.p->recordEventState(op, ncclProfilerProxyDiagUpdate, &a);
+  ncclProfilerEventDescr_v6_t e;
   memset(&e, 0, sizeof e);
   e.type = ncclProfileProxyStep;
   e.parentObj = op;

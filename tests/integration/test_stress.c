@@ -106,6 +106,7 @@ static void* record_loop(void* p) {
 
 typedef struct {
   int lines, header_ok, drop_line, mid_write;
+  char drops[1024];
   char mid_keys[1024];
   char rec[64][1024];
   int nrec;
@@ -125,6 +126,7 @@ static void capture_logger(ncclDebugLogLevel level, unsigned long flags, const c
     cap->header_ok = !strncmp(buf, "commDump for all active ops mapSizeMB:", 38);
   } else if (!strncmp(buf, "proxytrace dropped", 18)) {
     cap->drop_line = 1;
+    snprintf(cap->drops, sizeof cap->drops, "%s", buf);
   } else if (!strncmp(buf, "proxytrace: ", 12)) {
     cap->mid_write = 1;
     snprintf(cap->mid_keys, sizeof cap->mid_keys, "%s", buf);
@@ -226,27 +228,16 @@ static void* dump_loop(void* p) {
 
 /* ---- churn: communicators created and destroyed while others dump ---- */
 
-static unsigned long drop_field(const capture* c, const char* line0, const char* name) {
-  (void)c;
-  const char* p = strstr(line0, name);
+static unsigned long drop_field(const capture* c, const char* name) {
+  const char* p = strstr(c->drops, name);
   return p ? strtoul(p + strlen(name), NULL, 10) : 0;
-}
-
-static char drop_text[1024];
-
-static void drop_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
-                        const char* fmt, ...) {
-  (void)level, (void)flags, (void)file, (void)line;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (!strncmp(buf, "proxytrace dropped", 18)) snprintf(drop_text, sizeof drop_text, "%s", buf);
 }
 
 static void* churn_loop(void* p) {
   (void)p;
+  capture* c = malloc(sizeof *c);
+  assert_non_null(c);
+  cap = c;
   for (long round = 0; !atomic_load(&stop_flag); round++) {
     void* ctx = NULL;
     int mask = 0;
@@ -270,11 +261,11 @@ static void* churn_loop(void* p) {
         rh_op_start(&plugin, ctx, &extra, &d);
         assert_null(extra.handle);
       }
-      drop_text[0] = '\0';
-      plugin.dump(ctx, drop_logger);
+      memset(c, 0, sizeof *c);
+      plugin.dump(ctx, capture_logger);
       atomic_fetch_add(&churn_drops_injected, inject);
-      atomic_fetch_add(&churn_drops_counted, (long)drop_field(NULL, drop_text, " opsDropped:"));
-      assert_int_equal(drop_field(NULL, drop_text, " opsReclaimed:"), 0);
+      atomic_fetch_add(&churn_drops_counted, (long)drop_field(c, " opsDropped:"));
+      assert_int_equal(drop_field(c, " opsReclaimed:"), 0);
     } else {
       rh_op_start(&plugin, ctx, &op, &d); /* finalized with an op in flight */
       rh_op_in_progress(&op);
@@ -282,6 +273,7 @@ static void* churn_loop(void* p) {
     plugin.p->finalize(ctx); /* the dumpers may be dumping it right now */
     atomic_fetch_add(&churn_rounds, 1);
   }
+  free(c);
   return NULL;
 }
 
