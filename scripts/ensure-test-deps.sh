@@ -1,10 +1,13 @@
 #!/bin/sh
 # Installs what the tests need when it is missing (Debian): cmocka for the
-# unit tests, python3 for the golden-file helpers. Idempotent and quiet when
+# unit tests, the Relacy verifier and a C++ compiler for the seqlock model
+# check, python3 for the golden-file helpers. Idempotent and quiet when
 # everything is already there.
 set -e
 missing=""
 [ -f /usr/include/cmocka.h ] || missing="$missing libcmocka-dev"
+[ -f /usr/include/relacy/relacy.hpp ] || missing="$missing relacy-dev"
+command -v "${HOSTCXX:-g++}" >/dev/null 2>&1 || missing="$missing g++"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 [ -z "$missing" ] && exit 0

@@ -465,13 +465,5 @@ void pt_handle_count(pt_handle h, pt_drop_reason r) {
 }
 
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v) {
-  for (int tries = 0; tries < 1000; tries++) {
-    uint32_t s1 = atomic_load_explicit(&op->rec.seq, memory_order_acquire);
-    if (s1 & 1u) continue;
-    *state = PT_LOAD(op->state);
-    pt_rec_to_view(&op->rec, v);
-    atomic_thread_fence(memory_order_acquire);
-    if (PT_LOAD(op->rec.seq) == s1) return 0;
-  }
-  return -1;
+  return pt_rec_read(&op->rec, v, &op->state, state, NULL);
 }
