@@ -9,7 +9,9 @@
 #
 # SAN=address (ASan+UBSan) or SAN=thread (TSan) builds everything into its own
 # folder (build-address/, build-thread/) with that sanitizer, e.g.
-# `make test SAN=thread`. Each component's rules live in mk/<component>.mk.
+# `make test SAN=thread`; those builds, and DEBUG=1 (build-debug/), also
+# compile the debug checks (PT_DEBUG). Each component's rules live in
+# mk/<component>.mk.
 
 VERSION_MAJOR := 1
 VERSION_MINOR := 0
@@ -32,9 +34,12 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Iinclude -Isrc \
 LDFLAGS ?=
 LDLIBS_PT := -lpthread -ldl
 
+# DEBUG=1 (own folder build-debug/): debug checks (PT_DEBUG) without a
+# sanitizer; every sanitizer build has them too.
+DEBUG ?=
 SAN ?=
 ifeq ($(SAN),)
-  B := build
+  B := build$(if $(DEBUG),-debug)
   SAN_FLAGS :=
 else ifeq ($(SAN),address)
   B := build-address
@@ -46,7 +51,8 @@ else
   $(error SAN must be empty, address or thread (got '$(SAN)'))
 endif
 
-ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS)
+DEBUG_FLAGS := $(if $(SAN)$(DEBUG),-DPT_DEBUG)
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEBUG_FLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
 # Targets that components add to: ALL_TARGETS (what `make` builds),
@@ -97,6 +103,6 @@ bench: build-all $(BENCH_RUNS)
 install: build-all $(INSTALL_STEPS)
 
 clean:
-	rm -rf build build-address build-thread
+	rm -rf build build-*
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -70,6 +70,11 @@ struct pt_trace {
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];
   _Atomic uint64_t drops[PT_DROP_NUM];
+  /* Debug builds (PT_DEBUG): the thread that writes this trace, claimed by
+   * its first write; see pt_writer_check in trace.c. */
+  _Atomic uintptr_t writer;
+  int writer_tid;
+  char writer_name[16];
 };
 
 #define PT_NO_SLOT UINT32_MAX
