@@ -3,6 +3,7 @@
 #   make            build the plugin, the loader, the CLI
 #   make demo       build, then run the demo job and print its result
 #   make test       install missing test dependencies, build, run every test
+#                   (ARCH=aarch64: cross-built, run under qemu-aarch64)
 #   make bench      build and run the benchmarks (figures as side-by-side ratios)
 #   make install    install under $(DESTDIR)$(PREFIX)
 #   make clean
@@ -19,6 +20,27 @@ VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 
 CC ?= cc
+
+# ARCH=aarch64 cross-builds everything for 64-bit Arm with Debian's
+# gcc-aarch64-linux-gnu, into folders of its own (build-aarch64/,
+# build-address-aarch64/, ...). On any other machine `make test ARCH=aarch64`
+# runs the test programs under EMULATOR (default qemu-aarch64, Debian's
+# qemu-user, without -L: the binaries use the arm64 libraries installed
+# multiarch), and so does every program that starts another: the test runner
+# exports it as PROXYTRACE_EMULATOR (tools/exec.c, the shell tests).
+ARCH ?=
+EMULATOR ?=
+ifeq ($(ARCH),)
+else ifeq ($(ARCH),aarch64)
+  CROSS ?= aarch64-linux-gnu-
+  CC := $(CROSS)gcc
+  AR := $(CROSS)ar
+  ifneq ($(shell uname -m),aarch64)
+    EMULATOR := $(or $(EMULATOR),qemu-aarch64)
+  endif
+else
+  $(error ARCH must be empty or aarch64 (got '$(ARCH)'))
+endif
 PREFIX ?= /usr/local
 DESTDIR ?=
 LIBDIR ?= $(PREFIX)/lib
@@ -52,6 +74,8 @@ else
 endif
 
 DEBUG_FLAGS := $(if $(SAN)$(DEBUG),-DPT_DEBUG)
+B := $(B)$(if $(ARCH),-$(ARCH))
+
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEBUG_FLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
@@ -85,15 +109,15 @@ $(CLI): $(CLI_OBJS) $(CLI_DEPS)
 build-all: $(ALL_TARGETS)
 
 test-deps:
-	@scripts/ensure-test-deps.sh
+	@scripts/ensure-test-deps.sh $(ARCH)
 
 # Dependencies first (a sub-make then builds the tests against them); every
 # test runs even when an earlier one fails; the recipe fails at the end if
 # any did, after printing one summary line.
 test:
-	@scripts/ensure-test-deps.sh
+	@scripts/ensure-test-deps.sh $(ARCH)
 	@$(MAKE) --no-print-directory build-all test-build
-	@scripts/run-tests.sh $(B) $(TEST_RUNS)
+	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" scripts/run-tests.sh $(B) $(TEST_RUNS)
 
 .PHONY: test-build
 test-build: $(TEST_TARGETS)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "exec.h"
 #include "proxytrace/loader.h"
 
 enum {
@@ -58,7 +59,9 @@ static void usage(FILE* f) {
           "  -h, --help          this text\n"
           "\n"
           "Variables read: NCCL_PROFILER_PLUGIN, RCCL_ENABLE_PROXY_TRACE, PROXYTRACE_HOME,\n"
-          "LD_LIBRARY_PATH, NCCL_CONF_FILE, HOME.\n"
+          "LD_LIBRARY_PATH, NCCL_CONF_FILE, HOME; with --deep, PROXYTRACE_EMULATOR (the\n"
+          "command that runs this program's child, e.g. qemu-aarch64, for a build of\n"
+          "another architecture run under a user-mode emulator).\n"
           "\n"
           "Exit status:\n"
           "  0  a plugin would be loaded\n"
@@ -117,7 +120,15 @@ static int parse(int argc, char** argv, options* o) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--ignore-environment")) o->ignore_env = 1;
   }
-  if (o->ignore_env) clearenv();
+  if (o->ignore_env) {
+    /* PROXYTRACE_EMULATOR is how this program runs, not part of what it
+     * answers for: it survives -i, for the --deep child (tools/exec.c). */
+    const char* e = getenv("PROXYTRACE_EMULATOR");
+    char* emu = e ? strdup(e) : NULL;
+    clearenv();
+    if (emu) setenv("PROXYTRACE_EMULATOR", emu, 1);
+    free(emu);
+  }
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char** dst = NULL;
@@ -196,20 +207,28 @@ static int run_deep(int argc, char** argv, const options* o) {
   for (int i = 1; i < argc; i++)
     if (!o->env_arg[i]) args[n++] = argv[i]; /* the environment is inherited */
   args[n] = NULL;
+  /* Through PROXYTRACE_EMULATOR when this program runs under one. */
+  const char* file;
+  char** child = pt_exec_argv("/proc/self/exe", args, &file);
+  free(args);
+  if (!child) {
+    fprintf(stderr, "proxytrace probe: cannot start the deep probe: %s\n", strerror(errno));
+    return EXIT_INTERNAL;
+  }
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) {
     fprintf(stderr, "proxytrace probe: fork: %s\n", strerror(errno));
-    free(args);
+    free(child);
     return EXIT_INTERNAL;
   }
   if (pid == 0) {
-    execv("/proc/self/exe", args);
+    execv(file, child);
     fprintf(stderr, "proxytrace probe: cannot start the deep probe: %s\n", strerror(errno));
     _exit(EXIT_INTERNAL);
   }
-  free(args);
+  free(child);
   int st;
   while (waitpid(pid, &st, 0) < 0) {
     if (errno != EINTR) {

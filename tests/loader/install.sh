@@ -12,11 +12,12 @@
 set -u
 B=$1
 case $B in
-  *build-address) SAN=address; SANF="-fsanitize=address,undefined" ;;
-  *build-thread) SAN=thread; SANF="-fsanitize=thread" ;;
+  *build-address|*build-address-*) SAN=address; SANF="-fsanitize=address,undefined" ;;
+  *build-thread|*build-thread-*) SAN=thread; SANF="-fsanitize=thread" ;;
   *) SAN=; SANF= ;;
 esac
-CC=${CC:-cc}
+CC=${CC:-cc} # the build's compiler (a cross compiler with ARCH=), from make test
+RUN=${PROXYTRACE_EMULATOR:-} # and the emulator its programs run under, if any
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
 failures=0
@@ -64,7 +65,7 @@ cp "$B/tests/loader/plugins/fakerccl.so" "$L/librccl.so"
 use() {
   name=$1; host=$2; want=$3; pre=$4; shift 5
   for c in consumer-shared consumer-static; do
-    if ! env -i PATH="$PATH" "$@" "$D/$c" "$host" $pre >"$D/out" 2>&1; then
+    if ! env -i PATH="$PATH" "$@" $RUN "$D/$c" "$host" $pre >"$D/out" 2>&1; then
       fail "$name ($c)"; sed 's/^/    /' "$D/out"; continue
     fi
     grep -q "api=6 dump=1 path=$want " "$D/out" || { fail "$name ($c): $(cat "$D/out")"; continue; }
@@ -82,13 +83,13 @@ use "C: NCCL_PROFILER_PLUGIN=proxytrace (NCCL 2.30)" nccl-2.30 "$L/libnccl-profi
 
 # The installed CLI predicts each of them, by files and by loading.
 for deep in "" --deep; do
-  "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN="$L/librccl-profiler-proxytrace.so" ||
+  $RUN "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN="$L/librccl-profiler-proxytrace.so" ||
     fail "probe $deep A"
-  "$P/bin/proxytrace" probe -q -i $deep --rccl-dir "$L/librccl.so" RCCL_ENABLE_PROXY_TRACE=1 ||
+  $RUN "$P/bin/proxytrace" probe -q -i $deep --rccl-dir "$L/librccl.so" RCCL_ENABLE_PROXY_TRACE=1 ||
     fail "probe $deep B"
-  "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L" ||
+  $RUN "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L" ||
     fail "probe $deep C"
-  "$P/bin/proxytrace" probe -q -i $deep --home "$P" || fail "probe $deep PROXYTRACE_HOME"
+  $RUN "$P/bin/proxytrace" probe -q -i $deep --home "$P" || fail "probe $deep PROXYTRACE_HOME"
 done
 
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

@@ -8,6 +8,8 @@
 set -u
 B=$1
 PT=$B/proxytrace
+# A build for another architecture runs under its emulator (scripts/run-tests.sh).
+RUN=${PROXYTRACE_EMULATOR:-}
 PL=$B/tests/loader/plugins
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -17,7 +19,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # expect CODE DESCRIPTION -- ARGS...: runs the probe with a clean environment.
 expect() {
   want=$1; what=$2; shift 3
-  "$PT" probe -i "$@" >"$T/out" 2>"$T/err"
+  $RUN "$PT" probe -i "$@" >"$T/out" 2>"$T/err"
   got=$?
   if [ "$got" -ne "$want" ]; then
     fail "$what: exit $got, want $want"; sed 's/^/    /' "$T/out" "$T/err"
@@ -57,31 +59,31 @@ expect 2 "missing --rccl-dir"                 -- --rccl-dir "$T/nowhere"
 expect 2 "bad --major"                        -- --major zero
 
 # Messages that say what to do.
-"$PT" probe -i --path good.so >"$T/out" 2>&1
+$RUN "$PT" probe -i --path good.so >"$T/out" 2>&1
 grep -q "write './NAME'" "$T/out" || fail "path without '/' does not say to write ./NAME"
-"$PT" probe -i --host nccl-9.9 2>"$T/err"
+$RUN "$PT" probe -i --host nccl-9.9 2>"$T/err"
 grep -q "nccl-2.23 ... nccl-2.30" "$T/err" || fail "unknown host does not list the profiles"
-"$PT" probe -i RCCL_ENABLE_PROXY_TRACE=on >"$T/out"
+$RUN "$PT" probe -i RCCL_ENABLE_PROXY_TRACE=on >"$T/out"
 grep -q "RCCL_ENABLE_PROXY_TRACE=1" "$T/out" || fail "a bad RCCL_ENABLE_PROXY_TRACE gets no advice"
-"$PT" probe -i --host nccl-2.30 NCCL_PROFILER_PLUGIN="$long/libx.so" >"$T/out"
+$RUN "$PT" probe -i --host nccl-2.30 NCCL_PROFILER_PLUGIN="$long/libx.so" >"$T/out"
 grep -q "keeps only the first 254" "$T/out" || fail "over-long value is not explained"
-"$PT" probe --help | grep -q "Exit status" || fail "--help does not document the exit status"
+$RUN "$PT" probe --help | grep -q "Exit status" || fail "--help does not document the exit status"
 
 # PROXYTRACE_LOADER_DEBUG traces every decision on stderr.
-"$PT" probe -q -i PROXYTRACE_LOADER_DEBUG=1 NCCL_PROFILER_PLUGIN="$T/missing.so" 2>"$T/err"
+$RUN "$PT" probe -q -i PROXYTRACE_LOADER_DEBUG=1 NCCL_PROFILER_PLUGIN="$T/missing.so" 2>"$T/err"
 grep -q "proxytrace-loader: probe rccl: candidate 1 '$T/missing.so' \[value\]: not found" "$T/err" ||
   fail "PROXYTRACE_LOADER_DEBUG=1 does not trace the candidates"
-"$PT" probe -q -i NCCL_PROFILER_PLUGIN="$T/missing.so" 2>"$T/err"
+$RUN "$PT" probe -q -i NCCL_PROFILER_PLUGIN="$T/missing.so" 2>"$T/err"
 [ ! -s "$T/err" ] || fail "the probe writes to stderr without PROXYTRACE_LOADER_DEBUG"
 
 # -i really starts from an empty environment.
-NCCL_PROFILER_PLUGIN="$T/good.so" "$PT" probe -q
+NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe -q
 [ $? -eq 0 ] || fail "the probe does not read the environment"
-NCCL_PROFILER_PLUGIN="$T/good.so" "$PT" probe -q -i
+NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe -q -i
 [ $? -eq 3 ] || fail "-i does not clear the environment"
 
 # --json parses, and says what the exit code says.
-"$PT" probe -i --json NCCL_PROFILER_PLUGIN="$T/good.so" >"$T/json"
+$RUN "$PT" probe -i --json NCCL_PROFILER_PLUGIN="$T/good.so" >"$T/json"
 python3 - "$T/json" "$T/good.so" <<'PY' || fail "--json output is wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -90,7 +92,7 @@ assert d["api_version"] == 6 and d["dump_hook"] is True, d
 assert d["path"] == sys.argv[2] and d["mode"] == "probe", d
 assert [c["outcome"] for c in d["candidates"]] == ["ok"], d
 PY
-"$PT" probe -i --json --host nccl-2.30 NCCL_PROFILER_PLUGIN=nothing-here >"$T/json"
+$RUN "$PT" probe -i --json --host nccl-2.30 NCCL_PROFILER_PLUGIN=nothing-here >"$T/json"
 python3 - "$T/json" <<'PY' || fail "--json of a failure is wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -101,12 +103,23 @@ PY
 
 # --deep loads in a child: same answer for what files can tell...
 for v in "$T/good.so" "$T/missing.so" "$T/v6only.so" "$T/text.so"; do
-  "$PT" probe -q -i --host nccl-2.28 NCCL_PROFILER_PLUGIN="$v"; a=$?
-  "$PT" probe -q -i --host nccl-2.28 --deep NCCL_PROFILER_PLUGIN="$v"; b=$?
+  $RUN "$PT" probe -q -i --host nccl-2.28 NCCL_PROFILER_PLUGIN="$v"; a=$?
+  $RUN "$PT" probe -q -i --host nccl-2.28 --deep NCCL_PROFILER_PLUGIN="$v"; b=$?
   [ $a -eq $b ] || fail "probe ($a) and --deep ($b) disagree on $v"
 done
-"$PT" probe -i --deep --json NCCL_PROFILER_PLUGIN="$T/good.so" | grep -q '"mode":"load"' ||
+$RUN "$PT" probe -i --deep --json NCCL_PROFILER_PLUGIN="$T/good.so" | grep -q '"mode":"load"' ||
   fail "--deep did not load"
+# The child starts through PROXYTRACE_EMULATOR when one is set (a build for
+# another architecture under qemu-user). Natively, a stand-in that logs and
+# runs its command shows the child going through it, with -i too.
+if [ -z "$RUN" ]; then
+  printf '#!/bin/sh\necho "$@" >>"%s/emu.log"\nexec "$@"\n' "$T" >"$T/emu"
+  chmod +x "$T/emu"
+  PROXYTRACE_EMULATOR="$T/emu" "$PT" probe -q -i --deep NCCL_PROFILER_PLUGIN="$T/good.so" ||
+    fail "--deep through an emulator exits $?"
+  grep -q -- "proxytrace probe --in-process" "$T/emu.log" 2>/dev/null ||
+    fail "--deep did not start its child through PROXYTRACE_EMULATOR"
+fi
 # ...and more than files can tell, without harm to the caller.
 expect 0 "probe cannot see an undefined symbol" -- NCCL_PROFILER_PLUGIN="$T/undef.so"
 expect 6 "--deep sees the undefined symbol"     -- --deep NCCL_PROFILER_PLUGIN="$T/undef.so"
