@@ -10,6 +10,14 @@
  *     its progress also comes as ProxyOp states 0-7 with a `steps` argument.
  *   - v4-v5 (NCCL 2.27-2.28): the op is registered at InProgress (19);
  *     progress comes from the step states.
+ *   - v1-v2 (NCCL 2.23-2.25) answer the Group event with a non-NULL handle:
+ *     those releases give a task its activation mask, which every ProxyOp
+ *     and ProxyStep of the task inherits, only when the Group handle is
+ *     non-NULL (v2.23.4-1 src/misc/profiler.cc:272,299,318; v2.24.3-1 and
+ *     v2.25.1-1 :384,408,427). With NULL they send no proxy event at all.
+ *     The handle is a sentinel (pt_group_handle): nothing is allocated, and
+ *     its stop and states are ignored. Newer releases gate proxy events
+ *     without it, so their tables keep answering NULL.
  * `type` is one byte in v1-v4 and eight in v5; each is compared in its own
  * width.
  */
@@ -19,9 +27,10 @@
 #include "plugin/plugin.h"
 
 /* start / stop / record / finalize for descriptor type DESCR, state-args
- * type ARGS; REGISTER_AT_START for v1-v3; STEPS_ARG(args) yields the ProxyOp
- * `steps` argument or -1 where the version has none. */
-#define PT_STOCK_CALLBACKS(V, DESCR, ARGS, STATE, REGISTER_AT_START, STEPS_ARG)                   \
+ * type ARGS; REGISTER_AT_START for v1-v3; GROUP_HANDLE for v1-v2;
+ * STEPS_ARG(args) yields the ProxyOp `steps` argument or -1 where the
+ * version has none. */
+#define PT_STOCK_CALLBACKS(V, DESCR, ARGS, STATE, REGISTER_AT_START, GROUP_HANDLE, STEPS_ARG)     \
   static ncclResult_t V##_start(void* context, void** handle, DESCR* d) {                         \
     if (!handle) return ncclSuccess;                                                               \
     *handle = NULL;                                                                                \
@@ -33,16 +42,20 @@
       if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
     } else if (d->type == ncclProfileProxyStep) {                                                  \
       *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);                              \
+    } else if (GROUP_HANDLE && d->type == ncclProfileGroup) {                                      \
+      *handle = pt_group_handle();                                                                 \
     } else {                                                                                       \
       pt_event_other_type(context, d->type);                                                       \
     }                                                                                              \
     return ncclSuccess;                                                                            \
   }                                                                                                \
   static ncclResult_t V##_stop(void* handle) {                                                     \
+    if (GROUP_HANDLE && handle == pt_group_handle()) return ncclSuccess;                           \
     pt_event_stop(handle);                                                                         \
     return ncclSuccess;                                                                            \
   }                                                                                                \
   static ncclResult_t V##_record(void* handle, STATE state, ARGS* args) {                          \
+    if (GROUP_HANDLE && handle == pt_group_handle()) return ncclSuccess;                           \
     if (handle) pt_event_state(handle, state, args ? (int64_t)(STEPS_ARG(args)) : -1);             \
     return ncclSuccess;                                                                            \
   }                                                                                                \

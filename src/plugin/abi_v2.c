@@ -1,14 +1,15 @@
 /*
  * abi_v2.c — the ncclProfiler_v2 table for stock NCCL (see abi_stock.h):
  * what NCCL 2.24-2.25 binds natively, and what any newer NCCL adapts when no
- * newer table is found.
+ * newer table is found. It answers the Group event with a non-NULL
+ * handle, without which 2.24-2.25 send no proxy event (abi_stock.h).
  */
 #include "nccl/profiler_v2.h"
 #include "plugin/abi_stock.h"
 
 PT_STOCK_INIT_NOCOMM(v2)
 PT_STOCK_CALLBACKS(v2, ncclProfilerEventDescr_v2_t, ncclProfilerEventStateArgs_v2_t,
-                   ncclProfilerEventState_v2_t, 1, PT_STEPS_V1)
+                   ncclProfilerEventState_v2_t, 1, 1, PT_STEPS_V1)
 
 PT_EXPORT ncclProfiler_v2_t ncclProfiler_v2 = {
     .name = "ProxyTrace",

@@ -8,7 +8,7 @@
 
 PT_STOCK_INIT_NOCOMM(v3)
 PT_STOCK_CALLBACKS(v3, ncclProfilerEventDescr_v3_t, ncclProfilerEventStateArgs_v3_t,
-                   ncclProfilerEventState_v3_t, 1, PT_STEPS_V1)
+                   ncclProfilerEventState_v3_t, 1, 0, PT_STEPS_V1)
 
 PT_EXPORT ncclProfiler_v3_t ncclProfiler_v3 = {
     .name = "ProxyTrace",

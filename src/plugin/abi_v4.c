@@ -13,7 +13,7 @@ static ncclResult_t v4_init(void** context, int* mask, const char* comm_name, ui
 }
 
 PT_STOCK_CALLBACKS(v4, ncclProfilerEventDescr_v4_t, ncclProfilerEventStateArgs_v4_t,
-                   ncclProfilerEventState_v4_t, 0, PT_STEPS_NONE)
+                   ncclProfilerEventState_v4_t, 0, 0, PT_STEPS_NONE)
 
 PT_EXPORT ncclProfiler_v4_t ncclProfiler_v4 = {
     .name = "ProxyTrace",

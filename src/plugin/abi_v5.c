@@ -12,7 +12,7 @@ static ncclResult_t v5_init(void** context, uint64_t comm_id, int* mask, const c
 }
 
 PT_STOCK_CALLBACKS(v5, ncclProfilerEventDescr_v5_t, ncclProfilerEventStateArgs_v5_t,
-                   ncclProfilerEventState_v5_t, 0, PT_STEPS_NONE)
+                   ncclProfilerEventState_v5_t, 0, 0, PT_STEPS_NONE)
 
 PT_EXPORT ncclProfiler_v5_t ncclProfiler_v5 = {
     .name = "ProxyTrace",

@@ -12,6 +12,8 @@
 #include "nccl/profiler.h"
 #include "plugin/plugin.h"
 
+const char pt_group_sentinel = 'G';
+
 /* The trace of a context of this process, or NULL: a ProxyOp of another
  * process (PXN) carries that process's context pointer, so the pid is
  * compared before the context is touched. */

@@ -115,6 +115,11 @@ void pt_event_other_type(void* ctx, uint64_t type);
 /* A state the handle's kind does not take, or an event type we do not know. */
 void pt_event_refused(void* ctx_or_null, void* handle_or_null);
 
+/* The Group handle of the v1-v2 tables (abi_stock.h): a sentinel, never
+ * allocated, whose stop and states are ignored. */
+extern const char pt_group_sentinel __attribute__((visibility("hidden")));
+static inline void* pt_group_handle(void) { return (void*)&pt_group_sentinel; }
+
 /* ---- exported entry points ---- */
 
 PT_EXPORT void ncclProfilerProxyTraceDump(void* context, ncclDebugLogger_t logfn);

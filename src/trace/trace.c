@@ -235,6 +235,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   pt_rec_write_begin(r);
   PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
   PT_STORE(r->last_kind, PT_CNT_UNINITIALIZED);
+  PT_STORE(r->window, 0);
   PT_STORE(r->channel, info->channel);
   PT_STORE(r->nsteps, info->nsteps);
   PT_STORE(r->peer, info->peer);
@@ -356,8 +357,13 @@ static inline pt_op* active_op(pt_handle h) {
   pt_op* op = live_op(h);
   if (UNLIKELY(!op)) return NULL;
   if (UNLIKELY(PT_LOAD(op->state) != PT_SLOT_ACTIVE)) {
-    /* Not registered, ignored (nSteps 0), already complete or stopped. */
-    if (PT_LOAD(op->state) != PT_SLOT_IGNORED) pt_trace_count(op->trace, PT_DROP_UNTRACKED);
+    /* Not registered or stopped before completing: counted. Ignored (nSteps
+     * 0) or complete: nothing was lost — stock NCCL 2.23-2.26 send the
+     * ProxyOp SendDone state after the last step stop has completed the op,
+     * and a count here would make every healthy dump report refusals. */
+    const uint8_t st = PT_LOAD(op->state);
+    if (st != PT_SLOT_IGNORED && st != PT_SLOT_FINISHED)
+      pt_trace_count(op->trace, PT_DROP_UNTRACKED);
     return NULL;
   }
   return op;
@@ -375,12 +381,29 @@ void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
 
 /* ---- stock NCCL: counters from step events and ProxyOp states ---- */
 
+/* The status rules compare POSTED with DONE + NCCL_STEPS, in raw steps.
+ * Stock NCCL 2.24+ count a step-driven op in transfers of sliceSteps raw
+ * steps, so its window is NCCL_STEPS / sliceSteps transfers — 4 for ring
+ * all-reduce, all-gather and reduce-scatter (sliceSteps NCCL_STEPS/4 = 2),
+ * 8 for the rest (sliceSteps 1; v2.28.9-1 src/include/collectives.h:17-26)
+ * — and no descriptor field says sliceSteps. The window is learnt from the
+ * widest POSTED - DONE gap seen: up to 4 it is 4, beyond it 8. A stuck
+ * all-reduce send with a full window of 4 then reads WAITING_GPU, as NCCL's
+ * own rule in raw steps says, not POSTING. */
+static inline void learn_window(pt_op* op, int64_t posted) {
+  const int64_t gap = posted - PT_LOAD(op->rec.counters[PT_CNT_DONE]);
+  const uint8_t w = gap > PT_NCCL_STEPS / 2 ? PT_NCCL_STEPS : PT_NCCL_STEPS / 2;
+  if (w > PT_LOAD(op->rec.window)) PT_STORE(op->rec.window, w);
+}
+
 /* Step-driven counters only move up: NCCL 2.24-2.26 stop the wrong step
  * handle in the receive loop (NVIDIA/nccl#1658) and 2.23-2.26 report the
  * same progress through ProxyOp states and step events both. */
 static void advance_at(pt_op* op, unsigned kind, int64_t value, unsigned flags, uint64_t now) {
-  if (value > PT_LOAD(op->rec.counters[kind]) || (flags & PT_FLAG_COUNTER_SKIP))
+  if (value > PT_LOAD(op->rec.counters[kind]) || (flags & PT_FLAG_COUNTER_SKIP)) {
+    if (kind == PT_CNT_POSTED) learn_window(op, value);
     update_at(op, kind, value, flags, now);
+  }
 }
 
 static void advance(pt_op* op, unsigned kind, int64_t value, unsigned flags) {

@@ -16,6 +16,8 @@
 #include <cmocka.h>
 
 #include "nccl/profiler_v1.h"
+#include "nccl/profiler_v2.h"
+#include "nccl/profiler_v3.h"
 #include "nccl/profiler_v4.h"
 #include "nccl/profiler_v5.h"
 #include "rccl_host.h"
@@ -231,6 +233,126 @@ static void test_v1_proxyop_states(void** state) {
   t->finalize(ctx);
 }
 
+/* ---- the Group handle: 2.23-2.25 gate every proxy event behind it ---- */
+
+/* Starts a Group event through table `name` (v1..v6) and returns the handle
+ * the plugin gave. The descriptors of v1-v4 put a one-byte type first, v5-v6
+ * an eight-byte one; every version's `parentObj` follows at offset 8. */
+static void* group_handle_of(const char* name, void* ctx) {
+  typedef ncclResult_t (*start_fn)(void*, void**, void*);
+  typedef ncclResult_t (*stop_fn)(void*);
+  struct table { const char* name; void* init; start_fn start; stop_fn stop; void* rec; } *t;
+  t = dlsym(plugin.so, name);
+  assert_non_null(t);
+  uint64_t descr[32];
+  memset(descr, 0, sizeof descr);
+  descr[0] = ncclProfileGroup; /* little-endian: the low byte is the v1-v4 type */
+  void* h = (void*)0x1;
+  assert_int_equal(t->start(ctx, &h, descr), ncclSuccess);
+  if (h) assert_int_equal(t->stop(h), ncclSuccess);
+  return h;
+}
+
+static void test_group_handle_per_table(void** state) {
+  (void)state;
+  ncclProfiler_v1_t* t1 = dlsym(plugin.so, "ncclProfiler_v1");
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(t1->init(&ctx, &mask), ncclSuccess);
+  /* NCCL 2.23 (v1) and 2.24-2.25 (v2) give a task its activation mask only
+   * under a non-NULL Group handle; 2.26+ (v3..v6) do not need one. */
+  void* g1 = group_handle_of("ncclProfiler_v1", ctx);
+  void* g2 = group_handle_of("ncclProfiler_v2", ctx);
+  assert_non_null(g1);
+  assert_non_null(g2);
+  assert_null(group_handle_of("ncclProfiler_v3", ctx));
+  assert_null(group_handle_of("ncclProfiler_v4", ctx));
+  assert_null(group_handle_of("ncclProfiler_v5", ctx));
+  assert_null(group_handle_of("ncclProfiler_v6", ctx));
+  /* Many groups, stopped and given states: nothing allocated, refused or
+   * disturbed; a ProxyOp of the task still records. */
+  ncclProfilerEventStateArgs_v1_t a = {.proxyOp = {.transSize = 1, .steps = 1}};
+  for (int i = 0; i < 1000; i++) {
+    void* g = group_handle_of("ncclProfiler_v2", ctx);
+    assert_ptr_equal(g, g2);
+    t1->recordEventState(g, ncclProfilerProxyOpSendPosted, &a);
+  }
+  ncclProfilerEventDescr_v1_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.parentObj = NULL; /* the Coll handle: we answer NULL for Coll */
+  d.rank = 0;
+  d.proxyOp.pid = getpid();
+  d.proxyOp.peer = 1;
+  d.proxyOp.nSteps = 2;
+  d.proxyOp.isSend = 1;
+  void* op = NULL;
+  t1->startEvent(ctx, &op, &d);
+  assert_non_null(op);
+  assert_ptr_not_equal(op, g1);
+  t1->recordEventState(op, ncclProfilerProxyOpSendPosted, &a);
+  const char* l = line_of(ctx, "<0:-1:0>");
+  assert_int_equal(field(l, " po:"), 1);
+  assert_int_equal(rh_captured.n, 2); /* header and the op: no drop line */
+  t1->stopEvent(op);
+  t1->finalize(ctx);
+}
+
+/* ---- NCCL 2.26 (v3): SendDone after the last step stop is no refusal ---- */
+
+static void test_v3_done_after_last_step(void** state) {
+  (void)state;
+  ncclProfiler_v3_t* t = dlsym(plugin.so, "ncclProfiler_v3");
+  assert_non_null(t);
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(t->init(&ctx, &mask), ncclSuccess);
+  for (int is_send = 1; is_send >= 0; is_send--) {
+    ncclProfilerEventDescr_v3_t d;
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileProxyOp;
+    d.proxyOp.pid = getpid();
+    d.proxyOp.peer = 1;
+    d.proxyOp.nSteps = 2;
+    d.proxyOp.isSend = is_send;
+    void* op = NULL;
+    t->startEvent(ctx, &op, &d);
+    assert_non_null(op);
+    ncclProfilerEventStateArgs_v3_t a = {.proxyOp = {.transSize = 4096, .steps = 2}};
+    /* both steps posted and through the network, as the op's states say */
+    if (is_send) {
+      t->recordEventState(op, ncclProfilerProxyOpSendPosted, &a);
+      t->recordEventState(op, ncclProfilerProxyOpSendTransmitted, &a);
+    } else {
+      t->recordEventState(op, ncclProfilerProxyOpRecvPosted, &a);
+      t->recordEventState(op, ncclProfilerProxyOpRecvReceived, &a);
+      t->recordEventState(op, ncclProfilerProxyOpRecvTransmitted, &a);
+    }
+    for (int s = 0; s < 2; s++) {
+      ncclProfilerEventDescr_v3_t sd;
+      memset(&sd, 0, sizeof sd);
+      sd.type = ncclProfileProxyStep;
+      sd.parentObj = op;
+      sd.proxyStep.step = s;
+      void* h = NULL;
+      t->startEvent(ctx, &h, &sd);
+      assert_non_null(h);
+      t->stopEvent(h); /* the last stop completes the op */
+    }
+    /* then the ProxyOp's own Done state, as net.cc sends it */
+    t->recordEventState(op, is_send ? ncclProfilerProxyOpSendDone : ncclProfilerProxyOpRecvDone,
+                        &a);
+    t->stopEvent(op);
+  }
+  rh_dump(&plugin, ctx);
+  for (int i = 0; i < rh_captured.n; i++)
+    assert_null(strstr(rh_captured.text[i], "dropped or refused"));
+  assert_int_equal(rh_captured.n, 3); /* header and the two finished ops */
+  assert_non_null(strstr(rh_captured.text[1], "status:DONE"));
+  assert_non_null(strstr(rh_captured.text[2], "status:DONE"));
+  t->finalize(ctx);
+}
+
 /* ---- NCCL 2.29+ through the v6 table: RCCL fields are zero ---- */
 
 static void test_v6_under_nvidia(void** state) {
@@ -297,6 +419,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_v4_send_and_recv),
       cmocka_unit_test(test_v1_proxyop_states),
+      cmocka_unit_test(test_group_handle_per_table),
+      cmocka_unit_test(test_v3_done_after_last_step),
       cmocka_unit_test(test_v6_under_nvidia),
       cmocka_unit_test(test_long_op),
   };

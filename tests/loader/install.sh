@@ -7,8 +7,10 @@
 #   C  NCCL_PROFILER_PLUGIN=proxytrace, libnccl-profiler-proxytrace.so on
 #      LD_LIBRARY_PATH
 # with a program linked against the shared and against the static loader,
-# and check that `proxytrace probe` predicts each of them.
-# Usage: install.sh BUILD-DIR
+# and check that `proxytrace probe` predicts each of them. The example
+# program of docs/loader.md is built as the page says (pkg-config) and run,
+# and the installed `proxytrace demo` and `proxytrace sim` find the
+# installed plugin on their own. Usage: install.sh BUILD-DIR
 set -u
 B=$1
 case $B in
@@ -91,6 +93,32 @@ for deep in "" --deep; do
     fail "probe $deep C"
   $RUN "$P/bin/proxytrace" probe -q -i $deep --home "$P" || fail "probe $deep PROXYTRACE_HOME"
 done
+
+# The example program of docs/loader.md, exactly as printed there.
+sed -n '/^<!-- example: which-profiler.c -->$/,/^```$/p' docs/loader.md | sed '1,2d;$d' \
+  >"$D/which-profiler.c"
+grep -q "pt_load" "$D/which-profiler.c" || fail "docs/loader.md has no example program"
+# shellcheck disable=SC2086
+if $CC $SANF "$D/which-profiler.c" $cflags $libs -o "$D/which-profiler"; then
+  env -i PATH="$PATH" NCCL_PROFILER_PLUGIN=proxytrace $RUN "$D/which-profiler" nccl-2.28 \
+    >"$D/out" 2>&1 && fail "the example ran without the library path: a non-system prefix needs it"
+  env -i PATH="$PATH" NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L" \
+    $RUN "$D/which-profiler" nccl-2.28 >"$D/out" 2>&1 || fail "the example program: $(cat "$D/out")"
+  grep -q "^nccl-2.28 loads $L/libnccl-profiler-proxytrace.so: ncclProfiler_v5 \"ProxyTrace\", with the dump hook$" \
+    "$D/out" || fail "the example program printed: $(cat "$D/out")"
+  echo "ok   docs/loader.md example: $(cat "$D/out")"
+else
+  fail "the example program of docs/loader.md does not build with pkg-config"
+fi
+
+# The installed CLI: its version, and demo and sim find the installed plugin.
+$RUN "$P/bin/proxytrace" --version | grep -q "^proxytrace $version$" || fail "installed --version"
+(cd "$D" && env -u NCCL_PROFILER_PLUGIN $RUN "$P/bin/proxytrace" demo --out "$D/demo") >"$D/out" 2>&1 ||
+  fail "the installed demo: $(tail -3 "$D/out")"
+grep -q "from $L/librccl-profiler-proxytrace.so" "$D/out" || fail "the installed demo does not load $L's plugin"
+env -u NCCL_PROFILER_PLUGIN $RUN "$P/bin/proxytrace" sim --nodes 2 --ranks-per-node 1 --iters 1 \
+  --dump-dir "$D/sim" >"$D/out" 2>&1 || fail "the installed sim exits $?: $(tail -3 "$D/out")"
+grep -q "from $L/librccl-profiler-proxytrace.so" "$D/out" || fail "the installed sim does not load $L's plugin"
 
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "install: all checks passed"

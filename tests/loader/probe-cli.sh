@@ -83,21 +83,27 @@ NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe -q -i
 [ $? -eq 3 ] || fail "-i does not clear the environment"
 
 # --json parses, and says what the exit code says.
+version=$($RUN "$PT" --version | sed -n 's/^proxytrace //p')
+[ -n "$version" ] || fail "proxytrace --version prints no version"
 $RUN "$PT" probe -i --json NCCL_PROFILER_PLUGIN="$T/good.so" >"$T/json"
-python3 - "$T/json" "$T/good.so" <<'PY' || fail "--json output is wrong"
+python3 - "$T/json" "$T/good.so" "$version" <<'PY' || fail "--json output is wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["ok"] is True and d["status"] == "PT_OK", d
 assert d["api_version"] == 6 and d["dump_hook"] is True, d
 assert d["path"] == sys.argv[2] and d["mode"] == "probe", d
-assert [c["outcome"] for c in d["candidates"]] == ["ok"], d
+# Reading the environment (-i: nothing set), RCCL's default net library is
+# the last candidate; the host stops at the plugin before it.
+assert [c["outcome"] for c in d["candidates"]] == ["ok", "not_tried"], d
+assert d["candidates"][1]["source"] == "net_plugin", d
+assert d["version"] == sys.argv[3] and d["via_proxytrace_home"] is False, d
 PY
 $RUN "$PT" probe -i --json --host nccl-2.30 NCCL_PROFILER_PLUGIN=nothing-here >"$T/json"
 python3 - "$T/json" <<'PY' || fail "--json of a failure is wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["ok"] is False and d["status"] == "PT_ENOTFOUND", d
-assert [c["source"] for c in d["candidates"]] == ["value", "short_name"], d
+assert [c["source"] for c in d["candidates"]] == ["value", "short_name", "net_plugin"], d
 assert d["notes"], d
 PY
 
@@ -115,7 +121,7 @@ $RUN "$PT" probe -i --deep --json NCCL_PROFILER_PLUGIN="$T/good.so" | grep -q '"
 if [ -z "$RUN" ]; then
   printf '#!/bin/sh\necho "$@" >>"%s/emu.log"\nexec "$@"\n' "$T" >"$T/emu"
   chmod +x "$T/emu"
-  PROXYTRACE_EMULATOR="$T/emu" "$PT" probe -q -i --deep NCCL_PROFILER_PLUGIN="$T/good.so" ||
+  PROXYTRACE_EMULATOR="$T/emu" $RUN "$PT" probe -q -i --deep NCCL_PROFILER_PLUGIN="$T/good.so" ||
     fail "--deep through an emulator exits $?"
   grep -q -- "proxytrace probe --in-process" "$T/emu.log" 2>/dev/null ||
     fail "--deep did not start its child through PROXYTRACE_EMULATOR"
@@ -127,6 +133,54 @@ grep -q "pt_test_symbol_nobody_defines" "$T/out" || fail "--deep does not name t
 expect 0 "probe does not run constructors"      -- NCCL_PROFILER_PLUGIN="$T/crash.so"
 expect 1 "--deep survives a crashing plugin"    -- --deep NCCL_PROFILER_PLUGIN="$T/crash.so"
 grep -q "killed the process" "$T/err" || fail "--deep does not explain the crash"
+$RUN "$PT" probe -i --deep --json --host nccl-2.29 NCCL_PROFILER_PLUGIN="$T/crash.so" >"$T/json" 2>/dev/null
+python3 - "$T/json" <<'PY' || fail "--deep --json prints no JSON object when the plugin crashes"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "crashed" and d["ok"] is False and d["signal"] > 0, d
+assert d["host"] == "nccl-2.29" and d["mode"] == "load", d
+PY
+
+# An option's value never swallows the next option; --opt=VALUE works.
+expect 2 "option value that is an option"     -- --host --json
+grep -q "is an option" "$T/err" || fail "a swallowed option is not explained"
+expect 0 "--opt=VALUE"                         -- --host=nccl-2.28 --path="$T/good.so"
+# A release no profile was checked against is named as such.
+$RUN "$PT" probe -i -q --host nccl-2.28.1 2>"$T/err"; [ $? -eq 3 ] || fail "nccl-2.28.1 is not mapped"
+$RUN "$PT" probe -i --host nccl-2.28.1 >/dev/null 2>"$T/err"
+grep -q "2.28.1 is not a release" "$T/err" || fail "nccl-2.28.1 gets no note"
+$RUN "$PT" probe -i --host nccl-2.28.9 >/dev/null 2>"$T/err"
+[ ! -s "$T/err" ] || fail "a checked release gets a note: $(cat "$T/err")"
+$RUN "$PT" probe -i --host nccl-2.30 --rccl-dir "$T/rccl" >/dev/null 2>"$T/err"
+grep -q "rccl-dir does nothing for nccl-2.30" "$T/err" || fail "--rccl-dir under NCCL is not questioned"
+
+# A refused request does not claim the variable is unset.
+$RUN "$PT" probe -i --plugin a --path /b/c.so >"$T/out" 2>&1
+grep -q "is not set" "$T/out" && fail "a refused request says NCCL_PROFILER_PLUGIN is not set"
+grep -q "the request was refused" "$T/out" || fail "a refused request is not called so"
+
+# A duplicate says why it is not opened again.
+mkdir -p "$T/dup/lib"
+cp "$PL/nullinit.so" "$T/dup/lib/librccl-profiler-proxytrace.so.1.0.0"
+ln -s librccl-profiler-proxytrace.so.1.0.0 "$T/dup/lib/librccl-profiler-proxytrace.so.1"
+$RUN "$PT" probe -i --home "$T/dup" >"$T/out"
+grep -q "duplicate: not opened again: the same file as candidate [0-9]*, which was refused" "$T/out" ||
+  fail "a duplicate does not say why it is not tried: $(grep -A1 duplicate "$T/out")"
+
+# NCCL_NET_PLUGIN is read from the environment (2.28+ net fallback).
+mkdir -p "$T/net"
+cp "$PL/good.so" "$T/net/libnccl-net-mine.so"
+expect 0 "profiler found in the net plugin"    -- --host nccl-2.28 NCCL_NET_PLUGIN=mine LD_LIBRARY_PATH="$T/net"
+grep -q "NCCL_NET_PLUGIN=mine (environment)" "$T/out" || fail "the report does not show NCCL_NET_PLUGIN"
+
+# An answer that rests on PROXYTRACE_HOME says so on its result line.
+mkdir -p "$T/home/lib"
+cp "$PL/good.so" "$T/home/lib/librccl-profiler-proxytrace.so.1"
+expect 0 "found through PROXYTRACE_HOME"       -- --host nccl-2.30 PROXYTRACE_HOME="$T/home"
+grep -q "^result: .*through PROXYTRACE_HOME: NCCL and RCCL themselves never look there" "$T/out" ||
+  fail "the result line does not say NCCL never looks in PROXYTRACE_HOME"
+$RUN "$PT" probe -i --json --host nccl-2.30 PROXYTRACE_HOME="$T/home" | grep -q '"via_proxytrace_home":true' ||
+  fail "--json does not say the answer rests on PROXYTRACE_HOME"
 
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "probe CLI: all checks passed"

@@ -23,26 +23,30 @@
 static void test_status_send(void** state) {
   (void)state;
   /* posted < N and posted < done + 8 */
-  assert_int_equal(pt_status_of(PT_OP_SEND, 3, 0, 0, 0, 16), PT_STATUS_POSTING);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 8, 0, 0, 0, 16), PT_STATUS_WAITING_GPU);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 10, 0, 4, 3, 16), PT_STATUS_POSTING);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 12, 10, 16), PT_STATUS_WAITING_GPU);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 16, 10, 16), PT_STATUS_SENDING);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 16, 16, 16), PT_STATUS_DONE);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 3, 0, 0, 0, 16, 0), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 8, 0, 0, 0, 16, 0), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 10, 0, 4, 3, 16, 0), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 12, 10, 16, 0), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 16, 10, 16, 0), PT_STATUS_SENDING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 16, 16, 16, 0), PT_STATUS_DONE);
   /* a fresh op computes to POSTING, never INIT */
-  assert_int_equal(pt_status_of(PT_OP_SEND, 0, 0, 0, 0, 4), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 0, 0, 0, 0, 4, 0), PT_STATUS_POSTING);
+  /* counted in transfers of 2 raw steps: a window of 4 is full at done + 4 */
+  assert_int_equal(pt_status_of(PT_OP_SEND, 7, 0, 3, 3, 28, 4), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 7, 0, 3, 3, 28, 0), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 6, 0, 3, 3, 28, 4), PT_STATUS_POSTING);
 }
 
 static void test_status_recv(void** state) {
   (void)state;
-  assert_int_equal(pt_status_of(PT_OP_RECV, 2, 0, 0, 0, 16), PT_STATUS_POSTING);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 4, 0, 0, 16), PT_STATUS_RECEIVING);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 8, 9, 0, 16), PT_STATUS_RECEIVING);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 8, 6, 0, 16), PT_STATUS_FLUSHING);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 12, 12, 12, 4, 16), PT_STATUS_WAITING_GPU);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 16, 16, 16, 16, 16), PT_STATUS_DONE);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 2, 0, 0, 0, 16, 0), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 4, 0, 0, 16, 0), PT_STATUS_RECEIVING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 8, 9, 0, 16, 0), PT_STATUS_RECEIVING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 8, 6, 0, 16, 0), PT_STATUS_FLUSHING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 12, 12, 12, 4, 16, 0), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 16, 16, 16, 16, 16, 0), PT_STATUS_DONE);
   /* counters compare as int, as legacy casts them */
-  assert_int_equal(pt_status_of(PT_OP_RECV, 0x100000002ll, 0, 0, 0, 16), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 0x100000002ll, 0, 0, 0, 16, 0), PT_STATUS_POSTING);
 }
 
 static void test_status_names(void** state) {
@@ -209,7 +213,17 @@ static void test_handles(void** state) {
   assert_null(pt_step_start(NULL, 0));
   pt_op_update(op2, PT_CNT_DONE, 4, 0);
   assert_int_equal(pt_trace_active_ops(t), 0);
-  pt_op_update(op2, PT_CNT_DONE, 4, 0); /* after completion: untracked */
+  /* After a normal completion nothing is lost (stock NCCL 2.23-2.26 send
+   * SendDone after the last step stop): not counted. */
+  pt_op_update(op2, PT_CNT_DONE, 4, 0);
+  pt_op_progress(op2, 3, 4);
+  pt_trace_drops(t, &d1);
+  assert_int_equal(d1.n[PT_DROP_UNTRACKED], d0.n[PT_DROP_UNTRACKED]);
+  /* An op stopped before completing is gone for good: counted. */
+  pt_handle op3 = pt_op_start(t, &i);
+  pt_op_register(op3);
+  pt_handle_stop(op3);
+  pt_op_update(op3, PT_CNT_POSTED, 1, 0);
   pt_trace_drops(t, &d1);
   assert_int_equal(d1.n[PT_DROP_UNTRACKED], d0.n[PT_DROP_UNTRACKED] + 1);
   pt_trace_destroy(t);
