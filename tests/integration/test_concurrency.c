@@ -238,33 +238,23 @@ static void* create_and_hand_over(void* p) {
 static void* use_handed(void* p) {
   void* ctx;
   while (!(ctx = atomic_load_explicit(&handed, memory_order_relaxed))) sched_yield();
-  ncclProfilerEventDescr_v6_t e;
-  memset(&e, 0, sizeof e);
-  e.type = ncclProfileProxyOp;
-  e.proxyOp.pid = getpid();
-  e.proxyOp.peer = 1;
-  e.proxyOp.nSteps = 4;
-  e.proxyOp.commHash = 21;
-  e.proxyOp.rawProxyNsteps = 4;
-  void* h = NULL;
-  plugin.p->startEvent(ctx, &h, &e);
-  ncclProfilerEventStateArgs_v6_t a;
-  memset(&a, 0, sizeof a);
-  if (h) plugin.p->recordEventState(h, ncclProfilerProxyOpInProgress_v4, &a);
-  *(void**)p = h;
+  rh_op_desc d = {.comm_hash = 21, .op_count = 0, .peer = 1, .is_send = 1, .raw_nsteps = 4,
+                  .slice_steps = 1};
+  rh_op_start(&plugin, ctx, p, &d);
+  rh_op_in_progress(p);
   return NULL;
 }
 
 static void test_context_handed_over(void** state) {
   (void)state;
   atomic_store(&handed, NULL);
-  void* h = NULL;
+  rh_op op;
   pthread_t user, creator;
-  assert_int_equal(pthread_create(&user, NULL, use_handed, &h), 0); /* first: no order */
+  assert_int_equal(pthread_create(&user, NULL, use_handed, &op), 0); /* first: no order */
   assert_int_equal(pthread_create(&creator, NULL, create_and_hand_over, NULL), 0);
   pthread_join(creator, NULL);
   pthread_join(user, NULL);
-  assert_non_null(h);
+  assert_non_null(op.handle);
   void* ctx = atomic_load(&handed);
   rh_dump(&plugin, ctx);
   assert_int_equal(rh_captured.n, 2);
