@@ -28,6 +28,8 @@ CC ?= cc
 # qemu-user, without -L: the binaries use the arm64 libraries installed
 # multiarch), and so does every program that starts another: the test runner
 # exports it as PROXYTRACE_EMULATOR (tools/exec.c, the shell tests).
+# SAN= together with ARCH= would need the arm64 sanitizer runtimes, which
+# ensure-test-deps.sh does not install: CI runs the aarch64 leg plain.
 ARCH ?=
 EMULATOR ?=
 ifeq ($(ARCH),)
