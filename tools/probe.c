@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "exec.h"
 #include "proxytrace/loader.h"
 
 enum {
@@ -67,9 +68,11 @@ static void usage(FILE* f) {
           "starts with '-').\n"
           "\n"
           "Variables read: NCCL_PROFILER_PLUGIN, RCCL_ENABLE_PROXY_TRACE, NCCL_NET_PLUGIN,\n"
-          "NCCL_CONF_FILE, HOME, NCCL_ENV_PLUGIN, LD_LIBRARY_PATH, and two that no host reads:\n"
+          "NCCL_CONF_FILE, HOME, NCCL_ENV_PLUGIN, LD_LIBRARY_PATH, and three that no host reads:\n"
           "PROXYTRACE_HOME (also search DIR/lib, DIR/lib64, DIR; the report says when the\n"
-          "answer rests on it) and PROXYTRACE_LOADER_DEBUG=1 (trace every decision on stderr).\n"
+          "answer rests on it), PROXYTRACE_LOADER_DEBUG=1 (trace every decision on stderr)\n"
+          "and, with --deep, PROXYTRACE_EMULATOR (the command that starts the child, e.g.\n"
+          "qemu-aarch64, for a build of another architecture run under an emulator).\n"
           "\n"
           "Exit status:\n"
           "  0  a plugin would be loaded\n"
@@ -143,7 +146,15 @@ static int parse(int argc, char** argv, options* o) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--ignore-environment")) o->ignore_env = 1;
   }
-  if (o->ignore_env) clearenv();
+  if (o->ignore_env) {
+    /* PROXYTRACE_EMULATOR is how this program runs, not part of what it
+     * answers for: it survives -i, for the --deep child (tools/exec.c). */
+    const char* e = getenv("PROXYTRACE_EMULATOR");
+    char* emu = e ? strdup(e) : NULL;
+    clearenv();
+    if (emu) setenv("PROXYTRACE_EMULATOR", emu, 1);
+    free(emu);
+  }
   for (int i = 1; i < argc; i++) {
     char name[64];
     const char* a = argv[i];
@@ -272,20 +283,28 @@ static int run_deep(int argc, char** argv, const options* o, pt_host host) {
   for (int i = 1; i < argc; i++)
     if (!o->env_arg[i]) args[n++] = argv[i]; /* the environment is inherited */
   args[n] = NULL;
+  /* Through PROXYTRACE_EMULATOR when this program runs under one. */
+  const char* file;
+  char** child = pt_exec_argv("/proc/self/exe", args, &file);
+  free(args);
+  if (!child) {
+    fprintf(stderr, "proxytrace probe: cannot start the deep probe: %s\n", strerror(errno));
+    return EXIT_INTERNAL;
+  }
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) {
     fprintf(stderr, "proxytrace probe: fork: %s\n", strerror(errno));
-    free(args);
+    free(child);
     return EXIT_INTERNAL;
   }
   if (pid == 0) {
-    execv("/proc/self/exe", args);
+    execv(file, child);
     fprintf(stderr, "proxytrace probe: cannot start the deep probe: %s\n", strerror(errno));
     _exit(EXIT_INTERNAL);
   }
-  free(args);
+  free(child);
   int st;
   if (wait_child(pid, o->timeout_s, &st) != 0) {
     const char* what = "loading the plugin did not finish: the plugin or one of its "

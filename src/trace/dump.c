@@ -9,9 +9,14 @@
  * active one with the same key (ids restart when an opCount's bucket
  * empties), both are printed, finished records first in completion order:
  * a live op is never hidden. An op that completes while the snapshot is taken
- * can show up twice (active and finished), never not at all; nor can a
- * preempted writer hide its record (pt_seq_read gives a copy in any case, and
- * the dump says which records were copied mid-write).
+ * can show up twice (active and finished); it is missing only if 32 more ops
+ * completed after it before the ring was copied (it has then left the ring,
+ * as it would have for a dump started later). A ring entry is printed only
+ * as the completion it stood for when the ring's head was read: an entry the
+ * writer rewrote meanwhile, or kept busy past the reader's patience, is left
+ * out (see pt_ring_snapshot) — its op, being completed, is still in its live
+ * slot. Nor can a preempted writer hide a live record: pt_rec_read gives a
+ * copy in any case, and the dump says which records were copied mid-write.
  *
  * mapSizeMB counts the memory holding records now: active slots, id buckets
  * and finished-ring entries, each at its C size (pt_op 256 bytes, id entry
@@ -65,6 +70,23 @@ static int format_drops(const pt_trace* t, char* buf, size_t n) {
   return len < (int)n ? len : (int)n - 1;
 }
 
+size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint64_t* order) {
+  uint64_t n = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
+  size_t got = 0;
+  for (uint64_t s = head - n; s < head; s++) {
+    uint32_t version;
+    if (pt_rec_read(&t->ring[s % PT_FINISHED_RING], &out[got], NULL, NULL, &version) != 0)
+      continue; /* kept busy past the reader's patience: no consistent copy to print */
+    /* Slot s % 32 holds completion s after its (s / 32 + 1)-th write, each
+     * write adding 2 to its sequence. Reading `head` with acquire made every
+     * completion below it visible, so the slot is at that version or later;
+     * later means a newer completion overwrote it after `head` was read. */
+    if (version != (uint32_t)(2 * (s / PT_FINISHED_RING + 1))) continue;
+    order[got++] = s;
+  }
+  return got;
+}
+
 /* "proxytrace: N records copied mid-write ...: <keys>" — only when a
  * record's writer stayed inside a write for the reader's whole patience
  * (preempted), so the line that follows may mix that one write's before and
@@ -113,12 +135,14 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
     n++;
   }
   head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
-  nfin = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
-  for (uint64_t s = head - nfin; s < head; s++) {
-    es[n].mid_write = pt_rec_read(&t->ring[s % PT_FINISHED_RING], &es[n].v) == PT_READ_MID_WRITE;
+  pt_rec_view ring[PT_FINISHED_RING];
+  uint64_t ring_order[PT_FINISHED_RING];
+  size_t nring = pt_ring_snapshot(t, head, ring, ring_order);
+  for (size_t i = 0; i < nring; i++, n++) {
+    es[n].v = ring[i];
+    es[n].mid_write = 0;
     es[n].finished = 1;
-    es[n].order = s;
-    n++;
+    es[n].order = ring_order[i];
   }
   for (size_t i = 0; i < n; i++) pt_format_key(es[i].key, sizeof es[i].key, &es[i].v);
   qsort(es, n, sizeof *es, cmp_entry);

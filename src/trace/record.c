@@ -79,45 +79,51 @@ static uint32_t writes_overlapped(uint32_t s1, uint32_t s2) {
 }
 
 /* Spin a little (a write takes nanoseconds), then yield to a writer that may
- * share this CPU, until the patience runs out. Every try that is not
- * consistent is kept if it overlapped no more writes than the best so far:
- * when the writer is stopped inside one write, that is a copy of the record
- * with that one write partly applied. */
-int pt_seq_read(const _Atomic uint32_t* seq, pt_copy_fn copy, const void* src, void* dst,
-                void* tmp, size_t size) {
-  uint32_t best = UINT32_MAX; /* writes overlapped by the copy in dst */
+ * share this CPU, until the patience runs out. While spinning, an odd
+ * sequence is only waited on; after that every try is copied, and a try
+ * that is not consistent is kept if it overlapped no more writes than the
+ * best so far: with the writer stopped inside one write the sequence stays
+ * the same odd value for the whole copy, which is then the record with that
+ * one write partly applied. */
+int pt_rec_read(const pt_rec* r, pt_rec_view* v, const _Atomic uint8_t* state,
+                uint8_t* state_out, uint32_t* version) {
+  pt_rec_view tmp;
+  uint8_t best_state = 0;
+  uint32_t best = UINT32_MAX; /* writes overlapped by the copy in *v */
   uint64_t deadline = 0;
   for (unsigned tries = 0;; tries++) {
-    void* into = best == UINT32_MAX ? dst : tmp;
-    const uint32_t s1 = atomic_load_explicit(seq, memory_order_acquire);
-    copy(src, into);
-    atomic_thread_fence(memory_order_acquire);
-    const uint32_t s2 = PT_LOAD(*seq);
-    if (s1 == s2 && !(s1 & 1u)) {
-      if (into != dst) memcpy(dst, into, size);
-      return PT_READ_CONSISTENT;
-    }
-    const uint32_t w = writes_overlapped(s1, s2);
-    if (w <= best) {
-      if (into != dst) memcpy(dst, into, size);
-      best = w;
+    const uint32_t s1 = pt_seq_read_begin(&r->seq);
+    if (!(s1 & 1u) || tries >= 64) {
+      pt_rec_view* into = best == UINT32_MAX ? v : &tmp;
+      const uint8_t st = state ? PT_LOAD(*state) : 0;
+      pt_rec_to_view(r, into);
+      const int same = pt_seq_read_end(&r->seq, s1);
+      if (same && !(s1 & 1u)) {
+        if (into != v) *v = tmp;
+        if (state) *state_out = st;
+        if (version) *version = s1;
+        return PT_READ_CONSISTENT;
+      }
+      const uint32_t w = same ? 1 : writes_overlapped(s1, PT_LOAD(r->seq));
+      if (w <= best) {
+        if (into != v) *v = tmp;
+        best_state = st;
+        best = w;
+      }
     }
     if (tries < 64) {
       pause_cpu();
       continue;
     }
     const uint64_t now = monotonic_ns();
-    if (!deadline) deadline = now + PT_READ_PATIENCE_NS;
-    else if (now >= deadline) return PT_READ_MID_WRITE;
+    if (!deadline) {
+      deadline = now + PT_READ_PATIENCE_NS;
+    } else if (now >= deadline) {
+      if (state) *state_out = best_state;
+      return PT_READ_MID_WRITE;
+    }
     sched_yield();
   }
-}
-
-static void copy_rec(const void* src, void* dst) { pt_rec_to_view(src, dst); }
-
-int pt_rec_read(const pt_rec* r, pt_rec_view* v) {
-  pt_rec_view tmp;
-  return pt_seq_read(&r->seq, copy_rec, r, v, &tmp, sizeof *v);
 }
 
 void pt_rec_reset(pt_rec* r) {

@@ -5,11 +5,12 @@
  *
  * One writer (the trace's proxy thread) and any number of readers. The writer
  * makes the sequence odd, stores, then makes it even again; a reader retries
- * while the sequence is odd or changed under it, and never waits on the
- * writer for longer than its patience (pt_seq_read): a preempted writer
- * cannot hide a record from a dump. Every field is an atomic
- * accessed with relaxed ordering — plain moves on x86 and ARM — so concurrent
- * reads are well defined and sanitizer-clean; the fences give the ordering.
+ * while the sequence is odd or changed under it (seqlock.h: the protocol, its
+ * memory orders and why each is needed), and never waits on the writer for
+ * longer than its patience (pt_rec_read): a preempted writer cannot hide a
+ * record from a dump. Every field is an atomic accessed with relaxed
+ * ordering — plain moves on x86 and ARM — so concurrent reads are well
+ * defined and sanitizer-clean; the seqlock gives the ordering.
  * Strings are never stored: the dump formats a plain-data snapshot.
  */
 #ifndef PT_TRACE_RECORD_H
@@ -20,13 +21,14 @@
 #include <stdint.h>
 
 #include "proxytrace/trace.h"
+#include "trace/seqlock.h"
 
 #define RLX memory_order_relaxed
 #define PT_LOAD(x) atomic_load_explicit(&(x), RLX)
 #define PT_STORE(x, v) atomic_store_explicit(&(x), (v), RLX)
 
 typedef struct {
-  _Atomic uint32_t seq;
+  pt_seq seq; /* even: stable; odd: being written */
   _Atomic uint8_t op_type;   /* pt_op_type */
   _Atomic uint8_t last_kind; /* cntNm: last counter updated, PT_CNT_UNINITIALIZED if none */
   _Atomic uint8_t window;    /* steps in flight at most, in the counters' unit; 0 = NCCL_STEPS */
@@ -63,16 +65,8 @@ typedef struct {
   uint64_t t_create, t_last, t_posted, t_kernel, t_progress;
 } pt_rec_view;
 
-static inline void pt_rec_write_begin(pt_rec* r) {
-  uint32_t s = PT_LOAD(r->seq);
-  PT_STORE(r->seq, s + 1);
-  atomic_thread_fence(memory_order_release);
-}
-
-static inline void pt_rec_write_end(pt_rec* r) {
-  uint32_t s = PT_LOAD(r->seq);
-  atomic_store_explicit(&r->seq, s + 1, memory_order_release);
-}
+static inline void pt_rec_write_begin(pt_rec* r) { pt_seq_write_begin(&r->seq); }
+static inline void pt_rec_write_end(pt_rec* r) { pt_seq_write_end(&r->seq); }
 
 /* Record <-> view copies; the writer-side copy is also how a finished op is
  * frozen into the ring. */
@@ -87,18 +81,18 @@ void pt_rec_from_view(pt_rec* r, const pt_rec_view* v);
  *                       rewriting the record without pause): the copy that
  *                       overlapped the fewest writes, normally one — each
  *                       value is then from just before or just after it.
- * The caller says so where it prints the copy. */
+ * A caller prints such a copy saying so (a live op), or leaves it out (a
+ * finished-ring entry being rewritten: pt_ring_snapshot). */
 enum { PT_READ_CONSISTENT = 0, PT_READ_MID_WRITE = 1 };
 #define PT_READ_PATIENCE_NS 10000000ull /* 10 ms */
 
-/* The seqlock reader shared by every record type: copy(src, dst) takes one
- * plain copy of `size` bytes (tmp is scratch of the same size) until the
- * sequence shows a consistent one or the patience runs out. */
-typedef void (*pt_copy_fn)(const void* src, void* dst);
-int pt_seq_read(const _Atomic uint32_t* seq, pt_copy_fn copy, const void* src, void* dst,
-                void* tmp, size_t size);
-/* A snapshot of one record (pt_seq_read over pt_rec_to_view). */
-int pt_rec_read(const pt_rec* r, pt_rec_view* v);
+/* A snapshot of a record under its seqlock. With `state` (may be NULL),
+ * *state_out is read inside the same snapshot (a slot's lifecycle byte,
+ * which the writer changes inside the record's write section); with
+ * `version` (may be NULL), *version is the sequence value of a consistent
+ * copy (left unset for a mid-write one). */
+int pt_rec_read(const pt_rec* r, pt_rec_view* v, const _Atomic uint8_t* state,
+                uint8_t* state_out, uint32_t* version);
 /* Legacy defaults: counters 0 except FIFO_SZ_OR_HEAD_CACHE = -1, ids -1. */
 void pt_rec_reset(pt_rec* r);
 

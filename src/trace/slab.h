@@ -94,6 +94,11 @@ struct pt_trace {
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];
   _Atomic uint64_t drops[PT_DROP_NUM];
+  /* Debug builds (PT_DEBUG): the thread that writes this trace, claimed by
+   * its first write; see pt_writer_check in trace.c. */
+  _Atomic uintptr_t writer;
+  int writer_tid;
+  char writer_name[16];
 };
 
 #define PT_NO_SLOT UINT32_MAX
@@ -101,9 +106,14 @@ struct pt_trace {
 _Static_assert(sizeof(pt_op) == PT_SLOT_BYTES, "an op slot is 256 bytes");
 _Static_assert(PT_STEP_BASE > PT_OP_OFF_MASK, "op-handle offsets stay below the step slots");
 
-/* Slot state and record, read consistently (pt_seq_read, record.h):
+/* Slot state and record, read under the record's seqlock (pt_rec_read):
  * PT_READ_CONSISTENT, or PT_READ_MID_WRITE for the best copy the writer
  * allowed within the reader's patience. */
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v);
+/* The finished records of completions [head - 32, head) (those that exist),
+ * oldest first, each a consistent copy of exactly that completion; entries
+ * rewritten since `head` was read (acquire) are skipped. out[] and order[]
+ * (completion numbers) hold PT_FINISHED_RING; returns how many were copied. */
+size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint64_t* order);
 
 #endif

@@ -8,6 +8,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef PT_DEBUG
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+#endif
 
 #include "trace/clock.h"
 #include "trace/slab.h"
@@ -140,6 +145,45 @@ size_t pt_trace_reserved_bytes(const pt_trace* t) {
   return sizeof *t + (size_t)t->nslots * sizeof(pt_op) + pt_idmap_bytes(&t->ids);
 }
 
+/* ---- one writer per trace (debug builds) ---- */
+
+/* The record sequence, the free list, the id table and several counters are
+ * load-then-store: correct only while one thread writes a trace (the host's
+ * proxy thread; docs/plugin.md, "Which thread writes which trace"). Debug
+ * builds (PT_DEBUG: every sanitizer build, and DEBUG=1) check it on every
+ * recording call: the first writer claims the trace, any other thread that
+ * writes it aborts the process with both threads named. Dumps are readers
+ * and are not checked. Release builds compile none of it. */
+#ifdef PT_DEBUG
+__attribute__((noinline, cold, noreturn)) static void writer_violation(pt_trace* t) {
+  char name[16] = "?";
+  pthread_getname_np(pthread_self(), name, sizeof name);
+  fprintf(stderr,
+          "proxytrace: trace of rank %d written by thread %ld (%s), but thread %d (%s) writes it: "
+          "one thread writes each trace (docs/plugin.md)\n",
+          PT_LOAD(t->my_rank), (long)gettid(), name, t->writer_tid, t->writer_name);
+  abort();
+}
+
+__attribute__((noinline)) static void pt_writer_check(pt_trace* t) {
+  uintptr_t self = (uintptr_t)pthread_self();
+  uintptr_t owner = atomic_load_explicit(&t->writer, memory_order_acquire);
+  if (owner == self) return;
+  if (owner == 0) {
+    t->writer_tid = (int)gettid();
+    if (pthread_getname_np(pthread_self(), t->writer_name, sizeof t->writer_name) != 0)
+      t->writer_name[0] = 0;
+    if (atomic_compare_exchange_strong_explicit(&t->writer, &owner, self, memory_order_acq_rel,
+                                                memory_order_acquire))
+      return;
+  }
+  writer_violation(t);
+}
+#define WRITER(t) pt_writer_check(t)
+#else
+#define WRITER(t) ((void)0)
+#endif
+
 /* ---- handles (slab.h) ---- */
 
 static inline uintptr_t tag_of(uint32_t gen) {
@@ -182,6 +226,7 @@ static inline pt_op* live_op(pt_handle h) {
     pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
     return NULL;
   }
+  WRITER(op->trace);
   return op;
 }
 
@@ -217,6 +262,7 @@ static uint32_t take_slot(pt_trace* t) {
 /* ---- recording ---- */
 
 pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
+  WRITER(t);
   const uint32_t idx = take_slot(t);
   if (UNLIKELY(idx == PT_NO_SLOT)) {
     pt_trace_count(t, PT_DROP_OPS_DROPPED); /* every slot holds a registered op */
@@ -477,6 +523,7 @@ static inline pt_step_slot* live_step(pt_handle h) {
     pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
     return NULL;
   }
+  WRITER(op->trace);
   return s;
 }
 
@@ -543,22 +590,6 @@ void pt_handle_count(pt_handle h, pt_drop_reason r) {
   else pt_trace_count(slot_of(h)->trace, r);
 }
 
-typedef struct {
-  uint8_t state;
-  pt_rec_view v;
-} op_snapshot;
-
-static void copy_op(const void* src, void* dst) {
-  const pt_op* op = src;
-  op_snapshot* o = dst;
-  o->state = PT_LOAD(op->state);
-  pt_rec_to_view(&op->rec, &o->v);
-}
-
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v) {
-  op_snapshot got, tmp;
-  const int rc = pt_seq_read(&op->rec.seq, copy_op, op, &got, &tmp, sizeof got);
-  *state = got.state;
-  *v = got.v;
-  return rc;
+  return pt_rec_read(&op->rec, v, &op->state, state, NULL);
 }

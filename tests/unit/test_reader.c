@@ -162,7 +162,7 @@ static void test_writer_stopped_mid_write_other_thread(void** state) {
 /* ---- a writer that never pauses ---- */
 
 typedef struct {
-  pt_handle h;
+  pt_trace* t;
   atomic_int stop;
   atomic_long updates;
 } busy_arg;
@@ -172,9 +172,10 @@ typedef struct {
  * tail/h == recvT or tail/h == recvT - 1. */
 static void* busy_writer(void* p) {
   busy_arg* a = p;
+  pt_handle h = active_op(a->t, 9); /* this thread is the trace's one writer */
   for (int64_t k = 1; !atomic_load_explicit(&a->stop, memory_order_relaxed); k++) {
-    pt_op_update(a->h, PT_CNT_RECV_TAIL, k, 0);
-    pt_op_update(a->h, PT_CNT_TAIL_OR_HEAD, k, 0);
+    pt_op_update(h, PT_CNT_RECV_TAIL, k, 0);
+    pt_op_update(h, PT_CNT_TAIL_OR_HEAD, k, 0);
     atomic_fetch_add_explicit(&a->updates, 2, memory_order_relaxed);
   }
   return NULL;
@@ -183,10 +184,10 @@ static void* busy_writer(void* p) {
 static void test_writer_never_pauses(void** state) {
   (void)state;
   pt_trace* t = new_trace();
-  busy_arg a = {.h = active_op(t, 9)};
+  busy_arg a = {.t = t};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, busy_writer, &a), 0);
-  while (atomic_load(&a.updates) < 1000) sched_yield(); /* writing at full speed */
+  while (atomic_load(&a.updates) < 1000) sched_yield(); /* registered, writing at full speed */
   long last_tail = 0, mid = 0;
   for (int d = 0; d < 200; d++) {
     captured c = {0};
@@ -212,31 +213,32 @@ static void test_writer_never_pauses(void** state) {
 
 /* ---- the reader routine itself ---- */
 
-static void copy_u64(const void* src, void* dst) {
-  *(uint64_t*)dst = atomic_load_explicit((const _Atomic uint64_t*)src, memory_order_relaxed);
-}
-
-/* Every outcome of pt_seq_read on a bare sequence: even and still, odd and
- * still (mid-write after the patience), and the copy it keeps. */
-static void test_seq_read_outcomes(void** state) {
+/* Every outcome of pt_rec_read on a bare record: even and still
+ * (consistent, with its version), odd and still (mid-write after the
+ * patience, no version), and the copy it keeps in both. */
+static void test_rec_read_outcomes(void** state) {
   (void)state;
-  _Atomic uint32_t seq = 4;
-  _Atomic uint64_t value = 42;
-  uint64_t got = 0, tmp;
-  assert_int_equal(pt_seq_read(&seq, copy_u64, &value, &got, &tmp, sizeof got),
-                   PT_READ_CONSISTENT);
-  assert_int_equal(got, 42);
-  atomic_store(&seq, 5);
-  atomic_store(&value, 43);
-  got = 0;
-  assert_int_equal(pt_seq_read(&seq, copy_u64, &value, &got, &tmp, sizeof got),
-                   PT_READ_MID_WRITE);
-  assert_int_equal(got, 43);
+  pt_rec r;
+  memset(&r, 0, sizeof r); /* sequence 0: no write yet */
+  pt_rec_reset(&r);
+  PT_STORE(r.op_count, 42);
+  pt_rec_view v;
+  uint32_t version = 7;
+  assert_int_equal(pt_rec_read(&r, &v, NULL, NULL, &version), PT_READ_CONSISTENT);
+  assert_int_equal(v.op_count, 42);
+  assert_int_equal(version, PT_LOAD(r.seq));
+  pt_rec_write_begin(&r);
+  PT_STORE(r.op_count, 43);
+  version = 7;
+  assert_int_equal(pt_rec_read(&r, &v, NULL, NULL, &version), PT_READ_MID_WRITE);
+  assert_int_equal(v.op_count, 43);
+  assert_int_equal(version, 7); /* no version for a copy that is none */
+  pt_rec_write_end(&r);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_seq_read_outcomes),
+      cmocka_unit_test(test_rec_read_outcomes),
       cmocka_unit_test(test_writer_stopped_mid_write_same_thread),
       cmocka_unit_test(test_writer_stopped_mid_write_other_thread),
       cmocka_unit_test(test_writer_never_pauses),
