@@ -39,13 +39,13 @@ static const char* lookup_file(pt_res* r, const char* path, const char* name) {
 
 const char* pt_ncclconf_lookup(pt_res* r, const char* name, const char** origin) {
   char path[PATH_MAX];
-  const char* user = getenv("NCCL_CONF_FILE");
+  const char* user = pt_res_getenv(r, "NCCL_CONF_FILE");
   const char* found = NULL;
   if (user && *user) {
     snprintf(path, sizeof path, "%s", user);
     found = lookup_file(r, path, name);
   } else {
-    const char* home = getenv("HOME");
+    const char* home = pt_res_getenv(r, "HOME");
     struct passwd pwbuf, *pw = NULL;
     char buf[4096];
     if ((!home || !*home) && getpwuid_r(getuid(), &pwbuf, buf, sizeof buf, &pw) == 0 && pw)

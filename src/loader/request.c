@@ -4,7 +4,7 @@
  * or, for hosts that read them, the nccl.conf files), copy every string
  * into the result, and reject contradictory or malformed requests with a
  * note that says what to change. The environment is only read, never
- * written.
+ * written; it is the process's, or the one pt_probe_env() was given.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +40,14 @@ int pt_request_set_var(pt_request* req, const char* name, const char* value) {
   return PT_OK;
 }
 
+const char* pt_res_getenv(const pt_res* r, const char* name) {
+  if (!r->envp) return getenv(name);
+  size_t len = strlen(name);
+  for (const char* const* e = r->envp; *e; e++)
+    if (!strncmp(*e, name, len) && (*e)[len] == '=') return *e + len + 1;
+  return NULL;
+}
+
 /* An explicit field, else the environment (when asked), else NULL. */
 static const char* pick(pt_res* r, const char* field, const char* var, unsigned flags,
                         const char** origin) {
@@ -48,7 +56,7 @@ static const char* pick(pt_res* r, const char* field, const char* var, unsigned 
     return pt_res_keep(r, field);
   }
   if (!(flags & PT_REQ_ENVIRONMENT)) return NULL;
-  const char* v = getenv(var);
+  const char* v = pt_res_getenv(r, var);
   if (!v) return NULL;
   if (origin) *origin = "environment";
   return pt_res_keep(r, v);
