@@ -1,12 +1,20 @@
 #!/bin/sh
 # Installs what the tests need when it is missing (Debian): cmocka for the
-# unit tests, python3 for the golden-file helpers. Idempotent and quiet when
-# everything is already there.
+# unit tests, python3 for the golden-file helpers, and for the Python
+# package's tests Debian's own /usr/bin/python3 with venv and pip (an
+# offline `pip install` into a virtual environment). Idempotent and quiet
+# when everything is already there.
 set -e
 missing=""
 [ -f /usr/include/cmocka.h ] || missing="$missing libcmocka-dev"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+if [ -x /usr/bin/python3 ]; then
+  /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+  /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing="$missing python3-pip"
+else
+  missing="$missing python3 python3-venv python3-pip"
+fi
 [ -z "$missing" ] && exit 0
 echo "test dependencies missing:$missing — installing" >&2
 SUDO=""
