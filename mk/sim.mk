@@ -23,9 +23,11 @@ demo: build-all
 #   libcount-v4.so   ncclProfiler_v4 only (the host's v4 adapter)
 #   libcount-v5.so   ncclProfiler_v5 only (the v5 adapter under v6 hosts)
 #   libcount-v1.so   ncclProfiler_v1 only (the v1-v3 adapters)
+#   libcount-nogroup.so  every table, answering NULL for the Group event
 ST := $(B)/tests/sim
 ST_COUNT_SRC := tests/sim/count_plugin.c
-ST_PLUGINS := $(ST)/libcount.so $(ST)/libcount-v4.so $(ST)/libcount-v5.so $(ST)/libcount-v1.so
+ST_PLUGINS := $(ST)/libcount.so $(ST)/libcount-v4.so $(ST)/libcount-v5.so $(ST)/libcount-v1.so \
+  $(ST)/libcount-nogroup.so
 ST_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/sim \
   -DST_DIR='"$(abspath $(ST))"' -DST_SRC_DIR='"$(abspath tests/sim)"'
 
@@ -33,9 +35,12 @@ $(ST)/libcount.so: EXPORTS := 0x7e
 $(ST)/libcount-v4.so: EXPORTS := 0x10
 $(ST)/libcount-v5.so: EXPORTS := 0x20
 $(ST)/libcount-v1.so: EXPORTS := 0x02
+$(ST)/libcount-nogroup.so: EXPORTS := 0x7e
+$(ST)/libcount-nogroup.so: NULL_GROUP := 1
 $(ST_PLUGINS): $(ST_COUNT_SRC) tests/sim/count_plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DCOUNT_EXPORTS=$(EXPORTS) -shared $(ALL_LDFLAGS) \
+	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DCOUNT_EXPORTS=$(EXPORTS) -DCOUNT_NULL_GROUP=$(or $(NULL_GROUP),0) \
+	  -shared $(ALL_LDFLAGS) \
 	  -o $@ $< $(LDLIBS_PT)
 
 ST_TESTS := $(patsubst tests/sim/%.c,$(ST)/%,$(sort $(wildcard tests/sim/test_*.c)))

@@ -176,7 +176,8 @@ typedef struct {
   int stopped;       /* the ProxyOp event was stopped                    */
   int64_t callbacks; /* callbacks about this op and its steps            */
   int64_t retries;   /* step callbacks beyond the canonical sequence     */
-  int misdirected;   /* step stops sent to another step's handle         */
+  int left_open;     /* step handles the host never stops: the 2.24-2.26
+                        receive loop stops only a batch's first step    */
 } pt_sim_seen;
 
 typedef struct {
@@ -192,7 +193,8 @@ typedef struct {
   int n;             /* transfers = profiler nSteps (2.24+)              */
   int raw;           /* raw steps (rawProxyNsteps; nSteps on 2.23)       */
   int slice;         /* sliceSteps                                       */
-  int step_bytes;    /* bytes per raw step (args->chunkSize)             */
+  int step_bytes;    /* bytes per raw step                               */
+  int chunk_size;    /* args->chunkSize: step_bytes x chunkSteps         */
   int xfer_bytes;    /* bytes of one transfer                            */
   int last_bytes;    /* bytes of the last transfer                       */
   int chunk_xfers;   /* transfers per ring step (allreduce)              */
