@@ -15,7 +15,7 @@ CLI_DEPS += $(LOADER_A)
 # `make demo`: build everything (no test framework needed), then run the
 # demo job with our plugin.
 demo: build-all
-	$(B)/proxytrace demo --build-dir $(B)
+	$(EMULATOR) $(B)/proxytrace demo --build-dir $(B)
 
 # ---- tests -----------------------------------------------------------------
 # A callback-counting plugin, built with different sets of exported tables:
@@ -66,5 +66,5 @@ BENCH_RUNS += bench-sim
 .PHONY: bench-sim
 bench-sim: $(B)/proxytrace $(BENCH_EMPTY) $(PLUGIN_SO)
 	@echo "proxytrace sim as load generator ($(SIM_BENCH_JOB)):"
-	@printf "  empty plugin     "; $(B)/proxytrace sim --plugin $(abspath $(BENCH_EMPTY)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'
-	@printf "  proxytrace       "; $(B)/proxytrace sim --plugin $(abspath $(PLUGIN_SO)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'
+	@printf "  empty plugin     "; $(EMULATOR) $(B)/proxytrace sim --plugin $(abspath $(BENCH_EMPTY)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'
+	@printf "  proxytrace       "; $(EMULATOR) $(B)/proxytrace sim --plugin $(abspath $(PLUGIN_SO)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'

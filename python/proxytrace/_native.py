@@ -90,6 +90,10 @@ HOST_RULES = (
     ("autoload", 1 << 7),
     ("dump_hook", 1 << 8),
     ("tries_twice", 1 << 9),
+    ("rccl_conf", 1 << 10),
+    ("conf_home_env", 1 << 11),
+    ("conf_strips_cr", 1 << 12),
+    ("env_plugin", 1 << 13),
 )
 
 _c_int_p = ctypes.POINTER(ctypes.c_int)
@@ -97,6 +101,7 @@ _void_pp = ctypes.POINTER(ctypes.c_void_p)
 _req_p = ctypes.c_void_p  # a pt_request*: byref(Request()) or a buffer
 _PROTOTYPES = {
     # name: (restype, argtypes)
+    "pt_version": (ctypes.c_char_p, []),
     "pt_strerror": (ctypes.c_char_p, [ctypes.c_int]),
     "pt_err_name": (ctypes.c_char_p, [ctypes.c_int]),
     "pt_host_parse": (ctypes.c_int, [ctypes.c_char_p, _c_int_p]),
@@ -132,6 +137,10 @@ class Loader:
             fn.restype = restype
             fn.argtypes = argtypes
             setattr(self, name, fn)
+        self.version = self.pt_version().decode()
+        if self.version.split(".")[0] != str(VERSION_MAJOR):
+            raise ProxytraceError("%s is libproxytrace-loader %s; this package needs major %d"
+                                  % (path, self.version, VERSION_MAJOR))
         self._check_layout()
 
     def _check_layout(self):

@@ -29,13 +29,25 @@ class ProbeResult(Record):
         return self.report
 
 
+def _rule_names(flags):
+    """The PT_HOSTF_* rules in `flags`, by name; a bit this package does not
+    know yet is kept as its value ("0x4000"), never dropped."""
+    names = [name for name, bit in _native.HOST_RULES if flags & bit]
+    known = 0
+    for _, bit in _native.HOST_RULES:
+        known |= bit
+    rest = flags & ~known
+    names += ["0x%x" % (1 << i) for i in range(rest.bit_length()) if rest >> i & 1]
+    return names
+
+
 def _host_record(info):
     return Record(
         name=info.name.decode(),
         releases=info.releases.decode(),
         native_version=info.native_version,
         max_value=info.max_value,
-        rules=[name for name, bit in _native.HOST_RULES if info.flags & bit],
+        rules=_rule_names(info.flags),
     )
 
 
@@ -183,39 +195,13 @@ def is_available(host=DEFAULT_HOST, env=None, plugin=None, **options):
     return probe(host, env, plugin, **options).ok
 
 
-# ---- --deep: pt_load() in a fresh process -------------------------------------
+# ---- deep=True: pt_load() in a fresh process -----------------------------------
 
-def _deep_args(host, options):
-    """Command-line options of `probe` that stand for `options`."""
-    args = ["--host", host if isinstance(host, str) else
-            _native.loader().host_info(host).name.decode()]
-    for field in ("plugin", "path", "name", "rccl_dir", "home", "net_plugin"):
-        v = options.get(field)
-        if v is not None:
-            args += ["--" + field.replace("_", "-"), os.fsdecode(_fs(v, field))]
-    if options.get("major"):
-        args += ["--major", str(options["major"])]
-    if not options.get("conf_files", True):
-        args.append("--no-conf")
-    return args
-
-
-def child_command(args):
-    """argv that runs `python3 -m proxytrace` ARGS from this very package,
-    with this process's library, in a fresh interpreter."""
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    lib = _native.loader().path
-    lib = os.path.abspath(lib) if os.sep in lib else lib
-    code = ("import sys; sys.path.insert(0, %r); from proxytrace import _native, __main__; "
-            "_native.use_loader(%r); sys.exit(__main__.main(sys.argv[1:]))" % (pkg_parent, lib))
-    return [sys.executable, "-c", code] + list(args)
-
-
-# LD_PRELOAD as this process started (before `probe -i` cleared it).
+# LD_PRELOAD as this process started (a caller may have changed it since).
 _STARTED_PRELOAD = os.environ.get("LD_PRELOAD")
 
 
-def child_environment(env):
+def _child_environment(env):
     """The child's environment: `env` (or this process's), keeping the
     LD_PRELOAD this process started with (a runtime preloaded here, such as
     a sanitizer's, must stay preloaded for the library to load)."""
@@ -225,18 +211,34 @@ def child_environment(env):
     return out
 
 
-def crash_message(returncode):
-    """As `proxytrace probe --deep` says it."""
-    return ("loading the plugin killed the process (signal %d): the plugin or one of its "
-            "constructors crashes" % -returncode)
+def _deep_child(request):
+    """In the child: pt_load() for the request (JSON: host, options) with
+    this process's environment; prints the result and the report."""
+    req = json.loads(request)
+    json_text, text, _ = _run(req["host"], None, req["options"], load=True)
+    sys.stdout.write(json.dumps({"result": json.loads(json_text), "report": text}) + "\n")
+    return 0
 
 
 def _deep(host, env, options):
-    cmd = child_command(["probe", "--in-process", "--record"] + _deep_args(host, options))
-    proc = subprocess.run(cmd, env=child_environment(env), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    lib = _native.loader().path
+    lib = os.path.abspath(lib) if os.sep in lib else lib
+    if options.get("rccl_dir") is not None:
+        options = dict(options, rccl_dir=_rccl_dir(options["rccl_dir"]))
+    for field in ("plugin", "path", "name", "rccl_dir", "home", "net_plugin"):
+        if options.get(field) is not None:
+            options = dict(options, **{field: os.fsdecode(_fs(options[field], field))})
+    parse_host(host)
+    code = ("import sys; sys.path.insert(0, %r); from proxytrace import _native, _probe; "
+            "_native.use_loader(%r); sys.exit(_probe._deep_child(sys.argv[1]))"
+            % (pkg_parent, lib))
+    request = json.dumps({"host": host, "options": options})
+    proc = subprocess.run([sys.executable, "-c", code, request], env=_child_environment(env),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if proc.returncode < 0:
-        raise ProxytraceError(crash_message(proc.returncode))
+        raise ProxytraceError("loading the plugin killed the process (signal %d): the plugin "
+                              "or one of its constructors crashes" % -proc.returncode)
     try:
         out = json.loads(proc.stdout.decode("utf-8", "surrogateescape"))
     except ValueError:

@@ -32,6 +32,8 @@ static int setup(void** state) {
   /* This process says something else for every variable the probe reads. */
   setenv("NCCL_PROFILER_PLUGIN", fx_fmt("%s/missing.so", D), 1);
   setenv("RCCL_ENABLE_PROXY_TRACE", "1", 1);
+  fx_copy(fx_plugin("v5only"), fx_fmt("%s/net.so", D));
+  setenv("NCCL_NET_PLUGIN", fx_fmt("%s/net.so", D), 1);
   setenv("LD_LIBRARY_PATH", fx_fmt("%s/nowhere", D), 1);
   setenv("NCCL_CONF_FILE", fx_fmt("%s/no.conf", D), 1);
   setenv("HOME", fx_fmt("%s/nohome", D), 1);
@@ -66,7 +68,7 @@ static void test_value_from_envp(void** state) {
   char var[4096];
   snprintf(var, sizeof var, "NCCL_PROFILER_PLUGIN=%s/good.so", D);
   const char* envp[] = {"NCCL_PROFILER_PLUGIN_X=ignored", "NOEQUALS", var,
-                        "NCCL_PROFILER_PLUGIN=second-is-ignored", NULL};
+                        "NCCL_PROFILER_PLUGIN=second-is-ignored", "NCCL_NET_PLUGIN=none", NULL};
   pt_result* r = probe_in("nccl-2.30", envp);
   assert_int_equal(r->status, PT_OK);
   assert_string_equal(r->value, fx_fmt("%s/good.so", D));
@@ -81,14 +83,18 @@ static void test_value_from_envp(void** state) {
 static void test_missing_from_envp_is_unset(void** state) {
   (void)state;
   /* Empty environment: the process's NCCL_PROFILER_PLUGIN,
-   * RCCL_ENABLE_PROXY_TRACE and PROXYTRACE_HOME (which holds a plugin) are
-   * not consulted; only the default name is a candidate. (The nccl.conf
-   * files are left out: without HOME the probe reads the user's real one.) */
+   * RCCL_ENABLE_PROXY_TRACE, NCCL_NET_PLUGIN and PROXYTRACE_HOME (which
+   * holds a plugin) are not consulted: the default name, then the host's
+   * default net library. (The config files are left out: without HOME the
+   * probe reads the user's real one.) */
   const char* envp[] = {NULL};
   pt_result* r = probe_flags("rccl", envp, PT_REQ_CONF_FILES);
   assert_null(r->value);
-  assert_int_equal(r->n_candidates, 1);
+  assert_null(r->net_value);
+  assert_int_equal(r->n_candidates, 2);
   assert_string_equal(r->candidates[0].name, "libnccl-profiler.so");
+  assert_int_equal(r->candidates[1].source, PT_SRC_NET_PLUGIN);
+  assert_string_equal(r->candidates[1].name, "librccl-net.so");
   pt_result_free(r);
 }
 
@@ -125,8 +131,8 @@ static void test_conf_files_from_envp(void** state) {
   assert_string_equal(r->path, fx_fmt("%s/good.so", D));
   pt_result_free(r);
 
-  const char* with_home[] = {home, NULL};
-  r = probe_in("nccl-2.28", with_home);
+  const char* with_home[] = {home, NULL}; /* 2.30 takes ~ from $HOME */
+  r = probe_in("nccl-2.30", with_home);
   assert_int_equal(r->status, PT_OK);
   assert_string_equal(r->value_origin, fx_fmt("%s/home/.nccl.conf", D));
   assert_int_equal(r->api_version, 1);

@@ -1,10 +1,11 @@
 """The Python side of one loader-matrix case, run in a fresh interpreter
 started with exactly the case's environment (as test_matrix's C child is):
 
-  matrix_child.py LIBRARY --host H [--home DIR] [--net-plugin FILE] [--preload FILE]...
+  matrix_child.py LIBRARY --host H [--home DIR] [--net-plugin FILE]
+                  [--preload FILE]... [--preload-global FILE]...
 
 loads the libraries to preload as the C child does (dlopen RTLD_NOW |
-RTLD_LOCAL), then prints one JSON object: the probe of this process's
+RTLD_LOCAL, or RTLD_GLOBAL), then prints one JSON object: the probe of this process's
 environment ("process", pt_probe) and of the same environment given as a
 mapping ("env", pt_probe_env) after this process's own variables were all
 changed. The package sits beside this script."""
@@ -28,12 +29,12 @@ for flag, value in zip(args[::2], args[1::2]):
         options["home"] = value
     elif flag == "--net-plugin":
         options["net_plugin"] = value
-    elif flag == "--preload":
-        preload.append(value)
+    elif flag in ("--preload", "--preload-global"):  # -global: as LD_PRELOAD would
+        preload.append((value, os.RTLD_GLOBAL if flag == "--preload-global" else os.RTLD_LOCAL))
     else:
         sys.exit("matrix_child: unknown option %s" % flag)
-for p in preload:
-    ctypes.CDLL(p, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+for path, scope in preload:
+    ctypes.CDLL(path, mode=os.RTLD_NOW | scope)
 process = proxytrace.probe(host, **options)
 # The same environment as a mapping, while this process's own says
 # something else for every variable the loader reads: only env= counts.

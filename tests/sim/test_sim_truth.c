@@ -110,9 +110,12 @@ static void check_line(const st_line* l, const pt_sim_op* op, int diag, int raw)
   assert_int_equal(l->trans, (long long)op->exp_trans * k);
   assert_int_equal(l->done, (long long)op->exp_done * k);
   assert_int_equal(l->recvd, op->is_send ? 0 : (long long)op->exp_recvd * k);
-  const char* want = pt_sim_status(op->is_send, raw ? op->raw : op->n, (int64_t)op->exp_posted * k,
-                                   op->is_send ? 0 : (int64_t)op->exp_recvd * k, (int64_t)op->exp_trans * k,
-                                   (int64_t)op->exp_done * k);
+  /* The status NCCL's own rules give, in raw steps (NCCL_STEPS is a window
+   * of raw steps), whatever unit the counters are printed in. */
+  const int64_t r = op->slice;
+  const char* want = pt_sim_status(op->is_send, op->raw, (int64_t)op->exp_posted * r,
+                                   op->is_send ? 0 : (int64_t)op->exp_recvd * r,
+                                   (int64_t)op->exp_trans * r, (int64_t)op->exp_done * r);
   assert_string_equal(l->status, want);
   if (!diag) return;
   assert_string_equal(l->status, pt_sim_op_status(op));

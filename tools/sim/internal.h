@@ -256,7 +256,14 @@ struct sim_run {
 /* faults.c */
 int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* err);
 int sim_faults_check(const pt_sim_config* c, FILE* err);
-void sim_fault_describe(const pt_sim_fault* f, char* buf, size_t len);
+/* One line on a fault; `slice` (sliceSteps of the ops it strikes, 0 when
+ * unknown) adds the raw step the dump shows. */
+void sim_fault_describe(const pt_sim_fault* f, int slice, char* buf, size_t len);
+/* The fault as the option that sets it ("--stall 3:0:5"). */
+void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len);
+/* truth.c: sliceSteps of the ops of the faulty call that fault f strikes,
+ * 0 when it strikes none. */
+int sim_fault_slice(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f);
 
 /* plugin.c */
 int sim_plugin_load(sim_plugin* p);
