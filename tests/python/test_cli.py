@@ -114,7 +114,8 @@ class Commands(unittest.TestCase):
         with open(fake, "w") as f:
             f.write("#!/bin/sh\nkill -TERM $$\n")
         os.chmod(fake, 0o755)
-        rc, out, err = ptest.python_m(["probe"], env=ptest.base_env(PROXYTRACE_CLI=fake))
+        rc, out, err = ptest.python_m(["probe"], env=ptest.base_env(PROXYTRACE_CLI=fake,
+                                                                     LD_PRELOAD=None))
         self.assertEqual(rc, 128 + 15)
 
     def test_other_commands_run_the_program(self):
