@@ -70,3 +70,11 @@ def tmpdir(testcase):
     os.chmod(d, 0o755)
     testcase.addCleanup(subprocess.call, ["rm", "-rf", d])
     return d
+
+
+def tmpdir_for_class(cls):
+    """tmpdir() for a whole test class (setUpClass)."""
+    d = tempfile.mkdtemp(prefix="pt-python-")
+    os.chmod(d, 0o755)
+    cls.addClassCleanup(subprocess.call, ["rm", "-rf", d])
+    return d

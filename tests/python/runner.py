@@ -14,9 +14,9 @@ result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
 failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
 skipped = len(result.skipped)
 passed = result.testsRun - failed - skipped
-print("[  PASSED  ] %d test(s)." % passed)
 if skipped:
-    print("[  SKIPPED ] %d test(s)." % skipped)
+    print("[  SKIPPED ] %d test(s), listed above (not counted)." % skipped)
+print("[  PASSED  ] %d test(s)." % passed)
 if failed:
     print("[  FAILED  ] %d test(s), listed above." % failed)
 sys.exit(0 if failed == 0 and result.testsRun > 0 else 1)
