@@ -38,8 +38,12 @@ typedef struct {
 void pt_clock_init(void);
 /* Best calibration available now (refined from the anchor as time passes). */
 void pt_clock_calibration(pt_clock_cal* cal);
+/* Unix-epoch nanoseconds of a tick value; 0 stays 0. */
+int64_t pt_ticks_to_unix_ns(const pt_clock_cal* cal, uint64_t ticks);
 /* Unix-epoch milliseconds (truncated) of a tick value; 0 stays 0. */
 int64_t pt_ticks_to_unix_ms(const pt_clock_cal* cal, uint64_t ticks);
+/* The tick source in use: "tsc" or "monotonic". */
+const char* pt_clock_source(void);
 /* Milliseconds between two tick values (b - a), for ages and durations. */
 double pt_ticks_to_ms(const pt_clock_cal* cal, uint64_t a, uint64_t b);
 /* Ticks in `ms` milliseconds, from the start-up calibration. */
