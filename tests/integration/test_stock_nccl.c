@@ -24,6 +24,9 @@
 
 static rh_plugin plugin;
 
+/* What the stock tables ask for: the proxy events and their parents. */
+#define STOCK_MASK (ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep)
+
 static int setup(void** state) {
   (void)state;
   rh_open(&plugin, NULL);
@@ -102,12 +105,12 @@ static void test_v4_send_and_recv(void** state) {
   void* ctx = NULL;
   int mask = 0;
   assert_int_equal(v4()->init(&ctx, &mask, "c", 0xabc, 2, 8, 2, rh_logger), ncclSuccess);
-  assert_int_equal(mask, ncclProfileProxyOp | ncclProfileProxyStep);
+  assert_int_equal(mask, STOCK_MASK);
   /* Known types we do not trace get NULL silently; a non-type is refused. */
   ncclProfilerEventDescr_v4_t other;
   memset(&other, 0, sizeof other);
   void* h = (void*)0x1;
-  other.type = ncclProfileColl;
+  other.type = ncclProfileProxyCtrl;
   v4()->startEvent(ctx, &h, &other);
   assert_null(h);
   h = (void*)0x1;
@@ -189,7 +192,7 @@ static void test_v1_proxyop_states(void** state) {
   void* ctx = NULL;
   int mask = 0;
   assert_int_equal(t->init(&ctx, &mask), ncclSuccess);
-  assert_int_equal(mask, ncclProfileProxyOp | ncclProfileProxyStep);
+  assert_int_equal(mask, STOCK_MASK);
   ncclProfilerEventDescr_v1_t d;
   memset(&d, 0, sizeof d);
   d.type = ncclProfileProxyOp;
@@ -260,13 +263,14 @@ static void test_group_handle_per_table(void** state) {
   int mask = 0;
   assert_int_equal(t1->init(&ctx, &mask), ncclSuccess);
   /* NCCL 2.23 (v1) and 2.24-2.25 (v2) give a task its activation mask only
-   * under a non-NULL Group handle; 2.26+ (v3..v6) do not need one. */
+   * under a non-NULL Group handle, and 2.23-2.27 (v1..v4) send Coll and P2p
+   * events only under one; 2.28+ (v5, v6) need it for neither. */
   void* g1 = group_handle_of("ncclProfiler_v1", ctx);
   void* g2 = group_handle_of("ncclProfiler_v2", ctx);
   assert_non_null(g1);
   assert_non_null(g2);
-  assert_null(group_handle_of("ncclProfiler_v3", ctx));
-  assert_null(group_handle_of("ncclProfiler_v4", ctx));
+  assert_non_null(group_handle_of("ncclProfiler_v3", ctx));
+  assert_non_null(group_handle_of("ncclProfiler_v4", ctx));
   assert_null(group_handle_of("ncclProfiler_v5", ctx));
   assert_null(group_handle_of("ncclProfiler_v6", ctx));
   /* Many groups, stopped and given states: nothing allocated, refused or
@@ -280,7 +284,7 @@ static void test_group_handle_per_table(void** state) {
   ncclProfilerEventDescr_v1_t d;
   memset(&d, 0, sizeof d);
   d.type = ncclProfileProxyOp;
-  d.parentObj = NULL; /* the Coll handle: we answer NULL for Coll */
+  d.parentObj = NULL; /* no Coll handle: no opCount */
   d.rank = 0;
   d.proxyOp.pid = getpid();
   d.proxyOp.peer = 1;
