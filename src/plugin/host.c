@@ -13,10 +13,9 @@
  * (neither name occurs anywhere in their sources). The symbols are looked up first in the library the host's
  * logger belongs to — found with dladdr, so it works when the host library
  * was opened RTLD_LOCAL — then in the global scope. Only cold paths call
- * this (init, dumps), and the last answer is kept per logger.
+ * this (init, a bad variable); each communicator keeps its answer.
  */
 #include <dlfcn.h>
-#include <pthread.h>
 
 #include "plugin/plugin.h"
 
@@ -28,7 +27,7 @@ static int exports_rccl_symbol(void* handle) {
   return 0;
 }
 
-static int detect(ncclDebugLogger_t log) {
+int pt_host_rccl_symbol(ncclDebugLogger_t log) {
   Dl_info info;
   if (log && dladdr((void*)log, &info) && info.dli_fname && info.dli_fname[0]) {
     void* h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
@@ -41,21 +40,6 @@ static int detect(ncclDebugLogger_t log) {
   return exports_rccl_symbol(RTLD_DEFAULT);
 }
 
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static ncclDebugLogger_t cached_log;
-static int cached_valid, cached_rccl;
-
-int pt_host_rccl_symbol(ncclDebugLogger_t log) {
-  pthread_mutex_lock(&cache_lock);
-  if (!cached_valid || cached_log != log) {
-    cached_rccl = detect(log);
-    cached_log = log;
-    cached_valid = 1;
-  }
-  int r = cached_rccl;
-  pthread_mutex_unlock(&cache_lock);
-  return r;
-}
 
 int pt_host_warn_level(ncclDebugLogger_t log) {
   return pt_host_rccl_symbol(log) ? RCCL_LOG_WARN : NCCL_LOG_WARN;

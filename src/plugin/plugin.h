@@ -170,6 +170,9 @@ int pt_signal_take(void); /* 1 when the signal came since the last call */
  * the files took the dump, then the logger gets one line saying where.
  * Called with the registry lock held. -1 when out of memory. */
 int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emit, void* hook_arg);
+/* One dump of `c` to two open files, text and JSON, as the dump files get
+ * it: 0, -1 out of memory, -2 lost to a write error (counted, said once). */
+int pt_sink_write_fds(pt_ctx* c, pt_trigger trig, int txt_fd, int json_fd);
 /* Dumps lost to write errors so far in this process. */
 uint64_t pt_sink_lost(void);
 /* A per-process round number for dumps taken together. */

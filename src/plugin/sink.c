@@ -173,31 +173,12 @@ static int open_dump_file(const char* path, const char* dir, const logger* l) {
   return fd;
 }
 
-/* Text and JSON files of one dump. 0 written, -1 refused (nothing written:
- * the caller logs the dump instead), -2 lost to a write error (counted). */
-static int write_files(const pt_dump* d, const pt_dump_meta* m, const char* dir, char* path,
-                       size_t path_len, const logger* l) {
-  if (ensure_dir(dir, l) != 0) return -1;
-  int base = snprintf(path, path_len, "%s/proxytrace-%s-%ld-r%d-%" PRIu64, dir, m->host, m->pid,
-                      pt_dump_rank(d), m->comm_hash);
-  if (base < 0 || (size_t)base + 8 > path_len) {
-    if (first_time(SAID_OPEN))
-      say(l, "proxytrace: the dump file names in PROXYTRACE_DUMP_DIR %s are too long; dumps go to "
-             "the host log instead", dir);
-    return -1;
-  }
+/* Writes one dump to its two files; 0, or -2 when lost to a write error
+ * (counted, said once). */
+static int write_fds(const pt_dump* d, const pt_dump_meta* m, const int fds[2], const char* where,
+                     const logger* l) {
   fbuf* f = malloc(sizeof *f);
-  if (!f) return -1;
-  int fds[2];
-  strcpy(path + base, ".txt");
-  fds[0] = open_dump_file(path, dir, l);
-  strcpy(path + base, ".jsonl");
-  fds[1] = fds[0] >= 0 ? open_dump_file(path, dir, l) : -1;
-  if (fds[1] < 0) {
-    if (fds[0] >= 0) close(fds[0]);
-    free(f);
-    return -1;
-  }
+  if (!f) return -2;
   int err = 0;
   for (int k = 0; k < 2; k++) {
     f->fd = fds[k];
@@ -212,49 +193,88 @@ static int write_files(const pt_dump* d, const pt_dump_meta* m, const char* dir,
     }
     fb_flush(f);
     if (f->err && !err) err = f->err;
-    close(fds[k]);
   }
   free(f);
-  path[base] = 0;
   if (!err) return 0;
   atomic_fetch_add(&lost, 1);
   if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
     if (first_time(SAID_FULL))
       say(l, "proxytrace: no room for dump files in %s (%s): this dump is lost, and so is any "
-             "later one that does not fit (counted as lostDumps); recording goes on", dir, strerror(err));
+             "later one that does not fit (counted as lostDumps); recording goes on", where, strerror(err));
   } else if (first_time(SAID_WRITE)) {
     say(l, "proxytrace: cannot write dump files in %s (%s): this dump is lost (counted as "
-           "lostDumps); recording goes on", dir, strerror(err));
+           "lostDumps); recording goes on", where, strerror(err));
   }
   return -2;
 }
 
+/* Text and JSON files of one dump. 0 written, -1 refused (nothing written:
+ * the caller logs the dump instead), -2 lost to a write error. */
+static int write_files(const pt_dump* d, const pt_dump_meta* m, const char* dir, char* path,
+                       size_t path_len, const logger* l) {
+  if (ensure_dir(dir, l) != 0) return -1;
+  int base = snprintf(path, path_len, "%s/proxytrace-%s-%ld-r%d-%" PRIu64, dir, m->host, m->pid,
+                      pt_dump_rank(d), m->comm_hash);
+  if (base < 0 || (size_t)base + 8 > path_len) {
+    if (first_time(SAID_OPEN))
+      say(l, "proxytrace: the dump file names in PROXYTRACE_DUMP_DIR %s are too long; dumps go to "
+             "the host log instead", dir);
+    return -1;
+  }
+  int fds[2];
+  strcpy(path + base, ".txt");
+  fds[0] = open_dump_file(path, dir, l);
+  strcpy(path + base, ".jsonl");
+  fds[1] = fds[0] >= 0 ? open_dump_file(path, dir, l) : -1;
+  path[base] = 0;
+  if (fds[1] < 0) {
+    if (fds[0] >= 0) close(fds[0]);
+    return -1;
+  }
+  int rc = write_fds(d, m, fds, dir, l);
+  close(fds[0]);
+  close(fds[1]);
+  return rc;
+}
+
 /* ---- one dump ---- */
 
-int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emit, void* hook_arg) {
+/* The snapshot of `c` and what its dump says about itself; NULL when out
+ * of memory. */
+static pt_dump* take(pt_ctx* c, pt_trigger trig, uint64_t round, pt_dump_meta* m, logger* l, int* lib) {
   pt_dump* d = pt_trace_snapshot(c->trace);
-  logger l = {.log = c->log, .level = NCCL_LOG_WARN};
+  l->log = c->log;
+  l->level = NCCL_LOG_WARN;
+  if (!d) return NULL;
+  *lib = host_lib(c, d);
+  l->level = *lib == PT_HOSTLIB_RCCL ? RCCL_LOG_WARN : NCCL_LOG_WARN;
+  if (trig == PT_TRIG_HOOK && *lib != PT_HOSTLIB_RCCL) trig = PT_TRIG_API;
+  pthread_once(&host_once, read_host_name);
+  *m = (pt_dump_meta){
+      .host = host_name, .pid = (long)pt_self_pid(), .nranks = c->nranks > 0 ? c->nranks : 0,
+      .nnodes = c->nnodes > 0 ? c->nnodes : 0, .comm_hash = atomic_load(&c->comm_hash),
+      .comm_name = c->name[0] ? c->name : NULL, .host_lib = host_lib_name(*lib), .profiler_api = c->api,
+      .trigger = pt_trigger_name(trig), .seq = atomic_fetch_add(&dump_seq, 1) + 1, .round = round,
+      .stall_ms = pt_dump_settings_get()->stall_ms, .lost_dumps = pt_sink_lost(),
+      .last_progress_ticks = pt_trace_last_progress(c->trace)};
+  return d;
+}
+
+int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emit, void* hook_arg) {
+  pt_dump_meta m;
+  logger l;
+  int lib;
+  pt_dump* d = take(c, trig, round, &m, &l, &lib);
   if (!d) {
     if (hook_emit) return pt_trace_dump(c->trace, hook_emit, hook_arg); /* says why */
     if (first_time(SAID_NOMEM)) say(&l, "proxytrace: no memory for a dump; dumps are skipped until there is");
     return -1;
   }
-  const int lib = host_lib(c, d);
-  l.level = lib == PT_HOSTLIB_RCCL ? RCCL_LOG_WARN : NCCL_LOG_WARN;
   if (trig == PT_TRIG_FINALIZE && lib == PT_HOSTLIB_RCCL) { /* RCCL's hook dumped it */
     pt_dump_free(d);
     return 0;
   }
-  if (trig == PT_TRIG_HOOK && lib != PT_HOSTLIB_RCCL) trig = PT_TRIG_API;
-  pthread_once(&host_once, read_host_name);
   const pt_dump_settings* s = pt_dump_settings_get();
-  pt_dump_meta m = {
-      .host = host_name, .pid = (long)pt_self_pid(), .nranks = c->nranks > 0 ? c->nranks : 0,
-      .nnodes = c->nnodes > 0 ? c->nnodes : 0, .comm_hash = atomic_load(&c->comm_hash),
-      .comm_name = c->name[0] ? c->name : NULL, .host_lib = host_lib_name(lib), .profiler_api = c->api,
-      .trigger = pt_trigger_name(trig), .seq = atomic_fetch_add(&dump_seq, 1) + 1, .round = round,
-      .stall_ms = s->stall_ms, .lost_dumps = pt_sink_lost(),
-      .last_progress_ticks = pt_trace_last_progress(c->trace)};
   int lines = hook_emit ? pt_dump_text(d, hook_emit, hook_arg) : 0;
   int files = -1;
   char path[PT_DUMP_DIR_MAX + 512];
@@ -271,4 +291,16 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
   }
   pt_dump_free(d);
   return lines;
+}
+
+int pt_sink_write_fds(pt_ctx* c, pt_trigger trig, int txt_fd, int json_fd) {
+  pt_dump_meta m;
+  logger l;
+  int lib;
+  pt_dump* d = take(c, trig, pt_dump_next_round(), &m, &l, &lib);
+  if (!d) return -1;
+  const int fds[2] = {txt_fd, json_fd};
+  int rc = write_fds(d, &m, fds, "the given files", &l);
+  pt_dump_free(d);
+  return rc;
 }

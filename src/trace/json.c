@@ -63,6 +63,8 @@ static void put_str(jline* j, const char* s, size_t max) {
       n = 1;
     } else if (*p == '"' || *p == '\\') {
       put(j, "\\%c", *p);
+    } else if (*p == '\n' || *p == '\t' || *p == '\r') {
+      put(j, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
     } else if (*p < 0x20) {
       put(j, "\\u%04x", *p);
     } else {

@@ -27,8 +27,8 @@
  * delay of 0..jitter polls drawn from the op's own generator; the oracle's
  * limits (truth.c) say where each phase stops for good. One round calls
  * every op once; when every unfinished op is blocked for --hang-polls
- * rounds, the job is hung and the thread leaves, as a proxy does when the
- * communicator is aborted.
+ * rounds (and then --hold seconds, run.c), the job is hung and the thread
+ * leaves, as a proxy does when the communicator is aborted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -548,7 +548,7 @@ void* sim_proxy_main(void* arg) {
       for (int i = 0; i < px.n; i++)
         if (!px.ops[i].finished || (px.ops[i].op->kind == PT_OPK_NET && !px.ops[i].stopped)) all_done = 0;
       if (all_done) break;
-      if (all_blocked && (++stuck > run->cfg->hang_polls || rk->dead)) {
+      if (all_blocked && (rk->dead || sim_hang_abort(run, ++stuck))) {
         hung = 1;
         break;
       }

@@ -307,6 +307,15 @@ static void print_op(const pt_sim_config* c, const pt_sim_op* op, const char* ta
           (long long)op->exp_trans * s, (long long)op->exp_done * s, op_status(op));
   if (op->why != PT_WHY_NONE) fprintf(f, " why=\"%s\"", pt_sim_why_name(op->why));
   if (op->foreign) fprintf(f, " pxn-proxy=%d", op->proxy_rank);
+  /* What a dump shows under this host: RCCL and NCCL 2.23 count raw steps,
+   * later NCCL releases network transfers (sliceSteps raw steps each). */
+  const sim_host* h = sim_host_of(c->host);
+  if (h && !h->rccl && !h->raw_step_events && !op->absent && op->why != PT_WHY_NOT_RUN)
+    fprintf(f, " dump-status=%s",
+            pt_sim_status(op->is_send, op->n, op->exp_posted, op->is_send ? 0 : op->exp_recvd, op->exp_trans,
+                          op->exp_done));
+  else if (!op->absent && op->why != PT_WHY_NOT_RUN)
+    fprintf(f, " dump-status=%s", op_status(op));
   fputc('\n', f);
 }
 
