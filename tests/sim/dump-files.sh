@@ -17,7 +17,12 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 STALL=250
 # Sanitizer builds run the emulator several times slower.
-case "$B" in *-thread|*-address) SLACK=2000; HOLD=2.5 ;; *) SLACK=500; HOLD=0.8 ;; esac
+# ITERS: a healthy job of about a second in each build.
+case "$B" in
+  *-thread) SLACK=2000; HOLD=1.2; ITERS=300 ;;
+  *-address) SLACK=2000; HOLD=1.2; ITERS=2000 ;;
+  *) SLACK=500; HOLD=0.8; ITERS=4000 ;;
+esac
 
 sim() { "$PT" sim --plugin "$PLUGIN" --quiet "$@"; }
 
@@ -41,7 +46,7 @@ done
 
 # A healthy job long enough for several stall periods: no stall dump.
 for host in rccl nccl-2.23 nccl-2.28; do
-  sim --host "$host" --iters 2000 --env PROXYTRACE_STALL_MS=500 --dump-dir "$T/healthy-$host" \
+  sim --host "$host" --iters $ITERS --env PROXYTRACE_STALL_MS=700 --dump-dir "$T/healthy-$host" \
     --truth-file "$T/healthy.truth" >"$T/out" 2>&1 || fail "healthy $host: sim exits $?"
   python3 "$CHECK" "$T/healthy-$host" "$T/healthy.truth" --no-trigger stall || fail "healthy $host"
   ! grep -q "trigger=stall" "$T/healthy-$host"/*.txt 2>/dev/null || fail "healthy $host: a stall dump"
@@ -50,7 +55,7 @@ done
 # The dump signal while the job records: every rank dumps, the host's own
 # handler (installed before the plugin) still gets the signal.
 for host in rccl nccl-2.29; do
-  "$PT" sim --plugin "$PLUGIN" --host "$host" --iters 3000 --env PROXYTRACE_STALL_MS=0 \
+  "$PT" sim --plugin "$PLUGIN" --host "$host" --iters $ITERS --env PROXYTRACE_STALL_MS=0 \
     --env PROXYTRACE_DUMP_SIGNAL=USR1 --signal-after 0.05 --dump-dir "$T/sig-$host" \
     --truth-file "$T/sig.truth" >"$T/out" 2>&1 || { cat "$T/out"; fail "signal $host: sim exits $?"; }
   grep -q "signal: 10 sent .* the host's own handler saw it 1 time" "$T/out" || { cat "$T/out"; fail "signal $host: not chained"; }

@@ -12,7 +12,8 @@
  * calling thread acts for (sim_log_set_rank): the init, application, proxy
  * and destroy threads of rank r all log as rank r. The prefix names the
  * rank's node as host and its local index as device, `node1:PID:TID [2]`,
- * and --dump-dir gives every rank its own file.
+ * and --dump-dir gives every rank its own file, and lines of threads that
+ * act for no rank (the host's own, a plugin's background thread) host.log.
  *
  * The dump directory belongs to the run: before it starts, the rank files
  * of earlier runs (rank<N>.log, any N) go, and so do the plugin's dump
@@ -41,6 +42,7 @@ static struct {
   int nranks, rpn;
   FILE** files;
   char** paths;
+  FILE* host_file; /* --dump-dir: lines without a rank */
   pthread_mutex_t mu;
 } L = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -89,6 +91,13 @@ int sim_log_open_dumps(const pt_sim_config* c, int nranks, FILE* err) {
     return -1;
   }
   clear_earlier_runs(c->dump_dir);
+  char host_path[4096];
+  snprintf(host_path, sizeof host_path, "%s/host.log", c->dump_dir);
+  L.host_file = fopen(host_path, "w");
+  if (!L.host_file) {
+    fprintf(err, "proxytrace sim: cannot write %s: %s\n", host_path, strerror(errno));
+    return -1;
+  }
   L.files = calloc((size_t)nranks, sizeof *L.files);
   L.paths = calloc((size_t)nranks, sizeof *L.paths);
   if (!L.files || !L.paths) return -1;
@@ -113,6 +122,8 @@ void sim_log_close(void) {
   }
   free(L.files);
   free(L.paths);
+  if (L.host_file) fclose(L.host_file);
+  L.host_file = NULL;
   L.files = NULL;
   L.paths = NULL;
   L.cfg = NULL; /* a plugin that logs after the run logs nowhere */
@@ -129,6 +140,9 @@ static void emit(int rank, const char* line) {
   } else if (L.files && rank >= 0 && rank < L.nranks && L.files[rank]) {
     fputs(line, L.files[rank]);
     fputc('\n', L.files[rank]);
+  } else if (L.host_file && rank < 0) {
+    fputs(line, L.host_file);
+    fputc('\n', L.host_file);
   } else {
     FILE* f = rank >= 0 ? stdout : stderr;
     fputs(line, f);
@@ -236,7 +250,7 @@ void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE*
                      job->dead_rank[r] ? " (dead)" : "");
     if (w > 0 && (size_t)w < sizeof list - off) off += (size_t)w;
   }
-  fprintf(f, "  dumps: %s/rank0.log … rank%d.log (logger lines)", c->dump_dir, job->nranks - 1);
+  fprintf(f, "  dumps: %s/rank0.log … rank%d.log and host.log (logger lines)", c->dump_dir, job->nranks - 1);
   if (with_files)
     fprintf(f, "; %s/proxytrace-*-%d-r<R>-*.txt and .jsonl (the plugin's files, %d rank%s)", c->dump_dir,
             (int)getpid(), with_files, with_files == 1 ? "" : "s");
