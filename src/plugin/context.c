@@ -15,7 +15,9 @@
  * dumper, the last one removed stops and joins it (outside the registry
  * lock, which the dumper needs to finish its round). Fork handlers take
  * both, so a child never inherits them held and can create and destroy
- * communicators of its own; the dumper thread does not survive the fork.
+ * communicators of its own; the dumper thread does not survive the fork,
+ * and the child's registry starts empty (the parent's contexts are frozen
+ * copies there: a finalize of one in the child does nothing).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -45,9 +47,20 @@ static void after_fork_parent(void) {
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&lifecycle_lock);
 }
+/* A fork child's copies of the parent's contexts: frozen (no proxy thread
+ * records them here), not the child's to dump; kept reachable, not freed. */
+static pt_ctx* parents_contexts;
+
 static void after_fork_child(void) {
   atomic_store(&self_pid, getpid());
   pt_dumper_after_fork_child();
+  if (registry) {
+    pt_ctx** tail = &registry;
+    while (*tail) tail = &(*tail)->next;
+    *tail = parents_contexts;
+    parents_contexts = registry;
+    registry = NULL;
+  }
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&lifecycle_lock);
 }

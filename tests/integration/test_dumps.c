@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -257,6 +258,50 @@ static void test_dumps_while_comms_come_and_go(void** state) {
   json_files_parse(dir);
 }
 
+/* ---- fork ---- */
+
+/* A fork while the dumper thread dumps every millisecond: the child can
+ * create, use and destroy a communicator of its own (no lock inherited
+ * held), and the parent's dumps go on. */
+static void test_fork_child_does_not_deadlock(void** state) {
+  (void)state;
+  setenv("PROXYTRACE_DUMP_INTERVAL_MS", "1", 1);
+  setenv("PROXYTRACE_DUMP_DIR", dir, 1);
+  void* parent = init_v6(0xf0, 0, safe_logger);
+  rh_op op;
+  rh_op_desc d = desc(0xf0, 1, 0);
+  rh_op_active(&plugin, parent, &op, &d, 4, 0, 2, 2, 1);
+  for (int i = 0; i < 20; i++) {
+    usleep(500);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      /* no dumper thread in the child (a sanitizer may not allow one) */
+      unsetenv("PROXYTRACE_DUMP_INTERVAL_MS");
+      plugin.p->finalize(parent); /* the parent's copy: nothing to do */
+      void* child = init_v6(0xf1, 1, NULL);
+      rh_op cop;
+      rh_op_desc cd = desc(0xf1, 1, 0);
+      rh_op_active(&plugin, child, &cop, &cd, 4, 0, 2, 2, 1);
+      plugin.p->finalize(child);
+      _exit(0);
+    }
+    int status = -1, waited = 0;
+    for (int ms = 0; ms < 10000 && !waited; ms++) {
+      if (waitpid(pid, &status, WNOHANG) == pid) waited = 1;
+      else usleep(1000);
+    }
+    if (!waited) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      fail_msg("the fork child did not finish in 10 s (deadlock)");
+    }
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  plugin.p->finalize(parent);
+  assert_true(count_in_files(dir, ".txt", "trigger=periodic") > 0);
+}
+
 /* ---- stock NCCL: the finalize dump, files, JSON ---- */
 
 static ncclProfiler_v4_t* v4(void) {
@@ -441,6 +486,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_signal_storm_while_recording, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_signal_unasked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dumps_while_comms_come_and_go, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork_child_does_not_deadlock, setup, teardown),
       cmocka_unit_test_setup_teardown(test_finalize_dump_under_stock_nccl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_finalize_dump_under_rccl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_planted_symlink_not_followed, setup, teardown),
