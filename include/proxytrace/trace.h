@@ -294,9 +294,11 @@ int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n)
  * Returns the number of lines. */
 int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg);
 
-/* Status and names (spec §3.6, §3.1). */
+/* Status and names (spec §3.6, §3.1). `window` is the steps an op may have
+ * in flight, in the counters' unit: NCCL_STEPS (pass 0) for RCCL and raw
+ * steps; fewer for stock NCCL ops counted in transfers (learnt, trace.c). */
 pt_status pt_status_of(pt_op_type type, int64_t posted, int64_t received, int64_t transmitted,
-                       int64_t done, int nsteps);
+                       int64_t done, int nsteps, int window);
 const char* pt_status_name(pt_status s);
 
 /* Memory the trace reserved, in bytes, and the per-slot size. */

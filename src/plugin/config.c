@@ -3,8 +3,9 @@
  *
  *   PROXYTRACE_MAX_OPS          operation slots per communicator (default
  *                               4096, 16..1048576); 256 bytes each
- *   PROXYTRACE_CLOCK            tsc (default, where the CPU's TSC is
- *                               invariant) or monotonic; read by
+ *   PROXYTRACE_CLOCK            x86: tsc (default, where the CPU's TSC is
+ *                               invariant) or monotonic; aarch64: counter
+ *                               (default) or monotonic; read by
  *                               src/trace/clock.c, checked here
  *   PROXYTRACE_STALL_MS         stall watchdog: dump every communicator when
  *                               one has ops waiting and none progressed for
@@ -17,7 +18,8 @@
  *                               (default: none, dumps go to the host log)
  *
  * A bad value never stops the host: it is reported once per process, with
- * the accepted values and the default used, and the default applies.
+ * the accepted values and the default used, and the default applies. The
+ * clock in use is said once per process, at INFO level.
  */
 #include <errno.h>
 #include <signal.h>
@@ -27,6 +29,7 @@
 #include <strings.h>
 
 #include "plugin/plugin.h"
+#include "trace/clock.h"
 
 int pt_parse_uint(const char* s, unsigned long lo, unsigned long hi, unsigned long* out) {
   if (!s || *s < '0' || *s > '9') return -1;
@@ -59,6 +62,7 @@ int pt_parse_signal(const char* s) {
 static atomic_flag warned[6] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
 enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR };
+static atomic_flag told_clock = ATOMIC_FLAG_INIT;
 
 /* A whole number in lo..hi from `name`, or `def` (reported once). */
 static uint32_t env_ms(const char* name, uint32_t def, int which, ncclDebugLogger_t log) {
@@ -90,12 +94,16 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
     }
   }
   v = getenv("PROXYTRACE_CLOCK");
-  if (v && *v && strcmp(v, "tsc") != 0 && strcmp(v, "monotonic") != 0 &&
-      !atomic_flag_test_and_set(&warned[W_CLOCK])) {
+  if (pt_clock_parse(v) == PT_CLOCK_BAD && !atomic_flag_test_and_set(&warned[W_CLOCK])) {
     PT_LOG_WARN(log,
-                "proxytrace: PROXYTRACE_CLOCK='%s' is neither 'tsc' nor 'monotonic'; using the "
-                "default (the TSC where it is invariant, else CLOCK_MONOTONIC)",
-                v);
+                "proxytrace: PROXYTRACE_CLOCK='%s' is not a clock of this machine (%s): accepted "
+                "%s; using the default (%s)",
+                v, PT_CLOCK_ARCH, pt_clock_accepted(), pt_clock_default());
+  }
+  if (log && !atomic_flag_test_and_set(&told_clock)) {
+    char what[160];
+    pt_clock_describe(what, sizeof what);
+    PT_LOG_INFO(log, NCCL_INIT | NCCL_PROFILE, "proxytrace: clock %s", what);
   }
   cfg->stall_ms = env_ms("PROXYTRACE_STALL_MS", PT_DEFAULT_STALL_MS, W_STALL, log);
   cfg->interval_ms = env_ms("PROXYTRACE_DUMP_INTERVAL_MS", 0, W_INTERVAL, log);

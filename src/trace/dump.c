@@ -10,7 +10,11 @@
  * with the same key (ids restart when an opCount's bucket empties), both are
  * kept, finished records first in completion order: a live op is never
  * hidden. An op that completes while the snapshot is taken can show up twice
- * (active and finished), never not at all.
+ * (active and finished); it is missing only if 32 more ops completed after
+ * it before the ring was copied (it has then left the ring, as it would have
+ * for a dump started later). A ring entry is kept only as the completion it
+ * stood for when the ring's head was read: an entry the writer rewrote
+ * meanwhile, or kept busy for every try, is left out (see pt_ring_snapshot).
  *
  * mapSizeMB counts the memory holding records now: active slots, id buckets
  * and finished-ring entries, each at its C size (pt_op 256 bytes, id entry
@@ -47,6 +51,23 @@ static uint64_t finished_in_ring(const pt_trace* t, uint64_t* head) {
   return *head < PT_FINISHED_RING ? *head : PT_FINISHED_RING;
 }
 
+size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint64_t* order) {
+  uint64_t n = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
+  size_t got = 0;
+  for (uint64_t s = head - n; s < head; s++) {
+    uint32_t version;
+    if (pt_rec_read(&t->ring[s % PT_FINISHED_RING], &out[got], NULL, NULL, &version) != 0)
+      continue; /* the writer kept it busy: no consistent copy to print */
+    /* Slot s % 32 holds completion s after its (s / 32 + 1)-th write, each
+     * write adding 2 to its sequence. Reading `head` with acquire made every
+     * completion below it visible, so the slot is at that version or later;
+     * later means a newer completion overwrote it after `head` was read. */
+    if (version != (uint32_t)(2 * (s / PT_FINISHED_RING + 1))) continue;
+    order[got++] = s;
+  }
+  return got;
+}
+
 pt_dump* pt_trace_snapshot(pt_trace* t) {
   pt_dump* d = calloc(1, sizeof *d);
   size_t cap = (size_t)t->nslots + PT_FINISHED_RING;
@@ -70,14 +91,16 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
     n++;
   }
   d->n_active = (uint32_t)n;
-  uint64_t nfin = finished_in_ring(t, &head);
-  for (uint64_t s = head - nfin; s < head; s++) {
-    pt_rec_read(&t->ring[s % PT_FINISHED_RING], &d->es[n].v);
+  head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
+  pt_rec_view ring[PT_FINISHED_RING];
+  uint64_t ring_order[PT_FINISHED_RING];
+  const size_t nring = pt_ring_snapshot(t, head, ring, ring_order);
+  for (size_t i = 0; i < nring; i++, n++) {
+    d->es[n].v = ring[i];
     d->es[n].state = PT_SLOT_FINISHED;
-    d->es[n].order = s;
-    n++;
+    d->es[n].order = ring_order[i];
   }
-  d->n_finished = (uint32_t)nfin;
+  d->n_finished = (uint32_t)nring;
   d->n = n;
   for (size_t i = 0; i < n; i++) {
     pt_format_key(d->es[i].key, sizeof d->es[i].key, &d->es[i].v);

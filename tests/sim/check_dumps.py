@@ -10,7 +10,7 @@ and hold whole dumps (a "dump" header, "op" lines, an "end" line whose count
 matches) in the schema of docs/dump-json.md. With --trigger NAME, every rank
 that has stuck ops has a dump with that trigger, and its first one:
   - names exactly the rank's stuck ops (rank, peer, channel, direction) with
-    the status the truth gives for the host's units (dump-status=), active;
+    the status the truth gives (status=), active;
   - with --stall-ms, was taken between S and S + X ms after the
     communicator's last progress;
   - pairs: each stuck send (rank r, peer p, channel c) has a receive on rank
@@ -99,7 +99,7 @@ def read_truth(path):
     stuck = []
     if path == "-":
         return stuck, set()
-    pat = re.compile(r"truth: stuck rank=(\d+) peer=(\d+) chan=(\d+) ([SR]) .* dump-status=(\w+)")
+    pat = re.compile(r"truth: stuck rank=(\d+) peer=(\d+) chan=(\d+) ([SR]) .* status=(\w+)")
     dead = set()
     with open(path) as f:
         for line in f:

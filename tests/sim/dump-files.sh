@@ -32,7 +32,9 @@ hung() {
   stock=--stock
   [ "$host" = rccl ] && stock=
   sim --host "$host" "$@" --hold "$HOLD" --env PROXYTRACE_STALL_MS=$STALL --dump-dir "$T/$host-$name" \
-    --truth-file "$T/$host-$name.truth" >"$T/out" 2>&1 || { cat "$T/out"; fail "$host $name: sim exits $?"; }
+    --truth-file "$T/$host-$name.truth" >"$T/out" 2>&1
+  rc=$?
+  [ $rc -eq 3 ] || { cat "$T/out"; fail "$host $name: sim exits $rc, want 3 (hung)"; }
   grep -q "truth: stuck" "$T/$host-$name.truth" || fail "$host $name: the job did not hang"
   python3 "$CHECK" "$T/$host-$name" "$T/$host-$name.truth" --trigger stall --stall-ms $STALL --slack-ms $SLACK \
     $stock || fail "$host $name"
@@ -71,7 +73,8 @@ grep -q "PROXYTRACE_DUMP_SIGNAL" "$T/out" || fail "--signal-after: the message d
 
 # A dead rank writes nothing after it died; the summary says so.
 "$PT" sim --plugin "$PLUGIN" --kill 0:2 --hold "$HOLD" --env PROXYTRACE_STALL_MS=$STALL --dump-dir "$T/kill" \
-  --truth-file "$T/kill.truth" >"$T/out" 2>&1 || fail "kill: sim exits $?"
+  --truth-file "$T/kill.truth" >"$T/out" 2>&1
+[ $? -eq 3 ] || fail "kill: the sim should exit 3 (hung)"
 grep -q "ranks that wrote nothing: 0 (dead)" "$T/out" || { cat "$T/out"; fail "kill: the summary does not name the dead rank"; }
 python3 "$CHECK" "$T/kill" "$T/kill.truth" --trigger stall --stall-ms $STALL --slack-ms $SLACK || fail "kill"
 
