@@ -302,6 +302,38 @@ static void test_fork_child_does_not_deadlock(void** state) {
   assert_true(count_in_files(dir, ".txt", "trigger=periodic") > 0);
 }
 
+/* A process that exits while its communicators live and the dumper thread
+ * dumps (no finalize, as after an abort): the library's destructor stops
+ * the thread, and the exit completes cleanly. */
+static void test_exit_without_finalize(void** state) {
+  (void)state;
+  pid_t pid = fork(); /* no live communicator here: the child is free to start threads */
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    setenv("PROXYTRACE_DUMP_INTERVAL_MS", "1", 1);
+    setenv("PROXYTRACE_DUMP_DIR", dir, 1);
+    void* ctx = init_v6(0xe1, 0, NULL);
+    rh_op op;
+    rh_op_desc d = desc(0xe1, 1, 0);
+    rh_op_active(&plugin, ctx, &op, &d, 4, 0, 2, 2, 1);
+    usleep(50000);
+    exit(0); /* atexit handlers and destructors run; the context is never finalized */
+  }
+  int status = -1, waited = 0;
+  for (int ms = 0; ms < 10000 && !waited; ms++) {
+    if (waitpid(pid, &status, WNOHANG) == pid) waited = 1;
+    else usleep(1000);
+  }
+  if (!waited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    fail_msg("the process did not exit in 10 s");
+  }
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_true(count_in_files(dir, ".txt", "trigger=periodic") > 0); /* it did dump */
+  json_files_parse(dir);
+}
+
 /* ---- stock NCCL: the finalize dump, files, JSON ---- */
 
 static ncclProfiler_v4_t* v4(void) {
@@ -487,6 +519,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_signal_unasked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dumps_while_comms_come_and_go, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork_child_does_not_deadlock, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_exit_without_finalize, setup, teardown),
       cmocka_unit_test_setup_teardown(test_finalize_dump_under_stock_nccl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_finalize_dump_under_rccl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_planted_symlink_not_followed, setup, teardown),

@@ -9,6 +9,7 @@
 # $1: the build folder.
 B=${1:-build}
 PT="$B/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-} # a build for another architecture runs under its emulator
 PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
 CHECK="$(dirname "$0")/check_dumps.py"
 T=$(mktemp -d)
@@ -20,11 +21,12 @@ STALL=250
 # ITERS: a healthy job of about a second in each build.
 case "$B" in
   *-thread) SLACK=2000; HOLD=1.2; ITERS=300 ;;
+  *aarch64*) SLACK=3000; HOLD=2; ITERS=500 ;;
   *-address) SLACK=2000; HOLD=1.2; ITERS=2000 ;;
   *) SLACK=500; HOLD=0.8; ITERS=4000 ;;
 esac
 
-sim() { "$PT" sim --plugin "$PLUGIN" --quiet "$@"; }
+sim() { $RUN "$PT" sim --plugin "$PLUGIN" --quiet "$@"; }
 
 # One hung run and its check: host, name, then the fault options.
 hung() {
@@ -57,7 +59,7 @@ done
 # The dump signal while the job records: every rank dumps, the host's own
 # handler (installed before the plugin) still gets the signal.
 for host in rccl nccl-2.29; do
-  "$PT" sim --plugin "$PLUGIN" --host "$host" --iters $ITERS --env PROXYTRACE_STALL_MS=0 \
+  $RUN "$PT" sim --plugin "$PLUGIN" --host "$host" --iters $ITERS --env PROXYTRACE_STALL_MS=0 \
     --env PROXYTRACE_DUMP_SIGNAL=USR1 --signal-after 0.05 --dump-dir "$T/sig-$host" \
     --truth-file "$T/sig.truth" >"$T/out" 2>&1 || { cat "$T/out"; fail "signal $host: sim exits $?"; }
   grep -q "signal: 10 sent .* the host's own handler saw it 1 time" "$T/out" || { cat "$T/out"; fail "signal $host: not chained"; }
@@ -67,12 +69,12 @@ for host in rccl nccl-2.29; do
 done
 
 # Without a dump signal configured, --signal-after is refused.
-"$PT" sim --plugin "$PLUGIN" --signal-after 1 --quiet >"$T/out" 2>&1
+$RUN "$PT" sim --plugin "$PLUGIN" --signal-after 1 --quiet >"$T/out" 2>&1
 [ $? -eq 1 ] || fail "--signal-after without PROXYTRACE_DUMP_SIGNAL should exit 1"
 grep -q "PROXYTRACE_DUMP_SIGNAL" "$T/out" || fail "--signal-after: the message does not name the variable"
 
 # A dead rank writes nothing after it died; the summary says so.
-"$PT" sim --plugin "$PLUGIN" --kill 0:2 --hold "$HOLD" --env PROXYTRACE_STALL_MS=$STALL --dump-dir "$T/kill" \
+$RUN "$PT" sim --plugin "$PLUGIN" --kill 0:2 --hold "$HOLD" --env PROXYTRACE_STALL_MS=$STALL --dump-dir "$T/kill" \
   --truth-file "$T/kill.truth" >"$T/out" 2>&1
 [ $? -eq 3 ] || fail "kill: the sim should exit 3 (hung)"
 grep -q "ranks that wrote nothing: 0 (dead)" "$T/out" || { cat "$T/out"; fail "kill: the summary does not name the dead rank"; }
