@@ -116,6 +116,14 @@ static rh_op_desc desc(uint64_t hash, int64_t op_count, int channel) {
   return d;
 }
 
+/* A v6 (RCCL-style) communicator with one op left waiting at step 2. */
+static void* comm_with_waiting_op(uint64_t hash, int rank, ncclDebugLogger_t log, rh_op* op) {
+  void* ctx = init_v6(hash, rank, log);
+  rh_op_desc d = desc(hash, 1, 0);
+  rh_op_active(&plugin, ctx, op, &d, 4, 0, 2, 2, 1);
+  return ctx;
+}
+
 /* Every *.jsonl in `d` parses, line by line, as dumps of schema 1. */
 static void json_files_parse(const char* d) {
   char cmd[512];
@@ -232,11 +240,8 @@ static int dumped_periodically(void) {
 static void* churn(void* arg) {
   (void)arg;
   for (int i = 0; i < 150; i++) {
-    void* c = init_v6(0x1000 + (uint64_t)i, 1, safe_logger);
-    rh_op op;
-    rh_op_desc d = desc(0x1000 + (uint64_t)i, 7, 0);
-    rh_op_active(&plugin, c, &op, &d, 4, 0, 2, 2, 1); /* left waiting: finalize with it */
-    plugin.p->finalize(c);
+    rh_op op; /* left waiting: finalize with it */
+    plugin.p->finalize(comm_with_waiting_op(0x1000 + (uint64_t)i, 1, safe_logger, &op));
   }
   return NULL;
 }
@@ -260,6 +265,22 @@ static void test_dumps_while_comms_come_and_go(void** state) {
 
 /* ---- fork ---- */
 
+/* The child exits with 0 within 10 s; killed and failed otherwise (a
+ * deadlock, a hang at exit). */
+static void child_exits_cleanly(pid_t pid) {
+  int status = -1, waited = 0;
+  for (int ms = 0; ms < 10000 && !waited; ms++) {
+    if (waitpid(pid, &status, WNOHANG) == pid) waited = 1;
+    else usleep(1000);
+  }
+  if (!waited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    fail_msg("the child did not finish in 10 s (a deadlock?)");
+  }
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* A fork while the dumper thread dumps every millisecond: the child can
  * create, use and destroy a communicator of its own (no lock inherited
  * held), and the parent's dumps go on. */
@@ -267,10 +288,8 @@ static void test_fork_child_does_not_deadlock(void** state) {
   (void)state;
   setenv("PROXYTRACE_DUMP_INTERVAL_MS", "1", 1);
   setenv("PROXYTRACE_DUMP_DIR", dir, 1);
-  void* parent = init_v6(0xf0, 0, safe_logger);
   rh_op op;
-  rh_op_desc d = desc(0xf0, 1, 0);
-  rh_op_active(&plugin, parent, &op, &d, 4, 0, 2, 2, 1);
+  void* parent = comm_with_waiting_op(0xf0, 0, safe_logger, &op);
   for (int i = 0; i < 20; i++) {
     usleep(500);
     pid_t pid = fork();
@@ -279,24 +298,11 @@ static void test_fork_child_does_not_deadlock(void** state) {
       /* no dumper thread in the child (a sanitizer may not allow one) */
       unsetenv("PROXYTRACE_DUMP_INTERVAL_MS");
       plugin.p->finalize(parent); /* the parent's copy: nothing to do */
-      void* child = init_v6(0xf1, 1, NULL);
       rh_op cop;
-      rh_op_desc cd = desc(0xf1, 1, 0);
-      rh_op_active(&plugin, child, &cop, &cd, 4, 0, 2, 2, 1);
-      plugin.p->finalize(child);
+      plugin.p->finalize(comm_with_waiting_op(0xf1, 1, NULL, &cop));
       _exit(0);
     }
-    int status = -1, waited = 0;
-    for (int ms = 0; ms < 10000 && !waited; ms++) {
-      if (waitpid(pid, &status, WNOHANG) == pid) waited = 1;
-      else usleep(1000);
-    }
-    if (!waited) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      fail_msg("the fork child did not finish in 10 s (deadlock)");
-    }
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    child_exits_cleanly(pid);
   }
   plugin.p->finalize(parent);
   assert_true(count_in_files(dir, ".txt", "trigger=periodic") > 0);
@@ -312,24 +318,12 @@ static void test_exit_without_finalize(void** state) {
   if (pid == 0) {
     setenv("PROXYTRACE_DUMP_INTERVAL_MS", "1", 1);
     setenv("PROXYTRACE_DUMP_DIR", dir, 1);
-    void* ctx = init_v6(0xe1, 0, NULL);
     rh_op op;
-    rh_op_desc d = desc(0xe1, 1, 0);
-    rh_op_active(&plugin, ctx, &op, &d, 4, 0, 2, 2, 1);
+    comm_with_waiting_op(0xe1, 0, NULL, &op);
     usleep(50000);
     exit(0); /* atexit handlers and destructors run; the context is never finalized */
   }
-  int status = -1, waited = 0;
-  for (int ms = 0; ms < 10000 && !waited; ms++) {
-    if (waitpid(pid, &status, WNOHANG) == pid) waited = 1;
-    else usleep(1000);
-  }
-  if (!waited) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    fail_msg("the process did not exit in 10 s");
-  }
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  child_exits_cleanly(pid);
   assert_true(count_in_files(dir, ".txt", "trigger=periodic") > 0); /* it did dump */
   json_files_parse(dir);
 }
@@ -414,10 +408,8 @@ static void test_finalize_dump_under_stock_nccl(void** state) {
 static void test_no_finalize_dump_under_rccl(void** state) {
   (void)state;
   setenv("PROXYTRACE_DUMP_DIR", dir, 1);
-  void* ctx = init_v6(0x77, 0, safe_logger);
   rh_op op;
-  rh_op_desc d = desc(0x77, 3, 0);
-  rh_op_active(&plugin, ctx, &op, &d, 4, 0, 2, 2, 1);
+  void* ctx = comm_with_waiting_op(0x77, 0, safe_logger, &op);
   plugin.dump(ctx, rh_logger); /* RCCL's hook, then finalize */
   plugin.p->finalize(ctx);
   assert_int_equal(count_in_files(dir, ".txt", "trigger=hook"), 1);
