@@ -5,7 +5,7 @@
 # ground truth, with opCounts that pair each stuck send with its receive
 # (tests/sim/check_dumps.py); a healthy job writes no stall dump; the dump
 # signal dumps every rank while recording goes on and reaches the host's own
-# handler too; a dead rank writes no stall dump.
+# handler too; a dead rank leaves no dump, and the summary says so.
 # $1: the build folder.
 B=${1:-build}
 PT="$B/proxytrace"
@@ -77,7 +77,7 @@ grep -q "PROXYTRACE_DUMP_SIGNAL" "$T/out" || fail "--signal-after: the message d
 $RUN "$PT" sim --plugin "$PLUGIN" --kill 0:2 --hold "$HOLD" --env PROXYTRACE_STALL_MS=$STALL --dump-dir "$T/kill" \
   --truth-file "$T/kill.truth" >"$T/out" 2>&1
 [ $? -eq 3 ] || fail "kill: the sim should exit 3 (hung)"
-grep -q "ranks that wrote nothing: 0 (dead)" "$T/out" || { cat "$T/out"; fail "kill: the summary does not name the dead rank"; }
+grep -q "ranks that left no dump (none in their log, no dump file): 0 (dead)" "$T/out" || { cat "$T/out"; fail "kill: the summary does not name the dead rank"; }
 python3 "$CHECK" "$T/kill" "$T/kill.truth" --trigger stall --stall-ms $STALL --slack-ms $SLACK || fail "kill"
 
 # Files of an earlier run in the dump directory are not this run's.

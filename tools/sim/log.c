@@ -19,7 +19,7 @@
  * of earlier runs (rank<N>.log, any N) go, and so do the plugin's dump
  * files (proxytrace-*.txt, .jsonl) when PROXYTRACE_DUMP_DIR names the same
  * directory, so nothing there is mistaken for this run's. After the run,
- * pt_sim_dump_summary says which ranks wrote nothing.
+ * pt_sim_dump_summary says which ranks left no dump.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -213,15 +213,19 @@ void sim_host_log(int level, const char* fmt, ...) {
   va_end(ap);
 }
 
-/* Bytes in DIR/rank<r>.log and in the plugin files of this process for
- * rank r (proxytrace-<host>-<pid>-r<r>-…). */
-static long long rank_bytes(const char* dir, int r, long long* plugin) {
-  char path[4096], tag[64];
+/* Dumps rank r left in this run: legacy dump headers in DIR/rank<r>.log,
+ * and the bytes of the plugin files of this process for rank r
+ * (proxytrace-<host>-<pid>-r<r>-…). */
+static int rank_dumps(const char* dir, int r, long long* plugin) {
+  char path[4096], tag[64], line[2048];
   struct stat st;
-  long long log = 0;
+  int dumps = 0;
   *plugin = 0;
   snprintf(path, sizeof path, "%s/rank%d.log", dir, r);
-  if (stat(path, &st) == 0) log = (long long)st.st_size;
+  FILE* f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f))
+    if (strstr(line, "commDump for all active ops")) dumps++;
+  if (f) fclose(f);
   snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), r);
   DIR* d = opendir(dir);
   for (struct dirent* e; d && (e = readdir(d)) != NULL;) {
@@ -230,7 +234,7 @@ static long long rank_bytes(const char* dir, int r, long long* plugin) {
       *plugin += (long long)st.st_size;
   }
   if (d) closedir(d);
-  return log;
+  return dumps;
 }
 
 void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
@@ -242,9 +246,9 @@ void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE*
   list[0] = 0;
   for (int r = 0; r < job->nranks; r++) {
     long long plugin;
-    long long log = rank_bytes(c->dump_dir, r, &plugin);
+    const int logged = rank_dumps(c->dump_dir, r, &plugin);
     if (plugin > 0) with_files++;
-    if (log > 0 || plugin > 0) continue;
+    if (logged > 0 || plugin > 0) continue;
     silent++;
     int w = snprintf(list + off, sizeof list - off, "%s%d%s", silent > 1 ? ", " : "", r,
                      job->dead_rank[r] ? " (dead)" : "");
@@ -255,6 +259,6 @@ void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE*
     fprintf(f, "; %s/proxytrace-*-%d-r<R>-*.txt and .jsonl (the plugin's files, %d rank%s)", c->dump_dir,
             (int)getpid(), with_files, with_files == 1 ? "" : "s");
   fputc('\n', f);
-  if (silent) fprintf(f, "  ranks that wrote nothing: %s\n", list);
-  else fprintf(f, "  every rank wrote something\n");
+  if (silent) fprintf(f, "  ranks that left no dump (none in their log, no dump file): %s\n", list);
+  else fprintf(f, "  every rank left a dump\n");
 }

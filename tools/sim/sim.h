@@ -290,8 +290,9 @@ int pt_sim_own_plugin(char* out, size_t n);
 void pt_sim_result_free(pt_sim_result* res);
 /* The closing human summary. */
 void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f);
-/* With --dump-dir: where each rank's dumps are, and which ranks wrote
- * nothing in this run (neither a logger line nor a file of this pid). */
+/* With --dump-dir: where each rank's dumps are, and which ranks left no
+ * dump in this run (no legacy dump header in their log, no dump file of
+ * this process). */
 void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f);
 
 /* Parses "64M", "1G", "4096", "2K" (binary units). 0 on success. */
