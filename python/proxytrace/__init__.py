@@ -5,7 +5,7 @@ dumps), never by a second implementation in Python. Standard library only;
 torch is used when it is importable, never required.
 
     import proxytrace
-    proxytrace.enable(max_ops=16384)           # before init_process_group()
+    proxytrace.enable(dump_dir="dumps")        # before init_process_group()
     r = proxytrace.probe("nccl-2.28")          # the loader's answer
     r.ok, r.realpath, r.api_version, [c.outcome for c in r.candidates]
     proxytrace.is_available("rccl")
