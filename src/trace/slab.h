@@ -5,14 +5,16 @@
  * record, and storage for the NCCL_STEPS (8) step handles the host may hold
  * for this op at once. Handles are addresses inside the slot, tagged with the
  * slot's generation (bumped at every op start):
- *   op handle   = slot + ((gen >> 16) & 63)       — offsets 0..63
+ *   op handle   = slot + ((gen >> 15) & 63)       — offsets 0..63
  *   step handle = &slot->steps[step % 8]          — offsets >= PT_STEP_BASE
- * and both carry gen & 0xffff in address bits 48..63, which no user-space
+ * and both carry gen & 0x7fff in address bits 48..62, which no user-space
  * address has (x86-64 and AArch64 map user memory below 2^47 / 2^48 unless a
  * program asks for more with an mmap hint; pt_trace_create checks its slab).
- * So the kind of a handle and its slot follow from the address alone, an op
- * handle stays distinguishable from its successors for 2^22 reuses of its
- * slot and a step handle for 2^16, and the free list is first-in first-out,
+ * Bit 63 stays clear: Coll/P2p task handles (trace.h) have it set, so the
+ * three kinds never meet. So the kind of a handle and its slot follow from
+ * the address alone, an op handle stays distinguishable from its successors
+ * for 2^21 reuses of its slot and a step handle for 2^15, and the free list
+ * is first-in first-out,
  * so a slot comes back only after every other free slot has been used.
  * The host treats handles as opaque and never dereferences them.
  *
@@ -39,9 +41,9 @@
 #define PT_SLOT_BYTES 256u
 #define PT_OP_OFF_MASK 63u /* op-handle offsets carry 6 generation bits */
 #if UINTPTR_MAX > 0xffffffffu
-#define PT_TAG_SHIFT 48     /* generation bits 0..15 in address bits 48..63 */
-#define PT_TAG_MASK 0xffffu
-#define PT_OFF_GEN_SHIFT 16 /* generation bits 16..21 in the op-handle offset */
+#define PT_TAG_SHIFT 48     /* generation bits 0..14 in address bits 48..62 */
+#define PT_TAG_MASK 0x7fffu
+#define PT_OFF_GEN_SHIFT 15 /* generation bits 15..20 in the op-handle offset */
 #define PT_ADDR_MASK (((uintptr_t)1 << PT_TAG_SHIFT) - 1)
 #else /* no spare address bits: 6 generation bits, in the offset */
 #define PT_TAG_SHIFT 0
@@ -90,6 +92,8 @@ struct pt_trace {
   pt_idmap ids;               /* proxy thread only */
   _Atomic int my_rank;
   _Atomic uint32_t n_active;  /* ACTIVE + DETACHED slots */
+  _Atomic uint32_t n_detached; /* DETACHED slots (they never leave) */
+  _Atomic uint64_t t_progress; /* last progress of any op, or last registration */
   _Atomic uint32_t n_buckets; /* mirror of ids.buckets for readers */
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];

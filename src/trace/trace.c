@@ -134,6 +134,10 @@ void pt_trace_drops(const pt_trace* t, pt_drop_stats* out) {
 static void count_bad_handle(void) { pt_trace_count(NULL, PT_DROP_BAD_HANDLE); }
 
 uint32_t pt_trace_active_ops(const pt_trace* t) { return PT_LOAD(t->n_active); }
+uint32_t pt_trace_waiting_ops(const pt_trace* t) {
+  return PT_LOAD(t->n_active) - PT_LOAD(t->n_detached);
+}
+uint64_t pt_trace_last_progress(const pt_trace* t) { return PT_LOAD(t->t_progress); }
 int pt_trace_rank(const pt_trace* t) { return PT_LOAD(t->my_rank); }
 
 void pt_trace_learn_rank(pt_trace* t, int rank) {
@@ -199,13 +203,18 @@ static inline pt_handle step_handle(const pt_op* op, const pt_step_slot* s) {
   return (pt_handle)((uintptr_t)s | tag_of(op->gen));
 }
 
+/* Bit 63 set: a Coll/P2p task handle (trace.h) or no handle of ours. */
+static inline int not_ours_high(pt_handle h) { return ((uintptr_t)h >> (8 * sizeof h - 1)) != 0; }
+
 static inline pt_op* slot_of(pt_handle h) {
   return (pt_op*)((uintptr_t)h & PT_ADDR_MASK & ~(uintptr_t)(PT_SLOT_BYTES - 1));
 }
 
 pt_handle_kind_t pt_handle_kind(pt_handle h) {
-  /* Small integers (and NULL) are no slot: never dereferenced. */
-  if (((uintptr_t)h & PT_ADDR_MASK) < PT_SLOT_BYTES) return PT_HANDLE_INVALID;
+  if (pt_is_task_handle(h)) return PT_HANDLE_TASK;
+  /* Small integers (and NULL), and anything else with bit 63 set (no op or
+   * step handle has it: slab.h), are no slot: never dereferenced. */
+  if (((uintptr_t)h & PT_ADDR_MASK) < PT_SLOT_BYTES || not_ours_high(h)) return PT_HANDLE_INVALID;
   uintptr_t off = (uintptr_t)h & (PT_SLOT_BYTES - 1);
   if (off <= PT_OP_OFF_MASK) return PT_HANDLE_OP;
   if (off >= PT_STEP_BASE && (off - PT_STEP_BASE) % sizeof(pt_step_slot) == 0)
@@ -217,8 +226,8 @@ pt_handle_kind_t pt_handle_kind(pt_handle h) {
 static inline pt_op* live_op(pt_handle h) {
   if (UNLIKELY(!h)) return NULL;
   if (UNLIKELY(((uintptr_t)h & (PT_SLOT_BYTES - 1)) > PT_OP_OFF_MASK ||
-               ((uintptr_t)h & PT_ADDR_MASK) < PT_SLOT_BYTES)) {
-    count_bad_handle(); /* a step handle, or no handle at all */
+               ((uintptr_t)h & PT_ADDR_MASK) < PT_SLOT_BYTES || not_ours_high(h))) {
+    count_bad_handle(); /* a step or task handle, or no handle at all */
     return NULL;
   }
   pt_op* op = slot_of(h);
@@ -276,6 +285,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
   PT_STORE(r->last_kind, PT_CNT_UNINITIALIZED);
   PT_STORE(r->window, 0);
+  PT_STORE(r->origin, (uint8_t)info->origin);
   PT_STORE(r->channel, info->channel);
   PT_STORE(r->nsteps, info->nsteps);
   PT_STORE(r->peer, info->peer);
@@ -322,12 +332,14 @@ void pt_op_register(pt_handle h) {
     return;
   }
   int64_t id = pt_idmap_acquire(&t->ids, PT_LOAD(r->comm_hash), PT_LOAD(r->op_count));
+  const uint64_t now = pt_ticks();
   pt_rec_write_begin(r);
   PT_STORE(r->op_id, id);
-  PT_STORE(r->t_create, pt_ticks());
+  PT_STORE(r->t_create, now);
   PT_STORE(op->state, PT_SLOT_ACTIVE);
   pt_rec_write_end(r);
   PT_STORE(t->n_active, PT_LOAD(t->n_active) + 1);
+  PT_STORE(t->t_progress, now); /* a new op: the stall clock starts here */
   PT_STORE(t->n_buckets, t->ids.buckets);
 }
 
@@ -375,8 +387,10 @@ static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned 
                                                                                       : pt_ticks();
   pt_rec_write_begin(r);
   if (store) {
-    if (is_progress_counter(kind) && PT_LOAD(r->counters[kind]) != value)
+    if (is_progress_counter(kind) && PT_LOAD(r->counters[kind]) != value) {
       PT_STORE(r->t_progress, now);
+      PT_STORE(op->trace->t_progress, now); /* what the stall watchdog reads */
+    }
     PT_STORE(r->counters[kind], value);
     PT_STORE(r->t_last, now);
     PT_STORE(r->last_kind, (uint8_t)kind);
@@ -568,8 +582,10 @@ void pt_handle_stop(pt_handle h) {
       switch (PT_LOAD(op->state)) {
         case PT_SLOT_ACTIVE:
           /* Stopped before DONE reached nSteps (abort, error path): keep the
-           * record in the dumps — legacy does too — but the handle is gone. */
+           * record in the dumps — legacy does too — but the handle is gone,
+           * and the host no longer waits on it. */
           set_state(op, PT_SLOT_DETACHED);
+          PT_STORE(op->trace->n_detached, PT_LOAD(op->trace->n_detached) + 1);
           return;
         case PT_SLOT_DETACHED:
           pt_trace_count(op->trace, PT_DROP_STALE_HANDLE); /* stopped twice */
@@ -579,6 +595,8 @@ void pt_handle_stop(pt_handle h) {
           return;
       }
     }
+    case PT_HANDLE_TASK:
+      return; /* a value: the host stops every Coll/P2p handle */
     default:
       if (h) count_bad_handle();
       return;
@@ -586,8 +604,11 @@ void pt_handle_stop(pt_handle h) {
 }
 
 void pt_handle_count(pt_handle h, pt_drop_reason r) {
-  if (pt_handle_kind(h) == PT_HANDLE_INVALID) count_bad_handle();
-  else pt_trace_count(slot_of(h)->trace, r);
+  switch (pt_handle_kind(h)) {
+    case PT_HANDLE_INVALID: count_bad_handle(); return;
+    case PT_HANDLE_TASK: pt_trace_count(NULL, r); return; /* no trace to name */
+    default: pt_trace_count(slot_of(h)->trace, r); return;
+  }
 }
 
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v) {

@@ -4,7 +4,9 @@
  * arbitrary contents.
  *
  * The input is split at NUL bytes into the values of, in order:
- * PROXYTRACE_MAX_OPS, PROXYTRACE_CLOCK, NCCL_PROFILER_PLUGIN,
+ * PROXYTRACE_MAX_OPS, PROXYTRACE_CLOCK, PROXYTRACE_STALL_MS,
+ * PROXYTRACE_DUMP_INTERVAL_MS, PROXYTRACE_DUMP_SIGNAL, PROXYTRACE_DUMP_DIR,
+ * NCCL_PROFILER_PLUGIN,
  * RCCL_ENABLE_PROXY_TRACE, PROXYTRACE_HOME, LD_LIBRARY_PATH,
  * PROXYTRACE_LOADER_DEBUG, NCCL_NET_PLUGIN, NCCL_ENV_PLUGIN, a host profile
  * name, and the contents of the config files (NCCL_CONF_FILE's, or with
@@ -23,10 +25,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "fuzz_common.h"
@@ -35,13 +39,15 @@
 #include "plugin/plugin.h"
 
 enum {
-  F_MAX_OPS, F_CLOCK, F_PLUGIN, F_RCCL, F_HOME, F_LDPATH, F_DEBUG, F_NET, F_ENVP, F_HOST, F_CONF,
-  F_NUM
+  F_MAX_OPS, F_CLOCK, F_STALL, F_INTERVAL, F_SIGNAL, F_DIR, F_PLUGIN, F_RCCL, F_HOME, F_LDPATH,
+  F_DEBUG, F_NET, F_ENVP, F_HOST, F_CONF, F_NUM
 };
 static const char* const vars[F_CONF] = {
-    "PROXYTRACE_MAX_OPS", "PROXYTRACE_CLOCK",        "NCCL_PROFILER_PLUGIN",
-    "RCCL_ENABLE_PROXY_TRACE", "PROXYTRACE_HOME",    "LD_LIBRARY_PATH",
-    "PROXYTRACE_LOADER_DEBUG", "NCCL_NET_PLUGIN",    "NCCL_ENV_PLUGIN", NULL};
+    "PROXYTRACE_MAX_OPS",      "PROXYTRACE_CLOCK",        "PROXYTRACE_STALL_MS",
+    "PROXYTRACE_DUMP_INTERVAL_MS", "PROXYTRACE_DUMP_SIGNAL", "PROXYTRACE_DUMP_DIR",
+    "NCCL_PROFILER_PLUGIN",    "RCCL_ENABLE_PROXY_TRACE", "PROXYTRACE_HOME",
+    "LD_LIBRARY_PATH",         "PROXYTRACE_LOADER_DEBUG", "NCCL_NET_PLUGIN",
+    "NCCL_ENV_PLUGIN",         NULL};
 
 static char scratch[64];
 static char conf_path[128], rccl_conf_path[128];
@@ -96,13 +102,40 @@ static void warn_sink(ncclDebugLogLevel level, unsigned long flags, const char* 
   (void)level, (void)flags, (void)file, (void)line, (void)fmt;
 }
 
-static void check_plugin_config(const char* max_ops) {
+/* A whole decimal in [lo, hi] when set and not empty, else `def`. */
+static unsigned long ref_number(const char* v, unsigned long lo, unsigned long hi,
+                                unsigned long def) {
+  unsigned long n;
+  return v && *v && ref_parse_uint(v, lo, hi, &n) == 0 ? n : def;
+}
+
+/* USR1, USR2 (with or without SIG, any case), or a number 1..SIGRTMAX that
+ * is not one the kernel sends for a fault or that cannot be caught; else 0. */
+static int ref_signal(const char* v) {
+  if (!v || !*v) return 0;
+  if (!strncasecmp(v, "SIG", 3)) v += 3;
+  if (!strcasecmp(v, "USR1")) return SIGUSR1;
+  if (!strcasecmp(v, "USR2")) return SIGUSR2;
+  unsigned long n;
+  if (ref_parse_uint(v, 1, (unsigned long)SIGRTMAX, &n) != 0) return 0;
+  static const int refused[] = {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE,
+                                SIGILL,  SIGTRAP, SIGSYS,  SIGABRT};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+    if ((int)n == refused[i]) return 0;
+  return (int)n;
+}
+
+static void check_plugin_config(const char* const* field) {
   pt_plugin_config cfg;
   pt_config_load(&cfg, warn_sink);
-  unsigned long want;
-  if (!max_ops || !*max_ops || ref_parse_uint(max_ops, PT_MIN_MAX_OPS, PT_MAX_MAX_OPS, &want) != 0)
-    want = PT_DEFAULT_MAX_OPS;
-  CHECK(cfg.trace.max_ops == want);
+  CHECK(cfg.trace.max_ops ==
+        ref_number(field[F_MAX_OPS], PT_MIN_MAX_OPS, PT_MAX_MAX_OPS, PT_DEFAULT_MAX_OPS));
+  CHECK(cfg.stall_ms == ref_number(field[F_STALL], 0, PT_MAX_DUMP_MS, PT_DEFAULT_STALL_MS));
+  CHECK(cfg.interval_ms == ref_number(field[F_INTERVAL], 0, PT_MAX_DUMP_MS, 0));
+  CHECK(cfg.dump_signal == ref_signal(field[F_SIGNAL]));
+  const char* dir = field[F_DIR];
+  if (dir && *dir && strlen(dir) < sizeof cfg.dump_dir) CHECK(!strcmp(cfg.dump_dir, dir));
+  else CHECK(cfg.dump_dir[0] == '\0');
 }
 
 static void check_parsers(const char* s) {
@@ -176,7 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     unlink(rccl_conf_path);
     unsetenv("NCCL_CONF_FILE");
   }
-  check_plugin_config(field[F_MAX_OPS]);
+  check_plugin_config(field);
   for (int i = 0; i < F_NUM; i++)
     if (field[i]) check_parsers(field[i]);
   check_probe(field[F_HOST]);

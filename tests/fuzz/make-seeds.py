@@ -105,18 +105,21 @@ def abi_seeds():
 
 # ---- fuzz_env: NUL-separated values (fuzz_env.c field order).
 def env_seeds():
-    # MAX_OPS, CLOCK, PROFILER_PLUGIN, RCCL_ENABLE, HOME, LD path, DEBUG,
-    # NET_PLUGIN, ENV_PLUGIN, host, config file contents
+    # MAX_OPS, CLOCK, STALL_MS, DUMP_INTERVAL_MS, DUMP_SIGNAL, DUMP_DIR,
+    # PROFILER_PLUGIN, RCCL_ENABLE, HOME, LD path, DEBUG, NET_PLUGIN,
+    # ENV_PLUGIN, host, config file contents
     fields = lambda *v: "\0".join(v).encode()
-    write("env", "defaults", fields("4096", "tsc", "", "", "", "", "0", "", "", "rccl"))
-    write("env", "bad", fields("4k", "sundial", "/nonexistent/lib.so", "on", "/tmp", "::", "1",
-                               "ib", "x", "nccl-9.9",
+    write("env", "defaults", fields("4096", "tsc", "10000", "0", "", "", "", "", "", "", "0",
+                                    "", "", "rccl"))
+    write("env", "bad", fields("4k", "sundial", "-1", "1e3", "KILL", "/nonexistent", "/none/lib.so",
+                               "on", "/tmp", "::", "1", "ib", "x", "nccl-9.9",
                                "NCCL_PROFILER_PLUGIN=x\n#c\nRCCL_ENABLE_PROXY_TRACE=1\n"))
-    write("env", "limits", fields("1048577", "monotonic", "proxytrace", "0x10", "", "/lib", "",
+    write("env", "limits", fields("1048577", "monotonic", "86400001", "86400000", "SIGusr2",
+                                  "/tmp/d", "proxytrace", "0x10", "", "/lib", "",
                                   "libnccl-net.so,none", "", "nccl-2.27.3",
                                   "\x01NCCL_PROFILER_PLUGIN=none\r\n"))
-    write("env", "versions", fields("16", "", "STATIC", "-1", "/", "", "", "", "/env.so",
-                                    "2.28.9", "1.10.2\n"))
+    write("env", "versions", fields("16", "counter", "0", "5", "64", "", "STATIC", "-1", "/", "",
+                                    "", "", "/env.so", "2.28.9", "1.10.2\n"))
 
 
 # ---- fuzz_candidates: a tree program, then the probe's settings.

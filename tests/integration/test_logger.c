@@ -2,10 +2,11 @@
  * test_logger.c — the host's logger is foreign code: the plugin calls it
  * with no lock held. A logger that re-enters the plugin during a dump
  * (dumps this and another communicator, creates and finalizes one, even
- * finalizes the communicator being dumped), a slow logger while other
- * threads create and destroy communicators, and fork() from inside a dump
- * and from another thread during one: each completes, within a watchdog
- * alarm that fails the test if anything deadlocks.
+ * finalizes the communicator being dumped), the same from the dumper
+ * thread's periodic dumps, a slow logger while other threads create and
+ * destroy communicators, and fork() from inside a dump and from another
+ * thread during one: each completes, within a watchdog alarm that fails the
+ * test if anything deadlocks.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -216,8 +217,53 @@ static void test_fork_during_a_dump(void** state) {
   plugin.p->finalize(ctx);
 }
 
+/* ---- the dumper thread's logger ---- */
+
+static atomic_int dumper_lines, dumper_reentered;
+static void* dumper_ctx;
+
+static void dumper_logger(ncclDebugLogLevel level, unsigned long flags, const char* file,
+                          int line, const char* fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+  atomic_fetch_add(&dumper_lines, 1);
+  if (atomic_exchange(&dumper_reentered, 1)) return;
+  plugin.dump(dumper_ctx, counting_logger); /* what ncclCommDump does */
+  void* c = new_ctx(96, 1);
+  plugin.dump(c, counting_logger);
+  plugin.p->finalize(c);
+  atomic_store(&dumper_reentered, 2);
+}
+
+/* Periodic dumps by the dumper thread go to the communicator's logger; one
+ * that re-enters the plugin there (dumps, creates and finalizes) does not
+ * stop the dumper, nor anyone else. */
+static void test_dumper_logger_reenters(void** state) {
+  (void)state;
+  setenv("PROXYTRACE_DUMP_INTERVAL_MS", "20", 1);
+  void* ctx = NULL;
+  int mask = 0;
+  plugin.p->init(&ctx, 95, &mask, "dumper", 2, 2, 0, dumper_logger);
+  unsetenv("PROXYTRACE_DUMP_INTERVAL_MS");
+  assert_non_null(ctx);
+  dumper_ctx = ctx;
+  rh_op op;
+  rh_op_desc d = {.comm_hash = 95, .op_count = 0, .peer = 1, .is_send = 1, .raw_nsteps = 8,
+                  .slice_steps = 1, .chunk_size = 64};
+  rh_op_active(&plugin, ctx, &op, &d, 2, 0, 1, 0, 0);
+  alarm(20);
+  while (atomic_load(&dumper_reentered) != 2) usleep(1000);
+  const int before = atomic_load(&dumper_lines);
+  while (atomic_load(&dumper_lines) < before + 4) usleep(1000); /* and it goes on */
+  rh_op_stop(&op);
+  plugin.p->finalize(ctx); /* the last one: joins the dumper */
+  alarm(0);
+}
+
 static int setup(void** state) {
   (void)state;
+  /* No dumper thread unless a test asks for one (a fork child of a process
+   * with threads must not start any under TSan). */
+  setenv("PROXYTRACE_STALL_MS", "0", 1);
   signal(SIGALRM, watchdog);
   rh_open(&plugin, NULL);
   return 0;
@@ -234,6 +280,7 @@ int main(void) {
       cmocka_unit_test(test_logger_reenters_the_plugin),
       cmocka_unit_test(test_slow_logger_blocks_nobody),
       cmocka_unit_test(test_fork_during_a_dump),
+      cmocka_unit_test(test_dumper_logger_reenters),
   };
   return cmocka_run_group_tests_name("logger", tests, setup, teardown);
 }

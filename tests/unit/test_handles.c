@@ -106,7 +106,7 @@ static int cmp_handles(const void* a, const void* b) {
 }
 
 /* Not just the latest: every handle a slot gave out in 70 000 reuses differs
- * from every other (22 generation bits: none repeats before 4 194 304). */
+ * from every other (21 generation bits: none repeats before 2 097 152). */
 static void test_no_handle_repeats_within_a_slot(void** state) {
   (void)state;
   enum { N = 70000 };
