@@ -333,6 +333,39 @@ static void test_group_handle_in_other_tables(void** state) {
   t1->finalize(c1);
 }
 
+/* A Coll task handle where an op handle belongs (a host mixing handles;
+ * with its sequence number in the low bits it looks like an op handle's
+ * offset): a ProxyDiag update, a step state and a stop on it, and a step
+ * started under it, are refused without reading it as a slot. */
+static void test_task_handle_where_an_op_is_expected(void** state) {
+  (void)state;
+  void* ctx = rh_init(&plugin, 32, 0, 2);
+  ncclProfilerEventDescr_v6_t e;
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileColl;
+  e.coll.func = "AllReduce";
+  e.coll.seqNumber = 2; /* low byte 2: an op handle's offset range */
+  void* task = NULL;
+  plugin.p->startEvent(ctx, &task, &e);
+  assert_non_null(task);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  a.proxyDiag.counterKind = ncclProxyDiagPosted;
+  a.proxyDiag.value = 1;
+  plugin.p->recordEventState(task, ncclProfilerProxyDiagUpdate, &a);
+  plugin.p->recordEventState(task, ncclProfilerProxyStepSendWait, &a);
+  plugin.p->stopEvent(task);
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileProxyStep;
+  e.parentObj = task;
+  void* h = (void*)0x1;
+  plugin.p->startEvent(ctx, &h, &e);
+  assert_null(h);
+  rh_dump(&plugin, ctx);
+  assert_non_null(strstr(rh_captured.text[1], " wrongContext:1"));
+  plugin.p->finalize(ctx);
+}
+
 /* ---- NCCL 2.26 (v3): SendDone after the last step stop is no refusal ---- */
 
 static void test_v3_done_after_last_step(void** state) {
@@ -508,6 +541,7 @@ int main(void) {
       cmocka_unit_test(test_long_op),
       /* last: bad handles are counted process-wide, in every later dump */
       cmocka_unit_test(test_group_handle_in_other_tables),
+      cmocka_unit_test(test_task_handle_where_an_op_is_expected),
   };
   return cmocka_run_group_tests_name("stock_nccl", tests, setup, teardown);
 }
