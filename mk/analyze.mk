@@ -1,5 +1,6 @@
-# The analyzer (src/analyze/, include/proxytrace/analyze.h) and the
-# `proxytrace analyze` command (tools/analyze.c).
+# The analyzer (src/analyze/, include/proxytrace/analyze.h), the
+# `proxytrace analyze` command (tools/analyze.c) and its tests
+# (tests/analyze/).
 #
 #   $(B)/libproxytrace-analyze.so   shared, SONAME libproxytrace-analyze.so.MAJOR,
 #                                   exports only the pt_analysis_* API (Python
@@ -36,3 +37,31 @@ install-analyze: build-all
 	ln -sfn $(ANALYZE_SONAME) $(I_LIB)/libproxytrace-analyze.so
 	$(INSTALL) -m 0644 $(ANALYZE_A) $(I_LIB)/libproxytrace-analyze.a
 	$(INSTALL) -m 0644 include/proxytrace/analyze.h $(DESTDIR)$(INCLUDEDIR)/proxytrace/
+
+# ---- tests -----------------------------------------------------------------
+#   test_parse    the readers: JSON lines, legacy text and log prefixes, bad
+#                 and cut input, duplicates, latest dumps, bounded memory
+#   test_explain  pairing, causes and culprits on hand-written dumps
+#   test_matrix   the emulator's faults against its ground truth
+#   cli.sh        the command: exit statuses, --json and --chrome read back
+#                 with Python's json module, --expect, the demo, and the
+#                 sqlite3 example of docs/analyze.md
+AT := $(B)/tests/analyze
+AT_UNIT := $(AT)/test_parse $(AT)/test_explain
+AT_MATRIX := $(AT)/test_matrix
+AT_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/analyze -DAT_SRC_DIR='"$(abspath tests/analyze)"'
+
+$(AT)/%.o: tests/analyze/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(AT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(AT_UNIT): $(AT)/%: $(AT)/%.o $(AT)/fixtures.o $(ANALYZE_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(ANALYZE_A) -lcmocka -lm
+
+$(AT_MATRIX): $(AT)/test_matrix.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) -lcmocka -lm $(LDLIBS_PT)
+
+$(AT_UNIT:%=%.o) $(AT_MATRIX:%=%.o) $(AT)/fixtures.o: | test-deps
+
+TEST_TARGETS += $(AT_UNIT) $(AT_MATRIX)
+TEST_RUNS += $(AT_UNIT) $(AT_MATRIX) tests/analyze/cli.sh

@@ -4,9 +4,10 @@
  *
  * Of all the dumps of one communicator on one rank only the latest tells
  * where the rank stands; the one before it tells whether its active ops
- * still moved. So each (communicator, rank) keeps two dumps and frees the
- * rest as soon as they are superseded: memory follows the records of two
- * dumps per rank, however many dumps the inputs hold.
+ * still moved. So each (communicator, rank) keeps the latest dump, the
+ * active records of the one before, and frees the rest as soon as they are
+ * superseded: memory follows the records of one dump per rank, however many
+ * dumps the inputs hold.
  *
  * Which is later: the dump times when both have one (JSON, the plugin's
  * text header); else the dump sequence of the same process; else the
@@ -82,6 +83,23 @@ const an_slot* an_slot_find(const pt_analysis* a, uint64_t comm, int rank) {
   return NULL;
 }
 
+/* A dump that is no longer the latest only tells which active ops moved:
+ * its finished records go. */
+static void keep_active(pt_analysis* a, an_dump* d) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->n_ops; i++)
+    if (d->ops[i].state == AN_ST_ACTIVE) d->ops[n++] = d->ops[i];
+  d->n_ops = n;
+  if (n < d->cap_ops) {
+    an_op* small = n ? an_realloc(&a->mem, d->ops, n * sizeof *small) : NULL;
+    if (small || !n) {
+      if (!n) an_free(&a->mem, d->ops);
+      d->ops = small;
+      d->cap_ops = n;
+    }
+  }
+}
+
 static void duplicate(pt_analysis* a, an_dump** kept, an_dump* d) {
   a->duplicates++;
   a->inputs[d->input].duplicates++;
@@ -96,6 +114,13 @@ static void duplicate(pt_analysis* a, an_dump** kept, an_dump* d) {
 }
 
 void an_merge(pt_analysis* a, an_dump* d) {
+  if (d->n_ops && d->n_ops < d->cap_ops) { /* no growth slack in what is kept */
+    an_op* fit = an_realloc(&a->mem, d->ops, d->n_ops * sizeof *fit);
+    if (fit) {
+      d->ops = fit;
+      d->cap_ops = d->n_ops;
+    }
+  }
   for (size_t i = 0; i < d->n_ops; i++)
     if (d->ops[i].last_ns > d->max_last_ns) d->max_last_ns = d->ops[i].last_ns;
   d->fingerprint = an_dump_fingerprint(d);
@@ -112,15 +137,18 @@ void an_merge(pt_analysis* a, an_dump* d) {
   }
   if (s->previous && s->previous->fingerprint == d->fingerprint) {
     duplicate(a, &s->previous, d);
+    keep_active(a, s->previous);
     return;
   }
   if (!s->latest || later(d, s->latest)) {
     an_dump_free(a, s->previous);
     s->previous = s->latest;
+    if (s->previous) keep_active(a, s->previous);
     s->latest = d;
   } else if (!s->previous || later(d, s->previous)) {
     an_dump_free(a, s->previous);
     s->previous = d;
+    keep_active(a, d);
   } else {
     an_dump_free(a, d);
   }
