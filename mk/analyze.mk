@@ -1,6 +1,6 @@
 # The analyzer (src/analyze/, include/proxytrace/analyze.h), the
-# `proxytrace analyze` command (tools/analyze.c) and its tests
-# (tests/analyze/).
+# `proxytrace analyze` command (tools/analyze.c), its tests (tests/analyze/)
+# and its benchmark (bench/bench_analyze.c, `make bench-analyze`).
 #
 #   $(B)/libproxytrace-analyze.so   shared, SONAME libproxytrace-analyze.so.MAJOR,
 #                                   exports only the pt_analysis_* API (Python
@@ -65,3 +65,16 @@ $(AT_UNIT:%=%.o) $(AT_MATRIX:%=%.o) $(AT)/fixtures.o: | test-deps
 
 TEST_TARGETS += $(AT_UNIT) $(AT_MATRIX)
 TEST_RUNS += $(AT_UNIT) $(AT_MATRIX) tests/analyze/cli.sh
+
+# ---- benchmark ---------------------------------------------------------------
+# `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a
+# stalled GPU, analyzed: lines per second, time, peak memory.
+BENCH_ANALYZE := $(B)/bench/bench_analyze
+BENCH_RUNS += bench-analyze
+
+$(BENCH_ANALYZE): $(B)/bench/bench_analyze.o $(ANALYZE_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZE_A) -lm
+
+.PHONY: bench-analyze
+bench-analyze: $(BENCH_ANALYZE) $(B)/proxytrace $(PLUGIN_SO)
+	@sh bench/bench_analyze.sh $(B)
