@@ -42,13 +42,13 @@ install-analyze: build-all
 #   test_parse    the readers: JSON lines, legacy text and log prefixes, bad
 #                 and cut input, duplicates, latest dumps, bounded memory
 #   test_explain  pairing, causes and culprits on hand-written dumps
-#   test_matrix   the emulator's faults against its ground truth
+#   test_accuracy the emulator's faults against its ground truth
 #   cli.sh        the command: exit statuses, --json and --chrome read back
 #                 with Python's json module, --expect, the demo, and the
 #                 sqlite3 example of docs/analyze.md
 AT := $(B)/tests/analyze
 AT_UNIT := $(AT)/test_parse $(AT)/test_explain
-AT_MATRIX := $(AT)/test_matrix
+AT_ACCURACY := $(AT)/test_accuracy
 AT_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/analyze -DAT_SRC_DIR='"$(abspath tests/analyze)"'
 
 $(AT)/%.o: tests/analyze/%.c
@@ -58,13 +58,13 @@ $(AT)/%.o: tests/analyze/%.c
 $(AT_UNIT): $(AT)/%: $(AT)/%.o $(AT)/fixtures.o $(ANALYZE_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(ANALYZE_A) -lcmocka -lm
 
-$(AT_MATRIX): $(AT)/test_matrix.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
+$(AT_ACCURACY): $(AT)/test_accuracy.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) -lcmocka -lm $(LDLIBS_PT)
 
-$(AT_UNIT:%=%.o) $(AT_MATRIX:%=%.o) $(AT)/fixtures.o: | test-deps
+$(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT)/fixtures.o: | test-deps
 
-TEST_TARGETS += $(AT_UNIT) $(AT_MATRIX)
-TEST_RUNS += $(AT_UNIT) $(AT_MATRIX) tests/analyze/cli.sh
+TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY)
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) tests/analyze/cli.sh
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a

@@ -136,8 +136,15 @@ grep -q "agrees with the ground truth" "$T/demo.txt" || fail "the demo does not 
 sed -n 2p "$T/out" | grep -q "^culprit 1: rank 1 (node0, pid 4101), channel 0: its GPU stopped producing data" ||
   fail "the JSON ring's culprit: $(sed -n 2p "$T/out")"
 # The shared library as Python's ctypes loads it (docs/analyze.md, "From C
-# and other languages").
-python3 - "$B/libproxytrace-analyze.so" "$DATA/ring-stall" <<'PY' || fail "the library through ctypes"
+# and other languages"). A sanitizer build's library needs its runtime
+# loaded first.
+PRE=""
+case "$(readelf -d "$B/libproxytrace-analyze.so" 2>/dev/null)" in
+  *libasan*) PRE="$(${CC:-cc} -print-file-name=libasan.so)" ;;
+  *libtsan*) PRE="$(${CC:-cc} -print-file-name=libtsan.so)" ;;
+esac
+LD_PRELOAD="$PRE" ASAN_OPTIONS=detect_leaks=0 python3 - "$B/libproxytrace-analyze.so" "$DATA/ring-stall" <<'PY' ||
+  fail "the library through ctypes"
 import ctypes, json, sys
 lib = ctypes.CDLL(sys.argv[1])
 lib.pt_analysis_json.restype = ctypes.c_void_p

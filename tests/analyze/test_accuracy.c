@@ -1,5 +1,5 @@
 /*
- * test_matrix.c — the analyzer against the emulator's ground truth, over
+ * test_accuracy.c — the analyzer against the emulator's ground truth, over
  * every fault the emulator injects.
  *
  * Each case runs an emulated job in this process with the plugin of this
@@ -179,7 +179,7 @@ static void run_case(size_t h, int nodes, int rpn, int channels, int seed, int f
   at_rmdir(dir);
 }
 
-static void test_matrix(void** state) {
+static void test_accuracy(void** state) {
   (void)state;
   const char* only = getenv("AT_MATRIX_HOST");
   void* so = dlopen(getenv("PT_PLUGIN_SO"), RTLD_NOW | RTLD_LOCAL);
@@ -217,6 +217,6 @@ static void test_matrix(void** state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_matrix)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_accuracy)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
