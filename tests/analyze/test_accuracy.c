@@ -3,7 +3,8 @@
  * every fault the emulator injects.
  *
  * Each case runs an emulated job in this process with the plugin of this
- * build, writes every rank's dump to files, analyzes the files alone, and
+ * build, writes every rank's dump to its file (rank<R>.log, as --dump-dir
+ * does; a dead rank writes none), analyzes the files alone, and
  * compares the analysis with the ground truth the emulator computed
  * (pt_sim_truth_json -> pt_analysis_compare_truth): the same verdict, and
  * every expected culprit named by rank, channel and cause — or, where the
@@ -114,6 +115,25 @@ static void dump_at_destroy(void* arg, int rank, void* ctx, ncclDebugLogger_t lo
   if (ctx) dump(ctx, logfn);
 }
 
+/* Each rank's logger lines to dir/rank<R>.log, as --dump-dir writes them;
+ * the host's own lines (no rank), which NVIDIA profiles log at INFO, are
+ * dropped. */
+typedef struct {
+  const char* dir;
+  FILE* f[64];
+} rank_files;
+
+static void to_rank_file(void* arg, int rank, const char* line) {
+  rank_files* rf = arg;
+  if (rank < 0 || rank >= 64) return;
+  if (!rf->f[rank]) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/rank%d.log", rf->dir, rank);
+    rf->f[rank] = fopen(p, "w");
+  }
+  if (rf->f[rank]) fprintf(rf->f[rank], "%s\n", line);
+}
+
 static int kind_index(const char* k) {
   for (size_t i = 0; i < N_KINDS; i++)
     if (!strcmp(kinds[i], k)) return (int)i;
@@ -141,7 +161,9 @@ static void run_case(size_t h, int nodes, int rpn, int channels, int seed, int f
   int prc = pt_sim_parse_args(&c, argc, argv, devnull, stderr);
   fclose(devnull);
   assert_int_equal(prc, 0);
-  c.dump_dir = dir;
+  rank_files rf = {dir, {NULL}};
+  c.line_fn = to_rank_file;
+  c.line_arg = &rf;
   c.quiet = 1;
   if (hook) {
     c.at_destroy = dump_at_destroy;
@@ -152,6 +174,8 @@ static void run_case(size_t h, int nodes, int rpn, int channels, int seed, int f
   }
   pt_sim_result res;
   assert_int_equal(pt_sim_run(&c, &res, stderr), 0);
+  for (int r = 0; r < 64; r++)
+    if (rf.f[r]) fclose(rf.f[r]);
   char* truth = NULL;
   size_t tlen = 0;
   FILE* tf = open_memstream(&truth, &tlen);
