@@ -3,13 +3,16 @@
 #   make            build the plugin, the loader, the CLI
 #   make demo       build, then run the demo job and print its result
 #   make test       install missing test dependencies, build, run every test
+#                   (ARCH=aarch64: cross-built, run under qemu-aarch64)
 #   make bench      build and run the benchmarks (figures as side-by-side ratios)
 #   make install    install under $(DESTDIR)$(PREFIX)
 #   make clean
 #
 # SAN=address (ASan+UBSan) or SAN=thread (TSan) builds everything into its own
 # folder (build-address/, build-thread/) with that sanitizer, e.g.
-# `make test SAN=thread`. Each component's rules live in mk/<component>.mk.
+# `make test SAN=thread`; those builds, and DEBUG=1 (build-debug/), also
+# compile the debug checks (PT_DEBUG). Each component's rules live in
+# mk/<component>.mk.
 
 VERSION_MAJOR := 1
 VERSION_MINOR := 0
@@ -17,6 +20,29 @@ VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 
 CC ?= cc
+
+# ARCH=aarch64 cross-builds everything for 64-bit Arm with Debian's
+# gcc-aarch64-linux-gnu, into folders of its own (build-aarch64/,
+# build-address-aarch64/, ...). On any other machine `make test ARCH=aarch64`
+# runs the test programs under EMULATOR (default qemu-aarch64, Debian's
+# qemu-user, without -L: the binaries use the arm64 libraries installed
+# multiarch), and so does every program that starts another: the test runner
+# exports it as PROXYTRACE_EMULATOR (tools/exec.c, the shell tests).
+# SAN= together with ARCH= would need the arm64 sanitizer runtimes, which
+# ensure-test-deps.sh does not install: CI runs the aarch64 leg plain.
+ARCH ?=
+EMULATOR ?=
+ifeq ($(ARCH),)
+else ifeq ($(ARCH),aarch64)
+  CROSS ?= aarch64-linux-gnu-
+  CC := $(CROSS)gcc
+  AR := $(CROSS)ar
+  ifneq ($(shell uname -m),aarch64)
+    EMULATOR := $(or $(EMULATOR),qemu-aarch64)
+  endif
+else
+  $(error ARCH must be empty or aarch64 (got '$(ARCH)'))
+endif
 PREFIX ?= /usr/local
 DESTDIR ?=
 LIBDIR ?= $(PREFIX)/lib
@@ -32,9 +58,12 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Iinclude -Isrc \
 LDFLAGS ?=
 LDLIBS_PT := -lpthread -ldl
 
+# DEBUG=1 (own folder build-debug/): debug checks (PT_DEBUG) without a
+# sanitizer; every sanitizer build has them too.
+DEBUG ?=
 SAN ?=
 ifeq ($(SAN),)
-  B := build
+  B := build$(if $(DEBUG),-debug)
   SAN_FLAGS :=
 else ifeq ($(SAN),address)
   B := build-address
@@ -46,7 +75,10 @@ else
   $(error SAN must be empty, address or thread (got '$(SAN)'))
 endif
 
-ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS)
+DEBUG_FLAGS := $(if $(SAN)$(DEBUG),-DPT_DEBUG)
+B := $(B)$(if $(ARCH),-$(ARCH))
+
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(DEBUG_FLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
 # Targets that components add to: ALL_TARGETS (what `make` builds),
@@ -79,15 +111,15 @@ $(CLI): $(CLI_OBJS) $(CLI_DEPS)
 build-all: $(ALL_TARGETS)
 
 test-deps:
-	@scripts/ensure-test-deps.sh
+	@scripts/ensure-test-deps.sh $(ARCH)
 
 # Dependencies first (a sub-make then builds the tests against them); every
 # test runs even when an earlier one fails; the recipe fails at the end if
 # any did, after printing one summary line.
 test:
-	@scripts/ensure-test-deps.sh
+	@scripts/ensure-test-deps.sh $(ARCH)
 	@$(MAKE) --no-print-directory build-all test-build
-	@scripts/run-tests.sh $(B) $(TEST_RUNS)
+	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" scripts/run-tests.sh $(B) $(TEST_RUNS)
 
 .PHONY: test-build
 test-build: $(TEST_TARGETS)
@@ -97,6 +129,6 @@ bench: build-all $(BENCH_RUNS)
 install: build-all $(INSTALL_STEPS)
 
 clean:
-	rm -rf build build-address build-thread
+	rm -rf build build-*
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

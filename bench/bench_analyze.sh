@@ -13,7 +13,8 @@ echo "proxytrace analyze on emulated jobs (rank 3 stalls; 9 dumps per rank):"
 for job in "64 8 8" "1024 128 8"; do
   set -- $job
   "$B/proxytrace" sim --plugin "$PLUGIN" --nodes "$2" --ranks-per-node "$3" --stall 3:0:5 --comm-dump 8 \
-    --dump-dir "$OUT/r$1" --quiet --debug WARN >/dev/null || { echo "bench-analyze: the emulator failed"; exit 1; }
+    --dump-dir "$OUT/r$1" --quiet --debug WARN >/dev/null
+  [ $? -eq 3 ] || { echo "bench-analyze: the emulator failed (the job should hang: exit status 3)"; exit 1; }
   line=$("$B/bench/bench_analyze" "$1 ranks" "$OUT/r$1") || exit 1
   echo "$line"
   if [ "$1" = 1024 ]; then

@@ -4,8 +4,11 @@
  * the same run (this machine is shared and noisy: only the differences and
  * ratios mean something).
  *
- * Every callback is timed on its own with the TSC (or CLOCK_MONOTONIC); the
- * timer's own cost is in both columns and cancels in the difference. The
+ * Every callback is timed on its own with the recording clock (the TSC or
+ * the aarch64 counter, or CLOCK_MONOTONIC); the timer's own cost is in both
+ * columns and cancels in the difference. `make bench` runs it once with the
+ * default clock and once with PROXYTRACE_CLOCK=monotonic, and it prints the
+ * cost of one read of each clock. The
  * two plugins run in alternating rounds so drift hits both alike.
  *
  *   diag path   recordEventState(ProxyOp, 31): RCCL's per-step counters and
@@ -205,6 +208,31 @@ static void report(const char* what, samples s[2][2], double ns) {
   }
 }
 
+/* ns per clock read, best of 5 runs of 1M reads: the CPU counter read the
+ * way the hot path reads it (pt_counter_read: rdtsc on x86, isb + cntvct_el0
+ * on aarch64) and clock_gettime(CLOCK_MONOTONIC), what PROXYTRACE_CLOCK=
+ * monotonic or a machine without a usable counter gets. */
+static double ns_per_read(int counter) {
+  double best = 1e9;
+  for (int run = 0; run < 5; run++) {
+    struct timespec a, b, ts;
+    uint64_t sink = 0;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < 1000000; i++) {
+#if PT_CLOCK_HAS_COUNTER
+      if (counter) { sink += pt_counter_read(); continue; }
+#endif
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      sink += (uint64_t)ts.tv_nsec;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    __asm__ __volatile__("" : : "r"(sink));
+    double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 1e6;
+    if (ns < best) best = ns;
+  }
+  return best;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -251,12 +279,20 @@ int main(int argc, char** argv) {
   pt_clock_calibration(&cal);
   double npt = cal.ns_per_tick / 16.0;
   printf("proxytrace bench (%s clock, %.3f ns/tick; %zu diag and %zu step callbacks timed one by one per plugin)\n",
-         pt_clock_tsc ? "TSC" : "monotonic", cal.ns_per_tick, diag[0][0].n, step[0][0].n);
+         pt_clock_source(), cal.ns_per_tick, diag[0][0].n, step[0][0].n);
   printf("medians from runs of callbacks timed together, p99 from callbacks timed alone (timer included in both columns)\n");
   printf("%-34s %10s %10s %10s %8s\n", "per callback (ns)", "proxytrace", "empty", "added", "ratio");
   report("diag update", diag, npt);
   report("step event", step, npt);
   report("stock NCCL step", sstep, npt);
+#if PT_CLOCK_HAS_COUNTER
+  double c_ns = ns_per_read(1), m_ns = ns_per_read(0);
+  printf("clock read (ns)                    %s %.1f, CLOCK_MONOTONIC %.1f (%.2fx)\n",
+         PT_CLOCK_COUNTER_NAME, c_ns, m_ns, m_ns / c_ns);
+#else
+  printf("clock read (ns)                    CLOCK_MONOTONIC %.1f (no CPU counter here)\n",
+         ns_per_read(0));
+#endif
   printf("heap allocations per step          %.4f (%ld over %ld steps; target 0)\n",
          (double)allocs_real / (double)steps_real, allocs_real, steps_real);
   printf("bytes per op record                %zu (one slab slot; target <= 256)\n", pt_op_slot_bytes());

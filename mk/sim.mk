@@ -15,7 +15,7 @@ CLI_DEPS += $(LOADER_A)
 # `make demo`: build everything (no test framework needed), then run the
 # demo job with our plugin.
 demo: build-all
-	$(B)/proxytrace demo --build-dir $(B)
+	$(EMULATOR) $(B)/proxytrace demo --build-dir $(B)
 
 # ---- tests -----------------------------------------------------------------
 # A callback-counting plugin, built with different sets of exported tables:
@@ -23,9 +23,11 @@ demo: build-all
 #   libcount-v4.so   ncclProfiler_v4 only (the host's v4 adapter)
 #   libcount-v5.so   ncclProfiler_v5 only (the v5 adapter under v6 hosts)
 #   libcount-v1.so   ncclProfiler_v1 only (the v1-v3 adapters)
+#   libcount-nogroup.so  every table, answering NULL for the Group event
 ST := $(B)/tests/sim
 ST_COUNT_SRC := tests/sim/count_plugin.c
-ST_PLUGINS := $(ST)/libcount.so $(ST)/libcount-v4.so $(ST)/libcount-v5.so $(ST)/libcount-v1.so
+ST_PLUGINS := $(ST)/libcount.so $(ST)/libcount-v4.so $(ST)/libcount-v5.so $(ST)/libcount-v1.so \
+  $(ST)/libcount-nogroup.so
 ST_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/sim \
   -DST_DIR='"$(abspath $(ST))"' -DST_SRC_DIR='"$(abspath tests/sim)"'
 
@@ -33,9 +35,12 @@ $(ST)/libcount.so: EXPORTS := 0x7e
 $(ST)/libcount-v4.so: EXPORTS := 0x10
 $(ST)/libcount-v5.so: EXPORTS := 0x20
 $(ST)/libcount-v1.so: EXPORTS := 0x02
+$(ST)/libcount-nogroup.so: EXPORTS := 0x7e
+$(ST)/libcount-nogroup.so: NULL_GROUP := 1
 $(ST_PLUGINS): $(ST_COUNT_SRC) tests/sim/count_plugin.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DCOUNT_EXPORTS=$(EXPORTS) -shared $(ALL_LDFLAGS) \
+	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DCOUNT_EXPORTS=$(EXPORTS) -DCOUNT_NULL_GROUP=$(or $(NULL_GROUP),0) \
+	  -shared $(ALL_LDFLAGS) \
 	  -o $@ $< $(LDLIBS_PT)
 
 ST_TESTS := $(patsubst tests/sim/%.c,$(ST)/%,$(sort $(wildcard tests/sim/test_*.c)))
@@ -61,5 +66,5 @@ BENCH_RUNS += bench-sim
 .PHONY: bench-sim
 bench-sim: $(B)/proxytrace $(BENCH_EMPTY) $(PLUGIN_SO)
 	@echo "proxytrace sim as load generator ($(SIM_BENCH_JOB)):"
-	@printf "  empty plugin     "; $(B)/proxytrace sim --plugin $(abspath $(BENCH_EMPTY)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'
-	@printf "  proxytrace       "; $(B)/proxytrace sim --plugin $(abspath $(PLUGIN_SO)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'
+	@printf "  empty plugin     "; $(EMULATOR) $(B)/proxytrace sim --plugin $(abspath $(BENCH_EMPTY)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'
+	@printf "  proxytrace       "; $(EMULATOR) $(B)/proxytrace sim --plugin $(abspath $(PLUGIN_SO)) $(SIM_BENCH_JOB) | sed -n 's/^ *callbacks: //p'

@@ -1,25 +1,56 @@
 #!/bin/sh
 # Installs what the tests need when it is missing (Debian): cmocka for the
-# unit tests, python3 for the golden-file helpers and JSON checks, sqlite3
-# for the SQL example of docs/analyze.md. Idempotent and quiet when
+# unit tests, the Relacy verifier and a C++ compiler for the seqlock model
+# check, python3 for the golden-file helpers and JSON checks, sqlite3 for the
+# SQL example of docs/analyze.md. Idempotent and quiet when
 # everything is already there.
+#
+# Usage: ensure-test-deps.sh [ARCH]. With ARCH=aarch64 (make test
+# ARCH=aarch64) also the cross compiler, the arm64 C library and cmocka
+# library the tests link and load (multiarch: dpkg --add-architecture arm64),
+# and, on a machine that is not aarch64, qemu-user to run them.
 set -e
+arch=${1:-}
 missing=""
+add_arch=""
 [ -f /usr/include/cmocka.h ] || missing="$missing libcmocka-dev"
+[ -f /usr/include/relacy/relacy.hpp ] || missing="$missing relacy-dev"
+command -v "${HOSTCXX:-g++}" >/dev/null 2>&1 || missing="$missing g++"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v sqlite3 >/dev/null 2>&1 || missing="$missing sqlite3"
+case $arch in
+  "") ;;
+  aarch64)
+    command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 ||
+      missing="$missing gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+    # The library itself, not only the (shared) header: the test programs
+    # link it, and the emulator loads it from the multiarch folder.
+    [ -f /usr/lib/aarch64-linux-gnu/libcmocka.so ] || missing="$missing libcmocka-dev:arm64"
+    [ -f /usr/lib/aarch64-linux-gnu/libcmocka.so.0 ] || missing="$missing libcmocka0:arm64"
+    if [ "$(uname -m)" != aarch64 ]; then
+      command -v qemu-aarch64 >/dev/null 2>&1 || missing="$missing qemu-user"
+    fi
+    if command -v dpkg >/dev/null 2>&1 && [ "$(dpkg --print-architecture)" != arm64 ] &&
+       ! dpkg --print-foreign-architectures | grep -qx arm64; then
+      add_arch=arm64
+    fi
+    ;;
+  *) echo "error: ARCH must be empty or aarch64 (got '$arch')" >&2; exit 1 ;;
+esac
 [ -z "$missing" ] && exit 0
 echo "test dependencies missing:$missing — installing" >&2
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
     echo "error: need root (or sudo) to install:$missing" >&2
+    [ -n "$add_arch" ] && echo "       run: dpkg --add-architecture $add_arch; apt-get update" >&2
     echo "       run: apt-get install -y$missing" >&2
     exit 1
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
+[ -n "$add_arch" ] && $SUDO dpkg --add-architecture "$add_arch"
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq $missing >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

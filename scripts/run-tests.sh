@@ -4,13 +4,28 @@
 # a program without those lines (a shell test) counts as one test that passed
 # when it exits 0. Prints one closing line "N passed, N failed" and exits
 # non-zero if anything failed.
+#
+# PROXYTRACE_EMULATOR (set by `make test ARCH=...`): the command that runs
+# programs built for another architecture (e.g. qemu-aarch64). A test program
+# whose ELF machine differs from this machine's runs through it; programs of
+# this machine (the model check) run directly. Shell tests and the programs
+# they start read the variable themselves.
 B=$1; shift
+EMU=${PROXYTRACE_EMULATOR:-}
+export PROXYTRACE_EMULATOR="$EMU"
+elf_machine() { od -An -tu2 -j18 -N2 "$1" 2>/dev/null | tr -d ' '; }
+HOST_MACHINE=$(elf_machine /proc/self/exe)
+runner() { [ -n "$EMU" ] && [ "$(elf_machine "$1")" != "$HOST_MACHINE" ] && echo "$EMU"; }
 passed=0; failed=0; bad=""
 for t in "$@"; do
   log="$B/test-logs/$(basename "$t").log"
   mkdir -p "$B/test-logs"
   echo "== $t"
-  if [ "${t%.sh}" != "$t" ]; then sh "$t" "$B" >"$log" 2>&1; rc=$?; else "$t" >"$log" 2>&1; rc=$?; fi
+  if [ "${t%.sh}" != "$t" ]; then sh "$t" "$B" >"$log" 2>&1; rc=$?
+  else
+    # shellcheck disable=SC2046
+    $(runner "$t") "$t" >"$log" 2>&1; rc=$?
+  fi
   p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
   f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
   if [ -z "$p$f" ]; then

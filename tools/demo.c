@@ -2,14 +2,14 @@
  * demo.c — `proxytrace demo`: the emulated job of `make demo`.
  *
  * Runs the emulator's default job (2 nodes x 4 ranks, ring all-reduce and
- * send/recv on 2 channels, emulated RCCL) with the plugin of this build and
- * one injected fault — rank 3's GPU stops producing data on channel 0 at
- * step 5 of the last all-reduce — then says in a few lines what ran, where
- * each rank's dump is, which ops the dumps show stuck, and, when the
- * analyzer is in the build, its verdict.
+ * send/recv on 2 channels, emulated RCCL) with the plugin of this build (or
+ * of the installation it belongs to) and one injected fault — rank 3's GPU
+ * stops producing data on channel 0 from transfer 5 (raw step 10) of the
+ * last all-reduce — then says in a few lines what ran, where each rank's
+ * dump is, which ops the dumps show stuck, and, when the analyzer is in the
+ * build, its verdict.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +33,11 @@ static void usage(FILE* f) {
           "Runs an emulated 8-rank RCCL job with the proxytrace plugin and one stalled GPU,\n"
           "writes every rank's dump, and summarises what the dumps show.\n"
           "\n"
-          "  --build-dir DIR   where the plugin was built (default: beside this program)\n"
+          "  --build-dir DIR   where the plugin was built (default: beside this program,\n"
+          "                    else ../lib of an installation)\n"
           "  --plugin PATH     the plugin to load (default: DIR/" PLUGIN_FILE ")\n"
           "  --out DIR         where the dumps go (default: demo-out)\n"
           "  -h, --help        this help\n");
-}
-
-static int exe_dir(char* buf, size_t len) {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return -1;
-  exe[n] = 0;
-  snprintf(buf, len, "%s", dirname(exe));
-  return 0;
 }
 
 /* Prints the dump lines of stuck ops (status other than DONE), per rank. */
@@ -94,13 +86,25 @@ int pt_cmd_demo(int argc, char** argv) {
       fprintf(stderr, "proxytrace demo: %s needs a value\n", a);
       return 2;
     }
+    if (argv[i + 1][0] == '-') { /* an option, not this one's value */
+      fprintf(stderr, "proxytrace demo: %s needs a value, but the next argument '%s' is an option\n",
+              a, argv[i + 1]);
+      return 2;
+    }
     *slot = argv[++i];
   }
-  char dir[PATH_MAX], plugin_path[PATH_MAX + 64];
-  if (!plugin) {
-    if (build_dir) snprintf(dir, sizeof dir, "%s", build_dir);
-    else if (exe_dir(dir, sizeof dir) != 0) snprintf(dir, sizeof dir, ".");
-    snprintf(plugin_path, sizeof plugin_path, "%s/%s", dir, PLUGIN_FILE);
+  char plugin_path[PATH_MAX + 64];
+  if (!plugin && build_dir) {
+    snprintf(plugin_path, sizeof plugin_path, "%s/%s", build_dir, PLUGIN_FILE);
+    plugin = plugin_path;
+  } else if (!plugin) {
+    if (!pt_sim_own_plugin(plugin_path, sizeof plugin_path)) {
+      fprintf(stderr,
+              "proxytrace demo: no %s beside this program or in its ../lib: run `make` first, "
+              "or give --plugin\n",
+              PLUGIN_FILE);
+      return 1;
+    }
     plugin = plugin_path;
   }
   struct stat sb;
@@ -159,7 +163,7 @@ int pt_cmd_demo(int argc, char** argv) {
     pt_cmd_analyze(4, av);
   } else {
     printf("    the analyzer is not in this build; by the emulator's ground truth, rank 3's GPU\n"
-           "    stopped producing data on channel 0 at step 5 (see %s)\n", truth);
+           "    stopped producing data on channel 0 from transfer 5 (see %s)\n", truth);
   }
   pt_sim_result_free(&res);
   pt_sim_config_release(&c);

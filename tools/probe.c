@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "exec.h"
 #include "proxytrace/loader.h"
 
 enum {
@@ -47,22 +48,32 @@ static void usage(FILE* f) {
           "  --rccl-dir DIR      directory of the librccl in use, for the\n"
           "                      RCCL_ENABLE_PROXY_TRACE auto-load (a file: its directory)\n"
           "  --home DIR          PROXYTRACE_HOME: also search DIR/lib, DIR/lib64, DIR\n"
-          "  --net-plugin FILE   net plugin library the host loaded (2.28+ fallback)\n"
+          "  --net-plugin VALUE  NCCL_NET_PLUGIN: the net plugin library (or list) the host\n"
+          "                      loads; 2.28+ look for the profiler there when no profiler\n"
+          "                      library opened (default: the environment)\n"
           "  --major N           plugin major required under --home (default: this build's)\n"
           "  -i, --ignore-environment\n"
           "                      start from an empty environment (only VAR=VALUE)\n"
-          "  --no-conf           do not read NCCL_CONF_FILE, ~/.nccl.conf, /etc/nccl.conf\n"
+          "  --no-conf           do not read the host's config files (NCCL_CONF_FILE or\n"
+          "                      ~/.nccl.conf, /etc/nccl.conf; RCCL ~/.rccl.conf, /etc/rccl.conf)\n"
           "  --deep              load the plugin for real, in a child process\n"
           "  --json              print one JSON object\n"
           "  -q, --quiet         print nothing; only the exit status\n"
           "  -h, --help          this text\n"
+          "An option's value may also be written --option=VALUE (needed for a value that\n"
+          "starts with '-').\n"
           "\n"
-          "Variables read: NCCL_PROFILER_PLUGIN, RCCL_ENABLE_PROXY_TRACE, PROXYTRACE_HOME,\n"
-          "LD_LIBRARY_PATH, NCCL_CONF_FILE, HOME.\n"
+          "Variables read: NCCL_PROFILER_PLUGIN, RCCL_ENABLE_PROXY_TRACE, NCCL_NET_PLUGIN,\n"
+          "NCCL_CONF_FILE, HOME, NCCL_ENV_PLUGIN, LD_LIBRARY_PATH, and three that no host reads:\n"
+          "PROXYTRACE_HOME (also search DIR/lib, DIR/lib64, DIR; the report says when the\n"
+          "answer rests on it), PROXYTRACE_LOADER_DEBUG=1 (trace every decision on stderr)\n"
+          "and, with --deep, PROXYTRACE_EMULATOR (the command that starts the child, e.g.\n"
+          "qemu-aarch64, for a build of another architecture run under an emulator).\n"
           "\n"
           "Exit status:\n"
           "  0  a plugin would be loaded\n"
-          "  1  internal error (out of memory, the --deep child crashed)\n"
+          "  1  internal error (out of memory; the --deep child crashed: with --json a\n"
+          "     {\"status\":\"crashed\"} object says so)\n"
           "  2  usage error or contradictory request\n"
           "  3  no plugin found\n"
           "  4  disabled (NCCL_PROFILER_PLUGIN=none)\n"
@@ -99,9 +110,21 @@ typedef struct {
   unsigned char* env_arg; /* env_arg[i]: argv[i] is -i, --deep or VAR=VALUE */
 } options;
 
-static const char* need_arg(int argc, char** argv, int* i) {
+/* The value of an option: after '=' in "--opt=VALUE", else the next
+ * argument — unless that one is an option itself (it is not swallowed). */
+static const char* need_arg(int argc, char** argv, int* i, const char* inline_value) {
+  if (inline_value) return inline_value;
+  const char* opt = argv[*i];
   if (*i + 1 >= argc) {
-    fprintf(stderr, "proxytrace probe: %s needs a value (see --help)\n", argv[*i]);
+    fprintf(stderr, "proxytrace probe: %s needs a value (see --help)\n", opt);
+    return NULL;
+  }
+  const char* v = argv[*i + 1];
+  if (v[0] == '-' && v[1]) {
+    fprintf(stderr,
+            "proxytrace probe: %s needs a value, but the next argument '%s' is an option (write "
+            "%s=%s if that is really the value)\n",
+            opt, v, opt, v);
     return NULL;
   }
   return argv[++*i];
@@ -117,9 +140,25 @@ static int parse(int argc, char** argv, options* o) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--ignore-environment")) o->ignore_env = 1;
   }
-  if (o->ignore_env) clearenv();
+  if (o->ignore_env) {
+    /* PROXYTRACE_EMULATOR is how this program runs, not part of what it
+     * answers for: it survives -i, for the --deep child (tools/exec.c). */
+    const char* e = getenv("PROXYTRACE_EMULATOR");
+    char* emu = e ? strdup(e) : NULL;
+    clearenv();
+    if (emu) setenv("PROXYTRACE_EMULATOR", emu, 1);
+    free(emu);
+  }
   for (int i = 1; i < argc; i++) {
+    char name[64];
     const char* a = argv[i];
+    const char* inline_value = NULL;
+    const char* eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
+    if (eq && (size_t)(eq - a) < sizeof name) { /* --opt=VALUE */
+      snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+      a = name;
+      inline_value = eq + 1;
+    }
     const char** dst = NULL;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
@@ -142,7 +181,7 @@ static int parse(int argc, char** argv, options* o) {
     } else if (!strcmp(a, "--net-plugin")) {
       dst = &o->net_plugin;
     } else if (!strcmp(a, "--major")) {
-      const char* v = need_arg(argc, argv, &i);
+      const char* v = need_arg(argc, argv, &i, inline_value);
       char* end;
       if (!v) return -1;
       long m = strtol(v, &end, 10);
@@ -163,30 +202,34 @@ static int parse(int argc, char** argv, options* o) {
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       o->quiet = 1;
     } else if (a[0] != '-' && strchr(a, '=') && a[0] != '=') {
-      char* eq = strchr(a, '=');
+      const char* sep = strchr(a, '=');
       char var[256];
-      if ((size_t)(eq - a) >= sizeof var) {
+      if ((size_t)(sep - a) >= sizeof var) {
         fprintf(stderr, "proxytrace probe: variable name too long in '%.40s...'\n", a);
         return -1;
       }
-      snprintf(var, sizeof var, "%.*s", (int)(eq - a), a);
+      snprintf(var, sizeof var, "%.*s", (int)(sep - a), a);
       o->env_arg[i] = 1;
-      if (setenv(var, eq + 1, 1) != 0) {
+      if (setenv(var, sep + 1, 1) != 0) {
         fprintf(stderr, "proxytrace probe: cannot set %s: %s\n", var, strerror(errno));
         return -1;
       }
     } else {
-      fprintf(stderr, "proxytrace probe: unknown argument '%s' (see --help)\n", a);
+      fprintf(stderr, "proxytrace probe: unknown argument '%s' (see --help)\n", argv[i]);
       return -1;
     }
-    if (dst && !(*dst = need_arg(argc, argv, &i))) return -1;
+    if (dst && !(*dst = need_arg(argc, argv, &i, inline_value))) return -1;
+    if (!dst && inline_value && strcmp(a, "--major") != 0) {
+      fprintf(stderr, "proxytrace probe: %s takes no value\n", a);
+      return -1;
+    }
   }
   return 0;
 }
 
 /* --deep: the same command, loading in a fresh process (a fresh dynamic
  * linker state, and LD_LIBRARY_PATH as set here). */
-static int run_deep(int argc, char** argv, const options* o) {
+static int run_deep(int argc, char** argv, const options* o, pt_host host) {
   char** args = calloc((size_t)argc + 3, sizeof *args);
   if (!args) return EXIT_INTERNAL;
   int n = 0;
@@ -196,20 +239,28 @@ static int run_deep(int argc, char** argv, const options* o) {
   for (int i = 1; i < argc; i++)
     if (!o->env_arg[i]) args[n++] = argv[i]; /* the environment is inherited */
   args[n] = NULL;
+  /* Through PROXYTRACE_EMULATOR when this program runs under one. */
+  const char* file;
+  char** child = pt_exec_argv("/proc/self/exe", args, &file);
+  free(args);
+  if (!child) {
+    fprintf(stderr, "proxytrace probe: cannot start the deep probe: %s\n", strerror(errno));
+    return EXIT_INTERNAL;
+  }
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) {
     fprintf(stderr, "proxytrace probe: fork: %s\n", strerror(errno));
-    free(args);
+    free(child);
     return EXIT_INTERNAL;
   }
   if (pid == 0) {
-    execv("/proc/self/exe", args);
+    execv(file, child);
     fprintf(stderr, "proxytrace probe: cannot start the deep probe: %s\n", strerror(errno));
     _exit(EXIT_INTERNAL);
   }
-  free(args);
+  free(child);
   int st;
   while (waitpid(pid, &st, 0) < 0) {
     if (errno != EINTR) {
@@ -218,11 +269,13 @@ static int run_deep(int argc, char** argv, const options* o) {
     }
   }
   if (WIFSIGNALED(st)) {
-    if (!o->quiet)
-      fprintf(stderr,
-              "proxytrace probe: loading the plugin killed the process (signal %d): the "
-              "plugin or one of its constructors crashes\n",
-              WTERMSIG(st));
+    const char* what = "loading the plugin killed the process: the plugin or one of its "
+                       "constructors crashes";
+    if (!o->quiet) fprintf(stderr, "proxytrace probe: %s (signal %d)\n", what, WTERMSIG(st));
+    if (o->json && !o->quiet) /* the answer scripts read, also for this one */
+      printf("{\"version\":\"%s\",\"host\":\"%s\",\"mode\":\"load\",\"status\":\"crashed\","
+             "\"message\":\"%s\",\"ok\":false,\"signal\":%d,\"candidates\":[],\"notes\":[]}\n",
+             pt_version(), pt_host_name(host), what, WTERMSIG(st));
     return EXIT_INTERNAL;
   }
   return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_INTERNAL;
@@ -267,7 +320,14 @@ static int probe_main(int argc, char** argv, const options* o) {
             o->host);
     return EXIT_USAGE;
   }
-  if (o->deep) return run_deep(argc, argv, o);
+  char note[256];
+  if (!o->quiet && !o->in_process && pt_host_parse_note(o->host, note, sizeof note))
+    fprintf(stderr, "proxytrace probe: note: %s\n", note);
+  if (!o->quiet && !o->in_process && o->rccl_dir &&
+      !(pt_host_info_of(host)->flags & PT_HOSTF_AUTOLOAD))
+    fprintf(stderr, "proxytrace probe: note: --rccl-dir does nothing for %s: only RCCL auto-loads\n",
+            pt_host_name(host));
+  if (o->deep) return run_deep(argc, argv, o, host);
 
   char rccl_dir[4096];
   pt_request req;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "proxytrace/loader.h"
 
 #pragma weak pt_cmd_probe
 #pragma weak pt_cmd_sim
@@ -27,7 +28,9 @@ static void usage(FILE* f, const struct command* cmds, size_t n) {
   for (size_t i = 0; i < n; i++)
     fprintf(f, "  %-8s %s%s\n", cmds[i].name, cmds[i].summary,
             cmds[i].run ? "" : " (not in this build)");
-  fprintf(f, "\nRun 'proxytrace <command> --help' for the options of one command.\n");
+  fprintf(f,
+          "\nRun 'proxytrace <command> --help' for the options of one command;\n"
+          "'proxytrace --version' prints the version.\n");
 }
 
 int main(int argc, char** argv) {
@@ -41,6 +44,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(argc < 2 ? stderr : stdout, cmds, n);
     return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
+    printf("proxytrace %s\n", pt_version());
+    return 0;
   }
   for (size_t i = 0; i < n; i++) {
     if (strcmp(argv[1], cmds[i].name) != 0) continue;

@@ -1,10 +1,12 @@
 /*
  * common.h — types shared by every NCCL/RCCL plugin ABI version.
  *
- * Written from spec/nccl-profiler-abi.md §2.2.3–§2.2.4 and
- * spec/rccl-proxytrace.md §1.6. The log-level numbers differ between NVIDIA
- * NCCL and RCCL (RCCL inserts ERROR = 1), so both sets are spelled out and a
- * plugin must pick the right one for the host it logs into.
+ * As NVIDIA/nccl src/nccl.h.in and src/include/nccl_common.h define them
+ * (the result codes as of v2.30.3-1 src/nccl.h.in:44-53, the release that
+ * added ncclTimeout). The log-level numbers differ
+ * between NVIDIA NCCL and RCCL (RCCL inserts ERROR = 1), so both sets are
+ * spelled out and a plugin must pick the right one for the host it logs
+ * into.
  */
 #ifndef PT_NCCL_COMMON_H
 #define PT_NCCL_COMMON_H
@@ -21,7 +23,8 @@ typedef enum {
   ncclInvalidUsage = 5,
   ncclRemoteError = 6,
   ncclInProgress = 7,
-  ncclNumResults = 8
+  ncclTimeout = 8, /* NCCL 2.30+ */
+  ncclNumResults = 9
 } ncclResult_t;
 
 /* The logger's level parameter is a C enum: an int on every target ABI. */

@@ -96,15 +96,15 @@ PT_EXTERN const char* pt_err_name(int err);
  * ------------------------------------------------------------------------- */
 
 typedef enum {
-  PT_HOST_NCCL_2_23 = 0, /* "nccl-2.23": v1 only; no short names        */
-  PT_HOST_NCCL_2_24,     /* "nccl-2.24": v2, v1; no short names          */
-  PT_HOST_NCCL_2_25,     /* "nccl-2.25": v2, v1; no short names          */
-  PT_HOST_NCCL_2_26,     /* "nccl-2.26": v3..v1; value, then short name  */
+  PT_HOST_NCCL_2_23 = 0, /* "nccl-2.23" (2.23.4): v1 only; no short names */
+  PT_HOST_NCCL_2_24,     /* "nccl-2.24" (2.24.3): v2, v1; no short names  */
+  PT_HOST_NCCL_2_25,     /* "nccl-2.25" (2.25.1): v2, v1; no short names  */
+  PT_HOST_NCCL_2_26,     /* "nccl-2.26" (2.26.2-6): v3..v1; value, short name */
   PT_HOST_NCCL_2_27_3,   /* "nccl-2.27.3": v4..v1; paths do not work     */
-  PT_HOST_NCCL_2_27,     /* "nccl-2.27" (2.27.5+): v4..v1                */
-  PT_HOST_NCCL_2_28,     /* "nccl-2.28": v5..v1; `none`; net fallback    */
-  PT_HOST_NCCL_2_29,     /* "nccl-2.29": v6..v1                          */
-  PT_HOST_NCCL_2_30,     /* "nccl-2.30": v6..v1 (also master)            */
+  PT_HOST_NCCL_2_27,     /* "nccl-2.27" (2.27.5-7): v4..v1               */
+  PT_HOST_NCCL_2_28,     /* "nccl-2.28" (2.28.3-9): v5..v1; `none`; net fallback */
+  PT_HOST_NCCL_2_29,     /* "nccl-2.29" (2.29.2-7): v6..v1               */
+  PT_HOST_NCCL_2_30,     /* "nccl-2.30" (2.30.3-7, master): v6..v1       */
   PT_HOST_RCCL,          /* "rccl": v6..v1; auto-load; dump hook         */
   PT_HOST_COUNT
 } pt_host;
@@ -115,12 +115,18 @@ enum {
   PT_HOSTF_SHORT_NAMES = 1u << 1,    /* NAME -> libnccl-profiler-NAME.so     */
   PT_HOSTF_PATHS = 1u << 2,          /* a value with '/' is opened as is     */
   PT_HOSTF_STATIC_PLUGIN = 1u << 3,  /* prefix of STATIC_PLUGIN = main program */
-  PT_HOSTF_TRUNCATES = 1u << 4,      /* value cut to pt_host_info.max_value  */
-  PT_HOSTF_CONF_FILES = 1u << 5,     /* nccl.conf files feed the variable    */
+  PT_HOSTF_TRUNCATES = 1u << 4,      /* names cut to pt_host_info.max_value  */
+  PT_HOSTF_CONF_FILES = 1u << 5,     /* config files feed the variables      */
   PT_HOSTF_NET_FALLBACK = 1u << 6,   /* profiler looked up in the net plugin */
   PT_HOSTF_AUTOLOAD = 1u << 7,       /* RCCL_ENABLE_PROXY_TRACE auto-load    */
   PT_HOSTF_DUMP_HOOK = 1u << 8,      /* host calls ncclProfilerProxyTraceDump */
-  PT_HOSTF_TRIES_TWICE = 1u << 9     /* the value is tried twice (2.23-2.25) */
+  PT_HOSTF_TRIES_TWICE = 1u << 9,    /* the value is tried twice (2.23-2.25) */
+  PT_HOSTF_RCCL_CONF = 1u << 10,     /* ~/.rccl.conf, /etc/rccl.conf; no
+                                        NCCL_CONF_FILE                      */
+  PT_HOSTF_CONF_HOME_ENV = 1u << 11, /* ~ is $HOME (else the passwd entry)   */
+  PT_HOSTF_CONF_STRIPS_CR = 1u << 12, /* a trailing '\r' is cut from a line  */
+  PT_HOSTF_ENV_PLUGIN = 1u << 13     /* 2.28.7+: variables may come from an
+                                        env plugin (NCCL_ENV_PLUGIN)        */
 };
 
 typedef struct {
@@ -129,13 +135,21 @@ typedef struct {
   const char* releases; /* "NCCL 2.28.3-2.28.9"                         */
   int native_version;   /* newest ncclProfiler_vN known: probes N..1    */
   unsigned flags;       /* PT_HOSTF_*                                   */
-  size_t max_value;     /* longest value kept (254), 0 = no host limit  */
+  size_t max_value;     /* longest name tried (254; 4095 on 2.23-2.25)  */
 } pt_host_info;
 
 /* Accepts "nccl-2.23" … "nccl-2.30", "nccl-2.27.3", "rccl", a full release
  * such as "nccl-2.27.7" or "2.28.9" (NCCL implied), and "nccl" (newest).
- * Returns PT_OK or PT_EINVAL. */
+ * A patch level that is no release the profiles were checked against
+ * ("nccl-2.28.1") is mapped to its minor's profile; pt_host_parse_note()
+ * says so. Returns PT_OK or PT_EINVAL. */
 PT_EXTERN int pt_host_parse(const char* text, pt_host* out);
+/* For a text pt_host_parse() accepts: NULL when it names a profile or a
+ * release that profile was checked against; otherwise writes into buf a
+ * sentence saying which profile stands in for it ("NCCL 2.28.1 is not a
+ * release: the nccl-2.28 profile (NCCL 2.28.3-2.28.9) is used") and returns
+ * buf. NULL for a text pt_host_parse() refuses. */
+PT_EXTERN const char* pt_host_parse_note(const char* text, char* buf, size_t n);
 /* Static description of a profile; NULL for an out-of-range value. */
 PT_EXTERN const pt_host_info* pt_host_info_of(pt_host host);
 /* Short name ("rccl"); "?" for an out-of-range value. */
@@ -148,12 +162,14 @@ PT_EXTERN const char* pt_host_name(pt_host host);
 /* pt_request.flags */
 enum {
   /* Fields left NULL are read from the process environment when the request
-   * is used (NCCL_PROFILER_PLUGIN, RCCL_ENABLE_PROXY_TRACE, PROXYTRACE_HOME,
-   * LD_LIBRARY_PATH). Set by pt_request_from_environment(). */
+   * is used (NCCL_PROFILER_PLUGIN, RCCL_ENABLE_PROXY_TRACE, NCCL_NET_PLUGIN,
+   * PROXYTRACE_HOME, LD_LIBRARY_PATH). Set by pt_request_from_environment(). */
   PT_REQ_ENVIRONMENT = 1u << 0,
-  /* For hosts that read nccl.conf (2.26+): when NCCL_PROFILER_PLUGIN is not
-   * set, take it from $NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf,
-   * as NCCL does. Set by pt_request_from_environment(). */
+  /* A host variable that is not in the environment is taken from the
+   * host's config files, as the host does before it loads a plugin: NCCL
+   * reads $NCCL_CONF_FILE (or ~/.nccl.conf), then /etc/nccl.conf; RCCL
+   * reads ~/.rccl.conf, then /etc/rccl.conf. Set by
+   * pt_request_from_environment(). */
   PT_REQ_CONF_FILES = 1u << 1
 };
 
@@ -175,8 +191,12 @@ typedef struct {
                              <home>/lib, <home>/lib64 and <home> are
                              searched for librccl-profiler-proxytrace.so.*
                              of the required major. NULL = don't.         */
-  const char* net_plugin; /* path of the net plugin the host loaded, for
-                             the 2.28+ fallback; NULL = none              */
+  const char* net_plugin; /* NCCL_NET_PLUGIN as set (a path, a name or a
+                             comma-separated list), for the 2.28+ fallback
+                             to the net plugin library; NULL = unset: with
+                             PT_REQ_ENVIRONMENT the host's default net
+                             library (libnccl-net.so, RCCL librccl-net.so)
+                             is assumed, without it none                 */
   const char* ld_library_path; /* LD_LIBRARY_PATH the probe assumes for bare
                              names; pt_load() always uses the one the
                              process started with.                        */
@@ -191,8 +211,8 @@ PT_EXTERN void pt_request_init(pt_request* req);
  * nccl.conf files (the host decides whether it reads those). */
 PT_EXTERN void pt_request_from_environment(pt_request* req);
 /* Set one field by its environment variable name: NCCL_PROFILER_PLUGIN,
- * RCCL_ENABLE_PROXY_TRACE, PROXYTRACE_HOME, LD_LIBRARY_PATH. `value` is
- * borrowed. PT_EINVAL for any other name. */
+ * RCCL_ENABLE_PROXY_TRACE, NCCL_NET_PLUGIN, PROXYTRACE_HOME,
+ * LD_LIBRARY_PATH. `value` is borrowed. PT_EINVAL for any other name. */
 PT_EXTERN int pt_request_set_var(pt_request* req, const char* name, const char* value);
 
 /* ---------------------------------------------------------------------------
@@ -206,7 +226,7 @@ typedef enum {
   PT_SRC_SHORT_NAME,  /* libnccl-profiler-<value>.so                     */
   PT_SRC_STATIC,      /* the main program (STATIC_PLUGIN prefix)         */
   PT_SRC_AUTOLOAD,    /* librccl-profiler-proxytrace.so beside librccl   */
-  PT_SRC_NET_PLUGIN,  /* the host's net plugin library                   */
+  PT_SRC_NET_PLUGIN,  /* the host's net plugin library (NCCL_NET_PLUGIN) */
   PT_SRC_HOME         /* PROXYTRACE_HOME search (not a host rule)        */
 } pt_source;
 
@@ -224,7 +244,8 @@ typedef enum {
   PT_CAND_WRONG_MAJOR,  /* versioned file or SONAME of another major       */
   PT_CAND_NO_SYMBOL,    /* no ncclProfiler_vN that this host probes        */
   PT_CAND_BAD_TABLE,    /* the table is too small or holds NULL pointers   */
-  PT_CAND_DUPLICATE     /* same file as an earlier, refused candidate      */
+  PT_CAND_DUPLICATE     /* same file as an earlier, refused candidate: not
+                           opened again, it would be refused the same way */
 } pt_outcome;
 
 typedef struct {
@@ -261,6 +282,10 @@ typedef struct {
   const pt_candidate* candidates; /* in the order the host tries them       */
   size_t n_notes;
   const char* const* notes;       /* warnings and what to do                */
+  int via_home;           /* the answer rests on a PROXYTRACE_HOME candidate,
+                             a place NCCL and RCCL never look              */
+  const char* net_value;  /* NCCL_NET_PLUGIN as used; NULL = unset          */
+  const char* net_value_origin; /* "environment", "argument", a conf file  */
 } pt_result;
 
 /* Dry run: the candidate list and each candidate's outcome from the files
@@ -287,6 +312,9 @@ PT_EXTERN int pt_result_close(pt_result* res);
 PT_EXTERN int pt_result_print(const pt_result* res, FILE* f);
 /* The same as one JSON object (for scripts). */
 PT_EXTERN int pt_result_print_json(const pt_result* res, FILE* f);
+
+/* This library's version, "MAJOR.MINOR.PATCH". */
+PT_EXTERN const char* pt_version(void);
 
 /* "ok", "not found", … and "value", "short name", …; "?" when unknown. */
 PT_EXTERN const char* pt_outcome_name(pt_outcome o);

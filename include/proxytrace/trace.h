@@ -172,9 +172,11 @@ void pt_trace_learn_rank(pt_trace* t, int rank);
 typedef void (*pt_line_fn)(void* arg, const char* line, int len);
 int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg);
 
-/* Status and names (spec §3.6, §3.1). */
+/* Status and names (spec §3.6, §3.1). `window` is the steps an op may have
+ * in flight, in the counters' unit: NCCL_STEPS (pass 0) for RCCL and raw
+ * steps; fewer for stock NCCL ops counted in transfers (learnt, trace.c). */
 pt_status pt_status_of(pt_op_type type, int64_t posted, int64_t received, int64_t transmitted,
-                       int64_t done, int nsteps);
+                       int64_t done, int nsteps, int window);
 const char* pt_status_name(pt_status s);
 
 /* Memory the trace reserved, in bytes, and the per-slot size. */

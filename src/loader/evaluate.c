@@ -15,8 +15,10 @@
  *   6. the table: a data object of 48 bytes, no NULL pointer -> else bad table
  *
  * The host stops at the first library it manages to open, even when that
- * one is then refused (spec/plugin-loading.md §2.4.2, §3.1); the
- * PROXYTRACE_HOME search instead moves on to the next candidate (§10.3).
+ * one is then refused (openPluginLib returns the first handle it gets, and
+ * ncclProfilerPluginLoad fails on it: v2.28.9-1 src/plugin/plugin_open.cc:75-80,
+ * src/plugin/profiler.cc:59-86); the PROXYTRACE_HOME search instead moves
+ * on to the next candidate.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -63,8 +65,10 @@ static int is_duplicate(pt_res* r, size_t i) {
     pt_cand_priv* q = &r->priv[j];
     if (!q->have_id || q->dev != p->dev || q->ino != p->ino) continue;
     if (r->cands[j].outcome == PT_CAND_OK || r->cands[j].outcome == PT_CAND_NOT_TRIED) continue;
-    pt_res_refuse(r, i, PT_CAND_DUPLICATE, "same file as candidate %zu (refused: %s)", j + 1,
-                  pt_outcome_name(r->cands[j].outcome));
+    pt_res_refuse(r, i, PT_CAND_DUPLICATE,
+                  "not opened again: the same file as candidate %zu, which was refused (%s), "
+                  "so it would be refused the same way",
+                  j + 1, pt_outcome_name(r->cands[j].outcome));
     return 1;
   }
   return 0;
@@ -141,13 +145,19 @@ static int valid_table(pt_res* r, size_t i, const pt_sym* t, int v) {
   return 1;
 }
 
-static int status_of(pt_res* r, int accepted) {
+/* The status, and (*decider) the candidate it rests on, if one does. A
+ * net plugin library that has no profiler in it is the normal case, not a
+ * fault of the profiler, so net candidates never decide a failure. */
+static int status_of(pt_res* r, size_t accepted, size_t* decider) {
+  *decider = accepted;
   if (r->nomem) return PT_ENOMEM;
   if (r->invalid) return PT_EINVAL;
   if (r->disabled) return PT_EDISABLED;
-  if (accepted) return PT_OK;
+  if (accepted != (size_t)-1) return PT_OK;
   if (r->truncated) return PT_ENAMETOOLONG;
   for (size_t i = 0; i < r->pub.n_candidates; i++) {
+    if (r->cands[i].source == PT_SRC_NET_PLUGIN) continue;
+    *decider = i;
     switch (r->cands[i].outcome) {
       case PT_CAND_TOO_LONG: return PT_ENAMETOOLONG;
       case PT_CAND_UNREADABLE:
@@ -159,6 +169,7 @@ static int status_of(pt_res* r, int accepted) {
       default: break;
     }
   }
+  *decider = (size_t)-1;
   return PT_ENOTFOUND;
 }
 
@@ -203,6 +214,11 @@ static void closing_notes(pt_res* r, int status, size_t accepted) {
                 "NCCL_PROFILER_PLUGIN=%s did not load (see candidate 1); the plugin comes from "
                 "the %s candidate instead.",
                 r->pub.value, pt_source_name(r->cands[accepted].source));
+  if (r->pub.via_home)
+    pt_res_note(r,
+                "this answer rests on PROXYTRACE_HOME, which NCCL and RCCL themselves never "
+                "read: a program using libproxytrace-loader looks there, the host does not. For "
+                "the host, set NCCL_PROFILER_PLUGIN to the plugin's path.");
 }
 
 int pt_evaluate(pt_res* r, const pt_backend* be) {
@@ -275,7 +291,9 @@ int pt_evaluate(pt_res* r, const pt_backend* be) {
                h->name, i + 1, *c->name ? c->name : "(main program)", pt_source_name(c->source),
                pt_outcome_name(c->outcome), *c->reason ? ": " : "", c->reason);
   }
-  int status = status_of(r, accepted != (size_t)-1);
+  size_t decider;
+  int status = status_of(r, accepted, &decider);
+  r->pub.via_home = decider != (size_t)-1 && r->cands[decider].source == PT_SRC_HOME;
   closing_notes(r, status, accepted);
   if (r->nomem) status = PT_ENOMEM;
   r->pub.status = status;

@@ -1,11 +1,11 @@
 /*
  * homedir.c — the candidates of one directory under PROXYTRACE_HOME
- * (spec/plugin-loading.md §10.2): first <stem>.MAJOR (the SONAME link),
- * then every <stem>.MAJOR.* newest first by numeric version (installs
- * without symlinks, such as wheels, only have these), names that do not
- * parse after those, and the unversioned <stem> last, because a dev link
- * may point at any major (G1). Files of another major are listed as
- * refused so the report shows they were seen and why they were skipped.
+ * (proxytrace's own search, not a host rule): first <stem>.MAJOR (the
+ * SONAME link), then every <stem>.MAJOR.* newest first by numeric version
+ * (installs without symlinks, such as wheels, only have these), names that
+ * do not parse after those, and the unversioned <stem> last, because a dev
+ * link may point at any major. Files of another major are listed as refused
+ * so the report shows they were seen and why they were skipped.
  */
 #include <dirent.h>
 #include <stdio.h>

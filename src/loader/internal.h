@@ -3,7 +3,7 @@
  *
  * The loader is one pipeline:
  *
- *   request.c + ncclconf.c   request -> settings (env, nccl.conf, checks)
+ *   request.c + conf.c       request -> settings (env, config files, checks)
  *   candidates.c             settings + host -> ordered candidate list
  *     homedir.c, version.c     (PROXYTRACE_HOME: versioned files, sorted)
  *     librccl.c                (auto-load: the directory of librccl)
@@ -68,7 +68,7 @@ typedef struct {
   char** owned;
   size_t n_owned, cap_owned;
   int nomem;
-  int truncated; /* the value was cut to the host's limit             */
+  int truncated; /* a name was cut to the host's limit                */
   int disabled;  /* value "none"                                       */
   int invalid;   /* the request was rejected                           */
   int major;     /* plugin major required under PROXYTRACE_HOME        */
@@ -99,7 +99,10 @@ typedef struct {
   const char* rccl_dir;
   const void* rccl_anchor;
   const char* home;
-  const char* net_plugin;
+  const char* net_value;    /* NCCL_NET_PLUGIN as the host sees it       */
+  const char* net_origin;
+  int net_default;          /* unset, and the host's default applies     */
+  int net_from_argument;    /* given in the request, not the environment */
   const char* ld_library_path;
   int major;
 } pt_settings;
@@ -108,11 +111,13 @@ typedef struct {
  * PT_EINVAL with a note saying what to fix. */
 int pt_settings_resolve(pt_res* r, const pt_request* req, pt_settings* s);
 
-/* Look NAME up in the nccl.conf files as NCCL does: $NCCL_CONF_FILE if set
- * and non-empty, else ~/.nccl.conf, then /etc/nccl.conf; the first file
+/* Look NAME up in the host's config files as the host does (conf.c): NCCL
+ * $NCCL_CONF_FILE if set and non-empty, else ~/.nccl.conf, then
+ * /etc/nccl.conf; RCCL ~/.rccl.conf, then /etc/rccl.conf; the first file
  * that sets it wins. Returns the value (kept in r) and sets *origin to the
  * file, or NULL. */
-const char* pt_ncclconf_lookup(pt_res* r, const char* name, const char** origin);
+const char* pt_conf_lookup(pt_res* r, const pt_host_info* h, const char* name,
+                           const char** origin);
 
 /* ---- candidates (candidates.c, homedir.c, version.c, librccl.c) ------- */
 
@@ -137,9 +142,15 @@ int pt_version_cmp_newest_first(const unsigned long a[3], int na, const unsigned
  * dl_iterate_phdr, named with dladdr). Returns 1 and fills dir, or 0. */
 int pt_librccl_dir(const pt_settings* s, char* dir, size_t n, const char** how);
 
-/* Parse an integer as RCCL parameters are read (strtoll, base 0). Returns
- * 1 and sets *v, or 0 when the text is not a number. */
-int pt_parse_param(const char* text, long long* v);
+/* Read an integer as NCCL and RCCL read their parameters:
+ * strtoll(text, NULL, 0), so leading blanks and trailing text are accepted
+ * ("1abc" is 1) and a text without digits is 0; only an overflow (errno)
+ * falls back to the default. Returns PT_PARAM_NUMBER (a number, nothing
+ * after it), PT_PARAM_TRAILING (a number followed by other text),
+ * PT_PARAM_NO_DIGITS (no number: *v = 0) or PT_PARAM_RANGE (out of range:
+ * the host uses the default); *v is what the host uses, given `deflt`. */
+enum { PT_PARAM_NUMBER, PT_PARAM_TRAILING, PT_PARAM_NO_DIGITS, PT_PARAM_RANGE };
+int pt_parse_param(const char* text, long long deflt, long long* v);
 
 /* ---- evaluation (evaluate.c) ------------------------------------------ */
 

@@ -2,7 +2,7 @@
  * librccl.c — where the auto-loaded plugin must be. RCCL with
  * RCCL_ENABLE_PROXY_TRACE set looks for librccl-profiler-proxytrace.so in
  * the directory of the librccl it runs from, which it finds by calling
- * dladdr on one of its own functions (spec/plugin-loading.md §3.1 step 4).
+ * dladdr on one of its own functions (RCCL's ncclProfilerPluginLoad).
  * A loader running inside an RCCL process does the same: it finds the
  * loaded librccl and asks dladdr for its file name. Callers that emulate
  * RCCL (or probe for another process) name the directory or give an

@@ -1,13 +1,14 @@
 /*
  * once.c — load-once state, kept the way NCCL and RCCL keep theirs
- * (spec/plugin-loading.md §2.4.2, §10.5): the first pt_loader_load() runs
+ * (ncclProfilerPluginLoad in NCCL's src/plugin/profiler.cc, e.g. v2.28.9-1
+ * :42-105, and RCCL's): the first pt_loader_load() runs
  * the whole search under a mutex while later callers wait; a success is
  * shared until pt_loader_unload(); a failure is sticky — never retried, so
  * a process does not re-run discovery (and constructors) on every call
  * and every caller sees the same report.
  *
  * The mutex is held across dlopen. A plugin constructor that calls back
- * into the same pt_loader would deadlock (P22); plugins have no reason to.
+ * into the same pt_loader would deadlock; plugins have no reason to.
  */
 #include <pthread.h>
 #include <stdlib.h>

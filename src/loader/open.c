@@ -1,7 +1,7 @@
 /*
  * open.c — the loading backend: pt_load() opens each candidate with
  * dlopen(RTLD_NOW | RTLD_LOCAL) as NCCL and RCCL do, so a library with an
- * undefined symbol fails here and not at its first call (§9.2). A copy
+ * undefined symbol fails here and not at its first call. A copy
  * already in the process is reused (RTLD_NOLOAD first, which is also what
  * glibc would return), never loaded twice. dlerror() text is copied at
  * once (it is per thread and overwritten by the next call) and classified
@@ -57,9 +57,8 @@ pt_outcome pt_dl_open(pt_res* r, size_t i, pt_obj** out, int noload_only) {
   }
   if (!h) {
     if (noload_only) return PT_CAND_NOT_FOUND; /* not loaded: the caller looks at the file */
-    const char* e = dlerror();
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", e ? e : "unknown dynamic loader error");
+    const char* e = dlerror(); /* whole: a long name must not push the reason out */
+    const char* msg = pt_res_keep(r, e ? e : "unknown dynamic loader error");
     pt_outcome o = classify_dlerror(msg);
     pt_res_refuse(r, i, o, "%s", msg);
     return o;

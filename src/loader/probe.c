@@ -1,7 +1,7 @@
 /*
  * probe.c — the file-level backend: pt_probe() decides every candidate
  * from the files alone and never maps a new library, so no plugin code
- * runs (P23). It follows the dynamic linker step by step: a bare name is
+ * runs. It follows the dynamic linker step by step: a bare name is
  * searched like dlopen searches it (search.c), a file is checked as ld.so
  * checks it and its symbols and table are read from the ELF dynamic
  * section (elf.c). Objects already in the process (the main program for

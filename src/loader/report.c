@@ -50,18 +50,25 @@ int pt_result_print(const pt_result* res, FILE* f) {
           res->probed ? "probe (files only, no plugin code ran)" : "load (dlopen)");
   if (res->value)
     fprintf(f, "NCCL_PROFILER_PLUGIN=%s (%s)\n", res->value, res->value_origin);
+  else if (res->status == PT_EINVAL)
+    fprintf(f, "NCCL_PROFILER_PLUGIN: not looked at, the request was refused (see the notes)\n");
   else
     fprintf(f, "NCCL_PROFILER_PLUGIN is not set\n");
+  if (res->net_value)
+    fprintf(f, "NCCL_NET_PLUGIN=%s (%s)\n", res->net_value, res->net_value_origin);
+  const char* home = res->via_home
+                         ? " [through PROXYTRACE_HOME: NCCL and RCCL themselves never look there]"
+                         : "";
   if (res->status == PT_OK) {
-    fprintf(f, "result:   %s %s\n", res->probed ? "would load" : "loaded", res->path);
+    fprintf(f, "result:   %s %s%s\n", res->probed ? "would load" : "loaded", res->path, home);
     if (strcmp(res->realpath, res->path) != 0) fprintf(f, "          = %s\n", res->realpath);
     fprintf(f, "          ncclProfiler_v%d", res->api_version);
     if (*res->plugin_name) fprintf(f, " \"%s\"", res->plugin_name);
     fprintf(f, ", dump hook %s%s\n", res->has_dump_hook ? "ncclProfilerProxyTraceDump" : "absent",
             res->reused ? ", copy already loaded in this process" : "");
   } else {
-    fprintf(f, "result:   no plugin (%s: %s)\n", pt_err_name(res->status),
-            pt_strerror(res->status));
+    fprintf(f, "result:   no plugin (%s: %s)%s\n", pt_err_name(res->status),
+            pt_strerror(res->status), home);
   }
   if (res->n_candidates) fprintf(f, "candidates, in the order the host tries them:\n");
   for (size_t i = 0; i < res->n_candidates; i++) {
@@ -112,13 +119,17 @@ static void json_kv(FILE* f, const char* key, const char* value, int comma) {
 int pt_result_print_json(const pt_result* res, FILE* f) {
   if (!res || !f) return PT_EINVAL;
   fputc('{', f);
-  json_kv(f, "host", pt_host_name(res->host), 0);
+  json_kv(f, "version", pt_version(), 0);
+  json_kv(f, "host", pt_host_name(res->host), 1);
   json_kv(f, "mode", res->probed ? "probe" : "load", 1);
   json_kv(f, "status", pt_err_name(res->status), 1);
   json_kv(f, "message", pt_strerror(res->status), 1);
   fprintf(f, ",\"ok\":%s", res->status == PT_OK ? "true" : "false");
   json_kv(f, "value", res->value, 1);
   json_kv(f, "value_origin", res->value ? res->value_origin : NULL, 1);
+  json_kv(f, "net_plugin", res->net_value, 1);
+  json_kv(f, "net_plugin_origin", res->net_value ? res->net_value_origin : NULL, 1);
+  fprintf(f, ",\"via_proxytrace_home\":%s", res->via_home ? "true" : "false");
   json_kv(f, "path", res->status == PT_OK ? res->path : NULL, 1);
   json_kv(f, "realpath", res->status == PT_OK ? res->realpath : NULL, 1);
   fprintf(f, ",\"api_version\":%d", res->api_version);

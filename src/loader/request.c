@@ -1,15 +1,15 @@
 /*
  * request.c — turn a pt_request into the settings the candidate generator
- * reads: pick the NCCL_PROFILER_PLUGIN value (an argument, the environment
- * or, for hosts that read them, the nccl.conf files), copy every string
- * into the result, and reject contradictory or malformed requests with a
- * note that says what to change. The environment is only read, never
- * written.
+ * reads: pick each host variable (an argument, the environment or, as the
+ * host does, its config files), copy every string into the result, and
+ * reject contradictory or malformed requests with a note that says what to
+ * change. The environment is only read, never written.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 
@@ -31,6 +31,8 @@ int pt_request_set_var(pt_request* req, const char* name, const char* value) {
     req->plugin = value;
   else if (!strcmp(name, "RCCL_ENABLE_PROXY_TRACE"))
     req->rccl_enable_proxy_trace = value;
+  else if (!strcmp(name, "NCCL_NET_PLUGIN"))
+    req->net_plugin = value;
   else if (!strcmp(name, "PROXYTRACE_HOME"))
     req->home = value;
   else if (!strcmp(name, "LD_LIBRARY_PATH"))
@@ -52,6 +54,34 @@ static const char* pick(pt_res* r, const char* field, const char* var, unsigned 
   if (!v) return NULL;
   if (origin) *origin = "environment";
   return pt_res_keep(r, v);
+}
+
+/* A variable the host reads through its config files too. */
+static const char* host_var(pt_res* r, const pt_host_info* h, const pt_request* req,
+                            const char* field, const char* var, const char** origin) {
+  const char* v = pick(r, field, var, req->flags, origin);
+  if (!v && (req->flags & PT_REQ_CONF_FILES) && (h->flags & PT_HOSTF_CONF_FILES))
+    v = pt_conf_lookup(r, h, var, origin);
+  return v;
+}
+
+/* What the probe cannot see: NCCL 2.28.7+ reads every variable through an
+ * env plugin (NCCL_ENV_PLUGIN, else libnccl-env.so when it exists). */
+static void env_plugin_note(pt_res* r, const pt_host_info* h, const pt_request* req,
+                            const pt_settings* s) {
+  if (!(h->flags & PT_HOSTF_ENV_PLUGIN) || !(req->flags & PT_REQ_ENVIRONMENT)) return;
+  const char* origin = NULL;
+  const char* v = host_var(r, h, req, NULL, "NCCL_ENV_PLUGIN", &origin);
+  char found[PATH_MAX];
+  if (v && !strcasecmp(v, "none")) return;
+  if (!v && !pt_search_library("libnccl-env.so", s->ld_library_path, found, sizeof found)) return;
+  pt_res_note(r,
+              "%s%s%s: NCCL 2.28.7 and later read every variable through this env plugin, "
+              "which may supply values (NCCL_PROFILER_PLUGIN, NCCL_NET_PLUGIN, ...) that this "
+              "answer cannot see; it assumes the plugin passes the environment through. Set "
+              "NCCL_ENV_PLUGIN=none to rule it out.",
+              v ? "NCCL_ENV_PLUGIN=" : "libnccl-env.so is on the library path (",
+              v ? v : found, v ? "" : ")");
 }
 
 static int reject(pt_res* r, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -101,21 +131,19 @@ int pt_settings_resolve(pt_res* r, const pt_request* req, pt_settings* s) {
     s->origin = "argument";
     s->from_name = 1;
   } else {
-    s->value = pick(r, req->plugin, "NCCL_PROFILER_PLUGIN", req->flags, &s->origin);
-    if (!s->value && (req->flags & PT_REQ_CONF_FILES) && (h->flags & PT_HOSTF_CONF_FILES))
-      s->value = pt_ncclconf_lookup(r, "NCCL_PROFILER_PLUGIN", &s->origin);
+    s->value = host_var(r, h, req, req->plugin, "NCCL_PROFILER_PLUGIN", &s->origin);
   }
 
-  s->rccl_flag = pick(r, req->rccl_enable_proxy_trace, "RCCL_ENABLE_PROXY_TRACE", req->flags,
-                      &s->rccl_flag_origin);
-  if (!s->rccl_flag && (req->flags & PT_REQ_CONF_FILES) && (h->flags & PT_HOSTF_CONF_FILES))
-    s->rccl_flag = pt_ncclconf_lookup(r, "RCCL_ENABLE_PROXY_TRACE", &s->rccl_flag_origin);
+  s->rccl_flag = host_var(r, h, req, req->rccl_enable_proxy_trace, "RCCL_ENABLE_PROXY_TRACE",
+                          &s->rccl_flag_origin);
+  s->net_value = host_var(r, h, req, req->net_plugin, "NCCL_NET_PLUGIN", &s->net_origin);
+  s->net_from_argument = req->net_plugin != NULL;
+  s->net_default = !s->net_value && (req->flags & PT_REQ_ENVIRONMENT);
   s->home = pick(r, req->home, "PROXYTRACE_HOME", req->flags, NULL);
   if (s->home && !*s->home) s->home = NULL; /* empty = unset */
   s->ld_library_path = pick(r, req->ld_library_path, "LD_LIBRARY_PATH", req->flags, NULL);
   s->rccl_dir = pt_res_keep(r, req->rccl_dir);
   s->rccl_anchor = req->rccl_anchor;
-  s->net_plugin = pt_res_keep(r, req->net_plugin);
   if (req->major < 0)
     return reject(r, "the required major version is %d: give 0 (this build's) or a positive one",
                   req->major);
@@ -126,5 +154,13 @@ int pt_settings_resolve(pt_res* r, const pt_request* req, pt_settings* s) {
 
   r->pub.value = s->value;
   r->pub.value_origin = s->value ? s->origin : "";
+  r->pub.net_value = s->net_value;
+  r->pub.net_value_origin = s->net_value ? s->net_origin : "";
+  if ((h->flags & PT_HOSTF_RCCL_CONF) && (req->flags & PT_REQ_CONF_FILES) &&
+      (req->flags & PT_REQ_ENVIRONMENT) && getenv("NCCL_CONF_FILE"))
+    pt_res_note(r,
+                "NCCL_CONF_FILE is set, but RCCL does not read it: RCCL takes its settings from "
+                "~/.rccl.conf and /etc/rccl.conf.");
+  env_plugin_note(r, h, req, s);
   return PT_OK;
 }

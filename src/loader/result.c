@@ -21,6 +21,7 @@ pt_res* pt_res_new(pt_host host, int probed) {
   r->pub.realpath = "";
   r->pub.plugin_name = "";
   r->pub.value_origin = "";
+  r->pub.net_value_origin = "";
   r->pub.candidates = NULL;
   r->pub.notes = NULL;
   return r;

@@ -1,15 +1,23 @@
 /*
- * version.c — version suffixes of shared-object file names
- * ("libx.so.1", "libx.so.1.10.2") compared as numbers, component by
- * component. String order puts 1.9 after 1.10 and picks the older library
- * (spec/plugin-loading.md §4.11 G3, P6); this is the one place that
- * decides which of two versioned files is newer.
+ * version.c — versions: this library's own, and the version suffixes of
+ * shared-object file names ("libx.so.1", "libx.so.1.10.2") compared as
+ * numbers, component by component. String order puts 1.9 after 1.10 and
+ * picks the older library; this is the one place that decides which of two
+ * versioned files is newer.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 
 #include "internal.h"
+
+/* PT_VERSION_MAJOR/MINOR/PATCH come from the Makefile. */
+#define PT_STR_(x) #x
+#define PT_STR(x) PT_STR_(x)
+
+const char* pt_version(void) {
+  return PT_STR(PT_VERSION_MAJOR) "." PT_STR(PT_VERSION_MINOR) "." PT_STR(PT_VERSION_PATCH);
+}
 
 int pt_version_parse(const char* text, unsigned long v[3]) {
   int n = 0;

@@ -3,11 +3,13 @@
  *
  *   PROXYTRACE_MAX_OPS   operation slots per communicator (default 4096,
  *                        16..1048576); 256 bytes each
- *   PROXYTRACE_CLOCK     tsc (default, where the CPU's TSC is invariant) or
+ *   PROXYTRACE_CLOCK     x86: tsc (default, where the CPU's TSC is invariant)
+ *                        or monotonic; aarch64: counter (default) or
  *                        monotonic; read by src/trace/clock.c, checked here
  *
  * A bad value never stops the host: it is reported once per process, with
- * the accepted values and the default used, and the default applies.
+ * the accepted values and the default used, and the default applies. The
+ * clock in use is said once per process, at INFO level.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "plugin/plugin.h"
+#include "trace/clock.h"
 
 int pt_parse_uint(const char* s, unsigned long lo, unsigned long hi, unsigned long* out) {
   if (!s || *s < '0' || *s > '9') return -1;
@@ -28,6 +31,7 @@ int pt_parse_uint(const char* s, unsigned long lo, unsigned long hi, unsigned lo
 
 static atomic_flag warned_max_ops = ATOMIC_FLAG_INIT;
 static atomic_flag warned_clock = ATOMIC_FLAG_INIT;
+static atomic_flag told_clock = ATOMIC_FLAG_INIT;
 
 void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
   pt_trace_config_default(&cfg->trace);
@@ -44,11 +48,15 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
     }
   }
   v = getenv("PROXYTRACE_CLOCK");
-  if (v && *v && strcmp(v, "tsc") != 0 && strcmp(v, "monotonic") != 0 &&
-      !atomic_flag_test_and_set(&warned_clock)) {
+  if (pt_clock_parse(v) == PT_CLOCK_BAD && !atomic_flag_test_and_set(&warned_clock)) {
     PT_LOG_WARN(log,
-                "proxytrace: PROXYTRACE_CLOCK='%s' is neither 'tsc' nor 'monotonic'; using the "
-                "default (the TSC where it is invariant, else CLOCK_MONOTONIC)",
-                v);
+                "proxytrace: PROXYTRACE_CLOCK='%s' is not a clock of this machine (%s): accepted "
+                "%s; using the default (%s)",
+                v, PT_CLOCK_ARCH, pt_clock_accepted(), pt_clock_default());
+  }
+  if (log && !atomic_flag_test_and_set(&told_clock)) {
+    char what[160];
+    pt_clock_describe(what, sizeof what);
+    PT_LOG_INFO(log, NCCL_INIT | NCCL_PROFILE, "proxytrace: clock %s", what);
   }
 }

@@ -120,7 +120,10 @@ void pt_ctx_destroy(pt_ctx* c) {
 
 pt_trace* pt_ctx_trace(void* ctx) {
   pt_ctx* c = ctx;
-  if (!c || atomic_load_explicit(&c->magic, memory_order_relaxed) != PT_CTX_MAGIC) return NULL;
+  /* Acquire: pairs with the store that published the context, so the fields
+   * read after the check (trace, comm_hash) are the ones written before it,
+   * whichever thread created the context and however the host passed it on. */
+  if (!c || atomic_load_explicit(&c->magic, memory_order_acquire) != PT_CTX_MAGIC) return NULL;
   return c->trace;
 }
 

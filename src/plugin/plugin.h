@@ -52,6 +52,12 @@ int pt_host_warn_level(void);
   do { \
     if (log) (log)(pt_host_warn_level(), NCCL_ALL, __func__, __LINE__, __VA_ARGS__); \
   } while (0)
+/* INFO is the level after WARN in both enums (NCCL 3, RCCL 4); shown with
+ * NCCL_DEBUG=INFO when `flags` is in NCCL_DEBUG_SUBSYS (INIT is by default). */
+#define PT_LOG_INFO(log, flags, ...) \
+  do { \
+    if (log) (log)(pt_host_warn_level() + 1, (flags), __func__, __LINE__, __VA_ARGS__); \
+  } while (0)
 
 /* ---- per-communicator context (context.c) ---- */
 

@@ -1,31 +1,80 @@
 /*
- * clock.h — the recording clock. The hot path stores raw ticks (the TSC on
- * x86 when it is invariant, CLOCK_MONOTONIC nanoseconds elsewhere) and the
- * dump converts them to Unix-epoch milliseconds, the unit legacy ProxyTrace
- * prints (spec/rccl-proxytrace.md §3.7, bug 16: we use CLOCK_REALTIME
- * explicitly for the epoch). A tick value of 0 means "never set".
+ * clock.h — the recording clock. The hot path stores raw ticks of the CPU's
+ * own counter where there is a usable one — the TSC on x86 when it is
+ * invariant, the generic timer's virtual counter (cntvct_el0) on aarch64 —
+ * and CLOCK_MONOTONIC nanoseconds elsewhere or when asked. The dump converts
+ * ticks to Unix-epoch milliseconds, the unit legacy ProxyTrace prints, with
+ * CLOCK_REALTIME taken explicitly for the epoch. A tick value of 0 means
+ * "never set".
+ *
+ * PROXYTRACE_CLOCK names the source per architecture: x86 `tsc` or
+ * `monotonic`, aarch64 `counter` or `monotonic`, any other machine only
+ * `monotonic`. pt_clock_parse() is the one place that knows the names.
  */
 #ifndef PT_TRACE_CLOCK_H
 #define PT_TRACE_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
 
-/* Set once by pt_clock_init(), before any recording. Hidden: read directly,
- * not through the GOT, on the hot path. */
-extern int pt_clock_tsc __attribute__((visibility("hidden")));
+#if defined(__x86_64__) || defined(__i386__)
+#define PT_CLOCK_HAS_COUNTER 1
+#define PT_CLOCK_COUNTER_NAME "tsc"
+#define PT_CLOCK_ARCH "x86"
+static inline uint64_t pt_counter_read(void) { return __rdtsc(); }
+#elif defined(__aarch64__)
+#define PT_CLOCK_HAS_COUNTER 1
+#define PT_CLOCK_COUNTER_NAME "counter"
+#define PT_CLOCK_ARCH "aarch64"
+/* The Arm architecture lets a read of CNTVCT_EL0 execute speculatively and
+ * out of order with the instructions around it (Arm ARM DDI 0487, "The
+ * Generic Timer in AArch64 state": an ISB orders the read after the
+ * instructions before it). Without it a timestamp can be taken before the
+ * work it is meant to follow. The ISB costs a pipeline refill; Linux's vDSO
+ * pays the same (arch/arm64/include/asm/arch_timer.h,
+ * __arch_counter_get_cntvct). */
+static inline uint64_t pt_counter_read(void) {
+  uint64_t v;
+  __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+  return v;
+}
+#else
+#define PT_CLOCK_HAS_COUNTER 0
+#define PT_CLOCK_COUNTER_NAME NULL
+#define PT_CLOCK_ARCH "this architecture"
+#endif
+
+/* Set once by pt_clock_init(), before any recording: 1 when ticks come from
+ * the CPU counter. Hidden: read directly, not through the GOT, on the hot
+ * path. */
+extern int pt_clock_counter __attribute__((visibility("hidden")));
 
 static inline uint64_t pt_ticks(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_expect(pt_clock_tsc, 1)) return __rdtsc();
+#if PT_CLOCK_HAS_COUNTER
+  if (__builtin_expect(pt_clock_counter, 1)) return pt_counter_read();
 #endif
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* A PROXYTRACE_CLOCK value. */
+typedef enum {
+  PT_CLOCK_DEFAULT = 0, /* unset or empty: the counter where usable */
+  PT_CLOCK_COUNTER,     /* this machine's counter name (tsc / counter) */
+  PT_CLOCK_MONOTONIC,   /* "monotonic" */
+  PT_CLOCK_BAD          /* anything else, including the other machine's name */
+} pt_clock_choice;
+
+pt_clock_choice pt_clock_parse(const char* value);
+/* "'tsc' or 'monotonic'" — the values this build accepts, for messages. */
+const char* pt_clock_accepted(void);
+/* What applies when PROXYTRACE_CLOCK is unset or bad, in words. */
+const char* pt_clock_default(void);
 
 /* Conversion from ticks to wall-clock time, valid for one dump. */
 typedef struct {
@@ -34,8 +83,15 @@ typedef struct {
   double ns_per_tick;
 } pt_clock_cal;
 
-/* Idempotent and thread-safe; chooses the tick source and anchors it. */
+/* Idempotent and thread-safe; chooses the tick source (from
+ * PROXYTRACE_CLOCK and the CPU) and anchors it. */
 void pt_clock_init(void);
+/* The source in use: "tsc", "counter" or "monotonic". */
+const char* pt_clock_source(void);
+/* One line for a log: the source, its rate, and why when it is not the one
+ * asked for (e.g. "monotonic (PROXYTRACE_CLOCK=tsc, but this CPU's TSC is not
+ * invariant)"). Returns the length written (snprintf's). */
+int pt_clock_describe(char* buf, size_t n);
 /* Best calibration available now (refined from the anchor as time passes). */
 void pt_clock_calibration(pt_clock_cal* cal);
 /* Unix-epoch milliseconds (truncated) of a tick value; 0 stays 0. */

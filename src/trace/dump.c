@@ -9,7 +9,12 @@
  * active one with the same key (ids restart when an opCount's bucket
  * empties), both are printed, finished records first in completion order:
  * a live op is never hidden. An op that completes while the snapshot is taken
- * can show up twice (active and finished), never not at all.
+ * can show up twice (active and finished); it is missing only if 32 more ops
+ * completed after it before the ring was copied (it has then left the ring,
+ * as it would have for a dump started later). A ring entry is printed only
+ * as the completion it stood for when the ring's head was read: an entry the
+ * writer rewrote meanwhile, or kept busy for every try, is left out (see
+ * pt_ring_snapshot).
  *
  * mapSizeMB counts the memory holding records now: active slots, id buckets
  * and finished-ring entries, each at its C size (pt_op 256 bytes, id entry
@@ -62,6 +67,23 @@ static int format_drops(const pt_trace* t, char* buf, size_t n) {
   return len < (int)n ? len : (int)n - 1;
 }
 
+size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint64_t* order) {
+  uint64_t n = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
+  size_t got = 0;
+  for (uint64_t s = head - n; s < head; s++) {
+    uint32_t version;
+    if (pt_rec_read(&t->ring[s % PT_FINISHED_RING], &out[got], NULL, NULL, &version) != 0)
+      continue; /* the writer kept it busy: no consistent copy to print */
+    /* Slot s % 32 holds completion s after its (s / 32 + 1)-th write, each
+     * write adding 2 to its sequence. Reading `head` with acquire made every
+     * completion below it visible, so the slot is at that version or later;
+     * later means a newer completion overwrote it after `head` was read. */
+    if (version != (uint32_t)(2 * (s / PT_FINISHED_RING + 1))) continue;
+    order[got++] = s;
+  }
+  return got;
+}
+
 int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
   char line[PT_LINE_MAX];
   pt_clock_cal cal;
@@ -93,12 +115,13 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
     n++;
   }
   head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
-  nfin = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
-  for (uint64_t s = head - nfin; s < head; s++) {
-    pt_rec_read(&t->ring[s % PT_FINISHED_RING], &es[n].v);
+  pt_rec_view ring[PT_FINISHED_RING];
+  uint64_t ring_order[PT_FINISHED_RING];
+  size_t nring = pt_ring_snapshot(t, head, ring, ring_order);
+  for (size_t i = 0; i < nring; i++, n++) {
+    es[n].v = ring[i];
     es[n].finished = 1;
-    es[n].order = s;
-    n++;
+    es[n].order = ring_order[i];
   }
   for (size_t i = 0; i < n; i++) pt_format_key(es[i].key, sizeof es[i].key, &es[i].v);
   qsort(es, n, sizeof *es, cmp_entry);

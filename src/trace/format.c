@@ -14,7 +14,7 @@ int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key,
                      const pt_clock_cal* cal) {
   const int64_t* c = v->counters;
   pt_status st = pt_status_of((pt_op_type)v->op_type, c[PT_CNT_POSTED], c[PT_CNT_RECEIVED],
-                              c[PT_CNT_TRANSMITTED], c[PT_CNT_DONE], v->nsteps);
+                              c[PT_CNT_TRANSMITTED], c[PT_CNT_DONE], v->nsteps, v->window);
   return snprintf(
       buf, n,
       "createT:%lld, lastT:%lld, postT:%lld, sendT:%lld, cntNm:%d, %s, "

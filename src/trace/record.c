@@ -9,6 +9,7 @@
 void pt_rec_to_view(const pt_rec* r, pt_rec_view* v) {
   v->op_type = PT_LOAD(r->op_type);
   v->last_kind = PT_LOAD(r->last_kind);
+  v->window = PT_LOAD(r->window);
   v->channel = PT_LOAD(r->channel);
   v->nsteps = PT_LOAD(r->nsteps);
   v->peer = PT_LOAD(r->peer);
@@ -32,6 +33,7 @@ void pt_rec_to_view(const pt_rec* r, pt_rec_view* v) {
 void pt_rec_from_view(pt_rec* r, const pt_rec_view* v) {
   PT_STORE(r->op_type, v->op_type);
   PT_STORE(r->last_kind, v->last_kind);
+  PT_STORE(r->window, v->window);
   PT_STORE(r->channel, v->channel);
   PT_STORE(r->nsteps, v->nsteps);
   PT_STORE(r->peer, v->peer);
@@ -52,18 +54,21 @@ void pt_rec_from_view(pt_rec* r, const pt_rec_view* v) {
   PT_STORE(r->t_progress, v->t_progress);
 }
 
-int pt_rec_read(const pt_rec* r, pt_rec_view* v) {
+int pt_rec_read(const pt_rec* r, pt_rec_view* v, const _Atomic uint8_t* state,
+                uint8_t* state_out, uint32_t* version) {
   for (int tries = 0; tries < 1000; tries++) {
-    uint32_t s1 = atomic_load_explicit(&r->seq, memory_order_acquire);
+    uint32_t s1 = pt_seq_read_begin(&r->seq);
     if (s1 & 1u) {
       if (tries > 100) sched_yield();
       continue;
     }
+    if (state) *state_out = PT_LOAD(*state);
     pt_rec_to_view(r, v);
-    atomic_thread_fence(memory_order_acquire);
-    if (PT_LOAD(r->seq) == s1) return 0;
+    if (pt_seq_read_end(&r->seq, s1)) {
+      if (version) *version = s1;
+      return 0;
+    }
   }
-  pt_rec_to_view(r, v);
   return -1;
 }
 

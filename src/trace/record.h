@@ -5,9 +5,10 @@
  *
  * One writer (the trace's proxy thread) and any number of readers. The writer
  * makes the sequence odd, stores, then makes it even again; a reader retries
- * while the sequence is odd or changed under it. Every field is an atomic
- * accessed with relaxed ordering — plain moves on x86 and ARM — so concurrent
- * reads are well defined and sanitizer-clean; the fences give the ordering.
+ * while the sequence is odd or changed under it (seqlock.h: the protocol, its
+ * memory orders and why each is needed). Every field is an atomic accessed
+ * with relaxed ordering — plain moves on x86 and ARM — so concurrent reads
+ * are well defined and sanitizer-clean; the seqlock gives the ordering.
  * Strings are never stored: the dump formats a plain-data snapshot.
  */
 #ifndef PT_TRACE_RECORD_H
@@ -17,15 +18,17 @@
 #include <stdint.h>
 
 #include "proxytrace/trace.h"
+#include "trace/seqlock.h"
 
 #define RLX memory_order_relaxed
 #define PT_LOAD(x) atomic_load_explicit(&(x), RLX)
 #define PT_STORE(x, v) atomic_store_explicit(&(x), (v), RLX)
 
 typedef struct {
-  _Atomic uint32_t seq;
+  pt_seq seq; /* even: stable; odd: being written */
   _Atomic uint8_t op_type;   /* pt_op_type */
   _Atomic uint8_t last_kind; /* cntNm: last counter updated, PT_CNT_UNINITIALIZED if none */
+  _Atomic uint8_t window;    /* steps in flight at most, in the counters' unit; 0 = NCCL_STEPS */
   _Atomic int32_t channel;
   _Atomic int32_t nsteps;
   _Atomic int32_t peer;
@@ -48,7 +51,7 @@ typedef struct {
 
 /* A plain copy of a record, taken by a reader. */
 typedef struct {
-  uint8_t op_type, last_kind;
+  uint8_t op_type, last_kind, window;
   int32_t channel, nsteps, peer;
   uint32_t nbytes;
   uint64_t comm_hash;
@@ -59,24 +62,20 @@ typedef struct {
   uint64_t t_create, t_last, t_posted, t_kernel, t_progress;
 } pt_rec_view;
 
-static inline void pt_rec_write_begin(pt_rec* r) {
-  uint32_t s = PT_LOAD(r->seq);
-  PT_STORE(r->seq, s + 1);
-  atomic_thread_fence(memory_order_release);
-}
-
-static inline void pt_rec_write_end(pt_rec* r) {
-  uint32_t s = PT_LOAD(r->seq);
-  atomic_store_explicit(&r->seq, s + 1, memory_order_release);
-}
+static inline void pt_rec_write_begin(pt_rec* r) { pt_seq_write_begin(&r->seq); }
+static inline void pt_rec_write_end(pt_rec* r) { pt_seq_write_end(&r->seq); }
 
 /* Record <-> view copies; the writer-side copy is also how a finished op is
  * frozen into the ring. */
 void pt_rec_to_view(const pt_rec* r, pt_rec_view* v);
 void pt_rec_from_view(pt_rec* r, const pt_rec_view* v);
-/* Consistent snapshot under the seqlock; 0 on success, -1 if the writer kept
- * it busy for every try (the last, possibly torn, copy is left in *v). */
-int pt_rec_read(const pt_rec* r, pt_rec_view* v);
+/* Consistent snapshot under the seqlock: 0 on success, -1 if the writer kept
+ * it busy for every try (then *v holds no usable record). With `state` (may
+ * be NULL), *state_out is read inside the same snapshot (a slot's lifecycle
+ * byte, which the writer changes inside the record's write section); with
+ * `version` (may be NULL), *version is the sequence value the copy is. */
+int pt_rec_read(const pt_rec* r, pt_rec_view* v, const _Atomic uint8_t* state,
+                uint8_t* state_out, uint32_t* version);
 /* Legacy defaults: counters 0 except FIFO_SZ_OR_HEAD_CACHE = -1, ids -1. */
 void pt_rec_reset(pt_rec* r);
 

@@ -70,6 +70,11 @@ struct pt_trace {
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];
   _Atomic uint64_t drops[PT_DROP_NUM];
+  /* Debug builds (PT_DEBUG): the thread that writes this trace, claimed by
+   * its first write; see pt_writer_check in trace.c. */
+  _Atomic uintptr_t writer;
+  int writer_tid;
+  char writer_name[16];
 };
 
 #define PT_NO_SLOT UINT32_MAX
@@ -79,5 +84,10 @@ _Static_assert(PT_STEP_BASE > PT_GEN_MASK, "op-handle offsets stay below the ste
 
 /* Slot state and record, read consistently. 0 on success. */
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v);
+/* The finished records of completions [head - 32, head) (those that exist),
+ * oldest first, each a consistent copy of exactly that completion; entries
+ * rewritten since `head` was read (acquire) are skipped. out[] and order[]
+ * (completion numbers) hold PT_FINISHED_RING; returns how many were copied. */
+size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint64_t* order);
 
 #endif

@@ -6,10 +6,11 @@
 #include "proxytrace/trace.h"
 
 pt_status pt_status_of(pt_op_type type, int64_t posted64, int64_t received64,
-                       int64_t transmitted64, int64_t done64, int nsteps) {
+                       int64_t transmitted64, int64_t done64, int nsteps, int window) {
   const int posted = (int)posted64, received = (int)received64;
   const int transmitted = (int)transmitted64, done = (int)done64;
-  if (posted < nsteps && posted < done + PT_NCCL_STEPS) return PT_STATUS_POSTING;
+  if (window <= 0) window = PT_NCCL_STEPS;
+  if (posted < nsteps && posted < done + window) return PT_STATUS_POSTING;
   if (type == PT_OP_RECV) {
     if (received < posted) return PT_STATUS_RECEIVING;
     if (received < transmitted) return PT_STATUS_RECEIVING;

@@ -8,6 +8,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef PT_DEBUG
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+#endif
 
 #include "trace/clock.h"
 #include "trace/slab.h"
@@ -100,6 +105,45 @@ size_t pt_trace_reserved_bytes(const pt_trace* t) {
   return sizeof *t + (size_t)t->nslots * sizeof(pt_op) + pt_idmap_bytes(&t->ids);
 }
 
+/* ---- one writer per trace (debug builds) ---- */
+
+/* The record sequence, the free list, the id table and several counters are
+ * load-then-store: correct only while one thread writes a trace (the host's
+ * proxy thread; docs/plugin.md, "Which thread writes which trace"). Debug
+ * builds (PT_DEBUG: every sanitizer build, and DEBUG=1) check it on every
+ * recording call: the first writer claims the trace, any other thread that
+ * writes it aborts the process with both threads named. Dumps are readers
+ * and are not checked. Release builds compile none of it. */
+#ifdef PT_DEBUG
+__attribute__((noinline, cold, noreturn)) static void writer_violation(pt_trace* t) {
+  char name[16] = "?";
+  pthread_getname_np(pthread_self(), name, sizeof name);
+  fprintf(stderr,
+          "proxytrace: trace of rank %d written by thread %ld (%s), but thread %d (%s) writes it: "
+          "one thread writes each trace (docs/plugin.md)\n",
+          PT_LOAD(t->my_rank), (long)gettid(), name, t->writer_tid, t->writer_name);
+  abort();
+}
+
+__attribute__((noinline)) static void pt_writer_check(pt_trace* t) {
+  uintptr_t self = (uintptr_t)pthread_self();
+  uintptr_t owner = atomic_load_explicit(&t->writer, memory_order_acquire);
+  if (owner == self) return;
+  if (owner == 0) {
+    t->writer_tid = (int)gettid();
+    if (pthread_getname_np(pthread_self(), t->writer_name, sizeof t->writer_name) != 0)
+      t->writer_name[0] = 0;
+    if (atomic_compare_exchange_strong_explicit(&t->writer, &owner, self, memory_order_acq_rel,
+                                                memory_order_acquire))
+      return;
+  }
+  writer_violation(t);
+}
+#define WRITER(t) pt_writer_check(t)
+#else
+#define WRITER(t) ((void)0)
+#endif
+
 /* ---- handles ---- */
 
 static inline pt_op* slot_of(pt_handle h) {
@@ -128,6 +172,7 @@ static inline pt_op* live_op(pt_handle h) {
     pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
     return NULL;
   }
+  WRITER(op->trace);
   return op;
 }
 
@@ -166,6 +211,7 @@ static uint32_t reclaim(pt_trace* t) {
 /* ---- recording ---- */
 
 pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
+  WRITER(t);
   uint32_t idx = t->free_head;
   if (UNLIKELY(idx == PT_NO_SLOT)) {
     /* Scan when an op finished since the last scan, or after a batch of
@@ -189,6 +235,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   pt_rec_write_begin(r);
   PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
   PT_STORE(r->last_kind, PT_CNT_UNINITIALIZED);
+  PT_STORE(r->window, 0);
   PT_STORE(r->channel, info->channel);
   PT_STORE(r->nsteps, info->nsteps);
   PT_STORE(r->peer, info->peer);
@@ -334,12 +381,29 @@ void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
 
 /* ---- stock NCCL: counters from step events and ProxyOp states ---- */
 
+/* The status rules compare POSTED with DONE + NCCL_STEPS, in raw steps.
+ * Stock NCCL 2.24+ count a step-driven op in transfers of sliceSteps raw
+ * steps, so its window is NCCL_STEPS / sliceSteps transfers — 4 for ring
+ * all-reduce, all-gather and reduce-scatter (sliceSteps NCCL_STEPS/4 = 2),
+ * 8 for the rest (sliceSteps 1; v2.28.9-1 src/include/collectives.h:17-26)
+ * — and no descriptor field says sliceSteps. The window is learnt from the
+ * widest POSTED - DONE gap seen: up to 4 it is 4, beyond it 8. A stuck
+ * all-reduce send with a full window of 4 then reads WAITING_GPU, as NCCL's
+ * own rule in raw steps says, not POSTING. */
+static inline void learn_window(pt_op* op, int64_t posted) {
+  const int64_t gap = posted - PT_LOAD(op->rec.counters[PT_CNT_DONE]);
+  const uint8_t w = gap > PT_NCCL_STEPS / 2 ? PT_NCCL_STEPS : PT_NCCL_STEPS / 2;
+  if (w > PT_LOAD(op->rec.window)) PT_STORE(op->rec.window, w);
+}
+
 /* Step-driven counters only move up: NCCL 2.24-2.26 stop the wrong step
  * handle in the receive loop (NVIDIA/nccl#1658) and 2.23-2.26 report the
  * same progress through ProxyOp states and step events both. */
 static void advance_at(pt_op* op, unsigned kind, int64_t value, unsigned flags, uint64_t now) {
-  if (value > PT_LOAD(op->rec.counters[kind]) || (flags & PT_FLAG_COUNTER_SKIP))
+  if (value > PT_LOAD(op->rec.counters[kind]) || (flags & PT_FLAG_COUNTER_SKIP)) {
+    if (kind == PT_CNT_POSTED) learn_window(op, value);
     update_at(op, kind, value, flags, now);
+  }
 }
 
 static void advance(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
@@ -403,6 +467,7 @@ static inline pt_step_slot* live_step(pt_handle h) {
     pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
     return NULL;
   }
+  WRITER(op->trace);
   return s;
 }
 
@@ -470,13 +535,5 @@ void pt_handle_count(pt_handle h, pt_drop_reason r) {
 }
 
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v) {
-  for (int tries = 0; tries < 1000; tries++) {
-    uint32_t s1 = atomic_load_explicit(&op->rec.seq, memory_order_acquire);
-    if (s1 & 1u) continue;
-    *state = PT_LOAD(op->state);
-    pt_rec_to_view(&op->rec, v);
-    atomic_thread_fence(memory_order_acquire);
-    if (PT_LOAD(op->rec.seq) == s1) return 0;
-  }
-  return -1;
+  return pt_rec_read(&op->rec, v, &op->state, state, NULL);
 }

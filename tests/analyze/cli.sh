@@ -6,7 +6,8 @@
 # --truth-json and --expect, the demo's verdict, and the sqlite3 example of
 # docs/analyze.md run on JSON-lines dumps. $1: the build folder.
 B=${1:-build}
-PT="$B/proxytrace"
+PT="$(cd "$B" && pwd)/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-} # a build for another architecture runs under its emulator
 PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
 DATA="$(dirname "$0")/data"
 T=$(mktemp -d)
@@ -14,44 +15,45 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # ---- options and exit statuses ----
-"$PT" analyze --help >"$T/help" 2>&1 || fail "analyze --help exits $?"
+$RUN "$PT" analyze --help >"$T/help" 2>&1 || fail "analyze --help exits $?"
 grep -q -- "--chrome" "$T/help" || fail "analyze --help lacks --chrome"
-"$PT" --help | grep -q "analyze" || fail "proxytrace --help does not list analyze"
-"$PT" analyze >"$T/out" 2>&1; rc=$?
+$RUN "$PT" --help | grep -q "analyze" || fail "proxytrace --help does not list analyze"
+$RUN "$PT" analyze >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "analyze without a path exits $rc, want 2"
-"$PT" analyze --bogus x >"$T/out" 2>&1; rc=$?
+$RUN "$PT" analyze --bogus x >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "analyze --bogus exits $rc, want 2"
 grep -q -- "--bogus" "$T/out" || fail "analyze --bogus does not name the option"
-"$PT" analyze --slow-factor 1 "$DATA" >"$T/out" 2>&1; rc=$?
+$RUN "$PT" analyze --slow-factor 1 "$DATA" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--slow-factor 1 exits $rc, want 2"
 grep -q "1.5..1000" "$T/out" || fail "--slow-factor 1 does not say what is accepted"
-"$PT" analyze "$T/none.log" >"$T/out" 2>&1; rc=$?
+$RUN "$PT" analyze "$T/none.log" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "analyze of a missing file exits $rc, want 2"
 grep -q "none.log: cannot open" "$T/out" || fail "a missing file is not named with its error"
 
 # ---- a stalled ring in the emulator, its legacy dumps, its ground truth ----
-"$PT" sim --plugin "$PLUGIN" --stall 3:0:5 --dump-dir "$T/stall" --truth-json "$T/stall.truth" --quiet \
-  >"$T/out" 2>&1 || fail "sim exits $?"
+$RUN "$PT" sim --plugin "$PLUGIN" --stall 3:0:5 --dump-dir "$T/stall" --truth-json "$T/stall.truth" --quiet \
+  >"$T/out" 2>&1; rc=$?
+[ $rc -eq 3 ] || fail "the hung sim exits $rc, want 3"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['type']=='truth' and d['verdict']=='hang', d; \
 assert d['culprits']==[{'rank':3,'channel':0,'cause':'gpu_not_producing','exact':True,'fault':0}], d['culprits']" \
   "$T/stall.truth" || fail "--truth-json is not the expected document"
-"$PT" analyze "$T/stall" >"$T/text" 2>&1; rc=$?
+$RUN "$PT" analyze "$T/stall" >"$T/text" 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "analyze of a hung job exits $rc, want 1"
 head -1 "$T/text" | grep -q "^proxytrace analyze: HANG" || fail "the verdict is not the first line"
 sed -n 2p "$T/text" | grep -q "^culprit 1: rank 3 (node0, pid [0-9]*), channel 0: its GPU stopped producing data" ||
   fail "the culprit is not named first: $(sed -n 2p "$T/text")"
 grep -q "3 -> 4 .*send  10/56 .*its GPU to produce data  \[1, origin\]" "$T/text" || fail "no stuck-edge row for 3 -> 4"
-"$PT" analyze --expect "$T/stall.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
+$RUN "$PT" analyze --expect "$T/stall.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "--expect that agrees changes the exit status to $rc"
 grep -q "agrees with the ground truth" "$T/out" || fail "--expect does not say it agrees"
 sed 's/"culprits":\[{"rank":3,/"culprits":[{"rank":5,/' "$T/stall.truth" >"$T/wrong.truth"
-"$PT" analyze --expect "$T/wrong.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
+$RUN "$PT" analyze --expect "$T/wrong.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 3 ] || fail "--expect that differs exits $rc, want 3"
-"$PT" analyze --expect "$T/missing.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
+$RUN "$PT" analyze --expect "$T/missing.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--expect of a missing file exits $rc, want 2"
 
 # ---- the JSON document ----
-"$PT" analyze --json "$T/stall" >"$T/a.json"; rc=$?
+$RUN "$PT" analyze --json "$T/stall" >"$T/a.json"; rc=$?
 [ $rc -eq 1 ] || fail "--json of a hung job exits $rc, want 1"
 python3 - "$T/a.json" <<'PY' || fail "the JSON document does not follow its schema"
 import json, sys
@@ -75,7 +77,7 @@ assert d["missing_ranks"] == []
 PY
 
 # ---- the Chrome trace ----
-"$PT" analyze --chrome "$T/trace.json" "$T/stall" >/dev/null; rc=$?
+$RUN "$PT" analyze --chrome "$T/trace.json" "$T/stall" >/dev/null; rc=$?
 [ $rc -eq 1 ] || fail "--chrome exits $rc"
 python3 - "$T/trace.json" <<'PY' || fail "the Chrome trace does not follow the trace-event format"
 import json, sys
@@ -114,37 +116,32 @@ assert any(e["ph"] == "i" and e["name"].startswith("dump") for e in ev)
 PY
 
 # ---- a healthy job, a killed rank ----
-"$PT" sim --plugin "$PLUGIN" --dump-dir "$T/ok" --quiet >/dev/null 2>&1 || fail "healthy sim exits $?"
-"$PT" analyze "$T/ok" >"$T/out" 2>&1; rc=$?
+$RUN "$PT" sim --plugin "$PLUGIN" --dump-dir "$T/ok" --quiet >/dev/null 2>&1 || fail "healthy sim exits $?"
+$RUN "$PT" analyze "$T/ok" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 0 ] || fail "analyze of a healthy job exits $rc, want 0"
 head -1 "$T/out" | grep -q "OK" || fail "a healthy job is not OK"
-"$PT" sim --plugin "$PLUGIN" --kill 5:3 --dump-dir "$T/kill" --truth-json "$T/kill.truth" --quiet >/dev/null 2>&1
-"$PT" analyze --json --expect "$T/kill.truth" "$T/kill" >"$T/k.json" 2>"$T/k.err"; rc=$?
+$RUN "$PT" sim --plugin "$PLUGIN" --kill 5:3 --dump-dir "$T/kill" --truth-json "$T/kill.truth" --quiet >/dev/null 2>&1
+[ -s "$T/kill.truth" ] || fail "sim --kill wrote no ground truth"
+$RUN "$PT" analyze --json --expect "$T/kill.truth" "$T/kill" >"$T/k.json" 2>"$T/k.err"; rc=$?
 [ $rc -eq 1 ] || fail "analyze of a killed rank exits $rc, want 1"
 grep -q "agrees with the ground truth" "$T/k.err" || fail "the kill analysis does not agree: $(cat "$T/k.err")"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [m['rank'] for m in d['missing_ranks']]==[5], d['missing_ranks']; \
 assert d['culprits'][0]['cause']=='rank_missing' and d['culprits'][0]['rank']==5" "$T/k.json" || fail "rank 5 is not missing"
 
 # ---- the demo: the analyzer's verdict from the dumps, checked ----
-"$PT" demo --plugin "$PLUGIN" --out "$T/demo" >"$T/demo.txt" 2>&1 || fail "demo exits $?"
+$RUN "$PT" demo --plugin "$PLUGIN" --out "$T/demo" >"$T/demo.txt" 2>&1 || fail "demo exits $?"
 grep -q "culprit 1: rank 3" "$T/demo.txt" || fail "the demo's verdict does not name rank 3"
 grep -q "agrees with the ground truth" "$T/demo.txt" || fail "the demo does not check its verdict: $(cat "$T/demo.txt")"
 
 # ---- JSON lines: the analyzer, and the sqlite3 example of docs/analyze.md ----
-"$PT" analyze "$DATA/ring-stall" >"$T/out"; rc=$?
+$RUN "$PT" analyze "$DATA/ring-stall" >"$T/out"; rc=$?
 [ $rc -eq 1 ] || fail "analyze of the JSON ring exits $rc"
 sed -n 2p "$T/out" | grep -q "^culprit 1: rank 1 (node0, pid 4101), channel 0: its GPU stopped producing data" ||
   fail "the JSON ring's culprit: $(sed -n 2p "$T/out")"
 # The shared library as Python's ctypes loads it (docs/analyze.md, "From C
-# and other languages"). A sanitizer build's library needs its runtime
-# loaded first.
-PRE=""
-case "$(readelf -d "$B/libproxytrace-analyze.so" 2>/dev/null)" in
-  *libasan*) PRE="$(${CC:-cc} -print-file-name=libasan.so)" ;;
-  *libtsan*) PRE="$(${CC:-cc} -print-file-name=libtsan.so)" ;;
-esac
-LD_PRELOAD="$PRE" ASAN_OPTIONS=detect_leaks=0 python3 - "$B/libproxytrace-analyze.so" "$DATA/ring-stall" <<'PY' ||
-  fail "the library through ctypes"
+# and other languages"), when it is of this machine's architecture. A
+# sanitizer build's library needs its runtime loaded first.
+cat >"$T/through_ctypes.py" <<'PY'
 import ctypes, json, sys
 lib = ctypes.CDLL(sys.argv[1])
 lib.pt_analysis_json.restype = ctypes.c_void_p
@@ -158,6 +155,15 @@ lib.pt_analysis_string_free(ctypes.c_void_p(p))
 lib.pt_analysis_free(a)
 assert d["verdict"] == "hang" and d["culprits"][0]["rank"] == 1, d["culprits"][0]
 PY
+if [ -z "$RUN" ]; then
+  PRE=""
+  case "$(readelf -d "$B/libproxytrace-analyze.so" 2>/dev/null)" in
+    *libasan*) PRE="$(${CC:-cc} -print-file-name=libasan.so)" ;;
+    *libtsan*) PRE="$(${CC:-cc} -print-file-name=libtsan.so)" ;;
+  esac
+  LD_PRELOAD="$PRE" ASAN_OPTIONS=detect_leaks=0 python3 "$T/through_ctypes.py" "$B/libproxytrace-analyze.so" \
+    "$DATA/ring-stall" || fail "the library through ctypes"
+fi
 DOC="$(dirname "$0")/../../docs/analyze.md"
 sed -n '/^```sql sqlite3$/,/^```$/p' "$DOC" | sed '1d;$d' | sed "s|dumps/|$DATA/ring-stall/|" >"$T/q.sql"
 [ -s "$T/q.sql" ] || fail "docs/analyze.md has no sqlite3 example"

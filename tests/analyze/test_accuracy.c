@@ -16,7 +16,8 @@
  * would); topologies 2 nodes x 4 ranks, 4 x 1 and 3 x 2; 1, 2 and 4
  * channels; faults stall (on the node's exit rank, entry rank, a middle
  * rank, every channel), no-recv (allreduce and send/recv), kill,
- * slow-link, pxn with a stall, leak-ops with a stall, and none; two seeds;
+ * slow-link, pxn with a stall, leak-ops with a stall (2.27+ and rccl: NCCL
+ * starts never-progressed ops only from 2.27), and none; two seeds;
  * the fault in the last iteration or the first. It prints the accuracy per
  * host and fault, and fails on any case that differs. Sanitizer builds run
  * every third case. To look closer: AT_MATRIX_HOST=rccl runs one host,
@@ -222,6 +223,8 @@ static void test_accuracy(void** state) {
               /* rccl gets every combination; NVIDIA hosts one seed and
                * the last iteration */
               if (hosts[h].host != PT_HOST_RCCL && (seed > 1 || first)) continue;
+              /* before 2.27 a never-progressed op is never started */
+              if (hosts[h].host == PT_HOST_NCCL_2_26 && strstr(faults[f].args, "leak")) continue;
               if (n++ % STRIDE) continue;
               run++;
               run_case(h, topos[t].nodes, topos[t].rpn, channels, seed, first, f,

@@ -5,4 +5,4 @@
 set -eu
 B=${1:-build}
 PROXYTRACE_CLOCK=monotonic PT_PLUGIN_SO="${PT_PLUGIN_SO:-$B/librccl-profiler-proxytrace.so}" \
-  "$B/tests/integration/test_rccl_dump"
+  ${PROXYTRACE_EMULATOR:-} "$B/tests/integration/test_rccl_dump"

@@ -218,11 +218,57 @@ static void test_finalize_races_dump(void** state) {
   }
 }
 
+/* The host creates a context on one thread (init) and its proxy thread then
+ * uses it, handed over through the host's own structures. Here the hand-over
+ * is a relaxed atomic, which orders nothing: the plugin's own check of the
+ * context must make the context's fields visible (an acquire load of its
+ * magic number). Under TSan a relaxed check is a reported data race on
+ * those fields; elsewhere the op must simply be recorded. */
+static _Atomic(void*) handed;
+
+static void* create_and_hand_over(void* p) {
+  (void)p;
+  void* ctx = NULL;
+  int mask = 0;
+  plugin.p->init(&ctx, 21, &mask, "handed", 2, 2, 0, NULL);
+  atomic_store_explicit(&handed, ctx, memory_order_relaxed);
+  return NULL;
+}
+
+static void* use_handed(void* p) {
+  void* ctx;
+  while (!(ctx = atomic_load_explicit(&handed, memory_order_relaxed))) sched_yield();
+  rh_op_desc d = {.comm_hash = 21, .op_count = 0, .peer = 1, .is_send = 1, .raw_nsteps = 4,
+                  .slice_steps = 1};
+  rh_op_start(&plugin, ctx, p, &d);
+  rh_op_in_progress(p);
+  return NULL;
+}
+
+static void test_context_handed_over(void** state) {
+  (void)state;
+  atomic_store(&handed, NULL);
+  rh_op op;
+  pthread_t user, creator;
+  assert_int_equal(pthread_create(&user, NULL, use_handed, &op), 0); /* first: no order */
+  assert_int_equal(pthread_create(&creator, NULL, create_and_hand_over, NULL), 0);
+  pthread_join(creator, NULL);
+  pthread_join(user, NULL);
+  assert_non_null(op.handle);
+  void* ctx = atomic_load(&handed);
+  rh_dump(&plugin, ctx);
+  assert_int_equal(rh_captured.n, 2);
+  assert_non_null(strstr(rh_captured.text[1], "<21:0:0>"));
+  plugin.p->finalize(ctx);
+  rh_log_clear();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_record_while_dumping),
       cmocka_unit_test(test_concurrent_init),
       cmocka_unit_test(test_finalize_races_dump),
+      cmocka_unit_test(test_context_handed_over),
   };
   return cmocka_run_group_tests_name("concurrency", tests, setup, teardown);
 }

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exec.h"
+
 static void die(const char* what, const char* arg) {
   fprintf(stderr, "fixture: %s %s: %s\n", what, arg, strerror(errno));
   exit(99);
@@ -113,6 +115,11 @@ void fx_write(const char* path, const char* text) {
 
 int fx_run(char* const argv[], char* const envp[], const char* cwd, int drop_root, char* out,
            size_t n) {
+  /* A build for another architecture runs its children through the
+   * emulator too (tools/exec.c). */
+  const char* file;
+  char** child = pt_exec_argv(argv[0], argv, &file);
+  if (!child) die("prepare to run", argv[0]);
   int fds[2];
   if (pipe(fds) != 0) die("pipe", "");
   fflush(stdout);
@@ -128,9 +135,10 @@ int fx_run(char* const argv[], char* const envp[], const char* cwd, int drop_roo
       if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
         die("drop privileges", "");
     }
-    execve(argv[0], argv, envp);
-    die("execve", argv[0]);
+    execve(file, child, envp);
+    die("execve", file);
   }
+  free(child);
   close(fds[1]);
   size_t got = 0;
   ssize_t k;

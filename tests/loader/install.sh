@@ -7,16 +7,19 @@
 #   C  NCCL_PROFILER_PLUGIN=proxytrace, libnccl-profiler-proxytrace.so on
 #      LD_LIBRARY_PATH
 # with a program linked against the shared and against the static loader,
-# and check that `proxytrace probe` predicts each of them.
-# Usage: install.sh BUILD-DIR
+# and check that `proxytrace probe` predicts each of them. The example
+# program of docs/loader.md is built as the page says (pkg-config) and run,
+# and the installed `proxytrace demo` and `proxytrace sim` find the
+# installed plugin on their own. Usage: install.sh BUILD-DIR
 set -u
 B=$1
 case $B in
-  *build-address) SAN=address; SANF="-fsanitize=address,undefined" ;;
-  *build-thread) SAN=thread; SANF="-fsanitize=thread" ;;
+  *build-address|*build-address-*) SAN=address; SANF="-fsanitize=address,undefined" ;;
+  *build-thread|*build-thread-*) SAN=thread; SANF="-fsanitize=thread" ;;
   *) SAN=; SANF= ;;
 esac
-CC=${CC:-cc}
+CC=${CC:-cc} # the build's compiler (a cross compiler with ARCH=), from make test
+RUN=${PROXYTRACE_EMULATOR:-} # and the emulator its programs run under, if any
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
 failures=0
@@ -64,7 +67,7 @@ cp "$B/tests/loader/plugins/fakerccl.so" "$L/librccl.so"
 use() {
   name=$1; host=$2; want=$3; pre=$4; shift 5
   for c in consumer-shared consumer-static; do
-    if ! env -i PATH="$PATH" "$@" "$D/$c" "$host" $pre >"$D/out" 2>&1; then
+    if ! env -i PATH="$PATH" "$@" $RUN "$D/$c" "$host" $pre >"$D/out" 2>&1; then
       fail "$name ($c)"; sed 's/^/    /' "$D/out"; continue
     fi
     grep -q "api=6 dump=1 path=$want " "$D/out" || { fail "$name ($c): $(cat "$D/out")"; continue; }
@@ -82,14 +85,40 @@ use "C: NCCL_PROFILER_PLUGIN=proxytrace (NCCL 2.30)" nccl-2.30 "$L/libnccl-profi
 
 # The installed CLI predicts each of them, by files and by loading.
 for deep in "" --deep; do
-  "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN="$L/librccl-profiler-proxytrace.so" ||
+  $RUN "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN="$L/librccl-profiler-proxytrace.so" ||
     fail "probe $deep A"
-  "$P/bin/proxytrace" probe -q -i $deep --rccl-dir "$L/librccl.so" RCCL_ENABLE_PROXY_TRACE=1 ||
+  $RUN "$P/bin/proxytrace" probe -q -i $deep --rccl-dir "$L/librccl.so" RCCL_ENABLE_PROXY_TRACE=1 ||
     fail "probe $deep B"
-  "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L" ||
+  $RUN "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L" ||
     fail "probe $deep C"
-  "$P/bin/proxytrace" probe -q -i $deep --home "$P" || fail "probe $deep PROXYTRACE_HOME"
+  $RUN "$P/bin/proxytrace" probe -q -i $deep --home "$P" || fail "probe $deep PROXYTRACE_HOME"
 done
+
+# The example program of docs/loader.md, exactly as printed there.
+sed -n '/^<!-- example: which-profiler.c -->$/,/^```$/p' docs/loader.md | sed '1,2d;$d' \
+  >"$D/which-profiler.c"
+grep -q "pt_load" "$D/which-profiler.c" || fail "docs/loader.md has no example program"
+# shellcheck disable=SC2086
+if $CC $SANF "$D/which-profiler.c" $cflags $libs -o "$D/which-profiler"; then
+  env -i PATH="$PATH" NCCL_PROFILER_PLUGIN=proxytrace $RUN "$D/which-profiler" nccl-2.28 \
+    >"$D/out" 2>&1 && fail "the example ran without the library path: a non-system prefix needs it"
+  env -i PATH="$PATH" NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L" \
+    $RUN "$D/which-profiler" nccl-2.28 >"$D/out" 2>&1 || fail "the example program: $(cat "$D/out")"
+  grep -q "^nccl-2.28 loads $L/libnccl-profiler-proxytrace.so: ncclProfiler_v5 \"ProxyTrace\", with the dump hook$" \
+    "$D/out" || fail "the example program printed: $(cat "$D/out")"
+  echo "ok   docs/loader.md example: $(cat "$D/out")"
+else
+  fail "the example program of docs/loader.md does not build with pkg-config"
+fi
+
+# The installed CLI: its version, and demo and sim find the installed plugin.
+$RUN "$P/bin/proxytrace" --version | grep -q "^proxytrace $version$" || fail "installed --version"
+(cd "$D" && env -u NCCL_PROFILER_PLUGIN $RUN "$P/bin/proxytrace" demo --out "$D/demo") >"$D/out" 2>&1 ||
+  fail "the installed demo: $(tail -3 "$D/out")"
+grep -q "from $L/librccl-profiler-proxytrace.so" "$D/out" || fail "the installed demo does not load $L's plugin"
+env -u NCCL_PROFILER_PLUGIN $RUN "$P/bin/proxytrace" sim --nodes 2 --ranks-per-node 1 --iters 1 \
+  --dump-dir "$D/sim" >"$D/out" 2>&1 || fail "the installed sim exits $?: $(tail -3 "$D/out")"
+grep -q "from $L/librccl-profiler-proxytrace.so" "$D/out" || fail "the installed sim does not load $L's plugin"
 
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "install: all checks passed"

@@ -51,15 +51,19 @@ static int child(int argc, char** argv) {
   pt_request_init(&req);
   pt_request_from_environment(&req);
   const char* preload[4] = {0};
+  int global[4] = {0};
   int npre = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--host") && pt_host_parse(argv[i + 1], &host) != PT_OK) return 90;
     if (!strcmp(argv[i], "--home")) req.home = argv[i + 1];
     if (!strcmp(argv[i], "--net-plugin")) req.net_plugin = argv[i + 1];
-    if (!strcmp(argv[i], "--preload") && npre < 4) preload[npre++] = argv[i + 1];
+    if (!strncmp(argv[i], "--preload", 9) && npre < 4) {
+      global[npre] = !strcmp(argv[i], "--preload-global"); /* as LD_PRELOAD would */
+      preload[npre++] = argv[i + 1];
+    }
   }
   for (int i = 0; i < npre; i++)
-    if (!dlopen(preload[i], RTLD_NOW | RTLD_LOCAL)) {
+    if (!dlopen(preload[i], RTLD_NOW | (global[i] ? RTLD_GLOBAL : RTLD_LOCAL))) {
       fprintf(stderr, "preload %s: %s\n", preload[i], dlerror());
       return 91;
     }
@@ -105,7 +109,8 @@ static int child(int argc, char** argv) {
 typedef struct {
   const char* name;
   const char* host;
-  const char* env[5];  /* VAR=VALUE; {D} is the fixture folder, {LONG} / {HUGE} values */
+  const char* env[6];  /* VAR=VALUE; {D} is the fixture folder, {LONG} / {HUGE} /
+                          {SHORT240} values */
   const char* args[4]; /* child options, same substitutions */
   const char* cwd;     /* NULL = anywhere */
   int as_nobody;
@@ -118,10 +123,17 @@ typedef struct {
   const char* note; /* text one of the load's notes must contain, or NULL */
 } mcase;
 
+/* NCCL_NET_PLUGIN is "none" unless a case sets it, or leaves it unset with
+ * this entry (unset, 2.28+ and RCCL also try the default net library). */
+#define NET_UNSET "-NCCL_NET_PLUGIN"
+
 #define GOOD "NCCL_PROFILER_PLUGIN={D}/good.so"
 #define AUTO "RCCL_ENABLE_PROXY_TRACE=1"
 #define RCCL_PRELOAD "--preload", "{D}/rccl/librccl.so"
 #define HOME1 "{D}/home1/lib/librccl-profiler-proxytrace.so"
+#define STATIC_PRELOAD "--preload-global", "{D}/good.so"
+/* libnccl-profiler-<240 characters>.so cut at 254 characters. */
+#define CUT_SHORT "{D}/ldlong/libnccl-profiler-{SHORT237}"
 
 static const mcase cases[] = {
     {"path to a v1..v6 plugin (rccl)", "rccl", {GOOD}, {0}, NULL, 0, PT_OK, 6, 1, 0,
@@ -182,7 +194,7 @@ static const mcase cases[] = {
      "{D}/good.so", "ok", NULL},
     {"over-long value cut at 254 (2.30)", "nccl-2.30", {"NCCL_PROFILER_PLUGIN={LONG}"}, {0}, NULL,
      0, PT_ENAMETOOLONG, 0, 0, 0, NULL, "not_found", "keeps only the first 254"},
-    {"the same long value on 2.25 (no limit)", "nccl-2.25", {"NCCL_PROFILER_PLUGIN={LONG}"}, {0},
+    {"the same long value on 2.25 (cut only at 4095)", "nccl-2.25", {"NCCL_PROFILER_PLUGIN={LONG}"}, {0},
      NULL, 0, PT_OK, 2, 1, 0, "{LONG}", "ok,not_tried", NULL},
     {"value longer than a path", "nccl-2.25", {"NCCL_PROFILER_PLUGIN={HUGE}"}, {0}, NULL, 0,
      PT_ENAMETOOLONG, 0, 0, 0, NULL, "too_long,too_long", NULL},
@@ -214,19 +226,153 @@ static const mcase cases[] = {
      {"NCCL_PROFILER_PLUGIN=libnccl-profiler-bad.so", "LD_LIBRARY_PATH={D}/ldbad:{D}/ldpath"}, {0},
      NULL, 0, PT_ELOAD, 0, 0, 0, NULL, "not_elf", NULL},
     {"STATIC_PLUGIN prefix: the main program", "nccl-2.30", {"NCCL_PROFILER_PLUGIN=static"}, {0},
-     NULL, 0, PT_EINCOMPATIBLE, 0, 0, 0, NULL, "no_symbol", NULL},
-    {"net plugin fallback (2.28)", "nccl-2.28", {0}, {"--net-plugin", "{D}/v5only.so"}, NULL, 0,
-     PT_OK, 5, 0, 0, "{D}/v5only.so", "not_found,ok", NULL},
+     NULL, 0, PT_EINCOMPATIBLE, 0, 0, 0, NULL, "no_symbol", "prefix of STATIC_PLUGIN"},
+
+    /* STATIC_PLUGIN from 2.23 on: dlopen(NULL) sees a plugin preloaded into
+     * the global scope (LD_PRELOAD, or linked in); 2.27.3 never gets there. */
+    {"STATIC_PLUGIN on 2.23: the program's own table", "nccl-2.23", {"NCCL_PROFILER_PLUGIN=s"},
+     {STATIC_PRELOAD}, NULL, 0, PT_OK, 1, 1, 1, "{D}/matrix-child", "ok", NULL},
+    {"STATIC_PLUGIN on 2.24", "nccl-2.24", {"NCCL_PROFILER_PLUGIN=Static"}, {STATIC_PRELOAD},
+     NULL, 0, PT_OK, 2, 1, 1, "{D}/matrix-child", "ok", NULL},
+    {"STATIC_PLUGIN on 2.25", "nccl-2.25", {"NCCL_PROFILER_PLUGIN=STATIC_PLUGIN"},
+     {STATIC_PRELOAD}, NULL, 0, PT_OK, 2, 1, 1, "{D}/matrix-child", "ok", NULL},
+    {"STATIC_PLUGIN on 2.26", "nccl-2.26", {"NCCL_PROFILER_PLUGIN=st"}, {STATIC_PRELOAD}, NULL, 0,
+     PT_OK, 3, 1, 1, "{D}/matrix-child", "ok", NULL},
+    {"STATIC_PLUGIN on 2.27.3: only the short name", "nccl-2.27.3", {"NCCL_PROFILER_PLUGIN=s"},
+     {STATIC_PRELOAD}, NULL, 0, PT_ENOTFOUND, 0, 0, 0, NULL, "not_found", NULL},
+    {"STATIC_PLUGIN on 2.27.5+", "nccl-2.27", {"NCCL_PROFILER_PLUGIN=static_plug"},
+     {STATIC_PRELOAD}, NULL, 0, PT_OK, 4, 1, 1, "{D}/matrix-child", "ok", NULL},
+    {"STATIC_PLUGIN on RCCL", "rccl", {"NCCL_PROFILER_PLUGIN=S"}, {STATIC_PRELOAD}, NULL, 0,
+     PT_OK, 6, 1, 1, "{D}/matrix-child", "ok", NULL},
+
+    /* Names cut at 254 characters from 2.26 (char[255]), at 4095 before. */
+    {"value cut at 254 on 2.26", "nccl-2.26", {"NCCL_PROFILER_PLUGIN={LONG}"}, {0}, NULL, 0,
+     PT_ENAMETOOLONG, 0, 0, 0, NULL, "not_found,not_found", "keeps only the first 254"},
+    {"value cut at 254 on 2.27.3", "nccl-2.27.3",
+     {"NCCL_PROFILER_PLUGIN=lib{SHORT240}{SHORT240}.so"}, {0},
+     NULL, 0, PT_ENAMETOOLONG, 0, 0, 0, NULL, "not_found", "keeps only the first 254"},
+    {"the short-name form cut at 254 names a file (2.26)", "nccl-2.26",
+     {"NCCL_PROFILER_PLUGIN={SHORT240}", "LD_LIBRARY_PATH={D}/ldlong"}, {0}, NULL, 0, PT_OK, 3, 1,
+     0, CUT_SHORT, "not_found,ok", NULL},
+    {"the short-name form cut at 254 names a file (2.27.3)", "nccl-2.27.3",
+     {"NCCL_PROFILER_PLUGIN={SHORT240}", "LD_LIBRARY_PATH={D}/ldlong"}, {0}, NULL, 0, PT_OK, 4, 1,
+     0, CUT_SHORT, "ok", NULL},
+    {"the short-name form cut at 254 names a file (2.30)", "nccl-2.30",
+     {"NCCL_PROFILER_PLUGIN={SHORT240}", "LD_LIBRARY_PATH={D}/ldlong"}, {0}, NULL, 0, PT_OK, 6, 1,
+     0, CUT_SHORT, "not_found,ok", NULL},
+    {"value cut at 4095 on 2.24", "nccl-2.24", {"NCCL_PROFILER_PLUGIN={HUGE}"}, {0}, NULL, 0,
+     PT_ENAMETOOLONG, 0, 0, 0, NULL, "too_long,too_long", "keeps only the first 4095"},
+
+    /* 2.27.3 takes a lib*.so value only from 7 characters on. */
+    {"lib.so on 2.27.3 becomes libnccl-profiler-lib.so.so", "nccl-2.27.3",
+     {"NCCL_PROFILER_PLUGIN=lib.so", "LD_LIBRARY_PATH={D}/ldlib"}, {0}, NULL, 0, PT_OK, 4, 1, 0,
+     "{D}/ldlib/libnccl-profiler-lib.so.so", "ok", "at least 7 characters"},
+    {"lib.so on 2.27.5+ is the file itself", "nccl-2.27",
+     {"NCCL_PROFILER_PLUGIN=lib.so", "LD_LIBRARY_PATH={D}/ldlib"}, {0}, NULL, 0, PT_OK, 4, 1, 0,
+     "{D}/ldlib/lib.so", "ok", NULL},
+    {"libx.so on 2.27.3 is the file itself", "nccl-2.27.3",
+     {"NCCL_PROFILER_PLUGIN=libx.so", "LD_LIBRARY_PATH={D}/ldlib"}, {0}, NULL, 0, PT_OK, 4, 1, 0,
+     "{D}/ldlib/libx.so", "ok", NULL},
+
+    /* The 2.28+ net plugin fallback, NCCL_NET_PLUGIN read as the host does. */
+    {"net plugin fallback (2.28, --net-plugin)", "nccl-2.28", {0},
+     {"--net-plugin", "{D}/v5only.so"}, NULL, 0, PT_OK, 5, 0, 0, "{D}/v5only.so", "not_found,ok",
+     NULL},
+    {"NCCL_NET_PLUGIN path (2.28)", "nccl-2.28", {"NCCL_NET_PLUGIN={D}/netprof.so"}, {0}, NULL, 0,
+     PT_OK, 5, 1, 0, "{D}/netprof.so", "not_found,ok", NULL},
+    {"NCCL_NET_PLUGIN short name (2.29)", "nccl-2.29",
+     {"NCCL_NET_PLUGIN=prof", "LD_LIBRARY_PATH={D}/ldnet"}, {0}, NULL, 0, PT_OK, 6, 1, 0,
+     "{D}/ldnet/libnccl-net-prof.so", "not_found,not_found,ok", NULL},
+    {"NCCL_NET_PLUGIN list: the first that opens (2.30)", "nccl-2.30",
+     {"NCCL_NET_PLUGIN=missing,{D}/netprof.so,prof", "LD_LIBRARY_PATH={D}/ldnet"}, {0}, NULL, 0,
+     PT_OK, 6, 1, 0, "{D}/netprof.so", "not_found,not_found,not_found,ok,not_tried,not_tried",
+     NULL},
+    {"NCCL_NET_PLUGIN unset: libnccl-net.so (2.30)", "nccl-2.30",
+     {NET_UNSET, "LD_LIBRARY_PATH={D}/ldnet"}, {0}, NULL, 0, PT_OK, 6, 1, 0, "{D}/ldnet/libnccl-net.so",
+     "not_found,ok", NULL},
+    {"NCCL_NET_PLUGIN unset: librccl-net.so (RCCL)", "rccl",
+     {NET_UNSET, "LD_LIBRARY_PATH={D}/ldnet"}, {0},
+     NULL, 0, PT_OK, 6, 1, 0, "{D}/ldnet/librccl-net.so", "not_found,ok", NULL},
+    {"NCCL_NET_PLUGIN=none: no net library (2.30)", "nccl-2.30",
+     {"NCCL_NET_PLUGIN=None", "LD_LIBRARY_PATH={D}/ldnet"}, {0}, NULL, 0, PT_ENOTFOUND, 0, 0, 0,
+     NULL, "not_found", NULL},
+    {"a net library without a profiler is no fault (2.30)", "nccl-2.30",
+     {"NCCL_NET_PLUGIN={D}/nosym.so"}, {0}, NULL, 0, PT_ENOTFOUND, 0, 0, 0, NULL,
+     "not_found,no_symbol", NULL},
+    {"no net fallback on 2.27", "nccl-2.27", {"NCCL_NET_PLUGIN={D}/netprof.so"}, {0}, NULL, 0,
+     PT_ENOTFOUND, 0, 0, 0, NULL, "not_found", NULL},
+    {"no net fallback once a profiler library opened (2.28)", "nccl-2.28",
+     {"NCCL_PROFILER_PLUGIN={D}/nosym.so", "NCCL_NET_PLUGIN={D}/netprof.so"}, {0}, NULL, 0,
+     PT_EINCOMPATIBLE, 0, 0, 0, NULL, "no_symbol,not_tried", NULL},
+
+    /* Config files: read by every release before the profiler loads. */
+    {"value from nccl.conf (2.23)", "nccl-2.23", {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0,
+     PT_OK, 1, 1, 0, "{D}/good.so", "ok,not_tried", NULL},
+    {"value from nccl.conf (2.24)", "nccl-2.24", {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0,
+     PT_OK, 2, 1, 0, "{D}/good.so", "ok,not_tried", NULL},
+    {"value from nccl.conf (2.25)", "nccl-2.25", {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0,
+     PT_OK, 2, 1, 0, "{D}/good.so", "ok,not_tried", NULL},
+    {"value from nccl.conf (2.26)", "nccl-2.26", {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0,
+     PT_OK, 3, 1, 0, "{D}/good.so", "ok,not_tried", NULL},
+    {"a path from nccl.conf on 2.27.3 (paths broken)", "nccl-2.27.3",
+     {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0, PT_ENOTFOUND, 0, 0, 0, NULL, "not_found",
+     "NVIDIA/nccl#1732"},
+    {"value from nccl.conf (2.27)", "nccl-2.27", {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0,
+     PT_OK, 4, 1, 0, "{D}/good.so", "ok", NULL},
     {"value from nccl.conf (2.28)", "nccl-2.28", {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0,
      PT_OK, 5, 1, 0, "{D}/good.so", "ok", NULL},
-    {"nccl.conf not read by 2.25", "nccl-2.25", {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0,
-     PT_ENOTFOUND, 0, 0, 0, NULL, "not_found", NULL},
+    {"NCCL_NET_PLUGIN from nccl.conf (2.29)", "nccl-2.29",
+     {NET_UNSET, "NCCL_CONF_FILE={D}/netplugin.conf"},
+     {0}, NULL, 0, PT_OK, 6, 1, 0, "{D}/netprof.so", "not_found,ok", NULL},
+    {"CRLF nccl.conf: the '\\r' stays in the value (2.28)", "nccl-2.28",
+     {"NCCL_CONF_FILE={D}/crlf.conf"}, {0}, NULL, 0, PT_ENOTFOUND, 0, 0, 0, NULL, "not_found",
+     "carriage return"},
+    {"CRLF nccl.conf: the '\\r' stays in the value (2.23)", "nccl-2.23",
+     {"NCCL_CONF_FILE={D}/crlf.conf"}, {0}, NULL, 0, PT_ENOTFOUND, 0, 0, 0, NULL,
+     "not_found,not_found", "carriage return"},
+    {"CRLF nccl.conf: 2.30 cuts the '\\r'", "nccl-2.30", {"NCCL_CONF_FILE={D}/crlf.conf"}, {0},
+     NULL, 0, PT_OK, 6, 1, 0, "{D}/good.so", "ok", NULL},
+    {"~/.nccl.conf from $HOME (2.30)", "nccl-2.30", {"HOME={D}/confhome"}, {0}, NULL, 0, PT_OK, 6,
+     1, 0, "{D}/good.so", "ok", NULL},
+    {"~ is the passwd entry, not $HOME, before 2.30", "nccl-2.29", {"HOME={D}/confhome"}, {0},
+     NULL, 0, PT_ENOTFOUND, 0, 0, 0, NULL, "not_found", NULL},
+    {"RCCL does not read NCCL_CONF_FILE", "rccl", {"NCCL_CONF_FILE={D}/nccl.conf"}, {0}, NULL, 0,
+     PT_ENOTFOUND, 0, 0, 0, NULL, "not_found", "RCCL does not read it"},
+    {"an env plugin may hide variables (2.28.7+)", "nccl-2.30",
+     {"NCCL_ENV_PLUGIN=libmine-env.so", GOOD}, {0}, NULL, 0, PT_OK, 6, 1, 0, "{D}/good.so", "ok",
+     "answer cannot see"},
+    {"an env plugin on 2.28", "nccl-2.28", {"NCCL_ENV_PLUGIN=/opt/env/libmine-env.so", GOOD},
+     {0}, NULL, 0, PT_OK, 5, 1, 0, "{D}/good.so", "ok", "NCCL 2.28.7 and later"},
+    {"libnccl-env.so on the library path (2.29)", "nccl-2.29",
+     {"LD_LIBRARY_PATH={D}/ldenv", GOOD}, {0}, NULL, 0, PT_OK, 6, 1, 0, "{D}/good.so", "ok",
+     "libnccl-env.so is on the library path"},
+
+    /* RCCL_ENABLE_PROXY_TRACE is read with strtoll(value, NULL, 0). */
+    {"auto-load flag with trailing text", "rccl", {"RCCL_ENABLE_PROXY_TRACE=1abc"},
+     {RCCL_PRELOAD}, NULL, 0, PT_OK, 6, 1, 0, "{D}/rccl/librccl-profiler-proxytrace.so",
+     "not_found,ok", "counts as 1"},
+    {"auto-load flag in hex with a blank", "rccl", {"RCCL_ENABLE_PROXY_TRACE= 0x1"},
+     {RCCL_PRELOAD}, NULL, 0, PT_OK, 6, 1, 0, "{D}/rccl/librccl-profiler-proxytrace.so",
+     "not_found,ok", NULL},
+
+    /* PROXYTRACE_HOME: the answer says NCCL itself will not look there. */
+    {"PROXYTRACE_HOME from the environment", "nccl-2.30", {"PROXYTRACE_HOME={D}/home1"}, {0},
+     NULL, 0, PT_OK, 6, 1, 0, HOME1 ".1.10.0", "not_found,ok,not_tried",
+     "never read: a program using libproxytrace-loader"},
+    {"PROXYTRACE_HOME on 2.23", "nccl-2.23", {"PROXYTRACE_HOME={D}/home1"}, {0}, NULL, 0, PT_OK,
+     1, 1, 0, HOME1 ".1.10.0", "not_found,ok,not_tried", "rests on PROXYTRACE_HOME"},
+    {"PROXYTRACE_HOME on RCCL", "rccl", {"PROXYTRACE_HOME={D}/home1"}, {0}, NULL, 0, PT_OK, 6, 1,
+     0, HOME1 ".1.10.0", "not_found,ok,not_tried", "rests on PROXYTRACE_HOME"},
+    {"PROXYTRACE_HOME decides a failure", "nccl-2.30", {"PROXYTRACE_HOME={D}/home3"}, {0}, NULL,
+     0, PT_EINCOMPATIBLE, 0, 0, 0, NULL, "not_found,wrong_major,wrong_major",
+     "this answer rests on PROXYTRACE_HOME"},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
 static const char* D;     /* fixture folder */
 static char* long_value;  /* an existing plugin path longer than 254 */
 static char* huge_value;  /* longer than PATH_MAX */
+static char short240[241], short237[238]; /* "aaa…": a short name's stem */
 static const char* self;  /* this program */
 
 /* Strings made for one case; freed after it even when an assertion fails. */
@@ -246,11 +392,12 @@ static int free_made(void** state) {
   return 0;
 }
 
-/* Replace {D}, {LONG}, {HUGE}. The string lives until the case ends. */
+/* Replace {D}, {LONG}, {HUGE}, {SHORT240}, {SHORT237}. The string lives
+ * until the case ends. */
 static char* expand(const char* s) {
   size_t cap = strlen(s) + 1;
   for (const char* p = s; (p = strchr(p, '{')) != NULL; p++)
-    cap += strlen(huge_value) + strlen(long_value) + strlen(D);
+    cap += strlen(huge_value) + strlen(long_value) + strlen(D) + sizeof short240;
   char* out = keep(malloc(cap));
   char* o = out;
   while (*s) {
@@ -259,6 +406,8 @@ static char* expand(const char* s) {
     if (!strncmp(s, "{D}", 3)) rep = D, skip = 3;
     else if (!strncmp(s, "{LONG}", 6)) rep = long_value, skip = 6;
     else if (!strncmp(s, "{HUGE}", 6)) rep = huge_value, skip = 6;
+    else if (!strncmp(s, "{SHORT240}", 10)) rep = short240, skip = 10;
+    else if (!strncmp(s, "{SHORT237}", 10)) rep = short237, skip = 10;
     if (rep) {
       strcpy(o, rep);
       o += strlen(rep);
@@ -330,6 +479,32 @@ static int setup(void** state) {
 
   fx_write(fx_fmt("%s/nccl.conf", D),
            fx_fmt("# test configuration\nNCCL_DEBUG=INFO\nNCCL_PROFILER_PLUGIN=%s/good.so\n", D));
+  fx_write(fx_fmt("%s/crlf.conf", D), fx_fmt("NCCL_PROFILER_PLUGIN=%s/good.so\r\n", D));
+  fx_write(fx_fmt("%s/netplugin.conf", D), fx_fmt("NCCL_NET_PLUGIN=%s/netprof.so\n", D));
+  fx_mkdirs(fx_fmt("%s/confhome", D));
+  fx_write(fx_fmt("%s/confhome/.nccl.conf", D), fx_fmt("NCCL_PROFILER_PLUGIN=%s/good.so\n", D));
+
+  /* A net plugin library that also carries a profiler. */
+  fx_copy(fx_plugin("good"), fx_fmt("%s/netprof.so", D));
+  fx_mkdirs(fx_fmt("%s/ldnet", D));
+  static const char* const netnames[] = {"libnccl-net-prof.so", "libnccl-net.so", "librccl-net.so"};
+  for (size_t i = 0; i < sizeof netnames / sizeof netnames[0]; i++)
+    fx_copy(fx_plugin("good"), fx_fmt("%s/ldnet/%s", D, netnames[i]));
+  fx_mkdirs(fx_fmt("%s/ldenv", D));
+  fx_copy(fx_plugin("nosym"), fx_fmt("%s/ldenv/libnccl-env.so", D));
+
+  /* lib*.so names for 2.27.3's rule. */
+  fx_mkdirs(fx_fmt("%s/ldlib", D));
+  static const char* const libnames[] = {"libnccl-profiler-lib.so.so", "lib.so", "libx.so"};
+  for (size_t i = 0; i < sizeof libnames / sizeof libnames[0]; i++)
+    fx_copy(fx_plugin("good"), fx_fmt("%s/ldlib/%s", D, libnames[i]));
+
+  /* libnccl-profiler-<240 a>.so is 261 characters; cut at 254 it names
+   * libnccl-profiler-<237 a>, which exists. */
+  memset(short240, 'a', 240);
+  memset(short237, 'a', 237);
+  fx_mkdirs(fx_fmt("%s/ldlong", D));
+  fx_copy(fx_plugin("good"), fx_fmt("%s/ldlong/libnccl-profiler-%s", D, short237));
 
   /* An existing plugin whose path is longer than 254 characters. */
   char dir[4096];
@@ -375,13 +550,20 @@ static void run_case(void** state) {
   argv[na++] = (char*)c->host;
   for (int i = 0; i < 4 && c->args[i]; i++) argv[na++] = expand(c->args[i]);
   argv[na] = NULL;
+  int own_home = 0, own_net = 0;
+  for (int i = 0; i < 6 && c->env[i]; i++) {
+    own_home |= !strncmp(c->env[i], "HOME=", 5);
+    own_net |= !strncmp(c->env[i], "NCCL_NET_PLUGIN=", 16) || !strcmp(c->env[i], NET_UNSET);
+  }
   envp[ne++] = "PATH=/usr/bin:/bin";
-  envp[ne++] = expand("HOME={D}"); /* no ~/.nccl.conf from the real home */
+  if (!own_home) envp[ne++] = expand("HOME={D}"); /* no ~/.nccl.conf from the real home */
+  if (!own_net) envp[ne++] = "NCCL_NET_PLUGIN=none"; /* no default net library */
   static const char* const pass[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS",
                                      "LSAN_OPTIONS", "PROXYTRACE_LOADER_DEBUG"};
   for (size_t i = 0; i < sizeof pass / sizeof pass[0]; i++)
     if (getenv(pass[i])) envp[ne++] = keep(strdup(fx_fmt("%s=%s", pass[i], getenv(pass[i]))));
-  for (int i = 0; i < 5 && c->env[i]; i++) envp[ne++] = expand(c->env[i]);
+  for (int i = 0; i < 6 && c->env[i]; i++)
+    if (strcmp(c->env[i], NET_UNSET) != 0) envp[ne++] = expand(c->env[i]);
   envp[ne] = NULL;
   char* cwd = c->cwd ? expand(c->cwd) : NULL;
 

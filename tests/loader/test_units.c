@@ -1,7 +1,7 @@
 /*
  * test_units.c — the loader's rules one by one, without plugins: error
  * names, host profiles, version ordering, the candidate list each host
- * builds from NCCL_PROFILER_PLUGIN (spec/plugin-loading.md §2.3, §3.1),
+ * builds from NCCL_PROFILER_PLUGIN (the openPluginLib of each NCCL release),
  * request checking, notes that say what to do, nccl.conf, and the report.
  */
 #include <setjmp.h>
@@ -111,6 +111,38 @@ static void test_host_parse(void** state) {
   assert_string_equal(pt_host_name(PT_HOST_COUNT), "?");
 }
 
+static void test_host_parse_note(void** state) {
+  (void)state;
+  char buf[256];
+  /* Profiles and the releases they were checked against: no note. */
+  static const char* const quiet[] = {"nccl-2.23", "nccl-2.23.4", "2.26.5", "nccl-2.27.3",
+                                      "nccl-2.27.7-1", "nccl-2.28.9", "nccl-2.30.7", "rccl",
+                                      "nccl"};
+  for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++)
+    assert_null(pt_host_parse_note(quiet[i], buf, sizeof buf));
+  /* No such release: mapped, and said so. */
+  assert_ptr_equal(pt_host_parse_note("nccl-2.28.1", buf, sizeof buf), buf);
+  assert_string_equal(buf,
+                      "NCCL 2.28.1 is not a release: the nccl-2.28 profile (NCCL 2.28.3-2.28.9) "
+                      "is used");
+  assert_non_null(pt_host_parse_note("nccl-2.27.4", buf, sizeof buf)); /* 2.27.3's profile */
+  assert_non_null(strstr(buf, "the nccl-2.27.3 profile"));
+  assert_non_null(pt_host_parse_note("2.30.9", buf, sizeof buf));
+  assert_non_null(strstr(buf, "newer than the releases the nccl-2.30 profile was checked against"));
+  pt_host h;
+  assert_int_equal(pt_host_parse("nccl-2.30.9", &h), PT_OK);
+  assert_int_equal(h, PT_HOST_NCCL_2_30);
+  assert_null(pt_host_parse_note("nccl-2.31", buf, sizeof buf)); /* refused, not noted */
+  assert_null(pt_host_parse_note(NULL, buf, sizeof buf));
+}
+
+static void test_version(void** state) {
+  (void)state;
+  char want[32];
+  snprintf(want, sizeof want, "%d.%d.%d", PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
+  assert_string_equal(pt_version(), want);
+}
+
 static void test_host_rules(void** state) {
   (void)state;
   static const int native[PT_HOST_COUNT] = {1, 2, 2, 3, 4, 4, 5, 6, 6, 6};
@@ -125,6 +157,21 @@ static void test_host_rules(void** state) {
   assert_false(pt_host_info_of(PT_HOST_NCCL_2_25)->flags & PT_HOSTF_SHORT_NAMES);
   assert_false(pt_host_info_of(PT_HOST_NCCL_2_27)->flags & PT_HOSTF_NONE_DISABLES);
   assert_true(pt_host_info_of(PT_HOST_NCCL_2_28)->flags & PT_HOSTF_NONE_DISABLES);
+  /* Every release reads config files and knows STATIC_PLUGIN (2.27.3 never
+   * reaches it); names are cut at 254 from 2.26, 4095 before. */
+  static const size_t cut[PT_HOST_COUNT] = {4095, 4095, 4095, 254, 254, 254, 254, 254, 254, 254};
+  for (int i = 0; i < PT_HOST_COUNT; i++) {
+    const pt_host_info* h = pt_host_info_of((pt_host)i);
+    assert_true(h->flags & PT_HOSTF_CONF_FILES);
+    assert_true(h->flags & PT_HOSTF_TRUNCATES);
+    assert_int_equal(h->max_value, cut[i]);
+    assert_int_equal(!!(h->flags & PT_HOSTF_STATIC_PLUGIN), i != PT_HOST_NCCL_2_27_3);
+    assert_int_equal(!!(h->flags & PT_HOSTF_CONF_HOME_ENV), i == PT_HOST_NCCL_2_30);
+    assert_int_equal(!!(h->flags & PT_HOSTF_CONF_STRIPS_CR), i == PT_HOST_NCCL_2_30);
+    assert_int_equal(!!(h->flags & PT_HOSTF_RCCL_CONF), i == PT_HOST_RCCL);
+    assert_int_equal(!!(h->flags & PT_HOSTF_ENV_PLUGIN),
+                     i >= PT_HOST_NCCL_2_28 && i <= PT_HOST_NCCL_2_30);
+  }
 }
 
 /* ---- versions ------------------------------------------------------------- */
@@ -162,20 +209,27 @@ static void test_version_order(void** state) {
 
 static void test_parse_param(void** state) {
   (void)state;
-  long long v = -7;
-  assert_true(pt_parse_param("1", &v));
-  assert_int_equal(v, 1);
-  assert_true(pt_parse_param("0x10", &v));
-  assert_int_equal(v, 16);
-  assert_true(pt_parse_param("-2", &v));
-  assert_int_equal(v, -2);
-  assert_false(pt_parse_param("yes", &v));
-  assert_false(pt_parse_param("1 ", &v));
-  assert_false(pt_parse_param("", &v));
-  assert_false(pt_parse_param(NULL, &v));
+  /* As NCCL and RCCL read a parameter: strtoll(text, NULL, 0). */
+  static const struct {
+    const char* text;
+    int kind;
+    long long v;
+  } rows[] = {
+      {"1", PT_PARAM_NUMBER, 1},           {"0x10", PT_PARAM_NUMBER, 16},
+      {"-2", PT_PARAM_NUMBER, -2},         {" 7", PT_PARAM_NUMBER, 7},
+      {"010", PT_PARAM_NUMBER, 8},         {"1 ", PT_PARAM_TRAILING, 1},
+      {"1abc", PT_PARAM_TRAILING, 1},      {"0x", PT_PARAM_TRAILING, 0},
+      {"yes", PT_PARAM_NO_DIGITS, 0},      {"", PT_PARAM_NO_DIGITS, 0},
+      {"99999999999999999999", PT_PARAM_RANGE, 42},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    long long v = -7;
+    assert_int_equal(pt_parse_param(rows[i].text, 42, &v), rows[i].kind);
+    assert_int_equal(v, rows[i].v);
+  }
 }
 
-/* ---- the candidate list per host (spec §2.3.4 table and neighbours) ------- */
+/* ---- the candidate list per host (NCCL's openPluginLib of each release) --- */
 
 static void expect_list(const char* host, const char* value, const char* want) {
   pt_result* r = probe_value(host, value);
@@ -206,6 +260,10 @@ static void test_candidates_old_nccl(void** state) {
   expect_list("nccl-2.26", "libfoo.so",
               "libfoo.so[value] libnccl-profiler-libfoo.so.so[short name]");
   expect_list("nccl-2.27.3", "libfoo.so", "libfoo.so[value]");
+  /* 2.27.3: lib*.so only from 7 characters (v2.27.3-1 plugin_open.cc:65). */
+  expect_list("nccl-2.27.3", "lib.so", "libnccl-profiler-lib.so.so[short name]");
+  expect_list("nccl-2.27.3", "libX.so", "libX.so[value]");
+  expect_list("nccl-2.27", "lib.so", "lib.so[value]");
   expect_list("nccl-2.27.3", "./b.so", "libnccl-profiler-./b.so.so[short name]");
   expect_list("nccl-2.27.3", "example", "libnccl-profiler-example.so[short name]");
 }
@@ -222,7 +280,13 @@ static void test_candidates_static_plugin(void** state) {
   }
   expect_list("nccl-2.30", "STATIC_PLUGINS",
               "STATIC_PLUGINS[value] libnccl-profiler-STATIC_PLUGINS.so[short name]");
-  expect_list("nccl-2.25", "static", "static[value] static[value]"); /* no such rule there */
+  /* 2.23-2.26 turn a STATIC_PLUGIN prefix into dlopen(NULL) too
+   * (v2.23.4-1 src/misc/profiler.cc:28-30, v2.26.6-1 plugin_open.cc:35-37);
+   * 2.27.3 only tries the short name of such a value. */
+  static const char* const old_hosts[] = {"nccl-2.23", "nccl-2.24", "nccl-2.25", "nccl-2.26"};
+  for (size_t i = 0; i < sizeof old_hosts / sizeof old_hosts[0]; i++)
+    expect_list(old_hosts[i], "Static", "[main program]");
+  expect_list("nccl-2.27.3", "static", "libnccl-profiler-static.so[short name]");
 }
 
 static void test_none(void** state) {
@@ -262,8 +326,30 @@ static void test_too_long(void** state) {
   assert_int_equal(strlen(r->candidates[1].name), 254);
   assert_int_equal(r->status, PT_ENAMETOOLONG);
   pt_result_free(r);
-  /* No limit on 2.25: the whole value is tried (and its 299-character file
-   * name is too long for the file system). */
+  /* 2.26 and 2.27.3 cut at 254 too, the short name from the whole value. */
+  v[0] = 'p';
+  r = probe_value("nccl-2.26", v);
+  assert_int_equal(r->n_candidates, 2);
+  assert_int_equal(strlen(r->candidates[0].name), 254);
+  assert_int_equal(strlen(r->candidates[1].name), 254);
+  assert_memory_equal(r->candidates[1].name, "libnccl-profiler-ppp", 20);
+  assert_int_equal(r->status, PT_ENAMETOOLONG);
+  pt_result_free(r);
+  r = probe_value("nccl-2.27.3", v);
+  assert_int_equal(r->n_candidates, 1);
+  assert_int_equal(strlen(r->candidates[0].name), 254);
+  assert_true(has_note(r, "the short-name form of NCCL_PROFILER_PLUGIN is 320 characters"));
+  pt_result_free(r);
+  /* A short value whose short name is too long: only that name is cut. */
+  char mid[241];
+  memset(mid, 'm', 240);
+  mid[240] = '\0';
+  r = probe_value("nccl-2.30", mid);
+  assert_int_equal(strlen(r->candidates[0].name), 240);
+  assert_int_equal(strlen(r->candidates[1].name), 254);
+  pt_result_free(r);
+  /* 2.25 cuts only at 4095: the whole value is tried (and its 299-character
+   * file name is too long for the file system). */
   v[0] = '/';
   r = probe_value("nccl-2.25", v);
   assert_int_equal(strlen(r->candidates[0].name), 300);
@@ -392,7 +478,9 @@ static void test_environment(void** state) {
   r = probe_req(&req, "rccl");
   assert_string_equal(r->value, "/from/env.so");
   assert_string_equal(r->value_origin, "environment");
-  assert_string_equal(list_of(r), "/from/env.so[value]");
+  /* Reading the environment, an unset NCCL_NET_PLUGIN means the host's
+   * default net library, which 2.28+ and RCCL fall back to. */
+  assert_string_equal(list_of(r), "/from/env.so[value] librccl-net.so[net plugin]");
   pt_result_free(r);
   req.plugin = "/explicit.so"; /* an explicit field wins */
   r = probe_req(&req, "rccl");
@@ -411,6 +499,8 @@ static void test_conf_files(void** state) {
            "NCCL_PROFILER_PLUGIN_X=/other.so\n"
            "garbage line\n"
            "NCCL_PROFILER_PLUGIN=/from/conf.so\r\n"
+           "NCCL_PROFILER_PLUGIN=/second/line.so\n"
+           "NCCL_NET_PLUGIN=/from/conf-net.so\n"
            "RCCL_ENABLE_PROXY_TRACE=1\n");
   setenv("NCCL_CONF_FILE", conf, 1);
   unsetenv("NCCL_PROFILER_PLUGIN");
@@ -418,26 +508,63 @@ static void test_conf_files(void** state) {
   pt_request_init(&req);
   pt_request_from_environment(&req);
   req.rccl_dir = "/nonexistent-rccl";
-  pt_result* r = probe_req(&req, "rccl");
+  /* Every NCCL release reads the file before it loads the profiler; only
+   * 2.30 cuts the '\r' of a Windows line end. */
+  static const char* const keep_cr[] = {"nccl-2.23", "nccl-2.25", "nccl-2.26", "nccl-2.28",
+                                        "nccl-2.29"};
+  for (size_t i = 0; i < sizeof keep_cr / sizeof keep_cr[0]; i++) {
+    pt_result* r = probe_req(&req, keep_cr[i]);
+    assert_string_equal(r->value, "/from/conf.so\r");
+    assert_string_equal(r->value_origin, conf);
+    assert_true(has_note(r, "carriage return"));
+    pt_result_free(r);
+  }
+  pt_result* r = probe_req(&req, "nccl-2.30");
   assert_string_equal(r->value, "/from/conf.so");
-  assert_string_equal(r->value_origin, conf);
-  assert_string_equal(list_of(r), "/from/conf.so[value] "
-                                  "/nonexistent-rccl/librccl-profiler-proxytrace.so[auto-load]");
+  assert_string_equal(r->net_value, "/from/conf-net.so");
+  assert_string_equal(r->net_value_origin, conf);
+  assert_string_equal(list_of(r), "/from/conf.so[value] /from/conf-net.so[net plugin]");
+  assert_false(has_note(r, "carriage return"));
   pt_result_free(r);
-  r = probe_req(&req, "nccl-2.25"); /* reads no conf file */
-  assert_null(r->value);
+  /* RCCL reads ~/.rccl.conf and /etc/rccl.conf, never NCCL_CONF_FILE. */
+  r = probe_req(&req, "rccl");
+  assert_true(r->value == NULL || strcmp(r->value, "/from/conf.so") != 0);
+  assert_true(has_note(r, "RCCL does not read it"));
   pt_result_free(r);
   req.flags &= ~(unsigned)PT_REQ_CONF_FILES;
-  r = probe_req(&req, "rccl");
+  r = probe_req(&req, "nccl-2.30");
   assert_null(r->value);
   pt_result_free(r);
   setenv("NCCL_PROFILER_PLUGIN", "/env/wins.so", 1);
   req.flags |= PT_REQ_CONF_FILES;
-  r = probe_req(&req, "rccl");
+  r = probe_req(&req, "nccl-2.30");
   assert_string_equal(r->value, "/env/wins.so");
   pt_result_free(r);
   unsetenv("NCCL_PROFILER_PLUGIN");
+
+  /* ~ is $HOME from 2.30, the passwd entry before (never this folder). */
   unsetenv("NCCL_CONF_FILE");
+  const char* home = fx_tmpdir();
+  char* long_value = malloc(2001);
+  assert_non_null(long_value);
+  memset(long_value, 'v', 2000);
+  long_value[0] = '/';
+  long_value[2000] = '\0';
+  fx_write(fx_fmt("%s/.nccl.conf", home), fx_fmt("NCCL_PROFILER_PLUGIN=%s\n", long_value));
+  char* saved = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  setenv("HOME", home, 1);
+  r = probe_req(&req, "nccl-2.30");
+  assert_non_null(r->value);
+  assert_int_equal(strlen(r->value), 1023); /* char envValue[1024] */
+  assert_memory_equal(r->value, long_value, 1023);
+  assert_string_equal(r->value_origin, fx_fmt("%s/.nccl.conf", home));
+  pt_result_free(r);
+  r = probe_req(&req, "nccl-2.29");
+  assert_true(r->value == NULL || strncmp(r->value, long_value, 100) != 0);
+  pt_result_free(r);
+  if (saved) setenv("HOME", saved, 1);
+  free(saved);
+  free(long_value);
 }
 
 /* ---- auto-load and home: the notes that say what to do -------------------- */
@@ -451,13 +578,19 @@ static void test_autoload_rules(void** state) {
     const char* flag;
     size_t n;
     const char* note;
-  } rows[] = {{"1", 2, NULL},       {"0x1", 2, NULL}, {"2", 2, NULL},
-              {"0", 1, NULL},       {"", 1, NULL},    {"yes", 1, "is not a number"},
-              {"1x", 1, "RCCL_ENABLE_PROXY_TRACE=1"}};
+  } rows[] = {{"1", 2, NULL},
+              {"0x1", 2, NULL},
+              {"2", 2, NULL},
+              {"0", 1, NULL},
+              {"", 1, NULL},
+              {"yes", 1, "is not a number"},
+              {"1abc", 2, "counts as 1 (auto-load on)"}, /* strtoll stops at 'a' */
+              {"0x", 1, "counts as 0 (auto-load off)"},
+              {"99999999999999999999", 1, "out of range"}};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     req.rccl_enable_proxy_trace = rows[i].flag;
     pt_result* r = probe_req(&req, "rccl");
-    assert_int_equal(r->n_candidates, rows[i].n);
+    if (r->n_candidates != rows[i].n) fail_msg("RCCL_ENABLE_PROXY_TRACE='%s'", rows[i].flag);
     if (rows[i].n == 2)
       assert_string_equal(r->candidates[1].name, "/opt/rocm/lib/librccl-profiler-proxytrace.so");
     if (rows[i].note) assert_true(has_note(r, rows[i].note));
@@ -537,9 +670,13 @@ int main(void) {
   unsetenv("NCCL_PROFILER_PLUGIN");
   unsetenv("RCCL_ENABLE_PROXY_TRACE");
   unsetenv("NCCL_CONF_FILE");
+  unsetenv("NCCL_NET_PLUGIN");
+  unsetenv("NCCL_ENV_PLUGIN");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_error_names),
       cmocka_unit_test(test_host_parse),
+      cmocka_unit_test(test_host_parse_note),
+      cmocka_unit_test(test_version),
       cmocka_unit_test(test_host_rules),
       cmocka_unit_test(test_version_parse),
       cmocka_unit_test(test_version_order),

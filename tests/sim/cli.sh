@@ -1,33 +1,71 @@
 #!/bin/sh
 # The `proxytrace sim` and `proxytrace demo` commands as a user runs them:
-# exit statuses (0 ran, 1 could not, 2 bad option), per-rank dump files, the
-# ground truth file, and the demo's summary with the stuck ops of its dumps.
-# $1: the build folder.
+# exit statuses (0 completed, 1 could not run, 2 bad option, 3 hung), the
+# plugin found by default, options that do nothing for the host, per-rank
+# dump files, the ground truth file, and the demo's summary with the stuck
+# ops of its dumps. $1: the build folder.
 B=${1:-build}
-PT="$B/proxytrace"
+PT="$(cd "$B" && pwd)/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-} # a build for another architecture runs under its emulator
 COUNT="$(cd "$B/tests/sim" && pwd)/libcount.so"
 PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$PT" sim --help >"$T/help" 2>&1 || fail "sim --help exits $?"
+$RUN "$PT" --version | grep -q "^proxytrace [0-9][0-9.]*$" || fail "proxytrace --version"
+$RUN "$PT" sim --help >"$T/help" 2>&1 || fail "sim --help exits $?"
 grep -q -- "--stall" "$T/help" || fail "sim --help lacks --stall"
+grep -q "3  the job ran and hung" "$T/help" || fail "sim --help does not document exit status 3"
+SMALL="--nodes 2 --ranks-per-node 1 --iters 2 --quiet"
 
-"$PT" sim --bogus >"$T/out" 2>&1; rc=$?
+# Without --plugin (and no NCCL_PROFILER_PLUGIN) sim drives the plugin of the
+# build, as demo does; a completed job exits 0, a hung one 3.
+env -u NCCL_PROFILER_PLUGIN $RUN "$PT" sim --nodes 2 --ranks-per-node 1 --iters 2 --dump-dir "$T/d0" \
+  >"$T/out" 2>&1; rc=$?
+[ $rc -eq 0 ] || fail "sim without --plugin exits $rc, want 0: $(cat "$T/out")"
+grep -q "plugin \"ProxyTrace\" .* from $PLUGIN" "$T/out" || fail "sim does not default to the built plugin"
+env -u NCCL_PROFILER_PLUGIN $RUN "$PT" sim $SMALL --stall 1:0:3 >"$T/out" 2>&1; rc=$?
+[ $rc -eq 3 ] || fail "a hung sim exits $rc, want 3"
+
+# An option's value is never the next option; a step beyond the op is refused.
+(cd "$T" && $RUN "$PT" sim $SMALL --dump-dir --quiet >out 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "--dump-dir --quiet exits $rc, want 2"
+[ ! -e "$T/--quiet" ] || fail "--dump-dir --quiet made a directory named --quiet"
+grep -q "is an option" "$T/out" || fail "a swallowed option is not explained"
+$RUN "$PT" sim $SMALL --plugin "$PLUGIN" --stall 1:0:5000 >"$T/out" 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "--stall beyond the op exits $rc, want 2"
+grep -q "have transfers 0\.\.15 (raw steps 0\.\.31, sliceSteps 2)" "$T/out" ||
+  fail "--stall beyond the op does not give the op's steps: $(cat "$T/out")"
+$RUN "$PT" sim --nodes 2 --ranks-per-node 1 --iters 2 --plugin "$PLUGIN" --stall 1:0:5 >"$T/out" 2>&1
+grep -q "from transfer 5 (raw step 10 in the dump's counters)" "$T/out" ||
+  fail "the summary does not give the stall's unit: $(grep fault "$T/out")"
+
+# Notes for what the host does not have; a release no profile was checked against.
+$RUN "$PT" sim $SMALL --plugin "$PLUGIN" --host nccl-2.28 --comm-dump 2 >"$T/out" 2>&1 ||
+  fail "sim --comm-dump under NCCL exits $?"
+grep -q "comm-dump does nothing under nccl-2.28" "$T/out" || fail "--comm-dump under NCCL is not questioned"
+$RUN "$PT" sim $SMALL --plugin "$PLUGIN" --host nccl-2.25 --leak-ops 1 >"$T/out" 2>&1 ||
+  fail "sim --leak-ops under 2.25 exits $?"
+grep -q "leak-ops does nothing under nccl-2.25" "$T/out" || fail "--leak-ops under 2.25 is not questioned"
+$RUN "$PT" sim $SMALL --plugin "$PLUGIN" --host nccl-2.29.1 >"$T/out" 2>&1 || fail "sim --host nccl-2.29.1 exits $?"
+grep -q "2.29.1 is not a release: the nccl-2.29 profile" "$T/out" || fail "nccl-2.29.1 gets no note"
+
+$RUN "$PT" sim --bogus >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "sim --bogus exits $rc, want 2"
 grep -q -- "--bogus" "$T/out" || fail "sim --bogus does not name the option"
-"$PT" sim --channels 0 >"$T/out" 2>&1; rc=$?
+$RUN "$PT" sim --channels 0 >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "sim --channels 0 exits $rc, want 2"
 grep -q "1..64" "$T/out" || fail "sim --channels 0 does not say what is accepted"
 
-"$PT" sim --plugin "$T/missing.so" --quiet >"$T/out" 2>&1; rc=$?
+$RUN "$PT" sim --plugin "$T/missing.so" --quiet >"$T/out" 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "sim with a missing plugin exits $rc, want 1"
 grep -q "missing.so" "$T/out" || fail "the loader report does not name the plugin"
 
 # Every rank's lines in its own file; the truth in another.
-"$PT" sim --plugin "$COUNT" --dump-dir "$T/dumps" --truth-file "$T/truth" --stall 1:0:2 \
-  --nodes 2 --ranks-per-node 2 >"$T/out" 2>&1 || fail "sim with the counting plugin exits $?"
+$RUN "$PT" sim --plugin "$COUNT" --dump-dir "$T/dumps" --truth-file "$T/truth" --stall 1:0:2 \
+  --nodes 2 --ranks-per-node 2 >"$T/out" 2>&1; rc=$?
+[ $rc -eq 3 ] || fail "sim with the counting plugin and a stall exits $rc, want 3 (hung)"
 for r in 0 1 2 3; do
   grep -q "count dump rank $r" "$T/dumps/rank$r.log" || fail "rank$r.log lacks rank $r's dump"
 done
@@ -35,9 +73,9 @@ grep -q "truth: stuck rank=1" "$T/truth" || fail "the truth file lacks rank 1's 
 grep -q "hung" "$T/out" || fail "the summary does not say the job hung"
 
 # The demo: our plugin, one stalled GPU, stuck ops from the dumps.
-"$PT" demo --bogus >"$T/out" 2>&1; rc=$?
+$RUN "$PT" demo --bogus >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "demo --bogus exits $rc, want 2"
-"$PT" demo --plugin "$PLUGIN" --out "$T/demo" >"$T/demo.txt" 2>&1 || fail "demo exits $?"
+$RUN "$PT" demo --plugin "$PLUGIN" --out "$T/demo" >"$T/demo.txt" 2>&1 || fail "demo exits $?"
 cat "$T/demo.txt"
 grep -q "Stuck ops" "$T/demo.txt" || fail "the demo prints no stuck ops section"
 grep -q "rank 3: .*3->4(S), chan:0, status:WAITING_GPU" "$T/demo.txt" || fail "the demo does not show rank 3's stuck send"

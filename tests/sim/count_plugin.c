@@ -3,7 +3,9 @@
  * every callback, checks the calling thread's role, and keeps per-op and
  * per-step records (count_plugin.h). It exports the ncclProfiler_vN tables
  * selected by COUNT_EXPORTS (bit N = vN) and, with all of them, RCCL's dump
- * hook. Nothing is allocated: handles point into static arrays.
+ * hook. Built with COUNT_NULL_GROUP it answers the Group event with NULL, as
+ * a plugin that does not trace groups may. Nothing is allocated: handles
+ * point into static arrays.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -22,6 +24,9 @@
 #ifndef COUNT_EXPORTS
 #define COUNT_EXPORTS 0x7e
 #endif
+#ifndef COUNT_NULL_GROUP
+#define COUNT_NULL_GROUP 0
+#endif
 #define EXPORT __attribute__((visibility("default")))
 #define UNUSED __attribute__((unused)) /* unused when the table is not exported */
 
@@ -30,6 +35,8 @@ enum { TAG_OP = 0x0b0b, TAG_STEP = 0x5757 };
 static count_results R;
 static atomic_int want_mask = -1;
 static atomic_int fail_rank = -1;
+static atomic_int fail_nth = -1;
+static atomic_int init_seq;
 static atomic_int lazy_handles;
 
 typedef struct {
@@ -57,6 +64,7 @@ static atomic_long seq;
 EXPORT count_results* count_results_get(void);
 EXPORT void count_reset(int mask);
 EXPORT void count_fail_rank(int rank);
+EXPORT void count_fail_nth(int nth);
 EXPORT void count_lazy_handles(int on);
 
 /* A careless plugin: startEvent of Group events leaves *eHandle alone. */
@@ -64,6 +72,9 @@ void count_lazy_handles(int on) { atomic_store(&lazy_handles, on); }
 
 /* init of `rank` fails (ncclInternalError, context NULL) until reset. */
 void count_fail_rank(int rank) { atomic_store(&fail_rank, rank); }
+
+/* The nth init call (from 0) fails, whatever its version knows of ranks. */
+void count_fail_nth(int nth) { atomic_store(&fail_nth, nth); }
 
 count_results* count_results_get(void) { return &R; }
 
@@ -76,6 +87,8 @@ void count_reset(int mask) {
   atomic_store(&R.last_arg23_byte, -2);
   atomic_store(&want_mask, mask);
   atomic_store(&fail_rank, -1);
+  atomic_store(&fail_nth, -1);
+  atomic_store(&init_seq, 0);
   atomic_store(&lazy_handles, 0);
 }
 
@@ -137,7 +150,8 @@ static ncclResult_t common_init(void** ctx, int* mask, int rank, ncclDebugLogger
   if (!inited_here++) atomic_fetch_add(&R.init_threads_distinct, 1);
   usleep(2000); /* long enough for the other inits to overlap */
   atomic_fetch_sub(&R.init_now, 1);
-  if (rank >= 0 && rank == atomic_load(&fail_rank)) {
+  int nth = atomic_fetch_add(&init_seq, 1);
+  if ((rank >= 0 && rank == atomic_load(&fail_rank)) || nth == atomic_load(&fail_nth)) {
     *ctx = NULL;
     atomic_fetch_add(&R.init_fails, 1);
     return ncclInternalError;
@@ -180,6 +194,7 @@ static ncclResult_t common_start(void* ctx, void** eHandle, const common_descr* 
   if (bit < 0) return ncclSuccess;
   atomic_fetch_add(&R.starts[bit], 1);
   check_role(bit, role_of_type(d->type));
+  if (COUNT_NULL_GROUP && d->type == ncclProfileGroup) return ncclSuccess;
   if (d->type == ncclProfileProxyOp) {
     if (d->pid != getpid()) {
       /* PXN: neither the context nor the parent is ours; touch neither. */
@@ -205,6 +220,10 @@ static ncclResult_t common_start(void* ctx, void** eHandle, const common_descr* 
     op->raw = d->raw;
     op->diag[10] = -1;
     op->diag_last_kind = 100;
+    op->diag_posted_at_tail = -1;
+    for (int k = 0; k <= COUNT_NSTATES; k++) op->starts_at_first[k] = -1;
+    for (int k = 0; k < COUNT_MAX_STEPS; k++) op->post_trans[k] = -1;
+    for (int k = 0; k < 8; k++) op->op_trans[k] = op->op_steps[k] = -1;
     op->seq = atomic_fetch_add(&seq, 1);
     op->tag = TAG_OP;
     *eHandle = op;
@@ -221,9 +240,12 @@ static ncclResult_t common_start(void* ctx, void** eHandle, const common_descr* 
     s->step = d->step;
     if (d->step >= 0 && d->step < COUNT_MAX_STEPS) {
       op->step_calls[d->step]++;
+      op->step_started[d->step]++;
       if (op->step_starts[d->step]++ > 0) op->unstopped_restarts++;
     }
     if (d->step + 1 > op->step_max) op->step_max = d->step + 1;
+    op->starts_total++;
+    if (++op->open_now > op->open_max) op->open_max = op->open_now;
     *eHandle = s;
     return ncclSuccess;
   }
@@ -253,8 +275,12 @@ static ncclResult_t count_stop(void* h) {
     atomic_fetch_add(&R.stops[4], 1);
     check_role(4, ROLE_PROXY);
     if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_calls[s->step]++;
-    if (atomic_fetch_add(&s->stopped, 1) > 0) s->op->double_stops++;
-    else if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_starts[s->step]--;
+    if (atomic_fetch_add(&s->stopped, 1) > 0) {
+      s->op->double_stops++;
+    } else {
+      s->op->open_now--;
+      if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_starts[s->step]--;
+    }
   }
   return ncclSuccess;
 }
@@ -280,18 +306,41 @@ static void common_record(void* h, int state, const void* args, const ncclProfil
     count_op* op = h;
     check_role(3, ROLE_PROXY);
     atomic_fetch_add(&op->states[state], 1);
+    if (op->starts_at_first[state] < 0) op->starts_at_first[state] = op->starts_total;
+    if (state < 8 && args) {
+      /* v1-v3 ProxyOp states: {transSize, steps} */
+      const ncclProfilerEventStateArgs_v1_t* a = args;
+      op->op_trans[state] = (int64_t)a->proxyOp.transSize;
+      op->op_steps[state] = a->proxyOp.steps;
+      /* The posted step is started before SendPosted names it. */
+      int s = a->proxyOp.steps - 1;
+      if (state == ncclProfilerProxyOpSendPosted && s >= 0 && s < COUNT_MAX_STEPS && !op->step_started[s])
+        op->posted_before_start++;
+    }
     if (state == ncclProfilerProxyDiagUpdate && diag) {
       int k = diag->proxyDiag.counterKind;
       if (k < 11 && !(diag->proxyDiag.flags & NCCL_PROXY_DIAG_FLAG_COUNTER_SKIP)) {
         op->diag[k] = diag->proxyDiag.value;
         op->diag_last_kind = k;
       }
+      if (k == ncclProxyDiagPosted) op->diag_posted++;
+      if (k == ncclProxyDiagRecvTail && op->is_send && op->diag_posted_at_tail < 0)
+        op->diag_posted_at_tail = op->diag_posted;
+      /* A send's TRANSMITTED follows the SendWait of its step. */
+      if (k == ncclProxyDiagTransmitted && op->is_send && op->send_waits <= op->diag_transmitted++)
+        op->diag_before_state++;
     }
   } else if (tag == TAG_STEP) {
     step_rec* s = h;
+    count_op* op = s->op;
     check_role(4, ROLE_PROXY);
-    if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_calls[s->step]++;
+    if (s->step >= 0 && s->step < COUNT_MAX_STEPS) op->step_calls[s->step]++;
     if (has_trans && trans_size) atomic_fetch_add(&R.step_transsize_set, 1);
+    if (op->starts_at_first[state] < 0) op->starts_at_first[state] = op->starts_total;
+    if (state == ncclProfilerProxyStepSendWait) op->send_waits++;
+    if ((state == ncclProfilerProxyStepSendGPUWait || state == ncclProfilerProxyStepRecvWait) && s->step >= 0 &&
+        s->step < COUNT_MAX_STEPS && op->post_trans[s->step] < 0 && args)
+      op->post_trans[s->step] = (int64_t)trans_size;
   }
 }
 

@@ -42,6 +42,22 @@ typedef struct {
   int step_max;            /* highest step id seen + 1                      */
   int double_stops;        /* a step handle stopped twice                   */
   int unstopped_restarts;  /* a step started again before being stopped     */
+  /* Order and pacing, as the op's callbacks arrive. */
+  int starts_total;        /* step starts so far                            */
+  int open_now, open_max;  /* step handles started and not stopped          */
+  int starts_at_first[COUNT_NSTATES + 1]; /* starts_total when a state (on
+                              the op or a step of it) first came; -1 never */
+  int step_started[COUNT_MAX_STEPS]; /* starts per step id, never undone   */
+  int posted_before_start; /* SendPosted{steps} before step steps-1 started */
+  int64_t post_trans[COUNT_MAX_STEPS]; /* transSize of a step's first
+                              SendGPUWait/RecvWait; -1 none or NULL args   */
+  int64_t op_trans[8];     /* last transSize per ProxyOp state 0-7          */
+  int op_steps[8];         /* last steps per ProxyOp state 0-7              */
+  int send_waits;          /* SendWait records on the op's steps            */
+  int diag_transmitted;    /* TRANSMITTED updates                           */
+  int diag_before_state;   /* TRANSMITTED before its step's SendWait        */
+  int diag_posted;         /* POSTED updates                                */
+  int diag_posted_at_tail; /* POSTED updates before the first RECV_TAIL; -1 */
 } count_op;
 
 typedef struct {

@@ -94,6 +94,53 @@ static void test_bad_options_exit_2(void** state) {
   expect_bad("--scenario", "/nonexistent/scenario.txt", "/nonexistent/scenario.txt");
   expect_bad("--nodes", NULL, "--nodes needs a value");
   expect_bad("--strict=1", NULL, "takes no value");
+  /* A value is never the next option: --dump-dir --quiet made a folder. */
+  expect_bad("--dump-dir", "--quiet", "the next argument '--quiet' is an option");
+  expect_bad("--truth-file", "-h", "is an option");
+}
+
+/* The option is kept for a value that does start with '-'. */
+static void test_value_that_starts_with_dash(void** state) {
+  (void)state;
+  pt_sim_config c;
+  const char* args[] = {"--dump-dir=--odd", NULL};
+  assert_int_equal(parse(&c, args), 0);
+  assert_string_equal(c.dump_dir, "--odd");
+}
+
+/* A fault step the op does not have is refused (-2: exit 2), with the
+ * op's range in transfers and raw steps; the last step is accepted. */
+static void test_step_beyond_the_op(void** state) {
+  (void)state;
+  pt_sim_config c;
+  st_config(&c, PT_HOST_RCCL, NULL);
+  pt_sim_job job;
+  assert_int_equal(pt_sim_job_build(&c, &job, stderr), 0);
+  int n = 0;
+  for (size_t i = 0; i < job.n_ops && !n; i++)
+    if (job.ops[i].channel == 0 && job.ops[i].kind == PT_OPK_NET && job.ops[i].call == 0) n = job.ops[i].n;
+  pt_sim_job_free(&job);
+  assert_true(n > 1);
+  static const pt_fault_kind kinds[] = {PT_FAULT_STALL, PT_FAULT_NO_RECV, PT_FAULT_KILL};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    c.faults[0] = (pt_sim_fault){.kind = kinds[k], .rank = 1, .channel = 0, .step = n};
+    c.n_faults = 1;
+    FILE* err = tmpfile();
+    assert_int_equal(pt_sim_job_build(&c, &job, stderr), 0);
+    assert_int_equal(pt_sim_truth_compute(&c, &job, err), -2);
+    pt_sim_job_free(&job);
+    rewind(err);
+    size_t got = fread(err_buf, 1, sizeof err_buf - 1, err);
+    err_buf[got] = 0;
+    fclose(err);
+    char want[64];
+    snprintf(want, sizeof want, "have transfers 0..%d", n - 1);
+    if (!strstr(err_buf, want)) fail_msg("fault %zu: '%s' lacks '%s'", k, err_buf, want);
+    c.faults[0].step = n - 1; /* the last step exists */
+    assert_int_equal(pt_sim_job_build(&c, &job, stderr), 0);
+    assert_int_equal(pt_sim_truth_compute(&c, &job, stderr), 0);
+    pt_sim_job_free(&job);
+  }
 }
 
 static void test_faults_checked_against_job(void** state) {
@@ -222,6 +269,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_help_documents_every_option),
       cmocka_unit_test(test_bad_options_exit_2),
+      cmocka_unit_test(test_value_that_starts_with_dash),
+      cmocka_unit_test(test_step_beyond_the_op),
       cmocka_unit_test(test_faults_checked_against_job),
       cmocka_unit_test(test_values_parse),
       cmocka_unit_test(test_scenario_files),

@@ -13,6 +13,9 @@
  *              RecvGPUWait, stop (5) with RecvPosted … RecvDone on the op;
  *   2.23       the same, with one step event per raw step (sliceSteps per
  *              transfer) and nSteps in raw steps.
+ * Pacing (net.cc): one phase per progress call, posting first, so a whole
+ * window of NCCL_STEPS raw steps is posted, with as many step handles open,
+ * before the first transfer.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -120,6 +123,12 @@ static int calls_of(const pt_sim_config* c, int kind) {
   return n * c->iters;
 }
 
+/* Transfers posted before the first one goes out: NCCL_STEPS raw steps. */
+static int window_of(const pt_sim_op* op) {
+  int w = 8 / op->slice;
+  return w < op->n ? w : op->n;
+}
+
 static void test_step_sequences_per_host(void** state) {
   (void)state;
   counter k = open_counter("libcount.so");
@@ -141,8 +150,21 @@ static void test_step_sequences_per_host(void** state) {
       assert_non_null(op);
       int steps = raw ? op->raw : op->n;
       assert_int_equal(o->nsteps, steps);
-      assert_int_equal(o->chunk, raw ? op->step_bytes : op->step_bytes * op->slice);
+      /* args->chunkSize on 2.23, times sliceSteps from 2.24 */
+      assert_int_equal(o->chunk, raw ? op->chunk_size : op->chunk_size * op->slice);
       assert_int_equal(o->step_max, steps);
+      /* A window of steps is posted, all open, before the first transfer;
+       * the step starts before SendPosted names it. */
+      int per = raw ? op->slice : 1, w = window_of(op) * per;
+      assert_int_equal(o->open_max, w);
+      if (op->is_send) assert_int_equal(o->starts_at_first[old ? ncclProfilerProxyOpSendRemFifoWait
+                                                                : ncclProfilerProxyStepSendPeerWait_v4], w);
+      else assert_int_equal(o->starts_at_first[ncclProfilerProxyStepRecvFlushWait], w);
+      assert_int_equal(o->posted_before_start, 0);
+      if (rccl && op->is_send) {
+        assert_int_equal(o->diag_posted_at_tail, window_of(op)); /* no poll in a call that posts */
+        assert_int_equal(o->diag_before_state, 0);              /* SendWait, then TRANSMITTED */
+      }
       int per_step = old ? (op->is_send ? 4 : 5) : 5;
       for (int s = 0; s < steps; s++) assert_int_equal(o->step_calls[s], per_step);
       assert_int_equal(atomic_load(&o->stops), 1);
@@ -212,11 +234,39 @@ static void test_gating(void** state) {
   assert_int_equal(R->starts[3], 0);
   pt_sim_result_free(&res);
 
-  /* RCCL: ProxyDiag alone starts ProxyOps (and delivers state 31), no steps. */
+  /* RCCL: ProxyDiag alone starts ProxyOps (and delivers state 31) and
+   * steps (profiler.cc ncclProfilerStart{Send,Recv}ProxyStepEvent). */
   R = run(&k, PT_HOST_RCCL, ncclProfileProxyDiag, NULL, &res, &c);
   assert_int_equal(R->starts[3], net_ops_run(&res.job));
-  assert_int_equal(R->starts[4], 0);
+  assert_true(R->starts[4] > 0);
+  assert_int_equal(R->starts[4], R->stops[4]);
+  assert_true(R->records[ncclProfilerProxyStepSendWait] > 0);
   assert_true(R->records[ncclProfilerProxyDiagUpdate] > 0);
+  pt_sim_result_free(&res);
+  /* Not under NVIDIA, where the bit means nothing. */
+  R = run(&k, PT_HOST_NCCL_2_29, ncclProfileProxyDiag | ncclProfileProxyOp, NULL, &res, &c);
+  assert_int_equal(R->starts[4], 0);
+  pt_sim_result_free(&res);
+
+  /* 2.26-2.27 gate P2p without the NetPlugin bit; 2.28 with it. */
+  R = run(&k, PT_HOST_NCCL_2_27, ncclProfileNetPlugin, NULL, &res, &c);
+  assert_int_equal(R->starts[0], nr * res.job.n_batches);
+  assert_int_equal(R->starts[1], nr * calls_of(&c, PT_SIM_ALLREDUCE));
+  assert_int_equal(R->starts[2], 0);
+  assert_int_equal(R->starts[3], net_ops_run(&res.job));
+  pt_sim_result_free(&res);
+  R = run(&k, PT_HOST_NCCL_2_28, ncclProfileNetPlugin, NULL, &res, &c);
+  assert_int_equal(R->starts[2], nr * 2 * calls_of(&c, PT_SIM_SENDRECV));
+  pt_sim_result_free(&res);
+
+  /* The CE bits open GroupApi and CollApi from 2.29, not on 2.28. */
+  R = run(&k, PT_HOST_NCCL_2_28, ncclProfileCeColl, NULL, &res, &c);
+  assert_int_equal(R->starts[8] + R->starts[9] + R->starts[10], 0);
+  pt_sim_result_free(&res);
+  R = run(&k, PT_HOST_NCCL_2_29, ncclProfileCeColl, NULL, &res, &c);
+  assert_int_equal(R->starts[8], nr * res.job.n_batches);
+  assert_int_equal(R->starts[9], nr * calls_of(&c, PT_SIM_ALLREDUCE));
+  assert_int_equal(R->starts[10], 0); /* P2pApi has no CE bit */
   pt_sim_result_free(&res);
 
   /* NVIDIA never sends ProxyDiag, whatever the mask says. */
@@ -344,7 +394,9 @@ static void test_retries(void** state) {
   pt_sim_config_release(&c);
 }
 
-/* 2.24-2.26 stopped the first step of a consumption batch each time. */
+/* 2.24-2.26 stop the first step id of a consumed receive batch for every
+ * step of it: the first stop clears the slot, the others find it empty, so
+ * the rest of the batch is never stopped — and nothing is stopped twice. */
 static void test_recv_stop_bug(void** state) {
   (void)state;
   counter k = open_counter("libcount.so");
@@ -354,20 +406,135 @@ static void test_recv_stop_bug(void** state) {
   for (int pass = 0; pass < 2; pass++) {
     pt_host host = pass ? PT_HOST_NCCL_2_27 : PT_HOST_NCCL_2_25;
     count_results* R = run(&k, host, ncclProfileProxyOp | ncclProfileProxyStep, args, &res, &c);
-    long doubles = 0, misdirected = 0;
+    long left_open = 0;
     for (long i = 0; i < R->n_ops; i++) {
       const count_op* o = &R->ops[i];
       const pt_sim_op* op = truth_of(&res.job, R, o);
       assert_non_null(op);
-      assert_int_equal(o->double_stops, op->seen.misdirected);
-      doubles += o->double_stops;
-      misdirected += op->seen.misdirected;
+      assert_int_equal(o->double_stops, 0);
+      int open = 0;
+      for (int s = 0; s < o->step_max; s++) open += o->step_starts[s];
+      assert_int_equal(open, op->seen.left_open); /* no refused irecv here */
+      assert_int_equal(o->open_now, open);
+      if (op->is_send) assert_int_equal(open, 0);
+      assert_int_equal(atomic_load(&o->stops), 1);
+      if (!op->is_send && pass == 0) assert_int_equal(atomic_load(&o->states[ncclProfilerProxyOpRecvDone]), op->n);
+      left_open += op->seen.left_open;
     }
-    if (pass == 0) assert_true(doubles > 0);
-    else assert_int_equal(doubles + misdirected, 0);
+    if (pass == 0) assert_true(left_open > 0);
+    else assert_int_equal(left_open, 0);
     pt_sim_result_free(&res);
   }
   pt_sim_config_release(&c);
+}
+
+/* Every op's first args from the pool: step and ProxyOp arguments as each
+ * release's net.cc computes them. */
+static void test_state_args_per_host(void** state) {
+  (void)state;
+  counter k = open_counter("libcount.so");
+  static const char* ar[] = {"--ops", "allreduce:4M", "--iters", "1", NULL};
+  static const char* p2p[] = {"--ops", "sendrecv:16M", "--iters", "1", NULL};
+  const char* const* jobs[] = {ar, p2p};
+  for (size_t h = 0; h < sizeof all_hosts / sizeof all_hosts[0]; h++)
+    for (int j = 0; j < 2; j++) {
+      pt_host host = all_hosts[h];
+      int minor = minor_of(host), old = minor <= 26, raw = minor == 23;
+      print_message("host %s, %s\n", pt_host_name(host), jobs[j][1]);
+      pt_sim_config c;
+      pt_sim_result res;
+      count_results* R = run(&k, host, ncclProfileProxyOp | ncclProfileProxyStep, jobs[j], &res, &c);
+      assert_int_equal(R->n_ops, net_ops_run(&res.job));
+      for (long i = 0; i < R->n_ops; i++) {
+        const count_op* o = &R->ops[i];
+        const pt_sim_op* op = truth_of(&res.job, R, o);
+        assert_non_null(op);
+        int w = window_of(op), u = raw ? op->slice : 1;
+        assert_true(op->n > w); /* the window is full before the first transfer */
+        int64_t total = (int64_t)(op->n - 1) * op->xfer_bytes + op->last_bytes;
+        if (!old) {
+          /* sub->transSize: 0 until the first transfer, then the last one */
+          for (int s = 0; s < w; s++) assert_int_equal(o->post_trans[s], 0);
+          for (int s = w; s < op->n; s++) assert_true(o->post_trans[s] > 0);
+          continue;
+        }
+        /* 2.23-2.26: steps in transfers (raw on 2.23), transSize summed */
+        if (op->is_send) {
+          assert_int_equal(o->op_steps[ncclProfilerProxyOpSendPosted], op->n * u);
+          assert_int_equal(o->op_steps[ncclProfilerProxyOpSendRemFifoWait], op->n * u);
+          assert_int_equal(o->op_steps[ncclProfilerProxyOpSendDone], op->n * u);
+          assert_int_equal(o->op_trans[ncclProfilerProxyOpSendTransmitted], raw ? total - op->last_bytes : total);
+          assert_int_equal(o->op_trans[ncclProfilerProxyOpSendDone], total);
+        } else {
+          assert_int_equal(o->op_steps[ncclProfilerProxyOpRecvReceived], op->n * u);
+          assert_int_equal(o->op_trans[ncclProfilerProxyOpRecvReceived], total);
+          assert_int_equal(o->op_trans[ncclProfilerProxyOpRecvDone], total);
+        }
+      }
+      pt_sim_result_free(&res);
+      pt_sim_config_release(&c);
+    }
+}
+
+/* The host recycles proxy args without clearing them: an op of the second
+ * call starts with the transSize the first call's op left in its sub. */
+static void test_args_carry_over(void** state) {
+  (void)state;
+  counter k = open_counter("libcount.so");
+  static const char* args[] = {"--ops", "allreduce:4M", "--iters", "2", NULL};
+  static const pt_host hosts[] = {PT_HOST_NCCL_2_25, PT_HOST_NCCL_2_29};
+  for (int h = 0; h < 2; h++) {
+    pt_sim_config c;
+    pt_sim_result res;
+    count_results* R = run(&k, hosts[h], ncclProfileProxyOp | ncclProfileProxyStep, args, &res, &c);
+    int second = 0;
+    for (long i = 0; i < R->n_ops; i++) {
+      const count_op* o = &R->ops[i];
+      const pt_sim_op* op = truth_of(&res.job, R, o);
+      assert_non_null(op);
+      int64_t total = (int64_t)op->n * op->xfer_bytes; /* every allreduce op moves the same */
+      if (hosts[h] == PT_HOST_NCCL_2_25) {
+        assert_int_equal(o->op_trans[op->is_send ? ncclProfilerProxyOpSendDone : ncclProfilerProxyOpRecvDone],
+                         (op->batch + 1) * total);
+      } else {
+        assert_int_equal(o->post_trans[0], op->batch ? op->xfer_bytes : 0);
+      }
+      second += op->batch == 1;
+    }
+    assert_true(second > 0);
+    pt_sim_result_free(&res);
+    pt_sim_config_release(&c);
+  }
+}
+
+/* A plugin that answers NULL for the Group event: 2.23-2.25 give the task
+ * no mask, so no proxy event at all; 2.26+ send them regardless. */
+static void test_null_group_handle(void** state) {
+  (void)state;
+  counter k = open_counter("libcount-nogroup.so");
+  const int mask = ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep;
+  for (size_t h = 0; h < sizeof all_hosts / sizeof all_hosts[0]; h++) {
+    pt_host host = all_hosts[h];
+    int minor = minor_of(host);
+    print_message("host %s\n", pt_host_name(host));
+    pt_sim_config c;
+    pt_sim_result res;
+    count_results* R = run(&k, host, mask, NULL, &res, &c);
+    long nr = res.job.nranks;
+    assert_int_equal(R->starts[0], nr * res.job.n_batches); /* Group, answered NULL */
+    if (minor <= 27) assert_int_equal(R->starts[1] + R->starts[2], 0); /* Coll/P2p need it */
+    else assert_int_equal(R->starts[1], nr * calls_of(&c, PT_SIM_ALLREDUCE));
+    if (minor <= 25) {
+      assert_int_equal(R->starts[3], 0);
+      assert_int_equal(R->starts[4], 0);
+      for (int st = 0; st <= 12; st++) assert_int_equal(R->records[st], 0);
+    } else {
+      assert_int_equal(R->starts[3], net_ops_run(&res.job));
+      assert_true(R->starts[4] > 0);
+    }
+    pt_sim_result_free(&res);
+    pt_sim_config_release(&c);
+  }
 }
 
 /* Under RCCL, the ProxyDiag counters the plugin receives end where the
@@ -402,7 +569,7 @@ static void test_rccl_counters_match_oracle(void** state) {
       assert_int_equal(o->diag[ncclProxyDiagReceived], op->is_send ? 0 : (int64_t)op->exp_recvd * s);
       for (int kind = 0; kind < 11; kind++) assert_int_equal(o->diag[kind], op->seen.cnt[kind]);
       assert_int_equal(o->diag_last_kind, op->seen.last_kind);
-      /* A ProxyOp is stopped when every op of its proxy args is done. */
+      /* A ProxyOp is stopped when its own last step is done. */
       assert_int_equal(atomic_load(&o->stops), op->seen.stopped);
       if (op->batch != res.job.hung_batch) assert_int_equal(op->seen.stopped, 1);
       if (op->exp_done < op->n) assert_int_equal(op->seen.stopped, 0);
@@ -471,24 +638,33 @@ static void test_determinism(void** state) {
  * 2.23-2.27 disable the profiler for every communicator; 2.28-2.29 log
  * and go on; 2.30 also unloads, so the refcount drops twice — the emulator
  * must survive all three and finalize only live contexts from 2.28 on. */
+/* Runs the small job on `host` with the counter's `fail_fn`(1) making one
+ * init fail (count_fail_rank: rank 1; count_fail_nth: the second init),
+ * logging at INFO into `cap`. Free `res`, `cap` and `c` after. */
+static count_results* run_failing_init(counter* k, const char* fail_fn, pt_host host, pt_sim_config* c,
+                                       st_capture* cap, pt_sim_result* res) {
+  void (*fail_one)(int) = (void (*)(int))dlsym(k->dl, fail_fn);
+  assert_non_null(fail_one);
+  st_config(c, host, k->path);
+  c->debug_level = PT_SIM_LOG_INFO;
+  st_capture_init(cap, c, 4);
+  k->reset(ncclProfileProxyOp | ncclProfileProxyStep);
+  fail_one(1);
+  assert_int_equal(pt_sim_run(c, res, stderr), 0);
+  count_results* R = k->results();
+  assert_int_equal(R->init_fails, 1);
+  return R;
+}
+
 static void test_init_failure(void** state) {
   (void)state;
   counter k = open_counter("libcount.so");
-  void (*fail_init)(int) = (void (*)(int))dlsym(k.dl, "count_fail_rank");
-  assert_non_null(fail_init);
   static const pt_host hosts[] = {PT_HOST_NCCL_2_27, PT_HOST_NCCL_2_29, PT_HOST_NCCL_2_30};
   for (int i = 0; i < 3; i++) {
     pt_sim_config c;
-    st_config(&c, hosts[i], k.path);
-    c.debug_level = PT_SIM_LOG_INFO;
     st_capture cap;
-    st_capture_init(&cap, &c, 4);
-    k.reset(ncclProfileProxyOp | ncclProfileProxyStep);
-    fail_init(1);
     pt_sim_result res;
-    assert_int_equal(pt_sim_run(&c, &res, stderr), 0);
-    count_results* R = k.results();
-    assert_int_equal(R->init_fails, 1);
+    count_results* R = run_failing_init(&k, "count_fail_rank", hosts[i], &c, &cap, &res);
     if (i == 0) {
       assert_int_equal(st_capture_count(&cap, 1, "Profiler init failed with error (3). Continue without profiler."), 1);
       assert_int_equal(R->starts[3], 0);       /* profiling is off for everyone */
@@ -503,6 +679,35 @@ static void test_init_failure(void** state) {
       int early = 0;
       for (int r = 0; r <= 4; r++) early += st_capture_count(&cap, r, "would close the profiler plugin now");
       assert_int_equal(early, i == 2 ? 1 : 0);
+    }
+    pt_sim_result_free(&res);
+    st_capture_free(&cap);
+    pt_sim_config_release(&c);
+  }
+}
+
+/* 2.24-2.25 reach a v1 plugin through an adapter that drops its init
+ * result (v2.24.3-1 src/misc/profiler.cc:113-120): the profiler stays on
+ * and the failed communicator's events go out with its NULL context. 2.23
+ * binds v1 natively and turns profiling off. */
+static void test_v1_init_failure(void** state) {
+  (void)state;
+  counter k = open_counter("libcount-v1.so");
+  static const pt_host hosts[] = {PT_HOST_NCCL_2_23, PT_HOST_NCCL_2_24, PT_HOST_NCCL_2_25};
+  for (int i = 0; i < 3; i++) {
+    pt_sim_config c;
+    st_capture cap;
+    pt_sim_result res;
+    count_results* R = run_failing_init(&k, "count_fail_nth", hosts[i], &c, &cap, &res);
+    int said = 0;
+    for (int r = 0; r <= 4; r++) said += st_capture_count(&cap, r, "Profiler init failed");
+    if (i == 0) {
+      assert_int_equal(said, 1);
+      assert_int_equal(R->starts[3], 0);
+    } else {
+      assert_int_equal(said, 0);
+      assert_int_equal(R->starts[3], net_ops_run(&res.job));
+      assert_true(R->bad_ctx > 0); /* the failed rank's ops carry its NULL context */
     }
     pt_sim_result_free(&res);
     st_capture_free(&cap);
@@ -538,11 +743,15 @@ int main(void) {
       cmocka_unit_test(test_adapters_and_strict),
       cmocka_unit_test(test_retries),
       cmocka_unit_test(test_recv_stop_bug),
+      cmocka_unit_test(test_state_args_per_host),
+      cmocka_unit_test(test_args_carry_over),
+      cmocka_unit_test(test_null_group_handle),
       cmocka_unit_test(test_rccl_counters_match_oracle),
       cmocka_unit_test(test_pxn_and_leaks),
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_2_27_3_refuses_paths),
       cmocka_unit_test(test_init_failure),
+      cmocka_unit_test(test_v1_init_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

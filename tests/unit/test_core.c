@@ -23,26 +23,30 @@
 static void test_status_send(void** state) {
   (void)state;
   /* posted < N and posted < done + 8 */
-  assert_int_equal(pt_status_of(PT_OP_SEND, 3, 0, 0, 0, 16), PT_STATUS_POSTING);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 8, 0, 0, 0, 16), PT_STATUS_WAITING_GPU);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 10, 0, 4, 3, 16), PT_STATUS_POSTING);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 12, 10, 16), PT_STATUS_WAITING_GPU);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 16, 10, 16), PT_STATUS_SENDING);
-  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 16, 16, 16), PT_STATUS_DONE);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 3, 0, 0, 0, 16, 0), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 8, 0, 0, 0, 16, 0), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 10, 0, 4, 3, 16, 0), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 12, 10, 16, 0), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 16, 10, 16, 0), PT_STATUS_SENDING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 16, 0, 16, 16, 16, 0), PT_STATUS_DONE);
   /* a fresh op computes to POSTING, never INIT */
-  assert_int_equal(pt_status_of(PT_OP_SEND, 0, 0, 0, 0, 4), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 0, 0, 0, 0, 4, 0), PT_STATUS_POSTING);
+  /* counted in transfers of 2 raw steps: a window of 4 is full at done + 4 */
+  assert_int_equal(pt_status_of(PT_OP_SEND, 7, 0, 3, 3, 28, 4), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 7, 0, 3, 3, 28, 0), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 6, 0, 3, 3, 28, 4), PT_STATUS_POSTING);
 }
 
 static void test_status_recv(void** state) {
   (void)state;
-  assert_int_equal(pt_status_of(PT_OP_RECV, 2, 0, 0, 0, 16), PT_STATUS_POSTING);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 4, 0, 0, 16), PT_STATUS_RECEIVING);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 8, 9, 0, 16), PT_STATUS_RECEIVING);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 8, 6, 0, 16), PT_STATUS_FLUSHING);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 12, 12, 12, 4, 16), PT_STATUS_WAITING_GPU);
-  assert_int_equal(pt_status_of(PT_OP_RECV, 16, 16, 16, 16, 16), PT_STATUS_DONE);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 2, 0, 0, 0, 16, 0), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 4, 0, 0, 16, 0), PT_STATUS_RECEIVING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 8, 9, 0, 16, 0), PT_STATUS_RECEIVING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 8, 8, 6, 0, 16, 0), PT_STATUS_FLUSHING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 12, 12, 12, 4, 16, 0), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 16, 16, 16, 16, 16, 0), PT_STATUS_DONE);
   /* counters compare as int, as legacy casts them */
-  assert_int_equal(pt_status_of(PT_OP_RECV, 0x100000002ll, 0, 0, 0, 16), PT_STATUS_POSTING);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 0x100000002ll, 0, 0, 0, 16, 0), PT_STATUS_POSTING);
 }
 
 static void test_status_names(void** state) {

@@ -83,6 +83,10 @@ ncclResult_t sim_abi_init(sim_plugin* p, void** ctx, uint64_t comm_hash, const c
       /* The v1-v3 init knows no communicator; adapters discard it all. */
       const ncclProfiler_v1_t* t = p->table;
       r = t->init(ctx, mask);
+      /* 2.24-2.25 call a v1 plugin through an adapter that drops the
+       * result (v2.24.3-1 src/misc/profiler.cc:113-120): the profiler
+       * stays on, with whatever context init left. */
+      if (p->version == 1 && p->host->v1_init_ignored) r = ncclSuccess;
       break;
     }
     case 4: {

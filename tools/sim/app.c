@@ -12,7 +12,8 @@
  *   Coll|P2p stop … · Group stop · GroupApi stop
  *
  * API events exist from 2.28; before, only Group/Coll/P2p, whose parent is
- * the Group handle. The proxy ops get the task's handle and mask; the
+ * the Group handle. The proxy ops get the task's handle and mask — on
+ * 2.23-2.25 the mask only when the Group handle is non-NULL; the
  * thread then posts the batch to its proxy thread and may run one batch
  * ahead of it.
  */
@@ -153,11 +154,12 @@ static void batch(app* a, int b) {
       pr = start(a, &e);
     }
   }
-  /* Upload the proxy ops: each carries the task's handle and mask. */
+  /* Upload the proxy ops: each carries the task's handle and mask (on
+   * 2.23-2.25 a mask only under a Group handle). */
   pthread_mutex_lock(&rk->mu);
   rk->task_handle[(size_t)b * 2] = ar ? coll : ps;
   rk->task_handle[(size_t)b * 2 + 1] = ar ? coll : pr;
-  rk->task_mask[b] = m;
+  rk->task_mask[b] = sim_task_mask(h, m, g);
   pthread_mutex_unlock(&rk->mu);
   stop(a, coll);
   stop(a, ps);

@@ -75,7 +75,9 @@ void pt_sim_usage(FILE* f) {
 "Host and plugin:\n"
 "  --host PROFILE        nccl-2.23 … nccl-2.30, nccl-2.27.3, rccl (default rccl)\n"
 "  --plugin VALUE        NCCL_PROFILER_PLUGIN value: a path or a name, resolved\n"
-"                        by the host's rules (default: the environment)\n"
+"                        by the host's rules (default: $NCCL_PROFILER_PLUGIN if\n"
+"                        set, else the proxytrace plugin beside this program or\n"
+"                        in its ../lib, as proxytrace demo uses)\n"
 "  --env NAME=VALUE      set an environment variable before loading (repeatable;\n"
 "                        e.g. the plugin's own settings)\n"
 "  --strict              bytes the host leaves unset (un-zeroed adapter copies,\n"
@@ -103,19 +105,24 @@ void pt_sim_usage(FILE* f) {
 "  --gdr-flush           receives are flushed (GPU Direct RDMA), FLUSHED counter\n"
 "  --hang-polls N        progress rounds on a hung job before it is aborted\n"
 "                        (default 50)\n"
-"  --comm-dump N         RCCL: a watchdog thread calls ncclCommDump for every\n"
-"                        rank N times, while the job runs (default 0)\n"
+"  --comm-dump N         RCCL only: a watchdog thread calls ncclCommDump for\n"
+"                        every rank N times, while the job runs (default 0)\n"
 "\n"
-"Faults (strike in one call of one iteration; slow-link, pxn, leak-ops in all):\n"
+"Faults (strike in one call of one iteration; slow-link, pxn, leak-ops in all).\n"
+"A step S counts transfers of sliceSteps raw steps (2 for a SIMPLE all-reduce,\n"
+"else 1), as NCCL 2.24+ number ProxyStep events; the dump's counters (po, trans,\n"
+"done, ns) count raw steps, and the summary gives both. A step the op does not\n"
+"have is refused.\n"
 "  --scenario FILE       read options from FILE, one per line, without \"--\"\n"
 "  --stall R:C:S         rank R's GPU stops producing data on channel C (or all)\n"
-"                        from step S\n"
-"  --no-recv R[:C[:S]]   rank R posts no receives (from step S, default 0)\n"
+"                        from transfer S\n"
+"  --no-recv R[:C[:S]]   rank R posts no receives (from transfer S, default 0)\n"
 "  --slow-link R:F       rank R's network link is F times slower\n"
-"  --kill R:S            rank R dies at step S (its dump never comes)\n"
+"  --kill R:S            rank R dies at transfer S (its dump never comes)\n"
 "  --pxn R:H             rank R's network sends run on the proxy of rank H (same\n"
 "                        node): foreign pid, context and parent for H's plugin\n"
 "  --leak-ops [R:]N      N non-network proxy ops per call, started, never stopped\n"
+"                        (2.27+: older hosts start a ProxyOp only in progress)\n"
 "  --fault-iter N        iteration the faults strike in (default the last)\n"
 "  --fault-call N        call of that iteration, index into --ops (default 0)\n"
 "\n"
@@ -129,9 +136,14 @@ void pt_sim_usage(FILE* f) {
 "                        of the dumps names (proxytrace analyze --expect FILE)\n"
 "  --quiet               no summary\n"
 "  -h, --help            this help\n"
+"An option's value may also be written --option=VALUE (needed for a value that\n"
+"starts with '-').\n"
 "\n"
-"Exit status: 0 when the job ran (even if it hung), 1 when it could not (no\n"
-"plugin loaded), 2 for a bad option.\n");
+"Exit status:\n"
+"  0  the job ran and every call completed\n"
+"  1  the job could not run (no plugin loaded: the loader's report says why)\n"
+"  2  a bad option, or a fault the job cannot have (a step beyond the op)\n"
+"  3  the job ran and hung (the faults stopped it; dumps and truth are written)\n");
 }
 
 static int bad(FILE* err, const char* opt, const char* val, const char* want) {
@@ -263,6 +275,8 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   else if (!strcmp(opt, "host")) {
     if (pt_host_parse(val, &c->host) != PT_OK)
       return bad(err, opt, val, "one of nccl-2.23 … nccl-2.30, nccl-2.27.3, rccl");
+    char note[256];
+    if (pt_host_parse_note(val, note, sizeof note)) fprintf(err, "proxytrace sim: note: %s\n", note);
   } else if (!strcmp(opt, "plugin")) c->plugin = val;
   else if (!strcmp(opt, "env")) {
     if (!strchr(val, '=') || val[0] == '=') return bad(err, opt, val, "NAME=VALUE");
@@ -332,6 +346,24 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   return 0;
 }
 
+/* Options the chosen host gives nothing to do: said, not refused (a
+ * scenario file may serve several hosts). */
+static void unused_options(const pt_sim_config* c, FILE* err) {
+  const sim_host* h = sim_host_of(c->host);
+  if (!h) return;
+  if (c->comm_dumps && !h->rccl)
+    fprintf(err, "proxytrace sim: note: --comm-dump does nothing under %s: only RCCL has ncclCommDump\n",
+            h->name);
+  for (int i = 0; i < c->n_faults; i++)
+    if (c->faults[i].kind == PT_FAULT_LEAK_OPS && h->old_op_states) {
+      fprintf(err,
+              "proxytrace sim: note: --leak-ops does nothing under %s: before 2.27 a ProxyOp "
+              "starts only when it is progressed, and these never are\n",
+              h->name);
+      break;
+    }
+}
+
 int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* err) {
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
@@ -357,6 +389,12 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
       }
     } else if (eq) {
       val = eq + 1;
+    } else if (i + 1 < argc && argv[i + 1][0] == '-' && argv[i + 1][1]) {
+      fprintf(err,
+              "proxytrace sim: --%s needs a value, but the next argument '%s' is an option (write "
+              "--%s=%s if that is really the value)\n",
+              opt, argv[i + 1], opt, argv[i + 1]);
+      return 2;
     } else if (i + 1 < argc) {
       val = argv[++i];
     } else {
@@ -375,6 +413,7 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
     return 2;
   }
   if (sim_faults_check(c, err) != 0) return 2;
+  unused_options(c, err);
   return 0;
 }
 
@@ -399,8 +438,8 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
   }
   fprintf(f, "; seed %llu; activation mask 0x%x\n", (unsigned long long)c->seed, (unsigned)res->mask);
   for (int i = 0; i < c->n_faults; i++) {
-    char d[160];
-    sim_fault_describe(&c->faults[i], d, sizeof d);
+    char d[200];
+    sim_fault_describe(&c->faults[i], sim_fault_slice(c, job, &c->faults[i]), d, sizeof d);
     fprintf(f, "  fault: %s\n", d);
   }
   if (job->hung_batch >= 0) {
@@ -432,6 +471,15 @@ static int write_truth(const char* path, void (*form)(const pt_sim_config*, cons
   return 0;
 }
 
+/* No --plugin and no NCCL_PROFILER_PLUGIN (environment or --env): the
+ * plugin of this build or installation, as `proxytrace demo` uses. */
+static void default_plugin(pt_sim_config* c, char* buf, size_t n) {
+  if (c->plugin || getenv("NCCL_PROFILER_PLUGIN")) return;
+  for (int i = 0; i < c->n_env; i++)
+    if (!strncmp(c->env[i], "NCCL_PROFILER_PLUGIN=", 21)) return;
+  if (pt_sim_own_plugin(buf, n)) c->plugin = buf;
+}
+
 int pt_cmd_sim(int argc, char** argv) {
   pt_sim_config c;
   pt_sim_config_init(&c);
@@ -440,6 +488,8 @@ int pt_cmd_sim(int argc, char** argv) {
     pt_sim_config_release(&c);
     return rc == 1 ? 0 : 2;
   }
+  char own[4096];
+  default_plugin(&c, own, sizeof own);
   pt_sim_result res;
   rc = pt_sim_run(&c, &res, stderr);
   if (rc == 0) {
@@ -450,6 +500,7 @@ int pt_cmd_sim(int argc, char** argv) {
       pt_sim_summary(&c, &res, stdout);
       if (c.dump_dir) printf("  dumps: %s/rank0.log … rank%d.log\n", c.dump_dir, res.job.nranks - 1);
     }
+    if (rc == 0 && res.hung) rc = 3;
   }
   pt_sim_result_free(&res);
   pt_sim_config_release(&c);

@@ -4,6 +4,12 @@
  *
  *   stall RANK:CHANNEL:STEP    RANK's GPU stops producing data on CHANNEL
  *                              ("all" = every channel) from STEP on
+ *
+ * STEP counts transfers: a transfer is sliceSteps raw steps (2 for a SIMPLE
+ * all-reduce, 1 otherwise), the unit NCCL 2.24+ number their ProxyStep
+ * events in. The dump's counters (po, trans, done, ns) count raw steps, so
+ * descriptions give the raw step too. A STEP the op does not have is
+ * refused once the job is built (truth.c).
  *   no-recv RANK[:CHANNEL[:STEP]]  RANK posts no receives (from STEP; a
  *                              send/recv call with none at all is a call
  *                              to ncclRecv that never happens)
@@ -126,15 +132,40 @@ int sim_faults_check(const pt_sim_config* c, FILE* err) {
   return 0;
 }
 
-void sim_fault_describe(const pt_sim_fault* f, char* buf, size_t len) {
-  char ch[32];
+static const char* kind_name(pt_fault_kind k) {
+  switch (k) {
+    case PT_FAULT_STALL: return "stall";
+    case PT_FAULT_NO_RECV: return "no-recv";
+    case PT_FAULT_SLOW_LINK: return "slow-link";
+    case PT_FAULT_KILL: return "kill";
+    case PT_FAULT_PXN: return "pxn";
+    case PT_FAULT_LEAK_OPS: return "leak-ops";
+  }
+  return "?";
+}
+
+void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len) {
+  char ch[16];
+  if (f->channel < 0) snprintf(ch, sizeof ch, "all");
+  else snprintf(ch, sizeof ch, "%d", f->channel);
+  if (f->kind == PT_FAULT_KILL) snprintf(buf, len, "--kill %d:%d", f->rank, f->step);
+  else snprintf(buf, len, "--%s %d:%s:%d", kind_name(f->kind), f->rank, ch, f->step);
+}
+
+void sim_fault_describe(const pt_sim_fault* f, int slice, char* buf, size_t len) {
+  char ch[32], step[96];
   if (f->channel < 0) snprintf(ch, sizeof ch, "all channels");
   else snprintf(ch, sizeof ch, "channel %d", f->channel);
+  if (slice > 1)
+    snprintf(step, sizeof step, "transfer %d (raw step %d in the dump's counters)", f->step,
+             f->step * slice);
+  else
+    snprintf(step, sizeof step, "step %d", f->step);
   switch (f->kind) {
-    case PT_FAULT_STALL: snprintf(buf, len, "GPU of rank %d stops producing data on %s from step %d", f->rank, ch, f->step); break;
-    case PT_FAULT_NO_RECV: snprintf(buf, len, "rank %d posts no receives on %s from step %d", f->rank, ch, f->step); break;
+    case PT_FAULT_STALL: snprintf(buf, len, "GPU of rank %d stops producing data on %s from %s", f->rank, ch, step); break;
+    case PT_FAULT_NO_RECV: snprintf(buf, len, "rank %d posts no receives on %s from %s", f->rank, ch, step); break;
     case PT_FAULT_SLOW_LINK: snprintf(buf, len, "rank %d's network link is %dx slower", f->rank, f->arg); break;
-    case PT_FAULT_KILL: snprintf(buf, len, "rank %d dies at step %d", f->rank, f->step); break;
+    case PT_FAULT_KILL: snprintf(buf, len, "rank %d dies at %s", f->rank, step); break;
     case PT_FAULT_PXN: snprintf(buf, len, "rank %d's sends go through rank %d's proxy (PXN)", f->rank, f->arg); break;
     case PT_FAULT_LEAK_OPS:
       if (f->rank < 0) snprintf(buf, len, "%d never-stopped non-network ops per batch on every rank", f->arg);

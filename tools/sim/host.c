@@ -4,13 +4,16 @@
  * sampled activation mask into "does the host start this event", release by
  * release (spec nccl-profiler-abi.md §5.2, rccl-proxytrace.md §2.3).
  *
- * The rows follow the spec: v1 2.23, v2 2.24-2.25, v3 2.26, v4 2.27, v5
- * 2.28, v6 2.29+ (§2.9); ProxyOp states 0-7 and the op started inside the
- * net progress function up to 2.26 (§2.6, §6.5); sliceSteps step events
- * per transfer in 2.23 (§2.4); the wrong-step receive stops of 2.24-2.26
- * (§6.7); init failures by release (§4.3); finalize only with a context
- * from 2.28 (§4.5); the mask log line from 2.29 (§4.4). RCCL is taken as
- * the 2.29 core with the ProxyDiag additions and its own logger levels.
+ * The rows follow each release's code: v1 2.23, v2 2.24-2.25, v3 2.26, v4
+ * 2.27, v5 2.28, v6 2.29+; ProxyOp states 0-7 and the op started inside the
+ * net progress function up to 2.26; sliceSteps step events per transfer in
+ * 2.23; the receive-stop bug of 2.24-2.26 (NVIDIA/nccl#1658); init failures
+ * by release; finalize only with a context from 2.28; the mask log line from
+ * 2.29; the CE bits in the GroupApi/CollApi gates from 2.29 (v2.28.9-1
+ * src/plugin/profiler.cc:219,292 have none); and the v1->v2 adapter of
+ * 2.24-2.25, which drops a v1 plugin's init result (v2.24.3-1
+ * src/misc/profiler.cc:113-120). RCCL is taken as the 2.29 core with the
+ * ProxyDiag additions and its own logger levels.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,16 +21,16 @@
 #include "internal.h"
 
 static const sim_host hosts[] = {
-    {PT_HOST_NCCL_2_23, "nccl-2.23", 23, 1, 0, SIM_GATE_2_23, 1, 1, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN},
-    {PT_HOST_NCCL_2_24, "nccl-2.24", 24, 2, 0, SIM_GATE_2_23, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN},
-    {PT_HOST_NCCL_2_25, "nccl-2.25", 25, 2, 0, SIM_GATE_2_23, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN},
-    {PT_HOST_NCCL_2_26, "nccl-2.26", 26, 3, 0, SIM_GATE_2_26, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN},
-    {PT_HOST_NCCL_2_27_3, "nccl-2.27.3", 27, 4, 0, SIM_GATE_2_26, 0, 0, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN},
-    {PT_HOST_NCCL_2_27, "nccl-2.27", 27, 4, 0, SIM_GATE_2_26, 0, 0, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN},
-    {PT_HOST_NCCL_2_28, "nccl-2.28", 28, 5, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 0, NCCL_LOG_WARN},
-    {PT_HOST_NCCL_2_29, "nccl-2.29", 29, 6, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 1, NCCL_LOG_WARN},
-    {PT_HOST_NCCL_2_30, "nccl-2.30", 30, 6, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_UNLOAD, 1, 1, NCCL_LOG_WARN},
-    {PT_HOST_RCCL, "rccl", 29, 6, 1, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 1, RCCL_LOG_WARN},
+    {PT_HOST_NCCL_2_23, "nccl-2.23", 23, 1, 0, SIM_GATE_2_23, 1, 1, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 0},
+    {PT_HOST_NCCL_2_24, "nccl-2.24", 24, 2, 0, SIM_GATE_2_23, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 1},
+    {PT_HOST_NCCL_2_25, "nccl-2.25", 25, 2, 0, SIM_GATE_2_23, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 1},
+    {PT_HOST_NCCL_2_26, "nccl-2.26", 26, 3, 0, SIM_GATE_2_26, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 0},
+    {PT_HOST_NCCL_2_27_3, "nccl-2.27.3", 27, 4, 0, SIM_GATE_2_26, 0, 0, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 0},
+    {PT_HOST_NCCL_2_27, "nccl-2.27", 27, 4, 0, SIM_GATE_2_26, 0, 0, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 0},
+    {PT_HOST_NCCL_2_28, "nccl-2.28", 28, 5, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 0, NCCL_LOG_WARN, 0, 0},
+    {PT_HOST_NCCL_2_29, "nccl-2.29", 29, 6, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 1, NCCL_LOG_WARN, 1, 0},
+    {PT_HOST_NCCL_2_30, "nccl-2.30", 30, 6, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_UNLOAD, 1, 1, NCCL_LOG_WARN, 1, 0},
+    {PT_HOST_RCCL, "rccl", 29, 6, 1, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 1, RCCL_LOG_WARN, 1, 0},
 };
 
 const sim_host* sim_host_of(pt_host h) {
@@ -71,10 +74,10 @@ enum {
 };
 
 int sim_gate_group_api(const sim_host* h, int m) {
-  return h->api_events && (m & (GA | PA | CA | KL | G | C | P | PO | PS | KC | NP | CE));
+  return h->api_events && (m & (GA | PA | CA | KL | G | C | P | PO | PS | KC | NP | (h->api_ce ? CE : 0)));
 }
 int sim_gate_coll_api(const sim_host* h, int m) {
-  return h->api_events && (m & (CA | C | PO | PS | KC | NP | CE));
+  return h->api_events && (m & (CA | C | PO | PS | KC | NP | (h->api_ce ? CE : 0)));
 }
 int sim_gate_p2p_api(const sim_host* h, int m) {
   return h->api_events && (m & (PA | P | PO | PS | KC | NP));
@@ -85,24 +88,40 @@ int sim_gate_group(const sim_host* h, int m) {
   if (h->gate == SIM_GATE_2_23) return (m & (C | P | PO | PS)) != 0;
   return (m & (G | C | P | PO | PS | KC | NP)) != 0;
 }
+/* 2.23-2.25: one `enable` for Coll and P2p, under the Group handle
+ * (v2.25.1-1 src/misc/profiler.cc:383-384). */
+static int enable_2_23(int m, const void* group) { return group && (m & (PO | PS | C)); }
 int sim_gate_coll(const sim_host* h, int m, const void* group) {
-  if (h->gate == SIM_GATE_2_23) return group && (m & (PO | PS | C));
+  if (h->gate == SIM_GATE_2_23) return enable_2_23(m, group);
   if (h->gate == SIM_GATE_2_26) return group && (m & (C | PO | PS | KC | NP));
   return (m & (C | PO | PS | KC | NP)) != 0;
 }
+/* 2.26-2.27 gate P2p without the NetPlugin bit (v2.26.6-1
+ * src/plugin/profiler.cc:274, v2.27.7-1 :277); 2.28 added it (:433). */
 int sim_gate_p2p(const sim_host* h, int m, const void* group) {
-  if (h->gate == SIM_GATE_2_23) return group && (m & (PO | PS | C));
-  if (h->gate == SIM_GATE_2_26) return group && (m & (P | PO | PS | KC | NP));
+  if (h->gate == SIM_GATE_2_23) return enable_2_23(m, group);
+  if (h->gate == SIM_GATE_2_26) return group && (m & (P | PO | PS | KC));
   return (m & (P | PO | PS | KC | NP)) != 0;
+}
+/* 2.23-2.25 give a task its mask only where they start its Coll/P2p event
+ * (v2.23.4-1 src/misc/profiler.cc:272,299,318; v2.24.3-1 and v2.25.1-1
+ * :384,408,427): without a Group handle the proxy ops carry 0 and send
+ * nothing. 2.26+ copy the mask into the task at enqueue. */
+int sim_task_mask(const sim_host* h, int m, const void* group) {
+  if (h->gate == SIM_GATE_2_23) return enable_2_23(m, group) ? m : 0;
+  return m;
 }
 int sim_gate_proxy_op(const sim_host* h, int m) {
   if (h->gate == SIM_GATE_2_23) return (m & (PO | PS)) != 0;
   return (m & (PO | PS | NP | (h->rccl ? PD : 0))) != 0;
 }
+/* RCCL starts steps under the ProxyDiag bit too (profiler.cc
+ * ncclProfilerStart{Send,Recv}ProxyStepEvent, ROCm/rocm-systems
+ * projects/rccl @1a905b50). */
 int sim_gate_proxy_step(const sim_host* h, int m, const void* op_handle) {
   if (h->gate == SIM_GATE_2_23) return op_handle && (m & PS);
   if (h->gate == SIM_GATE_2_26) return op_handle && (m & (PS | NP));
-  return (m & (PS | NP)) != 0;
+  return (m & (PS | NP | (h->rccl ? PD : 0))) != 0;
 }
 /* Step states need the ProxyOp handle on every release (on 2.23-2.27 the
  * step is not even started without it). */

@@ -38,13 +38,15 @@ typedef struct {
   int finalize_needs_ctx; /* 2.28+                                        */
   int log_mask;         /* 2.29+ and RCCL: "Profiler event mask: …"       */
   int warn_level;       /* the number of WARN in the host's logger enum   */
+  int api_ce;           /* 2.29+: GroupApi/CollApi gates have the CE bits */
+  int v1_init_ignored;  /* 2.24-2.25: the v1->v2 adapter drops init's result */
 } sim_host;
 
 const sim_host* sim_host_of(pt_host h);
 /* Host-neutral level of a level number passed to this host's logger. */
 int sim_host_level(const sim_host* h, int level);
 
-/* Gating (spec nccl-profiler-abi.md §5.2, rccl-proxytrace.md §2.3). */
+/* Gating, release by release (host.c). */
 int sim_gate_group_api(const sim_host* h, int m);
 int sim_gate_coll_api(const sim_host* h, int m);
 int sim_gate_p2p_api(const sim_host* h, int m);
@@ -52,6 +54,8 @@ int sim_gate_kernel_launch(const sim_host* h, int m);
 int sim_gate_group(const sim_host* h, int m);
 int sim_gate_coll(const sim_host* h, int m, const void* group);
 int sim_gate_p2p(const sim_host* h, int m, const void* group);
+/* The mask a task (and every proxy op of it) carries. */
+int sim_task_mask(const sim_host* h, int m, const void* group);
 int sim_gate_proxy_op(const sim_host* h, int m);
 int sim_gate_proxy_step(const sim_host* h, int m, const void* op_handle);
 int sim_gate_step_state(const sim_host* h, const void* op_handle);
@@ -252,7 +256,14 @@ struct sim_run {
 /* faults.c */
 int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* err);
 int sim_faults_check(const pt_sim_config* c, FILE* err);
-void sim_fault_describe(const pt_sim_fault* f, char* buf, size_t len);
+/* One line on a fault; `slice` (sliceSteps of the ops it strikes, 0 when
+ * unknown) adds the raw step the dump shows. */
+void sim_fault_describe(const pt_sim_fault* f, int slice, char* buf, size_t len);
+/* The fault as the option that sets it ("--stall 3:0:5"). */
+void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len);
+/* truth.c: sliceSteps of the ops of the faulty call that fault f strikes,
+ * 0 when it strikes none. */
+int sim_fault_slice(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f);
 
 /* plugin.c */
 int sim_plugin_load(sim_plugin* p);

@@ -22,6 +22,7 @@ static void log_load_failure(sim_plugin* p, const pt_result* res) {
   missing[0] = 0;
   for (size_t i = 0; res && i < res->n_candidates; i++) {
     const pt_candidate* c = &res->candidates[i];
+    if (c->source == PT_SRC_NET_PLUGIN) continue; /* the net code logs its own */
     if (c->outcome == PT_CAND_NOT_FOUND) {
       int w = snprintf(missing + off, sizeof missing - off, " %s", c->name);
       if (w > 0 && (size_t)w < sizeof missing - off) off += (size_t)w;

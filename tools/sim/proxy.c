@@ -1,34 +1,50 @@
 /*
  * proxy.c — one proxy progress thread per rank ("NCCL Progress N"): it takes
  * the ops the application thread posts, appends them, and progresses them
- * step by step with the host's event sequence, until every op is done or
- * the job hangs (spec nccl-profiler-abi.md §6.5-§6.8, rccl-proxytrace.md
- * §2.4-§2.5).
+ * with the host's event sequence, until every op is done or the job hangs.
  *
- * Each op is a small state machine in the shape of NCCL's net transport:
+ * Each op is its own proxy args with one sub, as in NCCL for ring
+ * connections and for one p2p peer per channel (ProxyAppend groups only ops
+ * of a shared connection with the same opCount: v2.25.1-1 src/proxy.cc:
+ * 422-437), and each progress call runs net.cc's progress function for it:
  *
- *   send  post a buffer slot to the GPU (step start, SendGPUWait, POSTED) ·
- *         poll for the GPU's data (RECV_TAIL, TAIL_OR_HEAD, FIFO_SZ) · data
- *         ready (SendPeerWait, KERNEL_COPY_READY) · isend accepted
- *         (KERNEL_COPY_READY timestamp, TRANSMITTED, SendWait) · test done
- *         (step stop, DONE);
- *   recv  post a receive (step start; again, without a stop, when irecv
- *         returns no request; RecvWait, POSTED) · data arrived (RecvFlushWait,
- *         RECEIVED) · [GPU-direct flush (FLUSHED)] · handed to the GPU
- *         (RecvGPUWait, TRANSMITTED, RECV_TAIL) · poll for the GPU
- *         (TAIL_OR_HEAD, FIFO_SZ) · consumed (step stop, DONE).
+ *   send  post a buffer slot to the GPU (step start, SendGPUWait, POSTED)
+ *         and go on to the next op; else, once the GPU's data is there
+ *         (polled: RECV_TAIL, TAIL_OR_HEAD, FIFO_SZ), SendPeerWait and
+ *         KERNEL_COPY_READY, and if isend takes it (KERNEL_COPY_READY
+ *         timestamp, SendWait, TRANSMITTED) go on; else test the oldest
+ *         send (step stop, DONE);
+ *   recv  post a receive (step start — again, without a stop, when irecv
+ *         returns no request — RecvWait, POSTED) and return; else a
+ *         receive completed (RecvFlushWait, RECEIVED, [FLUSHED]) and
+ *         return; else the flush is done (RecvGPUWait, TRANSMITTED,
+ *         RECV_TAIL) and return; else poll what the GPU consumed
+ *         (TAIL_OR_HEAD, FIFO_SZ) and stop every step it freed (DONE).
  *
- * 2.23-2.26 add the ProxyOp states 0-7 around the same points (with NULL
- * step args), start the ProxyOp at the first progress call instead of at
- * append, and 2.23 emits sliceSteps step events per transfer. The ProxyDiag
- * updates (state 31) go out only under RCCL with the ProxyDiag bit.
+ * So one phase moves per call (v2.28.9-1 src/transport/net.cc:1269,1329,
+ * 1497,1570,1598), and posting comes first: up to NCCL_STEPS raw steps are
+ * posted, with as many step handles open, before the first transfer. The
+ * ProxyOp is stopped in the call that completes its last step.
  *
- * Every phase advances at most one transfer per progress call, after a
- * delay of 0..jitter polls drawn from the op's own generator; the oracle's
- * limits (truth.c) say where each phase stops for good. One round calls
- * every op once; when every unfinished op is blocked for --hang-polls
- * rounds, the job is hung and the thread leaves, as a proxy does when the
- * communicator is aborted.
+ * 2.23-2.26 add the ProxyOp states 0-7 (steps, cumulative transSize), send
+ * step states with NULL args, start the ProxyOp at the first progress call
+ * instead of at append; 2.23 sends sliceSteps step events per transfer;
+ * 2.24-2.26 stop only the first step of a consumed receive batch
+ * (NVIDIA/nccl#1658). The ProxyDiag updates (state 31) go out only under
+ * RCCL with the ProxyDiag bit.
+ *
+ * The args come from a pool that the host recycles LIFO without clearing
+ * (proxy.cc allocateArgs/removeOp; ncclProxyOpToArgs keeps its memset
+ * commented out): an op inherits the sub's transSize and step-handle slots
+ * of the op that held the element before. The emulator keeps that pool per
+ * proxy thread and drives every step handle through its slots, with the
+ * host's guards.
+ *
+ * A phase that waits draws 0..jitter polls from the op's own generator; the
+ * oracle's limits (truth.c) say where each phase stops for good. One round
+ * calls every op once; when every unfinished op is blocked for
+ * --hang-polls rounds, the job is hung and the thread leaves, as a proxy
+ * does when the communicator is aborted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,19 +54,23 @@
 
 #define NCCL_STEPS 8
 
+/* One element of the host's proxy-args pool, as far as events go. */
+typedef struct {
+  size_t trans_size;       /* sub->transSize                               */
+  void* steps[NCCL_STEPS]; /* the sub's step handle slots                  */
+} pool_elem;
+
 typedef struct {
   pt_sim_op* op;
-  void* h;          /* ProxyOp handle                                     */
-  void* steps[NCCL_STEPS];
-  void* ctx;        /* context given with this op's events                */
+  void* h;          /* sub->opEventHandle                                  */
+  int e;            /* its pool element; -1 = none (never-progressed op)   */
+  void* ctx;        /* context given with this op's events                 */
   void* parent;     /* the task handle (Coll / P2p)                        */
   int mask;         /* the task's copy of the activation mask              */
-  int group;        /* proxy args it belongs to                            */
-  int posted, trans, done, recvd;
-  int w_gpu, w_tx, w_net, w_recv, w_flush, w_cons; /* -1 = not drawn     */
-  int flush_pending, post_tries, peer_waits;
-  int inprogress, finished, stopped;
-  size_t trans_size; /* sub->transSize: the last known size              */
+  int posted, trans, done, recvd; /* in transfers (profiler steps)         */
+  int w_gpu, w_tx, w_net, w_recv, w_flush, w_cons; /* -1 = not drawn      */
+  int post_tries, peer_waits;
+  int inprogress, finished;
   uint64_t rng;
 } pop;
 
@@ -64,6 +84,9 @@ typedef struct {
   int diag_ok;      /* state 31 reaches the plugin                         */
   pop* ops;
   int n, cap;
+  pool_elem* pool;  /* every element this proxy allocated                  */
+  int* free_elems;  /* LIFO of free elements                               */
+  int n_pool, n_free, cap_pool;
 } proxy;
 
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -88,9 +111,44 @@ static size_t xfer_size(const pt_sim_op* op, int t) {
   return (size_t)(t == op->n - 1 ? op->last_bytes : op->xfer_bytes);
 }
 
+/* Transfers in flight: NCCL_STEPS raw steps. */
+static int window(const pt_sim_op* op) { return NCCL_STEPS / op->slice; }
+
 /* 2.23 counts in raw steps, later releases in transfers. */
 static int units(proxy* px, const pop* o, int transfers) {
   return px->h->raw_step_events ? transfers * o->op->slice : transfers;
+}
+
+/* Step events per transfer: 2.23 one per raw step. */
+static int per_transfer(const proxy* px, const pop* o) { return px->h->raw_step_events ? o->op->slice : 1; }
+
+/* --- the pool of proxy args --------------------------------------------- */
+
+/* allocateArgs: the last element given back, or a new (zeroed) one. */
+static int pool_take(proxy* px) {
+  if (px->n_free > 0) return px->free_elems[--px->n_free];
+  if (px->n_pool == px->cap_pool) {
+    int cap = px->cap_pool ? px->cap_pool * 2 : 64;
+    pool_elem* np = realloc(px->pool, (size_t)cap * sizeof *np);
+    if (!np) return -1;
+    px->pool = np;
+    int* nf = realloc(px->free_elems, (size_t)cap * sizeof *nf);
+    if (!nf) return -1;
+    px->free_elems = nf;
+    px->cap_pool = cap;
+  }
+  memset(&px->pool[px->n_pool], 0, sizeof px->pool[0]);
+  return px->n_pool++;
+}
+
+static void** slot(proxy* px, const pop* o, int id) { return &px->pool[o->e].steps[id % NCCL_STEPS]; }
+
+/* sub->transSize after a transfer of `size` bytes: 2.23-2.26 add it up
+ * (v2.25.1-1 src/transport/net.cc:1181,1374), later releases keep the last
+ * one (v2.28.9-1 :1325,1520). */
+static void add_size(proxy* px, pop* o, size_t size) {
+  size_t* ts = &px->pool[o->e].trans_size;
+  *ts = px->h->old_op_states ? *ts + size : size;
 }
 
 /* --- events -------------------------------------------------------------- */
@@ -108,7 +166,9 @@ static void op_start(proxy* px, pop* o) {
   e.op.ch = op->channel;
   e.op.peer = op->peer;
   e.op.nsteps = px->h->raw_step_events ? op->raw : op->n;
-  e.op.chunk = px->h->raw_step_events ? op->step_bytes : op->step_bytes * op->slice;
+  /* args->chunkSize on 2.23 (v2.23.4-1 src/misc/profiler.cc:361), times
+   * sliceSteps from 2.24 (v2.25.1-1 :475). */
+  e.op.chunk = px->h->raw_step_events ? op->chunk_size : op->chunk_size * op->slice;
   e.op.is_send = op->kind == PT_OPK_NET && op->is_send;
   e.op.diag = px->h->rccl && (o->mask & ncclProfileProxyDiag);
   e.op.comm_hash = op->comm_hash;
@@ -124,47 +184,48 @@ static void op_start(proxy* px, pop* o) {
   if (px->calls != before) op->seen.started = 1;
 }
 
+/* A ProxyOp state of 2.23-2.26: {transSize, steps}. */
 static void op_state(proxy* px, pop* o, int state, int steps) {
   if (!o->h) return;
-  sim_args a = {.kind = SIM_ARGS_OP, .trans_size = o->trans_size, .steps = units(px, o, steps)};
+  sim_args a = {.kind = SIM_ARGS_OP, .trans_size = px->pool[o->e].trans_size, .steps = units(px, o, steps)};
   sim_abi_record(px->p, o->h, state, &a, &px->calls);
 }
 
+/* The host writes each handle into the element's slot, over whatever was
+ * there; gated off, it leaves the slot alone. */
 static void step_start(proxy* px, pop* o, int t) {
-  int per = px->h->raw_step_events ? o->op->slice : 1;
+  if (!sim_gate_proxy_step(px->h, o->mask, o->h)) return;
+  int per = per_transfer(px, o);
+  sim_event e; /* a ProxyStep descriptor reads these fields only */
+  e.type = ncclProfileProxyStep;
+  e.parent = o->h;
+  e.rank = o->op->rank;
   for (int i = 0; i < per; i++) {
-    int id = t * per + i;
-    void** slot = &o->steps[id % NCCL_STEPS];
-    *slot = NULL;
-    if (!sim_gate_proxy_step(px->h, o->mask, o->h)) continue;
-    sim_event e;
-    e.type = ncclProfileProxyStep;
-    e.parent = o->h;
-    e.rank = o->op->rank;
-    e.step.step = id;
-    *slot = sim_abi_start(px->p, o->ctx, &e, &px->calls);
+    e.step.step = t * per + i;
+    *slot(px, o, e.step.step) = sim_abi_start(px->p, o->ctx, &e, &px->calls);
   }
 }
 
-/* A step state; old hosts pass NULL args, later ones {transSize}. Returns
- * the number of callbacks made. */
-static int step_state(proxy* px, pop* o, int t, int state, size_t trans_size) {
-  if (!sim_gate_step_state(px->h, o->h)) return 0;
-  int per = px->h->raw_step_events ? o->op->slice : 1;
-  uint64_t before = px->calls;
-  sim_args a = {.kind = px->h->old_op_states ? SIM_ARGS_NULL : SIM_ARGS_STEP, .trans_size = trans_size};
+/* A step state, with the sub's transSize from 2.27 and NULL args before;
+ * only under a ProxyOp handle, and only to a slot that holds a handle. */
+static void step_state(proxy* px, pop* o, int t, int state) {
+  if (!sim_gate_step_state(px->h, o->h)) return;
+  int per = per_transfer(px, o);
+  sim_args a = {.kind = px->h->old_op_states ? SIM_ARGS_NULL : SIM_ARGS_STEP,
+                .trans_size = px->pool[o->e].trans_size};
   for (int i = 0; i < per; i++) {
-    void* h = o->steps[(t * per + i) % NCCL_STEPS];
+    void* h = *slot(px, o, t * per + i);
     if (h) sim_abi_record(px->p, h, state, &a, &px->calls);
   }
-  return (int)(px->calls - before);
 }
 
+/* Stops and clears the slots of transfer t, whatever the op's handle. */
 static void step_stop(proxy* px, pop* o, int t) {
-  int per = px->h->raw_step_events ? o->op->slice : 1;
+  int per = per_transfer(px, o);
   for (int i = 0; i < per; i++) {
-    void** slot = &o->steps[(t * per + i) % NCCL_STEPS];
-    if (*slot) sim_abi_stop(px->p, *slot, &px->calls);
+    void** s = slot(px, o, t * per + i);
+    if (*s) sim_abi_stop(px->p, *s, &px->calls);
+    *s = NULL;
   }
 }
 
@@ -200,19 +261,35 @@ static void first_progress(proxy* px, pop* o) {
   if (px->calls != before) o->op->seen.registered = 1;
 }
 
+/* The op's last step is done: its ProxyOp is stopped in the same call and
+ * its args go back to the pool. */
+static void finish(proxy* px, pop* o) {
+  o->finished = 1;
+  if (o->h) {
+    sim_abi_stop(px->p, o->h, &px->calls);
+    o->op->seen.stopped = 1;
+    o->h = NULL;
+  }
+  if (o->e >= 0) px->free_elems[px->n_free++] = o->e;
+  o->e = -1;
+}
+
 /* --- the two progress functions ------------------------------------------ */
 
 static void send_progress(proxy* px, pop* o) {
   pt_sim_op* op = o->op;
   const sim_host* h = px->h;
-  int slice = op->slice, n = op->n, W = NCCL_STEPS / slice;
+  int slice = op->slice, n = op->n;
   if (!o->inprogress) first_progress(px, o);
-  if (o->posted < n && o->posted < o->done + W) {
+  /* Post a buffer slot to the GPU: the step starts before SendPosted
+   * (v2.25.1-1 src/transport/net.cc:1108,1125). */
+  if (o->posted < n && o->posted < o->done + window(op)) {
     int t = o->posted++;
-    if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendPosted, o->posted);
     step_start(px, o, t);
-    step_state(px, o, t, ncclProfilerProxyStepSendGPUWait, o->trans_size);
+    if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendPosted, o->posted);
+    step_state(px, o, t, ncclProfilerProxyStepSendGPUWait);
     diag(px, o, ncclProxyDiagPosted, (int64_t)o->posted * slice, NCCL_PROXY_DIAG_FLAG_TIMESTAMP);
+    return;
   }
   if (o->trans < o->posted) {
     int t = o->trans;
@@ -222,30 +299,29 @@ static void send_progress(proxy* px, pop* o) {
     diag(px, o, ncclProxyDiagTailOrHead, op->base + (int64_t)t * slice, 0);
     diag(px, o, ncclProxyDiagFifoSzOrHeadCache, ready ? (int64_t)xfer_size(op, t) : -1, 0);
     if (ready) {
-      int made;
-      if (h->old_op_states) {
-        uint64_t before = px->calls;
-        op_state(px, o, ncclProfilerProxyOpSendRemFifoWait, o->trans);
-        made = (int)(px->calls - before);
-      } else {
-        made = step_state(px, o, t, ncclProfilerProxyStepSendPeerWait_v4, o->trans_size);
-      }
-      if (o->peer_waits++ > 0) op->seen.retries += made;
+      /* Before every isend try: repeated while isend returns no request.
+       * 2.23-2.26 pass DIVUP(transmitted + sliceSteps, sliceSteps)
+       * (v2.25.1-1 net.cc:1173; raw on 2.23, v2.23.4-1 :1127). */
+      uint64_t before = px->calls;
+      if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendRemFifoWait, t + 1);
+      else step_state(px, o, t, ncclProfilerProxyStepSendPeerWait_v4);
+      if (o->peer_waits++ > 0) op->seen.retries += (int64_t)(px->calls - before);
       diag(px, o, ncclProxyDiagKernelCopyReady, (int64_t)t * slice + slice, 0);
       if (t < op->lim_tx && countdown(px, o, &o->w_tx)) {
         diag(px, o, ncclProxyDiagKernelCopyReady, 0,
              NCCL_PROXY_DIAG_FLAG_TIMESTAMP | NCCL_PROXY_DIAG_FLAG_COUNTER_SKIP);
+        /* transSize grows before the records from 2.24, after them on
+         * 2.23 (v2.23.4-1 net.cc:1136-1138). */
+        if (!h->raw_step_events) add_size(px, o, xfer_size(op, t));
         o->trans++;
-        o->trans_size = xfer_size(op, t);
         o->w_gpu = o->w_tx = -1;
         o->peer_waits = 0;
+        if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendTransmitted, o->trans);
+        step_state(px, o, t, ncclProfilerProxyStepSendWait);
+        if (h->raw_step_events) add_size(px, o, xfer_size(op, t));
+        /* RCCL: SendWait, then TRANSMITTED (net.cc sendProxyProgress). */
         diag(px, o, ncclProxyDiagTransmitted, (int64_t)o->trans * slice, 0);
-        if (h->old_op_states) {
-          op_state(px, o, ncclProfilerProxyOpSendTransmitted, o->trans);
-          step_state(px, o, t, ncclProfilerProxyStepSendWait, 0);
-        } else {
-          step_state(px, o, t, ncclProfilerProxyStepSendWait, o->trans_size);
-        }
+        return;
       }
     }
   }
@@ -255,8 +331,8 @@ static void send_progress(proxy* px, pop* o) {
     step_stop(px, o, t);
     if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendDone, o->done);
     diag(px, o, ncclProxyDiagDone, (int64_t)o->done * slice, 0);
+    if (o->done == n) finish(px, o);
   }
-  if (o->done == n) o->finished = 1;
 }
 
 static double unit_draw(uint64_t* s) { return (double)(sim_rand(s) >> 11) * (1.0 / 9007199254740992.0); }
@@ -265,63 +341,48 @@ static void recv_progress(proxy* px, pop* o) {
   pt_sim_op* op = o->op;
   const sim_host* h = px->h;
   const pt_sim_config* c = px->c;
-  int slice = op->slice, n = op->n, W = NCCL_STEPS / slice;
+  int slice = op->slice, n = op->n;
   if (!o->inprogress) first_progress(px, o);
-  if (o->posted < n && o->posted < o->done + W) {
+  /* Post a receive. A refused irecv is no progress: the step was started
+   * and is started again next time, without a stop. */
+  if (o->posted < n && o->posted < o->done + window(op)) {
     int t = o->posted;
     uint64_t before = px->calls;
-    step_start(px, o, t); /* started again, without a stop, after a failed irecv */
+    step_start(px, o, t);
     if (o->post_tries++ > 0) op->seen.retries += (int64_t)(px->calls - before);
     int ok = t < op->lim_post && !(c->recv_retry > 0 && unit_draw(&o->rng) < c->recv_retry);
     if (ok) {
       o->posted++;
       o->post_tries = 0;
-      if (h->old_op_states) {
-        op_state(px, o, ncclProfilerProxyOpRecvPosted, o->posted);
-        step_state(px, o, t, ncclProfilerProxyStepRecvWait, 0);
-      } else {
-        step_state(px, o, t, ncclProfilerProxyStepRecvWait, o->trans_size);
-      }
+      if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpRecvPosted, o->posted);
+      step_state(px, o, t, ncclProfilerProxyStepRecvWait);
       diag(px, o, ncclProxyDiagPosted, (int64_t)o->posted * slice, 0);
+      return;
     }
   }
+  /* A receive completed; with GPU-direct RDMA a flush is posted. */
   if (o->recvd < o->posted && o->recvd < op->lim_recv && countdown(px, o, &o->w_recv)) {
     int t = o->recvd++;
     o->w_recv = -1;
-    o->trans_size = xfer_size(op, t);
-    if (h->old_op_states) {
-      op_state(px, o, ncclProfilerProxyOpRecvReceived, o->recvd);
-      step_state(px, o, t, ncclProfilerProxyStepRecvFlushWait, 0);
-    } else {
-      step_state(px, o, t, ncclProfilerProxyStepRecvFlushWait, o->trans_size);
-    }
+    add_size(px, o, xfer_size(op, t));
+    if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpRecvReceived, o->recvd);
+    step_state(px, o, t, ncclProfilerProxyStepRecvFlushWait);
     diag(px, o, ncclProxyDiagReceived, (int64_t)o->recvd * slice, 0);
+    if (c->gdr_flush) diag(px, o, ncclProxyDiagFlushed, (int64_t)o->recvd * slice, 0);
+    return;
   }
-  if (o->trans < o->recvd) {
-    int t = o->trans, flushed = 1;
-    if (c->gdr_flush) {
-      flushed = 0;
-      if (!o->flush_pending) {
-        o->flush_pending = 1;
-        diag(px, o, ncclProxyDiagFlushed, (int64_t)o->recvd * slice, 0);
-      } else if (countdown(px, o, &o->w_flush)) {
-        flushed = 1;
-      }
-    }
-    if (flushed) {
-      o->trans++;
-      o->flush_pending = 0;
-      o->w_flush = -1;
-      if (h->old_op_states) {
-        op_state(px, o, ncclProfilerProxyOpRecvTransmitted, o->trans);
-        step_state(px, o, t, ncclProfilerProxyStepRecvGPUWait, 0);
-      } else {
-        step_state(px, o, t, ncclProfilerProxyStepRecvGPUWait, o->trans_size);
-      }
-      diag(px, o, ncclProxyDiagTransmitted, (int64_t)o->trans * slice, 0);
-      diag(px, o, ncclProxyDiagRecvTail, op->base + (int64_t)o->trans * slice, 0);
-    }
+  /* The flush completed (or none was needed): the data goes to the GPU. */
+  if (o->trans < o->recvd && (!c->gdr_flush || countdown(px, o, &o->w_flush))) {
+    int t = o->trans++;
+    o->w_flush = -1;
+    if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpRecvTransmitted, o->trans);
+    step_state(px, o, t, ncclProfilerProxyStepRecvGPUWait);
+    diag(px, o, ncclProxyDiagTransmitted, (int64_t)o->trans * slice, 0);
+    diag(px, o, ncclProxyDiagRecvTail, op->base + (int64_t)o->trans * slice, 0);
+    return;
   }
+  /* What the GPU consumed since the last poll: a batch of up to
+   * --gpu-batch steps, each stopped. */
   if (o->done < o->trans) {
     int avail = imin(o->trans, op->lim_consume) - o->done, k = 0;
     if (avail > 0 && countdown(px, o, &o->w_cons)) {
@@ -334,24 +395,26 @@ static void recv_progress(proxy* px, pop* o) {
     int first = o->done;
     for (int i = 0; i < k; i++) {
       int t = o->done++;
-      /* 2.24-2.26 stopped the first step of the batch every time. */
-      if (h->recv_stop_bug && t != first) {
-        uint64_t before = px->calls;
+      if (h->recv_stop_bug) {
+        /* 2.24-2.26 stop the batch's first step id every time (v2.25.1-1
+         * net.cc:1460,1476): the first stop clears its slot
+         * (src/misc/profiler.cc:560), so the rest of the batch is never
+         * stopped (NVIDIA/nccl#1658). */
+        if (i > 0 && *slot(px, o, t)) op->seen.left_open++;
         step_stop(px, o, first);
-        if (px->calls != before) op->seen.misdirected++;
       } else {
         step_stop(px, o, t);
       }
       if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpRecvDone, o->done);
       diag(px, o, ncclProxyDiagDone, (int64_t)o->done * slice, 0);
     }
+    if (o->done == n) finish(px, o);
   }
-  if (o->done == n) o->finished = 1;
 }
 
 static int blocked(const pop* o) {
   const pt_sim_op* op = o->op;
-  int W = NCCL_STEPS / op->slice;
+  int W = window(op);
   if (o->finished) return 0;
   if (op->is_send)
     return !(o->posted < imin(op->n, o->done + W)) && !(o->trans < o->posted && o->trans < op->lim_tx) &&
@@ -423,6 +486,7 @@ static int append(proxy* px, int b) {
     px->cap = cnt;
   }
   px->n = 0;
+  int err = 0;
   void* ctl = ctrl_start(px);
   ctrl_record(px, ctl, ncclProfilerProxyCtrlAppend, 0);
   for (int i = 0; i < cnt; i++) {
@@ -438,7 +502,13 @@ static int append(proxy* px, int b) {
     if (!o->rng) o->rng = 1;
     sim_rank* origin = &run->ranks[op->rank];
     o->mask = origin->task_mask[b];
-    o->group = (op->kind == PT_OPK_LEAK ? 4 : 0) + (op->foreign ? 2 : 0) + (op->is_send ? 0 : 1);
+    /* Network ops take a proxy args from the pool. */
+    o->e = -1;
+    if (op->kind == PT_OPK_NET && (o->e = pool_take(px)) < 0) {
+      px->n--;
+      err = -1;
+      break;
+    }
     if (op->foreign) {
       o->ctx = sim_foreign_ptr(run, op->rank, 0);
       o->parent = sim_foreign_ptr(run, op->rank, 1);
@@ -457,31 +527,7 @@ static int append(proxy* px, int b) {
   }
   ctrl_record(px, ctl, ncclProfilerProxyCtrlAppendEnd, px->n);
   if (ctl) sim_abi_stop(px->p, ctl, &px->calls);
-  return 0;
-}
-
-/* Stops every op of a proxy-args group once all of the group is done. */
-static void stop_groups(proxy* px) {
-  for (int g = 0; g < 4; g++) {
-    int any = 0, all = 1;
-    for (int i = 0; i < px->n; i++) {
-      pop* o = &px->ops[i];
-      if (o->group != g) continue;
-      any = 1;
-      if (!o->finished) all = 0;
-    }
-    if (!any || !all) continue;
-    for (int i = 0; i < px->n; i++) {
-      pop* o = &px->ops[i];
-      if (o->group != g || o->stopped) continue;
-      o->stopped = 1;
-      if (o->h) {
-        sim_abi_stop(px->p, o->h, &px->calls);
-        o->op->seen.stopped = 1;
-        o->op->seen.callbacks++;
-      }
-    }
-  }
+  return err;
 }
 
 static void kernel_ch(proxy* px, int b, void** kch, int stop) {
@@ -544,9 +590,6 @@ void* sim_proxy_main(void* arg) {
         if (!o->finished) all_done = 0;
         if (!o->finished && !blocked(o)) all_blocked = 0;
       }
-      stop_groups(&px);
-      for (int i = 0; i < px.n; i++)
-        if (!px.ops[i].finished || (px.ops[i].op->kind == PT_OPK_NET && !px.ops[i].stopped)) all_done = 0;
       if (all_done) break;
       if (all_blocked && (++stuck > run->cfg->hang_polls || rk->dead)) {
         hung = 1;
@@ -567,6 +610,8 @@ void* sim_proxy_main(void* arg) {
   if (hung) atomic_store(&run->hung, 1);
   ctrl_once(&px, ncclProfilerProxyCtrlIdle);
   free(px.ops);
+  free(px.pool);
+  free(px.free_elems);
   pthread_mutex_lock(&rk->mu);
   rk->stop = 1;
   rk->calls += px.calls;

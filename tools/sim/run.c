@@ -117,7 +117,8 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
     return 1;
   }
   if (pt_sim_job_build(c, &res->job, err) != 0) return 1;
-  if (pt_sim_truth_compute(c, &res->job, err) != 0) return 1;
+  int truth = pt_sim_truth_compute(c, &res->job, err);
+  if (truth != 0) return res->status = truth == -2 ? 2 : 1; /* -2: a fault the job cannot have */
   for (int i = 0; i < c->n_env; i++) {
     const char* eq = strchr(c->env[i], '=');
     char name[256];

@@ -177,7 +177,8 @@ typedef struct {
   int stopped;       /* the ProxyOp event was stopped                    */
   int64_t callbacks; /* callbacks about this op and its steps            */
   int64_t retries;   /* step callbacks beyond the canonical sequence     */
-  int misdirected;   /* step stops sent to another step's handle         */
+  int left_open;     /* step handles the host never stops: the 2.24-2.26
+                        receive loop stops only a batch's first step    */
 } pt_sim_seen;
 
 typedef struct {
@@ -193,7 +194,8 @@ typedef struct {
   int n;             /* transfers = profiler nSteps (2.24+)              */
   int raw;           /* raw steps (rawProxyNsteps; nSteps on 2.23)       */
   int slice;         /* sliceSteps                                       */
-  int step_bytes;    /* bytes per raw step (args->chunkSize)             */
+  int step_bytes;    /* bytes per raw step                               */
+  int chunk_size;    /* args->chunkSize: step_bytes x chunkSteps         */
   int xfer_bytes;    /* bytes of one transfer                            */
   int last_bytes;    /* bytes of the last transfer                       */
   int chunk_xfers;   /* transfers per ring step (allreduce)              */
@@ -231,7 +233,9 @@ typedef struct {
 
 int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err);
 void pt_sim_job_free(pt_sim_job* job);
-/* Applies the faults and fills every op's limits and expectations. */
+/* Applies the faults and fills every op's limits and expectations.
+ * Returns 0; -2 when a fault does not fit the job (a step the op does not
+ * have), -1 on other errors; messages go to `err`. */
 int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err);
 
 /* Legacy status name of an op whose counters are those given (spec
@@ -253,7 +257,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f);
  * ------------------------------------------------------------------------- */
 
 typedef struct {
-  int status;              /* 0 = ran; else the sim's exit code (1)      */
+  int status;              /* 0 = ran; else the sim's exit code (1, 2)   */
   int loaded;              /* a plugin was loaded                        */
   int api_version;         /* its ncclProfiler_vN                        */
   int has_dump_hook;
@@ -269,10 +273,16 @@ typedef struct {
   pt_sim_job job;          /* with truth; freed by pt_sim_result_free    */
 } pt_sim_result;
 
-/* Runs the job. Returns 0 when it ran (hung or not), 1 when it could not
- * (plugin not loaded, bad job); messages go to `err`. One run at a time per
- * process (the host's logger is process-wide, as NCCL's is). */
+/* Runs the job. Returns 0 when it ran (hung or not: see res->hung), 1 when
+ * it could not (plugin not loaded, bad job), 2 when a fault does not fit
+ * the job; messages go to `err`. One run at a time per process (the host's
+ * logger is process-wide, as NCCL's is). */
 int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err);
+
+/* The proxytrace plugin that belongs to this program: beside it (the build
+ * folder), else in ../lib or ../lib64 (an installation). Fills `out` and
+ * returns 1, or 0 when there is none. */
+int pt_sim_own_plugin(char* out, size_t n);
 void pt_sim_result_free(pt_sim_result* res);
 /* The closing human summary. */
 void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f);

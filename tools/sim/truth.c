@@ -69,9 +69,35 @@ const char* pt_sim_op_status(const pt_sim_op* op) {
                        c[ncclProxyDiagTransmitted], c[ncclProxyDiagDone]);
 }
 
-/* The fault's step inside an op of `n` transfers: a step past the last one
- * strikes at the last one, so the batch always feels it. */
-static int fault_step(int step, int n) { return step < n ? step : n - 1; }
+/* Faults that strike from a step: that step must be one the op has. */
+static int has_step(const pt_sim_fault* f) {
+  return f->kind == PT_FAULT_STALL || f->kind == PT_FAULT_NO_RECV || f->kind == PT_FAULT_KILL;
+}
+
+static int step_beyond(const pt_sim_config* c, const pt_sim_fault* f, int ch, int fi,
+                       const pt_sim_op* op, FILE* err) {
+  if (!has_step(f) || f->step < op->n) return 0;
+  char opt[64];
+  sim_fault_option(f, opt, sizeof opt);
+  fprintf(err,
+          "proxytrace sim: %s: the ops of call %d (%s, iteration %d) on channel %d have "
+          "transfers 0..%d (raw steps 0..%d, sliceSteps %d): give a step in 0..%d\n",
+          opt, c->fault_call, pt_sim_call_name(c->calls[c->fault_call].kind), fi, ch, op->n - 1,
+          op->raw - 1, op->slice, op->n - 1);
+  return 1;
+}
+
+int sim_fault_slice(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f) {
+  int fi = c->fault_iter < 0 ? c->iters - 1 : c->fault_iter;
+  int fb = fi * c->n_calls + c->fault_call;
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch == fb && op->kind == PT_OPK_NET && op->rank == f->rank &&
+        (f->channel < 0 || op->channel == f->channel))
+      return op->slice;
+  }
+  return 0;
+}
 
 typedef struct {
   int* F;        /* GPU stops producing at transfer F (per position)      */
@@ -209,6 +235,12 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         any = &job->ops[i];
     if (!any) continue;
     int U = any->n;
+    for (int f = 0; f < c->n_faults; f++)
+      if (fault_hits(&c->faults[f], c->faults[f].rank, ch) &&
+          step_beyond(c, &c->faults[f], ch, fi, any, err)) {
+        free(F);
+        return -2;
+      }
     for (int r = 0; r < n; r++) {
       F[r] = U;
       st.post_lim[r] = U;
@@ -219,7 +251,7 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
       const pt_sim_fault* ft = &c->faults[f];
       if (!fault_hits(ft, ft->rank, ch)) continue;
       if (ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_KILL)
-        F[ft->rank] = imin(F[ft->rank], fault_step(ft->step, U));
+        F[ft->rank] = imin(F[ft->rank], ft->step);
       if (ft->kind == PT_FAULT_NO_RECV) st.post_lim[ft->rank] = imin(st.post_lim[ft->rank], ft->step);
     }
     if (call->kind == PT_SIM_ALLREDUCE) {
@@ -314,8 +346,8 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
   fprintf(f, "truth: job %d nodes x %d ranks, %d channels, %d calls, commHash %llu\n", job->nodes, job->rpn,
           job->channels, job->n_batches, (unsigned long long)job->comm_hash);
   for (int i = 0; i < c->n_faults; i++) {
-    char d[160];
-    sim_fault_describe(&c->faults[i], d, sizeof d);
+    char d[200];
+    sim_fault_describe(&c->faults[i], sim_fault_slice(c, job, &c->faults[i]), d, sizeof d);
     fprintf(f, "truth: fault: %s\n", d);
   }
   size_t not_run = 0, leaked = 0;

@@ -181,6 +181,7 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           op->slice = slice;
           op->n = raw / slice;
           op->step_bytes = step_bytes;
+          op->chunk_size = step_bytes * chunk_steps;
           op->xfer_bytes = step_bytes * slice;
           op->chunk_xfers = chunk_steps / slice;
           op->last_bytes = op->xfer_bytes;
@@ -223,6 +224,7 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
             op->comm_hash = job->comm_hash;
             op->n = op->raw = op->slice = 1;
             op->step_bytes = op->xfer_bytes = op->last_bytes = proto_step_bytes(PT_SIM_PROTO_SIMPLE);
+            op->chunk_size = op->step_bytes;
             op->chunk_xfers = 1;
           }
         }

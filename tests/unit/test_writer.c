@@ -1,0 +1,112 @@
+/*
+ * test_writer.c — one writer per trace. Debug builds (PT_DEBUG: sanitizer
+ * builds and DEBUG=1) stop the process when a second thread records into a
+ * trace, naming both threads; release builds compile no check. Either way,
+ * dumping from other threads is not writing. Each case runs in a forked
+ * child, so an abort is an outcome to check, not the end of the test.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "proxytrace/trace.h"
+
+static pt_trace* trace;
+static pt_handle op;
+
+static void* first_writer(void* p) {
+  (void)p;
+  pthread_setname_np(pthread_self(), "pt-first");
+  pt_op_info info = {.comm_hash = 9, .op_count = 0, .peer = 1, .nsteps = 4, .is_send = 1};
+  op = pt_op_start(trace, &info);
+  pt_op_register(op);
+  return NULL;
+}
+
+static void ignore_line(void* arg, const char* line, int len) {
+  (void)arg;
+  (void)line;
+  (void)len;
+}
+
+static void* dumper(void* p) {
+  (void)p;
+  pt_trace_dump(trace, ignore_line, NULL);
+  return NULL;
+}
+
+/* In a child: `first_writer` records on its own thread, then, if
+ * `second_thread_writes`, this (another) thread records too. Returns the
+ * wait status; stderr is captured into err. */
+static int run_child(int second_thread_writes, char* err, size_t n) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    close(fds[1]);
+    if (pt_trace_create(&trace, NULL, 3) != 0) _exit(10);
+    pthread_t th;
+    if (pthread_create(&th, NULL, first_writer, NULL) != 0) _exit(11);
+    pthread_join(th, NULL);
+    if (!op) _exit(12);
+    if (pthread_create(&th, NULL, dumper, NULL) != 0) _exit(13); /* a reader: fine */
+    pthread_join(th, NULL);
+    pt_trace_dump(trace, ignore_line, NULL);
+    if (second_thread_writes) pt_op_update(op, PT_CNT_POSTED, 1, 0);
+    _exit(0);
+  }
+  close(fds[1]);
+  size_t got = 0;
+  ssize_t k;
+  while (got < n - 1 && (k = read(fds[0], err + got, n - 1 - got)) > 0) got += (size_t)k;
+  err[got] = 0;
+  close(fds[0]);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return st;
+}
+
+static void test_readers_on_other_threads(void** state) {
+  (void)state;
+  char err[2048];
+  int st = run_child(0, err, sizeof err);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("child status %d: %s", st, err);
+}
+
+static void test_second_writer(void** state) {
+  (void)state;
+  char err[2048];
+  int st = run_child(1, err, sizeof err);
+#ifdef PT_DEBUG
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT) fail_msg("child status %d, want SIGABRT", st);
+  assert_non_null(strstr(err, "proxytrace: trace of rank 3 written by thread"));
+  assert_non_null(strstr(err, "(pt-first) writes it: one thread writes each trace"));
+#else
+  /* no check in release builds: the update is simply recorded */
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("child status %d: %s", st, err);
+  assert_null(strstr(err, "one thread writes each trace"));
+#endif
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_readers_on_other_threads),
+      cmocka_unit_test(test_second_writer),
+  };
+  return cmocka_run_group_tests_name("writer", tests, NULL, NULL);
+}
