@@ -7,7 +7,7 @@
 #                                   loads it with ctypes)
 #   $(B)/libproxytrace-analyze.a    static; the CLI links this one
 ANALYZE_SRCS := $(sort $(wildcard src/analyze/*.c))
-ANALYZE_OBJS := $(ANALYZE_SRCS:%.c=$(B)/%.o)
+ANALYZE_OBJS := $(ANALYZE_SRCS:%.c=$(B)/%.o) $(B)/src/json/write.o
 ANALYZE_SONAME := libproxytrace-analyze.so.$(VERSION_MAJOR)
 ANALYZE_SO := $(B)/libproxytrace-analyze.so
 ANALYZE_A := $(B)/libproxytrace-analyze.a

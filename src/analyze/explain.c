@@ -369,13 +369,6 @@ int an_explain(pt_analysis* a) {
       if (a->items[i].culprit >= 0) a->items[i].culprit = where[a->items[i].culprit];
     an_free(&a->mem, where);
   }
-  for (size_t k = 0; k < a->n_culprits; k++) {
-    an_culprit* q = &a->culprits[k];
-    q->pub.candidates = q->cand;
-    q->pub.host = q->host;
-    q->pub.summary = q->summary;
-    q->pub.cause_name = pt_cause_name(q->pub.cause);
-  }
   return 0;
 }
 

@@ -383,17 +383,6 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
 
 /* ---- the ground truth as JSON ---------------------------------------------- */
 
-static const char* fault_kind_name(pt_fault_kind k) {
-  switch (k) {
-    case PT_FAULT_STALL: return "stall";
-    case PT_FAULT_NO_RECV: return "no-recv";
-    case PT_FAULT_SLOW_LINK: return "slow-link";
-    case PT_FAULT_KILL: return "kill";
-    case PT_FAULT_PXN: return "pxn";
-    default: return "leak-ops";
-  }
-}
-
 /* Does the fault stop an op of the hung call, and does that op show it on
  * the faulty rank itself — a network op its own proxy records? (Ops inside
  * a node have no proxy ops; PXN sends are recorded by nobody; a receive
@@ -440,7 +429,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   for (int i = 0; i < c->n_faults; i++) {
     const pt_sim_fault* ft = &c->faults[i];
     fprintf(f, "%s{\"kind\":\"%s\",\"rank\":%d,\"channel\":%d,\"step\":%d,\"arg\":%d}", i ? "," : "",
-            fault_kind_name(ft->kind), ft->rank, ft->channel, ft->step, ft->arg);
+            sim_fault_name(ft->kind), ft->rank, ft->channel, ft->step, ft->arg);
   }
   fputs("],\"deadRanks\":[", f);
   for (int r = 0, n = 0; r < job->nranks; r++)
