@@ -21,7 +21,9 @@
  * Ranks with no dump are placed on a node when the ranks next to them in
  * number are on one node that has fewer ranks than the others: ranks are
  * numbered node by node in practice, and a dead rank's node then still
- * explains the stall it causes there.
+ * explains the stall it causes there. When the host names cannot tell the
+ * nodes apart (an emulated job: one machine), the dumps' nNodes and that
+ * numbering give each rank its node.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,30 @@ static void place_missing(an_comm* c) {
     }
   }
   free(count);
+}
+
+/* When the dumps' host names cannot tell the nodes apart (fewer distinct
+ * hosts than the nNodes the dumps report — every rank of an emulated job
+ * runs on one machine), ranks are taken to be numbered node by node. */
+static void number_nodes(pt_analysis* a, an_comm* c, const an_slot** slots, size_t n) {
+  int nnodes = 0, hosts = 0;
+  for (size_t k = 0; k < n; k++)
+    if (slots[k]->latest->nnodes > nnodes) nnodes = slots[k]->latest->nnodes;
+  if (nnodes < 2 || c->nranks % nnodes) return;
+  for (int r = 0; r < c->nranks; r++) {
+    int seen = c->ranks[r].node < 0;
+    for (int q = 0; q < r && !seen; q++) seen = c->ranks[q].node == c->ranks[r].node;
+    hosts += !seen;
+  }
+  if (hosts >= nnodes) return;
+  int per = c->nranks / nnodes;
+  for (int r = 0; r < c->nranks; r++) {
+    char name[96];
+    const an_dump* d = c->ranks[r].dump;
+    snprintf(name, sizeof name, "%s#node%d", d && d->host[0] ? d->host : "", r / per);
+    c->ranks[r].node = an_host_id(a, name);
+    c->ranks[r].placed = !c->ranks[r].present;
+  }
 }
 
 int an_build(pt_analysis* a) {
@@ -197,6 +223,7 @@ int an_build(pt_analysis* a) {
       c->ranks[r].foreign = em->foreign;
       c->with_dump++;
     }
+    number_nodes(a, c, order + i, j - i);
     /* Foreign-pid refusals, per node. */
     for (int r = 0; r < nranks; r++) {
       const an_dump* d = c->ranks[r].dump;
