@@ -58,6 +58,16 @@ static int later(const an_dump* x, const an_dump* y) {
   return x->order > y->order;
 }
 
+/* Two copies of one dump: the same records, and — where both say — the same
+ * dump sequence of the same process, or the same dump time. (A hung job's
+ * successive dumps have the same records too; they are not copies.) */
+static int same_dump(const an_dump* x, const an_dump* y) {
+  if (x->fingerprint != y->fingerprint) return 0;
+  if (x->seq >= 0 && y->seq >= 0) return x->seq == y->seq && x->pid == y->pid;
+  if (x->time_ns && y->time_ns) return x->time_ns == y->time_ns;
+  return 1;
+}
+
 /* The richer of two copies of one dump: JSON over text. */
 static int richer(const an_dump* x, const an_dump* y) { return x->format == AN_FMT_JSONL && y->format != AN_FMT_JSONL; }
 
@@ -131,11 +141,11 @@ void an_merge(pt_analysis* a, an_dump* d) {
     return;
   }
   s->n_dumps++;
-  if (s->latest && s->latest->fingerprint == d->fingerprint) {
+  if (s->latest && same_dump(s->latest, d)) {
     duplicate(a, &s->latest, d);
     return;
   }
-  if (s->previous && s->previous->fingerprint == d->fingerprint) {
+  if (s->previous && same_dump(s->previous, d)) {
     duplicate(a, &s->previous, d);
     keep_active(a, s->previous);
     return;

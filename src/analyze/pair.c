@@ -23,7 +23,8 @@
  * numbered node by node in practice, and a dead rank's node then still
  * explains the stall it causes there. When the host names cannot tell the
  * nodes apart (an emulated job: one machine), the dumps' nNodes and that
- * numbering give each rank its node.
+ * numbering, or the largest blocks of ranks that no network op joins, give
+ * each rank its node.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -111,25 +112,45 @@ static void place_missing(an_comm* c) {
   free(count);
 }
 
-/* When the dumps' host names cannot tell the nodes apart (fewer distinct
- * hosts than the nNodes the dumps report — every rank of an emulated job
- * runs on one machine), ranks are taken to be numbered node by node. */
+/* Two ranks joined by a network op (one that progressed: a never-started
+ * op may be a non-network one) are on different nodes. */
+static int joined_in_block(const an_comm* c, const an_slot** slots, size_t n, int block) {
+  for (size_t k = 0; k < n; k++) {
+    const an_dump* d = slots[k]->latest;
+    for (size_t q = 0; q < d->n_ops; q++) {
+      const an_op* op = &d->ops[q];
+      if (op->peer < 0 || op->peer >= c->nranks || op->peer == op->rank) continue;
+      if (!op->cnt[AN_C_POSTED] && !op->cnt[AN_C_RECEIVED] && !op->cnt[AN_C_TRANSMITTED] && !op->cnt[AN_C_DONE])
+        continue;
+      if (block ? op->rank / block == op->peer / block : c->ranks[op->rank].node == c->ranks[op->peer].node)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* Nodes when the dumps' host names cannot tell them apart: a network op
+ * joins two ranks of one host name (every rank of an emulated job runs on
+ * one machine; containers may share a name), or names are missing. Ranks
+ * are then taken to be numbered node by node: by the dumps' nNodes when
+ * they give it, else in the largest blocks that no network op joins. */
 static void number_nodes(pt_analysis* a, an_comm* c, const an_slot** slots, size_t n) {
-  int nnodes = 0, hosts = 0;
+  int named = 1;
+  for (int r = 0; r < c->nranks; r++)
+    if (c->ranks[r].present && c->ranks[r].node < 0) named = 0;
+  if (named && !joined_in_block(c, slots, n, 0)) return;
+  int nnodes = 0, block = 0;
   for (size_t k = 0; k < n; k++)
     if (slots[k]->latest->nnodes > nnodes) nnodes = slots[k]->latest->nnodes;
-  if (nnodes < 2 || c->nranks % nnodes) return;
-  for (int r = 0; r < c->nranks; r++) {
-    int seen = c->ranks[r].node < 0;
-    for (int q = 0; q < r && !seen; q++) seen = c->ranks[q].node == c->ranks[r].node;
-    hosts += !seen;
-  }
-  if (hosts >= nnodes) return;
-  int per = c->nranks / nnodes;
+  if (nnodes > 1 && c->nranks % nnodes == 0 && !joined_in_block(c, slots, n, c->nranks / nnodes))
+    block = c->nranks / nnodes;
+  for (int b = c->nranks / 2; !block && b >= 1; b--)
+    if (c->nranks % b == 0 && !joined_in_block(c, slots, n, b)) block = b;
+  if (!block) return;
   for (int r = 0; r < c->nranks; r++) {
     char name[96];
     const an_dump* d = c->ranks[r].dump;
-    snprintf(name, sizeof name, "%s#node%d", d && d->host[0] ? d->host : "", r / per);
+    snprintf(name, sizeof name, "%s#node%d", d && d->host[0] ? d->host : "", r / block);
     c->ranks[r].node = an_host_id(a, name);
     c->ranks[r].placed = !c->ranks[r].present;
   }

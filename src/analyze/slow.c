@@ -1,18 +1,26 @@
 /*
- * slow.c — slow, not hung: links much slower than their peers.
+ * slow.c — slow, not hung: ranks whose links are much slower than the
+ * others'.
  *
  * Needs ns times (JSON dumps): legacy ms times cannot time an op that takes
  * microseconds. Every op that completed, in the latest dumps, has a
  * duration (creation to last progress). Ops of one operation (same
  * communicator, opCount and channel) move the same bytes, so they should
- * take about as long: an op slower than `slow-factor` times the median of
- * its operation's ops is slow. An edge (sender, receiver, channel) is slow
- * when at least half of its ops are; a rank that every slow edge touches is
- * the culprit ("its link is slow"); otherwise each slow edge is one.
+ * take about as long. A rank is slow when its ops — those it sends or
+ * receives, and its peers' ops with it — take at least `slow-factor` times
+ * the median of the *other* ops of their operation (leaving the rank out,
+ * so that a slow rank among few, half of whose edges it touches, still
+ * stands out): the upper quartile of those ratios, since a pipelined
+ * ring's ops hide a slow link (below). The rank slow against the most
+ * peers is taken first, and its ops leave the comparison, so that a peer
+ * slow only with it is explained. Each slow rank is a culprit; the edges it
+ * touches are listed. With no slow rank, an edge at
+ * least half of whose ops take `slow-factor` times their operation's
+ * median is a culprit of its own.
  *
  * A pipelined ring hides a slow link (every edge waits for the slowest, so
  * all take as long); point-to-point operations show it. An operation needs
- * at least four ops for a median to mean something.
+ * at least four timed ops for its median to mean something.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +33,18 @@ typedef struct {
   int64_t dur;
 } timed;
 
+typedef struct {
+  uint64_t group;
+  int rank;
+  int32_t q; /* index into the sorted timed array */
+} touch;
+
+typedef struct {
+  uint64_t comm;
+  int rank, peer;
+  double ratio;
+} rank_ratio;
+
 static int by_group_dur(const void* x, const void* y) {
   const timed* a = x;
   const timed* b = y;
@@ -32,22 +52,150 @@ static int by_group_dur(const void* x, const void* y) {
   return (a->dur > b->dur) - (a->dur < b->dur);
 }
 
+static int by_group_rank(const void* x, const void* y) {
+  const touch* a = x;
+  const touch* b = y;
+  if (a->group != b->group) return a->group < b->group ? -1 : 1;
+  if (a->rank != b->rank) return a->rank - b->rank;
+  return a->q - b->q;
+}
+
+static int by_rank_ratio(const void* x, const void* y) {
+  const rank_ratio* a = x;
+  const rank_ratio* b = y;
+  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  if (a->rank != b->rank) return a->rank - b->rank;
+  if (a->ratio != b->ratio) return (a->ratio > b->ratio) - (a->ratio < b->ratio);
+  return a->peer - b->peer;
+}
+
 static int sender(const an_op* op) { return op->is_send ? op->rank : op->peer; }
 static int receiver(const an_op* op) { return op->is_send ? op->peer : op->rank; }
 
-static int cmp_double(const void* x, const void* y) {
-  double a = *(const double*)x, b = *(const double*)y;
-  return (a > b) - (a < b);
+/* The edge of an op in a->slow (added if new), through the index. */
+static an_slow_edge* edge_of(pt_analysis* a, an_map* idx, const an_op* op) {
+  uint64_t key = an_mix(an_mix(an_mix(0x5ed9e, op->comm), (uint64_t)(uint32_t)op->channel),
+                        ((uint64_t)(uint32_t)sender(op) << 32) | (uint32_t)receiver(op));
+  for (int32_t k = an_map_first(idx, key); k >= 0; k = an_map_next(idx, k)) {
+    an_slow_edge* e = &a->slow[k];
+    if (e->comm == op->comm && e->sender == sender(op) && e->receiver == receiver(op) && e->channel == op->channel)
+      return e;
+  }
+  an_slow_edge* e = an_grow(&a->mem, (void**)&a->slow, &a->n_slow, &a->cap_slow, sizeof *e);
+  if (!e) return NULL;
+  if (an_map_add(&a->mem, idx, key, (int32_t)(a->n_slow - 1)) != 0) {
+    a->n_slow--;
+    return NULL;
+  }
+  e->comm = op->comm;
+  e->sender = sender(op);
+  e->receiver = receiver(op);
+  e->channel = op->channel;
+  return e;
+}
+
+static an_culprit* new_culprit(pt_analysis* a, uint64_t comm, int rank) {
+  an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+  if (!q) return NULL;
+  q->cand = an_alloc(&a->mem, 2 * sizeof *q->cand);
+  if (!q->cand) {
+    a->n_culprits--;
+    return NULL;
+  }
+  q->cand[0] = rank;
+  q->cand[1] = -1;
+  q->origin = -1;
+  pt_culprit* p = &q->pub;
+  p->cause = PT_CAUSE_SLOW_LINK;
+  p->comm_hash = comm;
+  p->rank = rank;
+  p->peer = p->channel = p->is_send = -1;
+  p->op_count = p->step = p->n_steps = -1;
+  p->n_candidates = 1;
+  for (size_t ci = 0; ci < a->n_comms; ci++) {
+    const an_comm* c = &a->comms[ci];
+    if (c->comm != comm) continue;
+    q->comm_index = (int)ci;
+    const an_dump* d = rank >= 0 && rank < c->nranks ? c->ranks[rank].dump : NULL;
+    an_copy(q->host, sizeof q->host, d ? d->host : "");
+    p->pid = d ? d->pid : 0;
+  }
+  return q;
+}
+
+/* Whether an op touches a rank already found slow (culprits from `first`). */
+static int touches_slow(const pt_analysis* a, size_t first, size_t upto, const an_op* op) {
+  for (size_t k = first; k < upto; k++) {
+    const pt_culprit* p = &a->culprits[k].pub;
+    if (p->comm_hash == op->comm && (p->rank == op->rank || p->rank == op->peer)) return 1;
+  }
+  return 0;
+}
+
+/* Leave one rank out: each rank's ops against the median of the other ops
+ * of their operation, ops that touch the ranks already found slow (the
+ * culprits first … upto-1) left out of everything. Fills rr (sorted by
+ * comm, rank, ratio) and, per timed op, its highest such ratio in loo;
+ * returns how many ratios. */
+static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t first, size_t upto, touch* tc,
+                          rank_ratio* rr, double* loo) {
+  size_t ntc = 0;
+  for (size_t q = 0; q < n; q++) {
+    loo[q] = 0;
+    const an_op* op = a->items[t[q].item].op;
+    if (touches_slow(a, first, upto, op)) continue;
+    tc[ntc++] = (touch){t[q].group, op->rank, (int32_t)q};
+    if (op->peer != op->rank) tc[ntc++] = (touch){t[q].group, op->peer, (int32_t)q};
+  }
+  qsort(tc, ntc, sizeof *tc, by_group_rank);
+  size_t nrr = 0, gs = 0;
+  for (size_t i = 0; i < ntc;) {
+    size_t j = i;
+    while (j < ntc && tc[j].group == tc[i].group && tc[j].rank == tc[i].rank) j++;
+    while (gs < n && t[gs].group != tc[i].group) gs++; /* groups come in the same order */
+    /* the group's ops still compared, in duration order */
+    size_t m = 0, k = j - i, ge = gs;
+    while (ge < n && t[ge].group == tc[i].group) m += !touches_slow(a, first, upto, a->items[t[ge++].item].op);
+    if (m >= 4 && m - k >= 2) {
+      size_t want = (m - k) / 2, seen = 0, r = i;
+      int64_t base = 0;
+      for (size_t q = gs; q < ge; q++) {
+        if (touches_slow(a, first, upto, a->items[t[q].item].op)) continue;
+        if (r < j && (size_t)tc[r].q == q) { /* one of this rank's: left out */
+          r++;
+          continue;
+        }
+        if (seen++ == want) {
+          base = t[q].dur;
+          break;
+        }
+      }
+      for (size_t q = i; q < j && base > 0; q++) {
+        const an_op* op = a->items[t[tc[q].q].item].op;
+        double x = (double)t[tc[q].q].dur / (double)base;
+        rr[nrr++] = (rank_ratio){op->comm, tc[q].rank, op->rank == tc[q].rank ? op->peer : op->rank, x};
+        if (x > loo[tc[q].q]) loo[tc[q].q] = x;
+      }
+    }
+    i = j;
+  }
+  qsort(rr, nrr, sizeof *rr, by_rank_ratio);
+  return nrr;
 }
 
 int an_slow(pt_analysis* a) {
   if (!a->slow_possible) return 0;
-  timed* t = an_alloc(&a->mem, (a->n_items + 1) * sizeof *t);
-  double* ratio = an_alloc(&a->mem, (a->n_items + 1) * sizeof *ratio);
-  if (!t || !ratio) {
-    an_free(&a->mem, t);
-    an_free(&a->mem, ratio);
-    return PT_AN_ENOMEM;
+  size_t cap = a->n_items + 1;
+  timed* t = an_alloc(&a->mem, cap * sizeof *t);
+  touch* tc = an_alloc(&a->mem, 2 * cap * sizeof *tc);
+  rank_ratio* rr = an_alloc(&a->mem, 2 * cap * sizeof *rr);
+  double* global = an_alloc(&a->mem, cap * sizeof *global); /* per timed op: against its operation */
+  double* loo = an_alloc(&a->mem, cap * sizeof *loo);       /* against the others, its rank left out */
+  an_map idx;
+  int rc = an_map_init(&a->mem, &idx, 64);
+  if (!t || !tc || !rr || !global || !loo || rc) {
+    rc = PT_AN_ENOMEM;
+    goto out;
   }
   size_t n = 0;
   for (size_t i = 0; i < a->n_items; i++) {
@@ -60,128 +208,111 @@ int an_slow(pt_analysis* a) {
     t[n++] = (timed){(int32_t)i, g, end - op->create_ns};
   }
   qsort(t, n, sizeof *t, by_group_dur);
-  for (size_t i = 0; i < a->n_items; i++) ratio[i] = 0;
+
+  /* Each op against its operation's median. */
   for (size_t i = 0; i < n;) {
     size_t j = i;
     while (j < n && t[j].group == t[i].group) j++;
-    if (j - i >= 4) {
-      int64_t med = t[i + (j - i) / 2].dur;
-      for (size_t q = i; q < j && med > 0; q++) ratio[t[q].item] = (double)t[q].dur / (double)med;
-    }
+    int64_t med = j - i >= 4 ? t[i + (j - i) / 2].dur : 0;
+    for (size_t q = i; q < j; q++) global[q] = med > 0 ? (double)t[q].dur / (double)med : 0;
     i = j;
   }
-  /* Edges. */
-  int rc = 0;
+  /* Slow ranks, one at a time: the one slow against the most peers first;
+   * then its ops leave the comparison, so a peer slow only with it is
+   * explained. */
+  size_t first = a->n_culprits;
+  for (int round = 0; round < 64 && rc == 0; round++) {
+    int best = -1;
+    uint64_t best_comm = 0;
+    size_t best_peers = 0;
+    double best_med = 0;
+    size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, tc, rr, loo);
+    for (size_t i = 0; i < nrr;) {
+      size_t j = i;
+      while (j < nrr && rr[j].comm == rr[i].comm && rr[j].rank == rr[i].rank) j++;
+      /* The upper quartile: a slow link shows in its point-to-point ops; a
+       * pipelined ring's ops (about half of them) hide it. */
+      double med = rr[i + (3 * (j - i)) / 4].ratio;
+      size_t peers = 0;
+      for (size_t k = i; k < j; k++) /* sorted by ratio, then peer: count slow peers once */
+        if (rr[k].ratio >= a->slow_factor) {
+          int dup = 0;
+          for (size_t m = i; m < k && !dup; m++) dup = rr[m].ratio >= a->slow_factor && rr[m].peer == rr[k].peer;
+          peers += !dup;
+        }
+      if (j - i >= 2 && med >= a->slow_factor && (peers > best_peers || (peers == best_peers && med > best_med))) {
+        best = rr[i].rank;
+        best_comm = rr[i].comm;
+        best_peers = peers;
+        best_med = med;
+      }
+      i = j;
+    }
+    if (best < 0) break;
+    an_culprit* q = new_culprit(a, best_comm, best);
+    if (!q) rc = PT_AN_ENOMEM;
+    else q->pub.slow_factor = best_med;
+  }
+  /* Each op's ratio with its rank left out (no rank excluded), for the
+   * edges of the slow ranks. */
+  if (a->n_culprits > first) rank_ratios(a, t, n, first, first, tc, rr, loo);
+  /* Their edges; or, with no slow rank, the edges that are slow alone. */
   for (size_t q = 0; q < n && rc == 0; q++) {
     const an_op* op = a->items[t[q].item].op;
-    if (ratio[t[q].item] == 0) continue;
-    an_slow_edge* e = NULL;
-    for (size_t k = 0; k < a->n_slow && !e; k++)
-      if (a->slow[k].comm == op->comm && a->slow[k].sender == sender(op) && a->slow[k].receiver == receiver(op) &&
-          a->slow[k].channel == op->channel)
-        e = &a->slow[k];
+    int touched = touches_slow(a, first, a->n_culprits, op);
+    if (a->n_culprits > first ? !touched : global[q] == 0) continue;
+    an_slow_edge* e = edge_of(a, &idx, op);
     if (!e) {
-      e = an_grow(&a->mem, (void**)&a->slow, &a->n_slow, &a->cap_slow, sizeof *e);
-      if (!e) {
-        rc = PT_AN_ENOMEM;
-        break;
-      }
-      e->comm = op->comm;
-      e->sender = sender(op);
-      e->receiver = receiver(op);
-      e->channel = op->channel;
+      rc = PT_AN_ENOMEM;
+      break;
     }
+    double x = a->n_culprits > first ? loo[q] : global[q];
     e->ops++;
-    if (ratio[t[q].item] >= a->slow_factor) {
+    if (x >= a->slow_factor) {
       e->slow_ops++;
-      if (ratio[t[q].item] > e->ratio) e->ratio = ratio[t[q].item];
+      if (x > e->ratio) e->ratio = x;
     }
   }
-  /* Keep the slow edges only. */
-  size_t kept = 0;
-  for (size_t k = 0; k < a->n_slow; k++)
-    if (a->slow[k].slow_ops * 2 >= a->slow[k].ops && a->slow[k].slow_ops > 0) a->slow[kept++] = a->slow[k];
-  a->n_slow = kept;
-  an_free(&a->mem, t);
-
-  /* Culprits: a rank every slow edge of a communicator touches, or the edges. */
-  for (size_t ci = 0; ci < a->n_comms && rc == 0 && a->n_slow; ci++) {
-    const an_comm* c = &a->comms[ci];
-    size_t edges = 0;
-    for (size_t k = 0; k < a->n_slow; k++) edges += a->slow[k].comm == c->comm;
-    if (!edges) continue;
-    int best = -1;
-    size_t best_n = 0;
-    for (int r = 0; r < c->nranks; r++) {
-      size_t touch = 0;
-      for (size_t k = 0; k < a->n_slow; k++)
-        touch += a->slow[k].comm == c->comm && (a->slow[k].sender == r || a->slow[k].receiver == r);
-      if (touch > best_n) {
-        best_n = touch;
-        best = r;
-      }
-    }
-    int whole_rank = best >= 0 && best_n == edges && edges >= 2;
+  if (a->n_culprits == first) {
+    size_t kept = 0;
+    for (size_t k = 0; k < a->n_slow; k++)
+      if (a->slow[k].slow_ops > 0 && a->slow[k].slow_ops * 2 >= a->slow[k].ops) a->slow[kept++] = a->slow[k];
+    a->n_slow = kept;
     for (size_t k = 0; k < a->n_slow && rc == 0; k++) {
-      const an_slow_edge* e = &a->slow[k];
-      if (e->comm != c->comm) continue;
-      if (whole_rank && k != 0) {
-        /* one culprit for the rank: only the first edge makes it */
-        int first = 1;
-        for (size_t q = 0; q < k; q++) first &= a->slow[q].comm != c->comm;
-        if (!first) continue;
-      }
-      an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+      an_slow_edge* e = &a->slow[k];
+      an_culprit* q = new_culprit(a, e->comm, e->sender);
       if (!q) {
         rc = PT_AN_ENOMEM;
         break;
       }
-      pt_culprit* p = &q->pub;
-      p->cause = PT_CAUSE_SLOW_LINK;
-      p->cause_name = pt_cause_name(p->cause);
-      p->comm_hash = c->comm;
-      p->rank = whole_rank ? best : e->sender;
-      p->peer = whole_rank ? -1 : e->receiver;
-      p->channel = whole_rank ? -1 : e->channel;
-      p->is_send = whole_rank ? -1 : 1;
-      p->op_count = -1;
-      p->step = p->n_steps = -1;
-      q->origin = -1;
-      q->comm_index = (int)ci;
-      /* The factor: median of the worst ratios of the edges it covers. */
-      double rs[64];
-      int nr = 0;
-      for (size_t m = 0; m < a->n_slow && nr < 64; m++) {
-        const an_slow_edge* f = &a->slow[m];
-        if (f->comm != c->comm) continue;
-        if (whole_rank ? (f->sender == best || f->receiver == best) : m == k) rs[nr++] = f->ratio;
-      }
-      qsort(rs, (size_t)nr, sizeof rs[0], cmp_double);
-      p->slow_factor = nr ? rs[nr / 2] : 0;
-      const an_dump* d = p->rank >= 0 && p->rank < c->nranks ? c->ranks[p->rank].dump : NULL;
-      snprintf(q->host, sizeof q->host, "%s", d ? d->host : "");
-      p->pid = d ? d->pid : 0;
-      q->cand = an_alloc(&a->mem, 2 * sizeof *q->cand);
-      if (q->cand) {
-        q->cand[0] = p->rank;
-        q->cand[1] = -1;
-        p->n_candidates = 1;
-      }
-      if (whole_rank)
-        snprintf(q->summary, sizeof q->summary,
-                 "rank %d%s%s%s: its network links are slow — its ops take %.1fx as long as the median of their "
-                 "operation (%zu slow edges, all touching rank %d)",
-                 p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->slow_factor, edges, p->rank);
-      else
-        snprintf(q->summary, sizeof q->summary,
-                 "link rank %d -> rank %d, channel %d is slow: its ops take %.1fx as long as the median of their "
-                 "operation (%u of %u ops)",
-                 e->sender, e->receiver, e->channel, e->ratio, e->slow_ops, e->ops);
-      p->candidates = q->cand;
-      p->host = q->host;
-      p->summary = q->summary;
+      q->pub.peer = e->receiver;
+      q->pub.channel = e->channel;
+      q->pub.is_send = 1;
+      q->pub.slow_factor = e->ratio;
     }
   }
-  an_free(&a->mem, ratio);
+  for (size_t k = first; k < a->n_culprits; k++) {
+    an_culprit* q = &a->culprits[k];
+    const pt_culprit* p = &q->pub;
+    size_t edges = 0;
+    for (size_t m = 0; m < a->n_slow; m++)
+      edges += a->slow[m].comm == p->comm_hash && (a->slow[m].sender == p->rank || a->slow[m].receiver == p->rank);
+    if (p->peer < 0)
+      snprintf(q->summary, sizeof q->summary,
+               "rank %d%s%s%s: its network links are slow — a quarter of its ops take %.1fx or more as long as "
+               "the others of their operation (%zu edges)",
+               p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->slow_factor, edges);
+    else
+      snprintf(q->summary, sizeof q->summary,
+               "link rank %d -> rank %d, channel %d is slow: its ops take up to %.1fx the median of their operation",
+               p->rank, p->peer, p->channel, p->slow_factor);
+  }
+out:
+  an_free(&a->mem, t);
+  an_free(&a->mem, tc);
+  an_free(&a->mem, rr);
+  an_free(&a->mem, global);
+  an_free(&a->mem, loo);
+  an_map_free(&a->mem, &idx);
   return rc;
 }
