@@ -133,8 +133,8 @@ int pt_analysis_write_chrome(const pt_analysis* a, FILE* f) {
     if (!x->op->is_send || x->partner < 0) continue;
     const an_item* y = &a->items[x->partner];
     if (!x->op->create_ns || !y->op->create_ns) continue;
-    int64_t s_ts = x->op->create_ns, r0 = y->op->create_ns, r1 = end_of(y);
-    int64_t f_ts = s_ts < r0 ? r0 : s_ts > r1 ? r1 : s_ts;
+    /* Both ends at their span's start: inside it, whatever the rounding. */
+    int64_t s_ts = x->op->create_ns, f_ts = y->op->create_ns;
     flow++;
     SEP();
     fprintf(f, "{\"ph\":\"s\",\"cat\":\"pair\",\"name\":\"send->recv\",\"id\":%ld,\"pid\":%d,\"tid\":%ld,\"ts\":", flow,

@@ -59,10 +59,22 @@ static int64_t C(const an_op* op, int k) { return op->cnt[k]; }
 static int sender(const an_op* op) { return op->is_send ? op->rank : op->peer; }
 static int receiver(const an_op* op) { return op->is_send ? op->peer : op->rank; }
 
-static an_wait peer_wait(const an_comm* c, int peer, int64_t opc, int want_send) {
+/* The peer has no op to pair with `op`: missing, behind, or no such op.
+ * Behind: with the host's opCounts (RCCL: one order for every operation of
+ * the communicator), its records stop at a lower opCount; with opCounts
+ * derived per function or per peer (NVIDIA NCCL), they cannot be compared
+ * across operations, so: its latest dump was taken before this op began.
+ * A send missing where the node refused foreign ops is PXN's, not a rank
+ * behind. */
+static an_wait peer_wait(const an_comm* c, const an_op* op, int want_send) {
+  int peer = op->peer;
   if (peer < 0 || peer >= c->nranks || !c->ranks[peer].present) return AN_W_PEER_MISSING;
   const an_rank* r = &c->ranks[peer];
-  if (opc >= 0 && r->max_op_count < opc && !(want_send && r->foreign > 0)) return AN_W_PEER_BEHIND;
+  if (want_send && r->foreign > 0) return AN_W_PEER_NO_OP;
+  const an_rank* me = op->rank >= 0 && op->rank < c->nranks ? &c->ranks[op->rank] : NULL;
+  if (r->host_counts && (!me || me->host_counts))
+    return op->op_count >= 0 && r->max_op_count < op->op_count ? AN_W_PEER_BEHIND : AN_W_PEER_NO_OP;
+  if (!r->dump || (r->seen_ns && op->create_ns && r->seen_ns < op->create_ns)) return AN_W_PEER_BEHIND;
   return AN_W_PEER_NO_OP;
 }
 
@@ -72,7 +84,7 @@ static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x)
   int64_t N = op->n_steps;
   if (op->is_send) {
     int64_t T = C(op, AN_C_TRANSMITTED), K = C(op, AN_C_KERNEL_COPY_READY);
-    if (!pa) return peer_wait(c, op->peer, op->op_count, 0);
+    if (!pa) return peer_wait(c, op, 0);
     if (T >= N) return AN_W_NETWORK;
     /* No buffer left: the receiver gates it, whatever its GPU has (when
      * both bind, the chain through the receiver reaches the same origin;
@@ -82,7 +94,7 @@ static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x)
   }
   int64_t P = C(op, AN_C_POSTED), R = C(op, AN_C_RECEIVED), D = C(op, AN_C_DONE);
   if (R < P || (P == 0 && !pa)) {
-    if (!pa) return peer_wait(c, op->peer, op->op_count, 1);
+    if (!pa) return peer_wait(c, op, 1);
     if (C(pa, AN_C_TRANSMITTED) > R) return AN_W_NETWORK;
     return AN_W_DATA;
   }
@@ -488,8 +500,14 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
       if (rk && rk->placed) appendf(s, n, "; by rank numbering it is on %s", a->hosts.names[rk->node]);
       break;
     case PT_CAUSE_RANK_BEHIND:
-      appendf(s, n, "%s is behind: its records stop at opCount %lld — rank %d waits for it on channel %d in %s", me,
-              (long long)(rk ? rk->max_op_count : -1), op->rank, op->channel, opw);
+      if (rk && rk->host_counts)
+        appendf(s, n, "%s is behind: its records stop at opCount %lld — rank %d waits for it on channel %d in %s", me,
+                (long long)rk->max_op_count, op->rank, op->channel, opw);
+      else
+        appendf(s, n,
+                "%s is behind: its latest dump was taken before rank %d began %s on channel %d, which waits for "
+                "it (it never reached the operation, or has not dumped since)",
+                me, op->rank, opw, op->channel);
       break;
     case PT_CAUSE_SEND_MISSING:
       appendf(s, n,
@@ -512,7 +530,7 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
                                  p->dependents == 1 ? "s" : "");
   if (p->scope_node) {
     appendf(s, n, "; inside %s the data passes GPU to GPU without proxy ops, so the GPU that stopped may also be ",
-            k->host[0] ? k->host : "its node");
+            k->host[0] && rk && !rk->numbered ? k->host : "its node");
     if (p->n_candidates == 2) appendf(s, n, "rank %d's", k->cand[1]);
     else appendf(s, n, "one of ranks");
     for (int i = 1; p->n_candidates > 2 && i < p->n_candidates; i++) appendf(s, n, "%s %d", i == 1 ? "" : ",", k->cand[i]);

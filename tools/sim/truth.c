@@ -449,8 +449,12 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
       }
       if (cause) fault_effect(job, ft, &hits, &exact);
     } else if (ft->kind == PT_FAULT_SLOW_LINK) {
+      /* Send/recv pairs a rank with the rank of its local index on the
+       * next node and on the previous one: with two nodes that is one
+       * peer, and one link's ops time both of its ends alike. */
       cause = "slow_link";
-      hits = exact = 1;
+      hits = 1;
+      exact = job->nodes >= 3;
       channel = -1;
     }
     if (!cause || !hits) continue;
