@@ -17,8 +17,9 @@
  *               steps carry no counters; stock NCCL: they drive them)
  *
  * Also: heap allocations per step (malloc is interposed here), bytes per op
- * record, heap per communicator after init and after a long run, and the
- * time to dump 10 000 active ops.
+ * record, heap per communicator after init and after a long run, the
+ * time to dump 10 000 active ops through the hook, and the cost of one
+ * dump of 4096 active ops as snapshot, text and JSON.
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -239,6 +240,60 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* A sink that keeps the lines as a dump file's buffer would. */
+typedef struct { char* buf; size_t n, cap; } bytes;
+static void to_bytes(void* arg, const char* line, int len) {
+  bytes* b = arg;
+  if (b->n + (size_t)len + 1 > b->cap) b->n = 0; /* reuse: only the copying counts */
+  memcpy(b->buf + b->n, line, (size_t)len);
+  b->n += (size_t)len;
+  b->buf[b->n++] = '\n';
+}
+
+/* One dump of a full default-sized trace (4096 active ops): the snapshot,
+ * then the text and the JSON printed from it, as a dump file gets them. */
+static void dump_formats(void) {
+  pt_trace* t;
+  pt_trace_config cfg;
+  pt_trace_config_default(&cfg);
+  if (pt_trace_create(&t, &cfg, 3) != 0) return;
+  for (uint32_t i = 0; i < cfg.max_ops; i++) {
+    pt_op_info info = {.comm_hash = 0x1234567890ull, .op_count = i / 16, .channel = (int)(i % 16), .peer = 4,
+                       .nsteps = 64, .is_send = (int)(i & 1), .nbytes = 1 << 20, .func_idx = 4, .protocol = 2,
+                       .pattern = 1, .total_bytes = 1u << 24, .chunk_size = 1 << 19};
+    void* h = pt_op_start(t, &info);
+    pt_op_register(h);
+    for (unsigned k = 0; k < PT_CNT_NUM; k++) pt_op_update(h, k, 3 + k, PT_FLAG_TIMESTAMP);
+  }
+  bytes b = {__libc_malloc(1 << 22), 0, 1 << 22};
+  pt_dump_meta m = {.host = "node0", .pid = 1, .nranks = 64, .nnodes = 8, .comm_hash = 0x1234567890ull,
+                    .comm_name = "bench", .host_lib = "rccl", .profiler_api = 6, .trigger = "stall", .seq = 1,
+                    .round = 1, .stall_ms = 10000, .last_progress_ticks = pt_trace_last_progress(t)};
+  double best[3] = {1e9, 1e9, 1e9};
+  size_t text_bytes = 0, json_bytes = 0;
+  for (int i = 0; i < 5; i++) {
+    double t0 = now_ms();
+    pt_dump* d = pt_trace_snapshot(t);
+    double t1 = now_ms();
+    b.n = 0;
+    pt_dump_text(d, to_bytes, &b);
+    text_bytes = b.n;
+    double t2 = now_ms();
+    b.n = 0;
+    pt_dump_json(d, &m, to_bytes, &b);
+    json_bytes = b.n;
+    double t3 = now_ms();
+    pt_dump_free(d);
+    if (t1 - t0 < best[0]) best[0] = t1 - t0;
+    if (t2 - t1 < best[1]) best[1] = t2 - t1;
+    if (t3 - t2 < best[2]) best[2] = t3 - t2;
+  }
+  printf("dump of 4096 active ops            snapshot %.2f ms, text %.2f ms (%zu KiB), JSON %.2f ms (%zu KiB)"
+         " (best of 5)\n", best[0], best[1], text_bytes >> 10, best[2], json_bytes >> 10);
+  __libc_free(b.buf);
+  pt_trace_destroy(t);
+}
+
 int main(int argc, char** argv) {
   const char* real_path = argc > 1 ? argv[1] : "build/librccl-profiler-proxytrace.so";
   const char* empty_path = argc > 2 ? argv[2] : "build/bench/libempty-profiler.so";
@@ -334,5 +389,6 @@ int main(int argc, char** argv) {
   printf("dump of 10000 active ops           %.2f ms (best of 5, host formatting included)\n", best);
   real.p->finalize(big);
   real.p->finalize(real.ctx);
+  dump_formats();
   return 0;
 }

@@ -17,3 +17,12 @@ $(BENCH_BIN): $(B)/bench/bench_plugin.o $(TRACE_A)
 bench-plugin: $(BENCH_BIN) $(BENCH_EMPTY) $(PLUGIN_SO)
 	$(EMULATOR) $(BENCH_BIN) $(PLUGIN_SO) $(BENCH_EMPTY)
 	PROXYTRACE_CLOCK=monotonic $(EMULATOR) $(BENCH_BIN) $(PLUGIN_SO) $(BENCH_EMPTY)
+
+# The stall watchdog end to end: a 64-rank emulated job hangs; how long after
+# its last progress each rank's stall dump is complete on disk (about 13 s:
+# the default stall time, plus a hold).
+BENCH_RUNS += bench-stall
+.PHONY: bench-stall
+bench-stall: $(CLI) $(PLUGIN_SO)
+	@if command -v python3 >/dev/null 2>&1; then python3 bench/stall_latency.py $(CLI) $(abspath $(PLUGIN_SO)); \
+	 else echo "stall latency: skipped (no python3)"; fi

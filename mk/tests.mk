@@ -19,5 +19,17 @@ $(UNIT_TESTS): $(B)/tests/unit/%: $(B)/tests/unit/%.o $(TRACE_A) $(PLUGIN_OBJS)
 $(INTEG_TESTS): $(B)/tests/integration/%: $(B)/tests/integration/%.o $(RH_OBJ) $(PLUGIN_SO)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(RH_OBJ) -lcmocka $(LDLIBS_PT)
 
+# Two fake host libraries for test_host_detect: one exports the symbol by
+# which the plugin tells RCCL, the other does not (built plainly: they stand
+# for the host, not for our code).
+FAKEHOSTS := $(B)/tests/integration/libfakehost-rccl.so $(B)/tests/integration/libfakehost-nccl.so
+$(B)/tests/integration/libfakehost-rccl.so: FAKE := -DFAKE_RCCL
+$(FAKEHOSTS): tests/integration/fakehost.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -fPIC -shared -Wall -Wextra $(FAKE) -o $@ $<
+$(B)/tests/integration/test_host_detect.o: ALL_CFLAGS += -DPT_FAKEHOST_DIR='"$(abspath $(B)/tests/integration)"'
+$(B)/tests/integration/test_host_detect: $(FAKEHOSTS)
+TEST_TARGETS += $(FAKEHOSTS)
+
 # Integration tests find the plugin of this build folder.
 export PT_PLUGIN_SO = $(abspath $(PLUGIN_SO))

@@ -5,10 +5,13 @@
  * send/recv on 2 channels, emulated RCCL) with the plugin of this build (or
  * of the installation it belongs to) and one injected fault — rank 3's GPU
  * stops producing data on channel 0 from transfer 5 (raw step 10) of the
- * last all-reduce — then says in a few lines what ran, where each rank's
- * dump is, which ops the dumps show stuck, and, when the analyzer is in the
- * build, its verdict.
+ * last all-reduce. The hung job is held for a while, as a real hang lasts,
+ * so the plugin's stall watchdog (PROXYTRACE_STALL_MS, 1 s here) dumps
+ * every rank to its files while the job is stuck. Then it says in a few
+ * lines what ran, where each rank's dump is, which ops the stall dumps show
+ * stuck, and, when the analyzer is in the build, its verdict.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -31,7 +34,8 @@ static void usage(FILE* f) {
           "usage: proxytrace demo [options]\n"
           "\n"
           "Runs an emulated 8-rank RCCL job with the proxytrace plugin and one stalled GPU,\n"
-          "writes every rank's dump, and summarises what the dumps show.\n"
+          "keeps it hung for " "2 s so the plugin's stall watchdog dumps every rank while it\n"
+          "hangs, and summarises what the dumps show.\n"
           "\n"
           "  --build-dir DIR   where the plugin was built (default: beside this program,\n"
           "                    else ../lib of an installation)\n"
@@ -40,23 +44,47 @@ static void usage(FILE* f) {
           "  -h, --help        this help\n");
 }
 
-/* Prints the dump lines of stuck ops (status other than DONE), per rank. */
+#define DEMO_STALL_MS "1000"
+#define DEMO_HOLD_S 2.0
+
+/* The plugin's text file of rank r in `out` written by this process. */
+static FILE* open_rank_file(const char* out, int r) {
+  char tag[64], path[PATH_MAX];
+  snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), r);
+  DIR* d = opendir(out);
+  FILE* f = NULL;
+  for (struct dirent* e; d && !f && (e = readdir(d)) != NULL;) {
+    size_t n = strlen(e->d_name);
+    if (strncmp(e->d_name, "proxytrace-", 11) || !strstr(e->d_name, tag) || n < 4 ||
+        strcmp(e->d_name + n - 4, ".txt"))
+      continue;
+    snprintf(path, sizeof path, "%s/%s", out, e->d_name);
+    f = fopen(path, "r");
+  }
+  if (d) closedir(d);
+  return f;
+}
+
+/* Prints the lines of stuck ops (status other than DONE) of each rank's
+ * first stall dump. */
 static int print_stuck(const char* out, int nranks) {
   int found = 0;
   for (int r = 0; r < nranks; r++) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/rank%d.log", out, r);
-    FILE* f = fopen(path, "r");
+    FILE* f = open_rank_file(out, r);
     if (!f) continue;
     char line[2048];
+    int in_stall = 0;
     while (fgets(line, sizeof line, f)) {
+      if (!strncmp(line, "proxytrace dump ", 16)) {
+        if (in_stall) break; /* the first stall dump is enough */
+        in_stall = strstr(line, " trigger=stall ") != NULL;
+        continue;
+      }
       const char* st = strstr(line, "status:");
-      if (!st || !strncmp(st, "status:DONE", 11)) continue;
-      const char* msg = strstr(line, "NCCL WARN ");
-      msg = msg ? msg + 10 : line;
+      if (!in_stall || !st || !strncmp(st, "status:DONE", 11)) continue;
       /* the interesting part: from the key on, without the times */
-      const char* key = strchr(msg, '<');
-      printf("    rank %d: %s", r, key ? key : msg);
+      const char* key = strchr(line, '<');
+      printf("    rank %d: %s", r, key ? key : line);
       found++;
     }
     fclose(f);
@@ -122,8 +150,10 @@ int pt_cmd_demo(int argc, char** argv) {
   c.host = PT_HOST_RCCL;
   c.plugin = plugin;
   c.debug_level = PT_SIM_LOG_WARN;
-  c.dump_dir = out;
+  c.dump_dir = out; /* rank logs, and PROXYTRACE_DUMP_DIR */
   c.quiet = 1;
+  c.hold_s = DEMO_HOLD_S;
+  c.env[c.n_env++] = "PROXYTRACE_STALL_MS=" DEMO_STALL_MS;
   c.faults[0] = (pt_sim_fault){.kind = PT_FAULT_STALL, .rank = 3, .channel = 0, .step = 5};
   c.n_faults = 1;
 
@@ -149,10 +179,12 @@ int pt_cmd_demo(int argc, char** argv) {
   }
   printf("\nWhat ran\n");
   pt_sim_summary(&c, &res, stdout);
-  printf("\nWhere the dumps are\n  %s/rank0.log … %s/rank%d.log (one per rank, RCCL WARN lines from the "
-         "dump hook at communicator destroy)\n  %s (what the emulator knows happened)\n",
-         out, out, res.job.nranks - 1, truth);
-  printf("\nStuck ops, as the dumps show them\n");
+  printf("\nWhere the dumps are\n");
+  pt_sim_dump_summary(&c, &res, stdout);
+  printf("  (.txt: the legacy lines, .jsonl: JSON lines — docs/dump-json.md; first the stall\n"
+         "  watchdog's dumps, %s ms after the last progress, then RCCL's dump hook at destroy)\n"
+         "  %s (what the emulator knows happened)\n", DEMO_STALL_MS, truth);
+  printf("\nStuck ops, as the stall watchdog's dumps show them\n");
   int n = print_stuck(out, res.job.nranks);
   if (!n) printf("    none — the dumps show no stuck op\n");
   printf("\nVerdict\n");

@@ -57,6 +57,14 @@ typedef enum {
 
 typedef enum { PT_OP_SEND = 0, PT_OP_RECV = 1 } pt_op_type;
 
+/* Where an op's opCount comes from. */
+typedef enum {
+  PT_ORIGIN_HOST = 0, /* the host's ProxyOp descriptor (RCCL) */
+  PT_ORIGIN_NONE = 1, /* stock NCCL, no parent Coll/P2p event known: -1 */
+  PT_ORIGIN_COLL = 2, /* stock NCCL: the parent Coll's seqNumber and function */
+  PT_ORIGIN_P2P = 3   /* stock NCCL: the parent P2p's per-peer sequence */
+} pt_origin;
+
 #define PT_NCCL_STEPS 8      /* NCCL_STEPS: steps of one op in flight at most */
 #define PT_FINISHED_RING 32  /* kFinishedProxyOpItems */
 #define PT_DEFAULT_MAX_OPS 4096
@@ -99,6 +107,7 @@ typedef struct {
    *    2.23-2.26, its ProxyOp states (pt_op_progress); nsteps is the
    *    descriptor's nSteps, in the unit of its step numbers. */
   int step_driven;
+  pt_origin origin;
 } pt_op_info;
 
 /* Events refused or dropped, by reason. Counted, never fatal. */
@@ -153,13 +162,80 @@ void pt_trace_count(pt_trace* t, pt_drop_reason r);
 void pt_handle_count(pt_handle h, pt_drop_reason r);
 
 /* Kind of a handle as recorded by pt_handle_kind(). */
-typedef enum { PT_HANDLE_INVALID = 0, PT_HANDLE_OP = 1, PT_HANDLE_STEP = 2 } pt_handle_kind_t;
+typedef enum {
+  PT_HANDLE_INVALID = 0,
+  PT_HANDLE_OP = 1,
+  PT_HANDLE_STEP = 2,
+  PT_HANDLE_TASK = 3 /* a Coll/P2p task handle (below): a value, nothing to stop */
+} pt_handle_kind_t;
 pt_handle_kind_t pt_handle_kind(pt_handle h);
+
+/* ---- stock NCCL: opCounts from the parent Coll / P2p event ----
+ *
+ * NVIDIA NCCL gives a ProxyOp no opCount, only its parent: the handle the
+ * plugin returned for the Coll or P2p event of the same task. That handle
+ * is a self-describing value, never storage: the function code and a
+ * sequence number packed into an address no process can map (bit 63 set —
+ * kernel half on x86-64 — and bit 55 set — the TTBR1 half on AArch64, top
+ * byte tags or not), so it needs no allocation, cannot go stale when the
+ * host stops the parent before its children (it always does) or replays a
+ * CUDA graph, and is told apart from op and step handles by its top 12
+ * bits. opCount = sequence * 16 + function code: collectives use the Coll
+ * event's seqNumber (NCCL's per-function counter), p2p a per-(peer,
+ * direction) count of P2p events with the code of SendRecv (5) on both
+ * sides, so a send and the receive it pairs with get the same opCount. */
+_Static_assert(sizeof(void*) == 8, "task handles need 64-bit pointers");
+#define PT_FUNC_NUM 16      /* NCCL's ncclFunc_t codes 0..14, and 15 */
+#define PT_FUNC_UNKNOWN 15
+#define PT_FUNC_SENDRECV 5
+#define PT_FUNC_SEND 6
+#define PT_FUNC_RECV 7
+#define PT_TASK_SEQ_BITS 48
+#define PT_TASK_TAG_COLL 0xAA9ull
+#define PT_TASK_TAG_P2P 0xAAAull
+
+/* NCCL's function name ("AllReduce", ncclFuncToString) -> code; unknown or
+ * NULL -> PT_FUNC_UNKNOWN. And back ("?" for unknown codes). */
+int pt_func_code(const char* name);
+const char* pt_func_name(int code);
+
+static inline pt_handle pt_task_handle(int is_p2p, int func, uint64_t seq) {
+  const uint64_t tag = is_p2p ? PT_TASK_TAG_P2P : PT_TASK_TAG_COLL;
+  return (pt_handle)(uintptr_t)((tag << 52) | ((uint64_t)(func & (PT_FUNC_NUM - 1)) << PT_TASK_SEQ_BITS) |
+                                (seq & ((1ull << PT_TASK_SEQ_BITS) - 1)));
+}
+
+static inline int pt_is_task_handle(const void* h) {
+  return ((uint64_t)(uintptr_t)h >> 52) - PT_TASK_TAG_COLL < 2;
+}
+
+/* The opCount a ProxyOp gets from its parent, and where it comes from. */
+static inline pt_origin pt_task_op_count(const void* parent, int64_t* op_count) {
+  const uint64_t v = (uint64_t)(uintptr_t)parent;
+  const uint64_t seq = v & ((1ull << PT_TASK_SEQ_BITS) - 1);
+  switch (v >> 52) {
+    case PT_TASK_TAG_COLL:
+      *op_count = (int64_t)(seq * PT_FUNC_NUM + ((v >> PT_TASK_SEQ_BITS) & (PT_FUNC_NUM - 1)));
+      return PT_ORIGIN_COLL;
+    case PT_TASK_TAG_P2P:
+      *op_count = (int64_t)(seq * PT_FUNC_NUM + PT_FUNC_SENDRECV);
+      return PT_ORIGIN_P2P;
+    default:
+      *op_count = -1;
+      return PT_ORIGIN_NONE;
+  }
+}
 
 /* ---- reading: any thread ---- */
 
 void pt_trace_drops(const pt_trace* t, pt_drop_stats* out);
 uint32_t pt_trace_active_ops(const pt_trace* t);
+/* What the stall watchdog reads: ops the host is still progressing
+ * (registered, neither complete nor stopped), and the tick of the last
+ * progress of any op of the trace (POSTED/RECEIVED/TRANSMITTED/DONE
+ * changing) or of the last registration, 0 if none. */
+uint32_t pt_trace_waiting_ops(const pt_trace* t);
+uint64_t pt_trace_last_progress(const pt_trace* t);
 int pt_trace_rank(const pt_trace* t);
 /* Hosts whose init gives no rank (API v1-v3): the first op's rank is used. */
 void pt_trace_learn_rank(pt_trace* t, int rank);
@@ -171,6 +247,52 @@ void pt_trace_learn_rank(pt_trace* t, int rank);
  * (after emitting the header and an error line). */
 typedef void (*pt_line_fn)(void* arg, const char* line, int len);
 int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg);
+
+/* ---- snapshots: one read of a trace, printed as text and as JSON ----
+ *
+ * pt_trace_snapshot() copies every record a dump prints (the same records
+ * pt_trace_dump prints, in the same order) with the header figures, once;
+ * the formatters below print that copy, so the text and the JSON of one
+ * dump say the same thing. Any thread, concurrently with recording. */
+typedef struct pt_dump pt_dump;
+/* NULL when out of memory. */
+pt_dump* pt_trace_snapshot(pt_trace* t);
+void pt_dump_free(pt_dump* d);
+/* Op records (active and detached), finished records, and which origins
+ * (bit 1 << pt_origin) the records have. */
+uint32_t pt_dump_active(const pt_dump* d);
+uint32_t pt_dump_finished(const pt_dump* d);
+unsigned pt_dump_origins(const pt_dump* d);
+int pt_dump_rank(const pt_dump* d);
+/* CLOCK_REALTIME ns when the snapshot was taken. */
+int64_t pt_dump_time_ns(const pt_dump* d);
+
+/* The legacy lines (as pt_trace_dump). Returns the number of lines. */
+int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg);
+
+/* What a dump says about where it comes from (docs/dump-json.md). */
+typedef struct {
+  const char* host;      /* host name */
+  long pid;
+  int nranks, nnodes;    /* 0 = the host did not say */
+  uint64_t comm_hash;
+  const char* comm_name; /* NULL = none */
+  const char* host_lib;  /* "rccl", "nccl" or "unknown" */
+  int profiler_api;      /* N of the ncclProfiler_vN the host bound */
+  const char* trigger;   /* "stall", "signal", "periodic", "finalize", "hook", "api" */
+  uint64_t seq;          /* per process, one per dump of one communicator */
+  uint64_t round;        /* per process, one per trigger (dumps taken together) */
+  uint32_t stall_ms;     /* the stall watchdog's setting, 0 = off */
+  uint64_t lost_dumps;   /* dumps lost to write errors so far (process) */
+  uint64_t last_progress_ticks; /* pt_trace_last_progress() at the snapshot */
+} pt_dump_meta;
+
+/* "proxytrace dump seq=… trigger=… time_ns=… host=… pid=… rank=… nRanks=…
+ * commHash=… hostLib=…": the line before each dump in a text file. */
+int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n);
+/* JSON lines, schema 1: one "dump" header, one "op" per record, one "end".
+ * Returns the number of lines. */
+int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg);
 
 /* Status and names (spec §3.6, §3.1). `window` is the steps an op may have
  * in flight, in the counters' unit: NCCL_STEPS (pass 0) for RCCL and raw

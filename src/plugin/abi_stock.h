@@ -10,14 +10,19 @@
  *     its progress also comes as ProxyOp states 0-7 with a `steps` argument.
  *   - v4-v5 (NCCL 2.27-2.28): the op is registered at InProgress (19);
  *     progress comes from the step states.
- *   - v1-v2 (NCCL 2.23-2.25) answer the Group event with a non-NULL handle:
- *     those releases give a task its activation mask, which every ProxyOp
- *     and ProxyStep of the task inherits, only when the Group handle is
+ *   - v1-v4 (NCCL 2.23-2.27) answer the Group event with a non-NULL handle:
+ *     2.23-2.25 give a task its activation mask, which every ProxyOp and
+ *     ProxyStep of the task inherits, only when the Group handle is
  *     non-NULL (v2.23.4-1 src/misc/profiler.cc:272,299,318; v2.24.3-1 and
- *     v2.25.1-1 :384,408,427). With NULL they send no proxy event at all.
- *     The handle is a sentinel (pt_group_handle): nothing is allocated, and
- *     its stop and states are ignored. Newer releases gate proxy events
- *     without it, so their tables keep answering NULL.
+ *     v2.25.1-1 :384,408,427) — with NULL they send no proxy event at all —
+ *     and 2.23-2.27 send the Coll and P2p events only under a non-NULL
+ *     Group handle (v2.26.2-1 and v2.27.3-1 src/plugin/profiler.cc,
+ *     ncclProfilerStartTaskEvents). The handle is a sentinel
+ *     (pt_group_handle): nothing is allocated, and its stop and states are
+ *     ignored. 2.28+ need it for neither; the v5 table answers NULL.
+ *   - Coll and P2p get a task handle (trace.h): the parent of their
+ *     ProxyOps, from which an op's opCount follows. v1-v3 descriptors also
+ *     carry the commHash, which their init does not give.
  * `type` is one byte in v1-v4 and eight in v5; each is compared in its own
  * width.
  */
@@ -27,10 +32,13 @@
 #include "plugin/plugin.h"
 
 /* start / stop / record / finalize for descriptor type DESCR, state-args
- * type ARGS; REGISTER_AT_START for v1-v3; GROUP_HANDLE for v1-v2;
+ * type ARGS; REGISTER_AT_START for v1-v3; GROUP_HANDLE for v1-v4;
  * STEPS_ARG(args) yields the ProxyOp `steps` argument or -1 where the
- * version has none. */
-#define PT_STOCK_CALLBACKS(V, DESCR, ARGS, STATE, REGISTER_AT_START, GROUP_HANDLE, STEPS_ARG)     \
+ * version has none; FUNC(f) turns the Coll/P2p `func` field into a code
+ * (v1: a code already, v2+: a name); HASH(d, arm) is the Coll/P2p commHash
+ * (v1-v3) or 0. */
+#define PT_STOCK_CALLBACKS(V, DESCR, ARGS, STATE, REGISTER_AT_START, GROUP_HANDLE, STEPS_ARG, FUNC,  \
+                           HASH)                                                                   \
   static ncclResult_t V##_start(void* context, void** handle, DESCR* d) {                         \
     if (!handle) return ncclSuccess;                                                               \
     *handle = NULL;                                                                                \
@@ -38,10 +46,14 @@
     if (d->type == ncclProfileProxyOp) {                                                           \
       *handle = pt_event_stock_op_start(context, d->proxyOp.pid, d->rank, d->proxyOp.channelId,    \
                                         d->proxyOp.peer, d->proxyOp.nSteps,                        \
-                                        d->proxyOp.chunkSize, d->proxyOp.isSend);                  \
+                                        d->proxyOp.chunkSize, d->proxyOp.isSend, d->parentObj);    \
       if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
     } else if (d->type == ncclProfileProxyStep) {                                                  \
       *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);                              \
+    } else if (d->type == ncclProfileColl) {                                                       \
+      *handle = pt_event_coll_start(context, FUNC(d->coll.func), d->coll.seqNumber, HASH(d, coll)); \
+    } else if (d->type == ncclProfileP2p) {                                                        \
+      *handle = pt_event_p2p_start(context, FUNC(d->p2p.func), d->p2p.peer, HASH(d, p2p));        \
     } else if (GROUP_HANDLE && d->type == ncclProfileGroup) {                                      \
       *handle = pt_group_handle();                                                                 \
     } else {                                                                                       \
@@ -65,13 +77,17 @@
   }
 
 /* init for v1-v3, which learn nothing about the communicator. */
-#define PT_STOCK_INIT_NOCOMM(V)                                                                    \
+#define PT_STOCK_INIT_NOCOMM(V, API)                                                               \
   static ncclResult_t V##_init(void** context, int* mask) {                                        \
-    pt_event_init(context, mask, PT_EVENT_MASK_STOCK, 0, NULL, 0, 0, -1, NULL);                  \
+    pt_event_init(context, mask, PT_EVENT_MASK_STOCK, API, 0, NULL, 0, 0, -1, NULL);             \
     return ncclSuccess;                                                                            \
   }
 
 #define PT_STEPS_V1(a) ((a)->proxyOp.steps)
 #define PT_STEPS_NONE(a) (-1)
+#define PT_FUNC_BY_CODE(f) ((int)(f) < PT_FUNC_NUM ? (int)(f) : PT_FUNC_UNKNOWN)
+#define PT_FUNC_BY_NAME(f) pt_func_code(f)
+#define PT_HASH_IN_DESCR(d, arm) ((d)->arm.commHash)
+#define PT_HASH_AT_INIT(d, arm) 0
 
 #endif

@@ -7,12 +7,13 @@
 
 static ncclResult_t v5_init(void** context, uint64_t comm_id, int* mask, const char* comm_name,
                             int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
-  pt_event_init(context, mask, PT_EVENT_MASK_STOCK, comm_id, comm_name, nnodes, nranks, rank, log);
+  pt_event_init(context, mask, PT_EVENT_MASK_STOCK, 5, comm_id, comm_name, nnodes, nranks, rank, log);
   return ncclSuccess;
 }
 
 PT_STOCK_CALLBACKS(v5, ncclProfilerEventDescr_v5_t, ncclProfilerEventStateArgs_v5_t,
-                   ncclProfilerEventState_v5_t, 0, 0, PT_STEPS_NONE)
+                   ncclProfilerEventState_v5_t, 0, 0, PT_STEPS_NONE, PT_FUNC_BY_NAME,
+                   PT_HASH_AT_INIT)
 
 PT_EXPORT ncclProfiler_v5_t ncclProfiler_v5 = {
     .name = "ProxyTrace",

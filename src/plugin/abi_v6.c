@@ -6,8 +6,10 @@
  * Under RCCL the ProxyOp carries its commHash/opCount/raw step count and the
  * counters arrive as ProxyDiag updates (state 31). Under NVIDIA NCCL those
  * fields are zero (NCCL zeroes every descriptor): the op is traced from its
- * step events instead (pt_event_stock_op_start). Group/Coll/API events,
- * which hosts send whatever the mask says, get a NULL handle at no cost.
+ * step events instead (pt_event_stock_op_start), and their opCount from
+ * the task handle this table returned for the parent Coll or P2p event.
+ * Group/API events, which hosts send whatever the mask says, get a NULL
+ * handle at no cost.
  */
 #include "nccl/profiler_v6.h"
 #include "plugin/plugin.h"
@@ -16,7 +18,7 @@ static ncclResult_t v6_init(void** context, uint64_t comm_id, int* mask, const c
                             int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
   /* Never fail init (spec nccl-profiler-abi.md §4.3): opt out with a NULL
    * context and leave the mask alone instead. */
-  pt_event_init(context, mask, PT_EVENT_MASK, comm_id, comm_name, nnodes, nranks, rank, log);
+  pt_event_init(context, mask, PT_EVENT_MASK, 6, comm_id, comm_name, nnodes, nranks, rank, log);
   return ncclSuccess;
 }
 
@@ -30,7 +32,7 @@ static ncclResult_t v6_start(void* context, void** handle, ncclProfilerEventDesc
         /* NVIDIA NCCL 2.29+: no RCCL fields (it zeroes the descriptor). */
         *handle = pt_event_stock_op_start(context, d->proxyOp.pid, d->rank, d->proxyOp.channelId,
                                           d->proxyOp.peer, d->proxyOp.nSteps,
-                                          d->proxyOp.chunkSize, d->proxyOp.isSend);
+                                          d->proxyOp.chunkSize, d->proxyOp.isSend, d->parentObj);
         return ncclSuccess;
       }
       const pt_op_info info = {
@@ -53,8 +55,14 @@ static ncclResult_t v6_start(void* context, void** handle, ncclProfilerEventDesc
     case ncclProfileProxyStep:
       *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);
       return ncclSuccess;
+    case ncclProfileColl: /* the parents of NVIDIA's ProxyOps: their opCount */
+      *handle = pt_event_coll_start(context, pt_func_code(d->coll.func), d->coll.seqNumber, 0);
+      return ncclSuccess;
+    case ncclProfileP2p:
+      *handle = pt_event_p2p_start(context, pt_func_code(d->p2p.func), d->p2p.peer, 0);
+      return ncclSuccess;
     default:
-      pt_event_other_type(context, d->type); /* Group/Coll/API...: not traced */
+      pt_event_other_type(context, d->type); /* Group/API/...: not traced */
       return ncclSuccess;
   }
 }

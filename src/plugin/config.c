@@ -1,20 +1,32 @@
 /*
  * config.c — the plugin's environment variables.
  *
- *   PROXYTRACE_MAX_OPS   operation slots per communicator (default 4096,
- *                        16..1048576); 256 bytes each
- *   PROXYTRACE_CLOCK     x86: tsc (default, where the CPU's TSC is invariant)
- *                        or monotonic; aarch64: counter (default) or
- *                        monotonic; read by src/trace/clock.c, checked here
+ *   PROXYTRACE_MAX_OPS          operation slots per communicator (default
+ *                               4096, 16..1048576); 256 bytes each
+ *   PROXYTRACE_CLOCK            x86: tsc (default, where the CPU's TSC is
+ *                               invariant) or monotonic; aarch64: counter
+ *                               (default) or monotonic; read by
+ *                               src/trace/clock.c, checked here
+ *   PROXYTRACE_STALL_MS         stall watchdog: dump every communicator when
+ *                               one has ops waiting and none progressed for
+ *                               this long (default 10000; 0 = off)
+ *   PROXYTRACE_DUMP_SIGNAL      USR1, USR2 or a signal number: dump on that
+ *                               signal (default: none)
+ *   PROXYTRACE_DUMP_INTERVAL_MS dump every communicator this often (default
+ *                               0 = never)
+ *   PROXYTRACE_DUMP_DIR         write dumps to files there, text and JSON
+ *                               (default: none, dumps go to the host log)
  *
  * A bad value never stops the host: it is reported once per process, with
  * the accepted values and the default used, and the default applies. The
  * clock in use is said once per process, at INFO level.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "plugin/plugin.h"
 #include "trace/clock.h"
@@ -29,18 +41,52 @@ int pt_parse_uint(const char* s, unsigned long lo, unsigned long hi, unsigned lo
   return 0;
 }
 
-static atomic_flag warned_max_ops = ATOMIC_FLAG_INIT;
-static atomic_flag warned_clock = ATOMIC_FLAG_INIT;
+int pt_parse_signal(const char* s) {
+  if (!s) return -1;
+  if (!strncasecmp(s, "SIG", 3)) s += 3;
+  if (!strcasecmp(s, "USR1")) return SIGUSR1;
+  if (!strcasecmp(s, "USR2")) return SIGUSR2;
+  unsigned long n;
+  if (pt_parse_uint(s, 1, (unsigned long)SIGRTMAX, &n) != 0) return -1;
+  /* Not the uncatchable ones, nor those the kernel sends for a fault of the
+   * thread itself: chaining those after a dump would hide the fault. */
+  switch ((int)n) {
+    case SIGKILL: case SIGSTOP: case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP:
+    case SIGSYS: case SIGABRT:
+      return -1;
+    default:
+      return (int)n;
+  }
+}
+
+static atomic_flag warned[6] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
+                                ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
+enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR };
 static atomic_flag told_clock = ATOMIC_FLAG_INIT;
 
+/* A whole number in lo..hi from `name`, or `def` (reported once). */
+static uint32_t env_ms(const char* name, uint32_t def, int which, ncclDebugLogger_t log) {
+  const char* v = getenv(name);
+  unsigned long n;
+  if (!v || !*v) return def;
+  if (pt_parse_uint(v, 0, PT_MAX_DUMP_MS, &n) == 0) return (uint32_t)n;
+  if (!atomic_flag_test_and_set(&warned[which]))
+    PT_LOG_WARN(log,
+                "proxytrace: %s='%s' is not a whole number of milliseconds in 0..%u (0 = off); "
+                "using the default %u",
+                name, v, PT_MAX_DUMP_MS, def);
+  return def;
+}
+
 void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
+  memset(cfg, 0, sizeof *cfg);
   pt_trace_config_default(&cfg->trace);
   const char* v = getenv("PROXYTRACE_MAX_OPS");
   unsigned long n;
   if (v && *v) {
     if (pt_parse_uint(v, PT_MIN_MAX_OPS, PT_MAX_MAX_OPS, &n) == 0) {
       cfg->trace.max_ops = (uint32_t)n;
-    } else if (!atomic_flag_test_and_set(&warned_max_ops)) {
+    } else if (!atomic_flag_test_and_set(&warned[W_MAX_OPS])) {
       PT_LOG_WARN(log,
                   "proxytrace: PROXYTRACE_MAX_OPS='%s' is not a whole number in %u..%u; "
                   "using the default %u",
@@ -48,7 +94,7 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
     }
   }
   v = getenv("PROXYTRACE_CLOCK");
-  if (pt_clock_parse(v) == PT_CLOCK_BAD && !atomic_flag_test_and_set(&warned_clock)) {
+  if (pt_clock_parse(v) == PT_CLOCK_BAD && !atomic_flag_test_and_set(&warned[W_CLOCK])) {
     PT_LOG_WARN(log,
                 "proxytrace: PROXYTRACE_CLOCK='%s' is not a clock of this machine (%s): accepted "
                 "%s; using the default (%s)",
@@ -58,5 +104,31 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
     char what[160];
     pt_clock_describe(what, sizeof what);
     PT_LOG_INFO(log, NCCL_INIT | NCCL_PROFILE, "proxytrace: clock %s", what);
+  }
+  cfg->stall_ms = env_ms("PROXYTRACE_STALL_MS", PT_DEFAULT_STALL_MS, W_STALL, log);
+  cfg->interval_ms = env_ms("PROXYTRACE_DUMP_INTERVAL_MS", 0, W_INTERVAL, log);
+  v = getenv("PROXYTRACE_DUMP_SIGNAL");
+  if (v && *v) {
+    cfg->dump_signal = pt_parse_signal(v);
+    if (cfg->dump_signal < 0) {
+      cfg->dump_signal = 0;
+      if (!atomic_flag_test_and_set(&warned[W_SIGNAL]))
+        PT_LOG_WARN(log,
+                    "proxytrace: PROXYTRACE_DUMP_SIGNAL='%s' is not USR1, USR2 or a signal number "
+                    "1..%d other than KILL, STOP, SEGV, BUS, FPE, ILL, TRAP, SYS, ABRT; using the "
+                    "default (no dump signal)",
+                    v, SIGRTMAX);
+    }
+  }
+  v = getenv("PROXYTRACE_DUMP_DIR");
+  if (v && *v) {
+    if (strlen(v) < sizeof cfg->dump_dir) {
+      strcpy(cfg->dump_dir, v);
+    } else if (!atomic_flag_test_and_set(&warned[W_DIR])) {
+      PT_LOG_WARN(log,
+                  "proxytrace: PROXYTRACE_DUMP_DIR is %zu bytes long, more than the %zu a file "
+                  "path inside it leaves room for; using the default (dumps go to the host log)",
+                  strlen(v), sizeof cfg->dump_dir - 1);
+    }
   }
 }

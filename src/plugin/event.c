@@ -31,15 +31,29 @@ void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info) {
 }
 
 void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int peer, int nsteps,
-                              int chunk_size, int is_send) {
+                              int chunk_size, int is_send, void* parent) {
   pt_trace* t = own_trace(ctx, pid);
   if (!t) return NULL;
   pt_trace_learn_rank(t, rank);
-  const pt_op_info info = {
+  pt_op_info info = {
       .comm_hash = pt_ctx_comm_hash(ctx), .op_count = -1, .channel = channel, .peer = peer,
       .nsteps = nsteps, .is_send = is_send, .nbytes = 0, .func_idx = -1, .protocol = -1,
       .pattern = -1, .total_bytes = 0, .chunk_size = (uint32_t)chunk_size, .step_driven = 1};
+  info.origin = pt_task_op_count(parent, &info.op_count);
   return pt_op_start(t, &info);
+}
+
+void* pt_event_coll_start(void* ctx, int func, uint64_t seq, uint64_t comm_hash) {
+  if (!pt_ctx_trace(ctx)) return NULL;
+  pt_ctx_learn_comm_hash(ctx, comm_hash);
+  return pt_task_handle(0, func, seq);
+}
+
+void* pt_event_p2p_start(void* ctx, int func, int peer, uint64_t comm_hash) {
+  if (!pt_ctx_trace(ctx)) return NULL;
+  pt_ctx_learn_comm_hash(ctx, comm_hash);
+  const int64_t seq = pt_ctx_p2p_next(ctx, peer, func == PT_FUNC_RECV);
+  return seq < 0 ? NULL : pt_task_handle(1, func, (uint64_t)seq);
 }
 
 void pt_event_state(void* h, int state, int64_t steps) {
@@ -63,10 +77,10 @@ void pt_event_state(void* h, int state, int64_t steps) {
   pt_event_refused(NULL, h);
 }
 
-void pt_event_init(void** context, int* mask, int event_mask, uint64_t comm_hash,
+void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t comm_hash,
                    const char* comm_name, int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
   if (!context) return;
-  *context = pt_ctx_create(comm_hash, comm_name, nnodes, nranks, rank, log);
+  *context = pt_ctx_create(comm_hash, comm_name, nnodes, nranks, rank, api, log);
   if (*context && mask) pt_set_mask(mask, event_mask);
 }
 

@@ -1,15 +1,18 @@
 /*
  * plugin.h — what the profiler plugin's files share: the per-communicator
  * context, its configuration, the normalized events every ABI version is
- * translated into (event.c), and the host logger helpers.
+ * translated into (event.c), the dumps (dumper.c, dump_signal.c, sink.c)
+ * and the host logger helpers.
  *
  * Reading order for one proxy step: abi_v6.c (the host's call) → event.c
  * (one normalized event) → src/trace/trace.c (the record) → src/trace/dump.c
- * (the printed line, via dump_hook.c).
+ * (the snapshot and its text; json.c its JSON) → sink.c (files, the host's
+ * logger), from dump_hook.c (the host asks) or dumper.c (a trigger).
  */
 #ifndef PT_PLUGIN_H
 #define PT_PLUGIN_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -18,10 +21,14 @@
 
 #define PT_EXPORT __attribute__((visibility("default")))
 
-/* Events the plugin asks for: ProxyOp | ProxyStep | ProxyDiag (0x8018);
- * tables of API v1-v5 (stock NCCL only) leave out RCCL's ProxyDiag bit. */
-#define PT_EVENT_MASK 0x8018
-#define PT_EVENT_MASK_STOCK 0x18
+/* Events the plugin asks for: Coll | P2p | ProxyOp | ProxyStep, and
+ * RCCL's ProxyDiag (bit 15) in the v6 table, which RCCL binds; the tables
+ * of API v1-v5 (stock NCCL only) leave it out. Coll and P2p are the parents
+ * that give stock NCCL ops their opCount (trace.h "task handles"); every
+ * release sends them whenever ProxyOp is asked for anyway (spec
+ * nccl-profiler-abi.md §5.2), so asking costs nothing more. */
+#define PT_EVENT_MASK 0x801E
+#define PT_EVENT_MASK_STOCK 0x1E
 
 /* The activation mask is one process-wide int that every communicator's
  * init writes and the host reads with relaxed atomic loads, possibly while
@@ -32,8 +39,16 @@ static inline void pt_set_mask(int* mask, int value) {
 
 /* ---- configuration (config.c) ---- */
 
+#define PT_DEFAULT_STALL_MS 10000u
+#define PT_MAX_DUMP_MS 86400000u /* one day */
+#define PT_DUMP_DIR_MAX 3840     /* leaves room for a file name within PATH_MAX */
+
 typedef struct {
   pt_trace_config trace;
+  uint32_t stall_ms;    /* PROXYTRACE_STALL_MS; 0 = off */
+  uint32_t interval_ms; /* PROXYTRACE_DUMP_INTERVAL_MS; 0 = off */
+  int dump_signal;      /* PROXYTRACE_DUMP_SIGNAL; 0 = none */
+  char dump_dir[PT_DUMP_DIR_MAX]; /* PROXYTRACE_DUMP_DIR; "" = none */
 } pt_plugin_config;
 
 /* Reads PROXYTRACE_* variables. A bad value is reported once per process
@@ -42,42 +57,132 @@ typedef struct {
 void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log);
 /* Parses an unsigned decimal in [lo, hi]; 0 on success, -1 otherwise. */
 int pt_parse_uint(const char* s, unsigned long lo, unsigned long hi, unsigned long* out);
+/* "USR1", "SIGUSR2", "10", …: the signal number, or -1 when it is not one a
+ * dump may take (KILL, STOP, the fault signals). */
+int pt_parse_signal(const char* s);
 
-/* ---- logging into the host ---- */
+/* ---- the host (host.c) ---- */
 
+/* 1 when the host is RCCL: the library the logger `log` belongs to, or the
+ * process's global scope, exports a symbol only RCCL has. */
+int pt_host_rccl_symbol(ncclDebugLogger_t log);
 /* The host's WARN level: 3 under RCCL, 2 under NVIDIA NCCL (the enums
  * differ; spec/rccl-proxytrace.md §1.6). */
-int pt_host_warn_level(void);
+int pt_host_warn_level(ncclDebugLogger_t log);
 #define PT_LOG_WARN(log, ...) \
   do { \
-    if (log) (log)(pt_host_warn_level(), NCCL_ALL, __func__, __LINE__, __VA_ARGS__); \
+    if (log) (log)(pt_host_warn_level(log), NCCL_ALL, __func__, __LINE__, __VA_ARGS__); \
   } while (0)
 /* INFO is the level after WARN in both enums (NCCL 3, RCCL 4); shown with
  * NCCL_DEBUG=INFO when `flags` is in NCCL_DEBUG_SUBSYS (INIT is by default). */
 #define PT_LOG_INFO(log, flags, ...) \
   do { \
-    if (log) (log)(pt_host_warn_level() + 1, (flags), __func__, __LINE__, __VA_ARGS__); \
+    if (log) (log)(pt_host_warn_level(log) + 1, (flags), __func__, __LINE__, __VA_ARGS__); \
   } while (0)
 
 /* ---- per-communicator context (context.c) ---- */
 
-typedef struct pt_ctx pt_ctx;
+enum { PT_HOSTLIB_UNKNOWN = 0, PT_HOSTLIB_NCCL = 1, PT_HOSTLIB_RCCL = 2 };
+
+/* The stall watchdog's state of one communicator (dumper thread only). */
+typedef struct {
+  uint64_t mark;  /* last-progress tick of the episode already dumped, 0 = none */
+  uint64_t next;  /* tick of the episode's next dump (back-off) */
+  uint32_t dumps; /* dumps taken in this episode */
+} pt_stall_state;
+
+typedef struct pt_ctx {
+  _Atomic uint32_t magic;
+  pt_trace* trace;
+  _Atomic uint64_t comm_hash; /* from init; API v1-v3: learned from Coll/P2p events */
+  int rank, nranks, nnodes;
+  int api;                    /* N of the ncclProfiler_vN the host bound */
+  char name[64];
+  ncclDebugLogger_t log;
+  _Atomic int host_lib;       /* PT_HOSTLIB_* */
+  _Atomic uint32_t* p2p_seq;  /* per (peer, direction): P2p events so far */
+  uint32_t p2p_peers;
+  pt_stall_state stall;
+  struct pt_ctx* next;
+} pt_ctx;
 
 /* NULL on failure, reported through `log`; never fatal to the host.
  * `rank` < 0 when the host does not say (API v1-v3). */
 pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int nranks, int rank,
-                      ncclDebugLogger_t log);
+                      int api, ncclDebugLogger_t log);
+/* Under stock NCCL, a communicator destroyed with ops still waiting dumps
+ * them first (trigger "finalize"). */
 void pt_ctx_destroy(pt_ctx* ctx);
 /* The context's trace if `ctx` is a live context of this process, else NULL.
  * Cheap: a magic check, no lock (for the event path). */
 pt_trace* pt_ctx_trace(void* ctx);
-/* The commHash the host gave at init (0 for API v1-v3). */
+/* The commHash the host gave at init, or learned (0 if none). */
 uint64_t pt_ctx_comm_hash(void* ctx);
-/* Runs `emit` over the dump of a live context; holds the registry lock so a
- * concurrent finalize waits. -1 if `ctx` is not a live context. */
-int pt_ctx_dump(void* ctx, pt_line_fn emit, void* arg);
+void pt_ctx_learn_comm_hash(void* ctx, uint64_t comm_hash);
+/* The next sequence number of P2p events to `peer` in one direction, or -1
+ * when the peer is out of range. */
+int64_t pt_ctx_p2p_next(void* ctx, int peer, int is_recv);
+/* The dump hook: a dump of a live context, its legacy lines to `log` (RCCL's
+ * logger, unchanged) and to the dump files. -1 if `ctx` is not live. */
+int pt_ctx_dump_hook(void* ctx, pt_line_fn emit, void* arg);
+/* Runs `fn` on every live context under the registry lock (a concurrent
+ * finalize waits). Returns the number of contexts. */
+int pt_ctx_for_each(void (*fn)(pt_ctx* c, void* arg), void* arg);
 /* This process's pid, cached (getpid is a system call). */
 pid_t pt_self_pid(void);
+
+/* ---- dumps: triggers (dumper.c), the signal (dump_signal.c), sinks (sink.c) ---- */
+
+typedef enum {
+  PT_TRIG_STALL = 0,
+  PT_TRIG_SIGNAL,
+  PT_TRIG_PERIODIC,
+  PT_TRIG_FINALIZE,
+  PT_TRIG_HOOK, /* the dump hook, called by RCCL */
+  PT_TRIG_API   /* the dump hook, called by a program under another host */
+} pt_trigger;
+
+const char* pt_trigger_name(pt_trigger t);
+
+/* The settings every dump follows, process-wide: those of the environment
+ * when the first live communicator was created. */
+typedef struct {
+  uint32_t stall_ms, interval_ms;
+  int dump_signal;
+  char dump_dir[PT_DUMP_DIR_MAX];
+} pt_dump_settings;
+const pt_dump_settings* pt_dump_settings_get(void);
+
+/* Called by context.c with its lifecycle lock held: a context was added to
+ * an empty registry (start the dumper thread if a trigger needs it, install
+ * the signal handler), or the last one was removed (stop and join it). */
+void pt_dumper_first(const pt_plugin_config* cfg, ncclDebugLogger_t log);
+void pt_dumper_last(void);
+/* Fork and exit: the dumper thread does not survive a fork, and is stopped
+ * before the library goes away. */
+void pt_dumper_after_fork_child(void);
+
+/* The signal: a handler that only sets a flag and writes to the wake fd,
+ * chained to the handler installed before it. */
+int pt_signal_wake_fd(void);           /* created once; -1 if it cannot be */
+void pt_signal_reset_after_fork(void); /* a fresh wake fd for the child */
+int pt_signal_install(int sig, ncclDebugLogger_t log);
+void pt_signal_uninstall(void);
+int pt_signal_take(void); /* 1 when the signal came since the last call */
+
+/* One communicator's dump to its sinks: files under PROXYTRACE_DUMP_DIR
+ * (text and JSON) and the host logger — RCCL's dump hook prints its legacy
+ * lines to `hook_emit` unchanged; other triggers print to the logger unless
+ * the files took the dump, then the logger gets one line saying where.
+ * Called with the registry lock held. -1 when out of memory. */
+int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emit, void* hook_arg);
+/* One dump of `c` to two open files, text and JSON, as the dump files get
+ * it: 0, -1 out of memory, -2 lost to a write error (counted, said once). */
+int pt_sink_write_fds(pt_ctx* c, pt_trigger trig, int txt_fd, int json_fd);
+/* Dumps lost to write errors so far in this process. */
+uint64_t pt_sink_lost(void);
+/* A per-process round number for dumps taken together. */
+uint64_t pt_dump_next_round(void);
 
 /* ---- normalized events (event.c) ---- */
 
@@ -96,18 +201,24 @@ static inline void pt_event_stop(void* handle) {
   if (handle) pt_handle_stop(handle);
 }
 /* A stock NVIDIA NCCL ProxyOp: no RCCL trace fields, so the key is
- * <context commHash : -1 : sequence> and the counters follow the step
- * events (and, on 2.23-2.26, the ProxyOp states). `rank` is the descriptor's,
+ * <context commHash : opCount from `parent` (the Coll/P2p task handle;
+ * -1 when there is none) : id> and the counters follow the step events
+ * (and, on 2.23-2.26, the ProxyOp states). `rank` is the descriptor's,
  * used where init gave none (API v1-v3). */
 void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int peer, int nsteps,
-                              int chunk_size, int is_send);
+                              int chunk_size, int is_send, void* parent);
+/* Coll and P2p events: a task handle (trace.h) for the ProxyOps of the
+ * task to name as parent. `comm_hash` is the descriptor's (API v1-v3),
+ * else 0. NULL when the plugin opted out of the communicator. */
+void* pt_event_coll_start(void* ctx, int func, uint64_t seq, uint64_t comm_hash);
+void* pt_event_p2p_start(void* ctx, int func, int peer, uint64_t comm_hash);
 /* Any state on one of our handles, except RCCL's ProxyDiag update:
  * 19 registers an op, 0-7 move a stock op's counters (`steps` < 0 when the
  * host gave no args), 8-12/20 are step states. Others are refused. */
 void pt_event_state(void* handle, int state, int64_t steps);
 /* init of every table: a context (NULL when we opt out — never a failure)
- * and, when there is one, the events we want. */
-void pt_event_init(void** context, int* mask, int event_mask, uint64_t comm_hash,
+ * and, when there is one, the events we want. `api` is the table's version. */
+void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t comm_hash,
                    const char* comm_name, int nnodes, int nranks, int rank, ncclDebugLogger_t log);
 /* startEvent of a type we do not trace: fine if it is a known type,
  * refused and counted otherwise. The caller sets *eHandle = NULL. */
@@ -115,7 +226,7 @@ void pt_event_other_type(void* ctx, uint64_t type);
 /* A state the handle's kind does not take, or an event type we do not know. */
 void pt_event_refused(void* ctx_or_null, void* handle_or_null);
 
-/* The Group handle of the v1-v2 tables (abi_stock.h): a sentinel, never
+/* The Group handle of the v1-v4 tables (abi_stock.h): a sentinel, never
  * allocated, whose stop and states are ignored. */
 extern const char pt_group_sentinel __attribute__((visibility("hidden")));
 static inline void* pt_group_handle(void) { return (void*)&pt_group_sentinel; }

@@ -94,6 +94,8 @@ const char* pt_clock_source(void);
 int pt_clock_describe(char* buf, size_t n);
 /* Best calibration available now (refined from the anchor as time passes). */
 void pt_clock_calibration(pt_clock_cal* cal);
+/* Unix-epoch nanoseconds of a tick value; 0 stays 0. */
+int64_t pt_ticks_to_unix_ns(const pt_clock_cal* cal, uint64_t ticks);
 /* Unix-epoch milliseconds (truncated) of a tick value; 0 stays 0. */
 int64_t pt_ticks_to_unix_ms(const pt_clock_cal* cal, uint64_t ticks);
 /* Milliseconds between two tick values (b - a), for ages and durations. */

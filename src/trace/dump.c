@@ -1,20 +1,20 @@
 /*
- * dump.c — the legacy ProxyTrace dump of one trace (spec/rccl-proxytrace.md
- * §3.8), safe while the proxy thread records.
+ * dump.c — one consistent read of a trace (the snapshot) and the legacy
+ * ProxyTrace dump printed from it (spec/rccl-proxytrace.md §3.8), safe while
+ * the proxy thread records. json.c prints the same snapshot as JSON lines.
  *
- * It snapshots every active record (slot by slot, under each record's
- * seqlock) and then the finished ring, formats each key string, sorts by key
- * string in byte order — so "<h:10:0>" precedes "<h:2:0>", as in legacy — and
- * emits one line at a time. Where legacy lets a finished record overwrite an
- * active one with the same key (ids restart when an opCount's bucket
- * empties), both are printed, finished records first in completion order:
- * a live op is never hidden. An op that completes while the snapshot is taken
- * can show up twice (active and finished); it is missing only if 32 more ops
- * completed after it before the ring was copied (it has then left the ring,
- * as it would have for a dump started later). A ring entry is printed only
- * as the completion it stood for when the ring's head was read: an entry the
- * writer rewrote meanwhile, or kept busy for every try, is left out (see
- * pt_ring_snapshot).
+ * The snapshot copies every active record (slot by slot, under each
+ * record's seqlock) and then the finished ring, formats each key string and
+ * sorts by key string in byte order — so "<h:10:0>" precedes "<h:2:0>", as
+ * in legacy. Where legacy lets a finished record overwrite an active one
+ * with the same key (ids restart when an opCount's bucket empties), both are
+ * kept, finished records first in completion order: a live op is never
+ * hidden. An op that completes while the snapshot is taken can show up twice
+ * (active and finished); it is missing only if 32 more ops completed after
+ * it before the ring was copied (it has then left the ring, as it would have
+ * for a dump started later). A ring entry is kept only as the completion it
+ * stood for when the ring's head was read: an entry the writer rewrote
+ * meanwhile, or kept busy for every try, is left out (see pt_ring_snapshot).
  *
  * mapSizeMB counts the memory holding records now: active slots, id buckets
  * and finished-ring entries, each at its C size (pt_op 256 bytes, id entry
@@ -24,23 +24,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "trace/format.h"
+#include "trace/dump.h"
 #include "trace/slab.h"
 
-typedef struct {
-  pt_rec_view v;
-  char key[PT_KEY_MAX];
-  uint8_t finished;
-  uint64_t order;
-} entry;
-
 static int cmp_entry(const void* a, const void* b) {
-  const entry* x = a;
-  const entry* y = b;
+  const pt_dump_entry* x = a;
+  const pt_dump_entry* y = b;
   int c = strcmp(x->key, y->key);
   if (c) return c;
-  if (x->finished != y->finished) return x->finished ? -1 : 1;
+  const int xf = x->state == PT_SLOT_FINISHED, yf = y->state == PT_SLOT_FINISHED;
+  if (xf != yf) return xf ? -1 : 1;
   return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -51,20 +46,9 @@ static double map_size_mb(const pt_trace* t, uint64_t finished) {
   return bytes / 1024.0 / 1024.0;
 }
 
-/* "proxytrace dropped:..." — only when something was dropped or refused, so a
- * clean run prints exactly what legacy prints. */
-static int format_drops(const pt_trace* t, char* buf, size_t n) {
-  pt_drop_stats d;
-  pt_trace_drops(t, &d);
-  int any = 0;
-  for (int i = 0; i < PT_DROP_NUM; i++)
-    if (i != PT_DROP_ZERO_STEPS && i != PT_DROP_OPS_RECLAIMED && d.n[i]) any = 1;
-  if (!any) return 0;
-  int len = snprintf(buf, n, "proxytrace dropped or refused events (max ops %u):", t->nslots);
-  for (int i = 0; i < PT_DROP_NUM && len < (int)n; i++)
-    len += snprintf(buf + len, n - (size_t)len, " %s:%llu", pt_drop_name((pt_drop_reason)i),
-                    (unsigned long long)d.n[i]);
-  return len < (int)n ? len : (int)n - 1;
+static uint64_t finished_in_ring(const pt_trace* t, uint64_t* head) {
+  *head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
+  return *head < PT_FINISHED_RING ? *head : PT_FINISHED_RING;
 }
 
 size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint64_t* order) {
@@ -84,59 +68,113 @@ size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint
   return got;
 }
 
-int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
-  char line[PT_LINE_MAX];
-  pt_clock_cal cal;
-  pt_clock_calibration(&cal);
-  uint64_t head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
-  uint64_t nfin = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
-  int lines = 0;
-
-  int len = pt_format_header(line, sizeof line, map_size_mb(t, nfin));
-  emit(arg, line, len);
-  lines++;
-
+pt_dump* pt_trace_snapshot(pt_trace* t) {
+  pt_dump* d = calloc(1, sizeof *d);
   size_t cap = (size_t)t->nslots + PT_FINISHED_RING;
-  entry* es = malloc(cap * sizeof *es);
-  if (!es) {
-    len = snprintf(line, sizeof line, "proxytrace: no memory for a dump of %zu records", cap);
-    emit(arg, line, len);
-    return -1;
+  if (d) d->es = malloc(cap * sizeof *d->es);
+  if (!d || !d->es) {
+    free(d);
+    return NULL;
   }
-  size_t n = 0;
+  pt_clock_calibration(&d->cal);
+  uint64_t head;
+  d->map_size_mb = map_size_mb(t, finished_in_ring(t, &head));
   /* Active records first, then the ring (see the note at the top). */
+  size_t n = 0;
   for (uint32_t i = 0; i < t->nslots; i++) {
     uint8_t st;
     if (PT_LOAD(t->slab[i].state) < PT_SLOT_ACTIVE) continue; /* cheap pre-check */
-    if (pt_op_read(&t->slab[i], &st, &es[n].v) != 0) continue;
+    if (pt_op_read(&t->slab[i], &st, &d->es[n].v) != 0) continue;
     if (st != PT_SLOT_ACTIVE && st != PT_SLOT_DETACHED) continue;
-    es[n].finished = 0;
-    es[n].order = i;
+    d->es[n].state = st;
+    d->es[n].order = i;
     n++;
   }
+  d->n_active = (uint32_t)n;
   head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
   pt_rec_view ring[PT_FINISHED_RING];
   uint64_t ring_order[PT_FINISHED_RING];
-  size_t nring = pt_ring_snapshot(t, head, ring, ring_order);
+  const size_t nring = pt_ring_snapshot(t, head, ring, ring_order);
   for (size_t i = 0; i < nring; i++, n++) {
-    es[n].v = ring[i];
-    es[n].finished = 1;
-    es[n].order = ring_order[i];
+    d->es[n].v = ring[i];
+    d->es[n].state = PT_SLOT_FINISHED;
+    d->es[n].order = ring_order[i];
   }
-  for (size_t i = 0; i < n; i++) pt_format_key(es[i].key, sizeof es[i].key, &es[i].v);
-  qsort(es, n, sizeof *es, cmp_entry);
+  d->n_finished = (uint32_t)nring;
+  d->n = n;
+  for (size_t i = 0; i < n; i++) {
+    pt_format_key(d->es[i].key, sizeof d->es[i].key, &d->es[i].v);
+    d->origins |= 1u << (d->es[i].v.origin & 7u);
+  }
+  qsort(d->es, n, sizeof *d->es, cmp_entry);
+  pt_trace_drops(t, &d->drops);
+  d->nslots = t->nslots;
+  d->rank = pt_trace_rank(t);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  d->time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  return d;
+}
 
-  len = format_drops(t, line, sizeof line);
+void pt_dump_free(pt_dump* d) {
+  if (!d) return;
+  free(d->es);
+  free(d);
+}
+
+uint32_t pt_dump_active(const pt_dump* d) { return d->n_active; }
+uint32_t pt_dump_finished(const pt_dump* d) { return d->n_finished; }
+unsigned pt_dump_origins(const pt_dump* d) { return d->origins; }
+int pt_dump_rank(const pt_dump* d) { return d->rank; }
+int64_t pt_dump_time_ns(const pt_dump* d) { return d->time_ns; }
+
+/* "proxytrace dropped:..." — only when something was dropped or refused, so a
+ * clean run prints exactly what legacy prints. */
+static int format_drops(const pt_dump* d, char* buf, size_t n) {
+  int any = 0;
+  for (int i = 0; i < PT_DROP_NUM; i++)
+    if (i != PT_DROP_ZERO_STEPS && i != PT_DROP_OPS_RECLAIMED && d->drops.n[i]) any = 1;
+  if (!any) return 0;
+  int len = snprintf(buf, n, "proxytrace dropped or refused events (max ops %u):", d->nslots);
+  for (int i = 0; i < PT_DROP_NUM && len < (int)n; i++)
+    len += snprintf(buf + len, n - (size_t)len, " %s:%llu", pt_drop_name((pt_drop_reason)i),
+                    (unsigned long long)d->drops.n[i]);
+  return len < (int)n ? len : (int)n - 1;
+}
+
+int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg) {
+  char line[PT_LINE_MAX];
+  int lines = 0;
+  int len = pt_format_header(line, sizeof line, d->map_size_mb);
+  emit(arg, line, len);
+  lines++;
+  len = format_drops(d, line, sizeof line);
   if (len > 0) {
     emit(arg, line, len);
     lines++;
   }
-  for (size_t i = 0; i < n; i++) {
-    len = pt_format_record(line, sizeof line, &es[i].v, es[i].key, pt_trace_rank(t), &cal);
+  for (size_t i = 0; i < d->n; i++) {
+    len = pt_format_record(line, sizeof line, &d->es[i].v, d->es[i].key, d->rank, &d->cal);
     if (len >= (int)sizeof line) len = (int)sizeof line - 1;
     emit(arg, line, len);
     lines++;
   }
-  free(es);
   return lines;
+}
+
+int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
+  pt_dump* d = pt_trace_snapshot(t);
+  if (d) {
+    int lines = pt_dump_text(d, emit, arg);
+    pt_dump_free(d);
+    return lines;
+  }
+  char line[PT_LINE_MAX];
+  uint64_t head;
+  int len = pt_format_header(line, sizeof line, map_size_mb(t, finished_in_ring(t, &head)));
+  emit(arg, line, len);
+  len = snprintf(line, sizeof line, "proxytrace: no memory for a dump of %zu records",
+                 (size_t)t->nslots + PT_FINISHED_RING);
+  emit(arg, line, len);
+  return -1;
 }

@@ -10,11 +10,16 @@ int pt_format_key(char* buf, size_t n, const pt_rec_view* v) {
                   (long long)v->op_count, (long long)v->op_id);
 }
 
+pt_status pt_rec_status(const pt_rec_view* v) {
+  const int64_t* c = v->counters;
+  return pt_status_of((pt_op_type)v->op_type, c[PT_CNT_POSTED], c[PT_CNT_RECEIVED],
+                      c[PT_CNT_TRANSMITTED], c[PT_CNT_DONE], v->nsteps, v->window);
+}
+
 int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key, int my_rank,
                      const pt_clock_cal* cal) {
   const int64_t* c = v->counters;
-  pt_status st = pt_status_of((pt_op_type)v->op_type, c[PT_CNT_POSTED], c[PT_CNT_RECEIVED],
-                              c[PT_CNT_TRANSMITTED], c[PT_CNT_DONE], v->nsteps, v->window);
+  pt_status st = pt_rec_status(v);
   return snprintf(
       buf, n,
       "createT:%lld, lastT:%lld, postT:%lld, sendT:%lld, cntNm:%d, %s, "

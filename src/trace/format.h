@@ -14,6 +14,8 @@
 #define PT_KEY_MAX 72   /* "<" 20 ":" 20 ":" 20 ">" + NUL */
 #define PT_LINE_MAX 640 /* a record line is at most ~560 bytes */
 
+/* The legacy status of a record, from its counters (§3.6). */
+pt_status pt_rec_status(const pt_rec_view* v);
 /* "<commHash:opCount:proxyOpId>" */
 int pt_format_key(char* buf, size_t n, const pt_rec_view* v);
 /* One record line, without the trailing newline. */

@@ -10,6 +10,7 @@ void pt_rec_to_view(const pt_rec* r, pt_rec_view* v) {
   v->op_type = PT_LOAD(r->op_type);
   v->last_kind = PT_LOAD(r->last_kind);
   v->window = PT_LOAD(r->window);
+  v->origin = PT_LOAD(r->origin);
   v->channel = PT_LOAD(r->channel);
   v->nsteps = PT_LOAD(r->nsteps);
   v->peer = PT_LOAD(r->peer);
@@ -34,6 +35,7 @@ void pt_rec_from_view(pt_rec* r, const pt_rec_view* v) {
   PT_STORE(r->op_type, v->op_type);
   PT_STORE(r->last_kind, v->last_kind);
   PT_STORE(r->window, v->window);
+  PT_STORE(r->origin, v->origin);
   PT_STORE(r->channel, v->channel);
   PT_STORE(r->nsteps, v->nsteps);
   PT_STORE(r->peer, v->peer);

@@ -29,6 +29,7 @@ typedef struct {
   _Atomic uint8_t op_type;   /* pt_op_type */
   _Atomic uint8_t last_kind; /* cntNm: last counter updated, PT_CNT_UNINITIALIZED if none */
   _Atomic uint8_t window;    /* steps in flight at most, in the counters' unit; 0 = NCCL_STEPS */
+  _Atomic uint8_t origin;    /* pt_origin: where op_count comes from */
   _Atomic int32_t channel;
   _Atomic int32_t nsteps;
   _Atomic int32_t peer;
@@ -51,7 +52,7 @@ typedef struct {
 
 /* A plain copy of a record, taken by a reader. */
 typedef struct {
-  uint8_t op_type, last_kind, window;
+  uint8_t op_type, last_kind, window, origin;
   int32_t channel, nsteps, peer;
   uint32_t nbytes;
   uint64_t comm_hash;

@@ -66,6 +66,8 @@ struct pt_trace {
   pt_idmap ids;               /* proxy thread only */
   _Atomic int my_rank;
   _Atomic uint32_t n_active;  /* ACTIVE + DETACHED slots */
+  _Atomic uint32_t n_detached; /* DETACHED slots (they never leave) */
+  _Atomic uint64_t t_progress; /* last progress of any op, or last registration */
   _Atomic uint32_t n_buckets; /* mirror of ids.buckets for readers */
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];

@@ -94,6 +94,10 @@ void pt_trace_drops(const pt_trace* t, pt_drop_stats* out) {
 static void count_bad_handle(void) { pt_trace_count(NULL, PT_DROP_BAD_HANDLE); }
 
 uint32_t pt_trace_active_ops(const pt_trace* t) { return PT_LOAD(t->n_active); }
+uint32_t pt_trace_waiting_ops(const pt_trace* t) {
+  return PT_LOAD(t->n_active) - PT_LOAD(t->n_detached);
+}
+uint64_t pt_trace_last_progress(const pt_trace* t) { return PT_LOAD(t->t_progress); }
 int pt_trace_rank(const pt_trace* t) { return PT_LOAD(t->my_rank); }
 
 void pt_trace_learn_rank(pt_trace* t, int rank) {
@@ -152,6 +156,7 @@ static inline pt_op* slot_of(pt_handle h) {
 
 pt_handle_kind_t pt_handle_kind(pt_handle h) {
   if (!h) return PT_HANDLE_INVALID;
+  if (pt_is_task_handle(h)) return PT_HANDLE_TASK;
   uintptr_t off = (uintptr_t)h & (PT_SLOT_BYTES - 1);
   if (off <= PT_GEN_MASK) return PT_HANDLE_OP;
   if (off >= PT_STEP_BASE && (off - PT_STEP_BASE) % sizeof(pt_step_slot) == 0)
@@ -236,6 +241,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
   PT_STORE(r->last_kind, PT_CNT_UNINITIALIZED);
   PT_STORE(r->window, 0);
+  PT_STORE(r->origin, (uint8_t)info->origin);
   PT_STORE(r->channel, info->channel);
   PT_STORE(r->nsteps, info->nsteps);
   PT_STORE(r->peer, info->peer);
@@ -280,12 +286,14 @@ void pt_op_register(pt_handle h) {
     return;
   }
   int64_t id = pt_idmap_acquire(&t->ids, PT_LOAD(r->comm_hash), PT_LOAD(r->op_count));
+  const uint64_t now = pt_ticks();
   pt_rec_write_begin(r);
   PT_STORE(r->op_id, id);
-  PT_STORE(r->t_create, pt_ticks());
+  PT_STORE(r->t_create, now);
   PT_STORE(op->state, PT_SLOT_ACTIVE);
   pt_rec_write_end(r);
   PT_STORE(t->n_active, PT_LOAD(t->n_active) + 1);
+  PT_STORE(t->t_progress, now); /* a new op: the stall clock starts here */
   PT_STORE(t->n_buckets, t->ids.buckets);
 }
 
@@ -333,8 +341,10 @@ static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned 
                                                                                       : pt_ticks();
   pt_rec_write_begin(r);
   if (store) {
-    if (is_progress_counter(kind) && PT_LOAD(r->counters[kind]) != value)
+    if (is_progress_counter(kind) && PT_LOAD(r->counters[kind]) != value) {
       PT_STORE(r->t_progress, now);
+      PT_STORE(op->trace->t_progress, now); /* what the stall watchdog reads */
+    }
     PT_STORE(r->counters[kind], value);
     PT_STORE(r->t_last, now);
     PT_STORE(r->last_kind, (uint8_t)kind);
@@ -512,8 +522,10 @@ void pt_handle_stop(pt_handle h) {
       switch (PT_LOAD(op->state)) {
         case PT_SLOT_ACTIVE:
           /* Stopped before DONE reached nSteps (abort, error path): keep the
-           * record in the dumps — legacy does too — but the handle is gone. */
+           * record in the dumps — legacy does too — but the handle is gone,
+           * and the host no longer waits on it. */
           set_state(op, PT_SLOT_DETACHED);
+          PT_STORE(op->trace->n_detached, PT_LOAD(op->trace->n_detached) + 1);
           return;
         case PT_SLOT_DETACHED:
           pt_trace_count(op->trace, PT_DROP_STALE_HANDLE); /* stopped twice */
@@ -523,6 +535,8 @@ void pt_handle_stop(pt_handle h) {
           return;
       }
     }
+    case PT_HANDLE_TASK:
+      return; /* a value: the host stops every Coll/P2p handle */
     default:
       if (h) count_bad_handle();
       return;
@@ -530,8 +544,11 @@ void pt_handle_stop(pt_handle h) {
 }
 
 void pt_handle_count(pt_handle h, pt_drop_reason r) {
-  if (pt_handle_kind(h) == PT_HANDLE_INVALID) count_bad_handle();
-  else pt_trace_count(slot_of(h)->trace, r);
+  switch (pt_handle_kind(h)) {
+    case PT_HANDLE_INVALID: count_bad_handle(); return;
+    case PT_HANDLE_TASK: pt_trace_count(NULL, r); return; /* no trace to name */
+    default: pt_trace_count(slot_of(h)->trace, r); return;
+  }
 }
 
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v) {

@@ -39,7 +39,8 @@ void* rh_init(rh_plugin* h, uint64_t comm_hash, int rank, int nranks) {
   assert_int_equal(h->p->init(&ctx, comm_hash, &mask, "test", 2, nranks, rank, rh_logger),
                    ncclSuccess);
   assert_non_null(ctx);
-  assert_int_equal(mask, ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileProxyDiag);
+  assert_int_equal(mask, ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
+                             ncclProfileProxyDiag);
   return ctx;
 }
 

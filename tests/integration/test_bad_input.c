@@ -111,9 +111,9 @@ static void test_unknown_types_and_states(void** state) {
   ncclProfilerEventDescr_v6_t e;
   memset(&e, 0, sizeof e);
   void* h = (void*)0x1;
-  /* Group/Coll/API events get NULL, silently: hosts send them anyway */
-  const uint64_t known[] = {ncclProfileGroup, ncclProfileColl, ncclProfileP2p,
-                            ncclProfileProxyCtrl, ncclProfileKernelCh, ncclProfileNetPlugin,
+  /* Group/API events get NULL, silently: hosts send them anyway (Coll and
+   * P2p get task handles: test_stock_nccl) */
+  const uint64_t known[] = {ncclProfileGroup, ncclProfileProxyCtrl, ncclProfileKernelCh, ncclProfileNetPlugin,
                             ncclProfileGroupApi, ncclProfileCollApi, ncclProfileP2pApi,
                             ncclProfileKernelLaunch, ncclProfileCeColl, ncclProfileCeSync,
                             ncclProfileCeBatch};

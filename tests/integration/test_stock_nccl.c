@@ -24,6 +24,9 @@
 
 static rh_plugin plugin;
 
+/* What the stock tables ask for: the proxy events and their parents. */
+#define STOCK_MASK (ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep)
+
 static int setup(void** state) {
   (void)state;
   rh_open(&plugin, NULL);
@@ -102,12 +105,12 @@ static void test_v4_send_and_recv(void** state) {
   void* ctx = NULL;
   int mask = 0;
   assert_int_equal(v4()->init(&ctx, &mask, "c", 0xabc, 2, 8, 2, rh_logger), ncclSuccess);
-  assert_int_equal(mask, ncclProfileProxyOp | ncclProfileProxyStep);
+  assert_int_equal(mask, STOCK_MASK);
   /* Known types we do not trace get NULL silently; a non-type is refused. */
   ncclProfilerEventDescr_v4_t other;
   memset(&other, 0, sizeof other);
   void* h = (void*)0x1;
-  other.type = ncclProfileColl;
+  other.type = ncclProfileProxyCtrl;
   v4()->startEvent(ctx, &h, &other);
   assert_null(h);
   h = (void*)0x1;
@@ -189,7 +192,7 @@ static void test_v1_proxyop_states(void** state) {
   void* ctx = NULL;
   int mask = 0;
   assert_int_equal(t->init(&ctx, &mask), ncclSuccess);
-  assert_int_equal(mask, ncclProfileProxyOp | ncclProfileProxyStep);
+  assert_int_equal(mask, STOCK_MASK);
   ncclProfilerEventDescr_v1_t d;
   memset(&d, 0, sizeof d);
   d.type = ncclProfileProxyOp;
@@ -260,13 +263,14 @@ static void test_group_handle_per_table(void** state) {
   int mask = 0;
   assert_int_equal(t1->init(&ctx, &mask), ncclSuccess);
   /* NCCL 2.23 (v1) and 2.24-2.25 (v2) give a task its activation mask only
-   * under a non-NULL Group handle; 2.26+ (v3..v6) do not need one. */
+   * under a non-NULL Group handle, and 2.23-2.27 (v1..v4) send Coll and P2p
+   * events only under one; 2.28+ (v5, v6) need it for neither. */
   void* g1 = group_handle_of("ncclProfiler_v1", ctx);
   void* g2 = group_handle_of("ncclProfiler_v2", ctx);
   assert_non_null(g1);
   assert_non_null(g2);
-  assert_null(group_handle_of("ncclProfiler_v3", ctx));
-  assert_null(group_handle_of("ncclProfiler_v4", ctx));
+  assert_non_null(group_handle_of("ncclProfiler_v3", ctx));
+  assert_non_null(group_handle_of("ncclProfiler_v4", ctx));
   assert_null(group_handle_of("ncclProfiler_v5", ctx));
   assert_null(group_handle_of("ncclProfiler_v6", ctx));
   /* Many groups, stopped and given states: nothing allocated, refused or
@@ -280,7 +284,7 @@ static void test_group_handle_per_table(void** state) {
   ncclProfilerEventDescr_v1_t d;
   memset(&d, 0, sizeof d);
   d.type = ncclProfileProxyOp;
-  d.parentObj = NULL; /* the Coll handle: we answer NULL for Coll */
+  d.parentObj = NULL; /* no Coll handle: no opCount */
   d.rank = 0;
   d.proxyOp.pid = getpid();
   d.proxyOp.peer = 1;
@@ -393,6 +397,63 @@ static void test_v6_under_nvidia(void** state) {
 
 /* ---- step numbers past 16 bits ---- */
 
+/* ---- opCounts from the parent Coll/P2p events ---- */
+
+/* NCCL 2.23 (v1): numeric function codes, and the commHash in the Coll
+ * descriptor, which v1 init does not give. */
+static void test_v1_opcounts_from_parents(void** state) {
+  (void)state;
+  ncclProfiler_v1_t* t = dlsym(plugin.so, "ncclProfiler_v1");
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(t->init(&ctx, &mask), ncclSuccess);
+  ncclProfilerEventDescr_v1_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileColl;
+  d.coll.commHash = 0x99;
+  d.coll.seqNumber = 2;
+  d.coll.func = 4; /* AllReduce */
+  void* coll = NULL;
+  t->startEvent(ctx, &coll, &d);
+  assert_non_null(coll);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileP2p;
+  d.p2p.func = 7; /* Recv */
+  d.p2p.peer = 5;
+  void* p2p[2] = {NULL, NULL};
+  t->startEvent(ctx, &p2p[0], &d);
+  t->startEvent(ctx, &p2p[1], &d); /* the second Recv from 5 */
+  assert_non_null(p2p[1]);
+  t->stopEvent(coll); /* stopped before the children: nothing to free, nothing refused */
+  t->stopEvent(p2p[0]);
+  t->stopEvent(p2p[1]);
+  void* parents[] = {coll, p2p[1]};
+  void* ops[2];
+  for (int i = 0; i < 2; i++) {
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileProxyOp;
+    d.parentObj = parents[i];
+    d.rank = 1;
+    d.proxyOp.pid = getpid();
+    d.proxyOp.peer = 5;
+    d.proxyOp.nSteps = 2;
+    d.proxyOp.isSend = i == 0;
+    t->startEvent(ctx, &ops[i], &d);
+    assert_non_null(ops[i]);
+  }
+  line_of(ctx, "<153:36:0>"); /* commHash 0x99 learned; 2 * 16 + 4 */
+  line_of(ctx, "<153:21:0>"); /* the second p2p: 1 * 16 + 5 */
+  assert_int_equal(rh_captured.n, 3); /* header and the two ops: nothing refused */
+  /* a state the host never sends to a Coll handle is refused, not followed */
+  ncclProfilerEventStateArgs_v1_t a = {.proxyOp = {.transSize = 1, .steps = 1}};
+  t->recordEventState(coll, ncclProfilerProxyOpSendPosted, &a);
+  rh_dump(&plugin, ctx);
+  assert_non_null(strstr(rh_captured.text[1], "badState:1"));
+  t->stopEvent(ops[0]);
+  t->stopEvent(ops[1]);
+  t->finalize(ctx);
+}
+
 static void test_long_op(void** state) {
   (void)state;
   void* ctx = NULL;
@@ -422,6 +483,7 @@ int main(void) {
       cmocka_unit_test(test_group_handle_per_table),
       cmocka_unit_test(test_v3_done_after_last_step),
       cmocka_unit_test(test_v6_under_nvidia),
+      cmocka_unit_test(test_v1_opcounts_from_parents),
       cmocka_unit_test(test_long_op),
   };
   return cmocka_run_group_tests_name("stock_nccl", tests, setup, teardown);

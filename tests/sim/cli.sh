@@ -80,4 +80,7 @@ cat "$T/demo.txt"
 grep -q "Stuck ops" "$T/demo.txt" || fail "the demo prints no stuck ops section"
 grep -q "rank 3: .*3->4(S), chan:0, status:WAITING_GPU" "$T/demo.txt" || fail "the demo does not show rank 3's stuck send"
 [ -s "$T/demo/rank7.log" ] || fail "the demo wrote no dump for rank 7"
+# ... and they come from the stall watchdog, while the job hung
+[ "$(grep -l "trigger=stall" "$T/demo"/proxytrace-*.txt | wc -l)" -eq 8 ] || fail "the demo's ranks have no stall dump"
+grep -q "stall dump" "$T/demo/host.log" || fail "the demo's host.log does not say where the stall dumps went"
 echo "ok"

@@ -28,6 +28,7 @@ void pt_sim_config_init(pt_sim_config* c) {
   c->recv_retry = 0.02;
   c->gpu_batch = 2;
   c->hang_polls = 50;
+  c->signal_after_s = -1;
   c->fault_iter = -1;
   c->debug_level = PT_SIM_LOG_WARN;
   const char* d = getenv("NCCL_DEBUG");
@@ -105,6 +106,14 @@ void pt_sim_usage(FILE* f) {
 "  --gdr-flush           receives are flushed (GPU Direct RDMA), FLUSHED counter\n"
 "  --hang-polls N        progress rounds on a hung job before it is aborted\n"
 "                        (default 50)\n"
+"  --hold SECONDS        after those rounds, keep the proxy threads polling the\n"
+"                        stuck ops for this long before the abort, so the\n"
+"                        plugin's watchdogs and signals act as in a real hang\n"
+"                        (0..3600, default 0)\n"
+"  --signal-after SECONDS  send PROXYTRACE_DUMP_SIGNAL (set it with --env) to\n"
+"                        the process this long after the job starts, while it\n"
+"                        runs or hangs (0..3600); the emulated host's own\n"
+"                        handler of that signal counts what reaches it\n"
 "  --comm-dump N         RCCL only: a watchdog thread calls ncclCommDump for\n"
 "                        every rank N times, while the job runs (default 0)\n"
 "\n"
@@ -127,8 +136,11 @@ void pt_sim_usage(FILE* f) {
 "  --fault-call N        call of that iteration, index into --ops (default 0)\n"
 "\n"
 "Output:\n"
-"  --dump-dir DIR        each rank's logger lines to DIR/rank<R>.log (default:\n"
-"                        standard output; host lines without a rank go to stderr)\n"
+"  --dump-dir DIR        each rank's logger lines to DIR/rank<R>.log, lines of no\n"
+"                        rank to DIR/host.log (default: standard output, and\n"
+"                        standard error for lines of no rank),\n"
+"                        and PROXYTRACE_DUMP_DIR=DIR for the plugin unless it is\n"
+"                        set; files of earlier runs there are removed first\n"
 "  --truth               print the ground truth: faults, every op, stuck ops\n"
 "  --truth-file FILE     write the ground truth to FILE\n"
 "  --truth-json FILE     write the ground truth as one line of JSON to FILE: the\n"
@@ -157,6 +169,15 @@ static int to_int(const char* s, int lo, int hi, int* out) {
   long v = strtol(s, &end, 10);
   if (errno || end == s || *end || v < lo || v > hi) return -1;
   *out = (int)v;
+  return 0;
+}
+
+static int to_seconds(const char* s, double* out) {
+  char* end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= 0 && v <= 3600)) return -1;
+  *out = v;
   return 0;
 }
 
@@ -193,7 +214,8 @@ static const struct {
     {"recv-retry", 1}, {"gpu-batch", 1},  {"gdr-flush", 0},  {"hang-polls", 1},    {"scenario", 1},
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
-    {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},      {"truth-json", 1},
+    {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
+    {"signal-after", 1}, {"truth-json", 1},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -325,6 +347,9 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_int(val, 0, 100000, &c->comm_dumps)) return bad(err, opt, val, "an integer 0..100000");
   } else if (!strcmp(opt, "hang-polls")) {
     if (to_int(val, 0, 1000000, &c->hang_polls)) return bad(err, opt, val, "an integer 0..1000000");
+  } else if (!strcmp(opt, "hold") || !strcmp(opt, "signal-after")) {
+    double* slot = !strcmp(opt, "hold") ? &c->hold_s : &c->signal_after_s;
+    if (to_seconds(val, slot)) return bad(err, opt, val, "a number of seconds 0..3600");
   } else if (!strcmp(opt, "scenario")) {
     return read_scenario(c, val, out, err, depth);
   } else if (!strcmp(opt, "stall") || !strcmp(opt, "no-recv") || !strcmp(opt, "slow-link") ||
@@ -446,10 +471,19 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
     int b = job->hung_batch, stuck = 0;
     for (size_t i = 0; i < job->n_ops; i++)
       if (job->ops[i].batch == b && job->ops[i].kind == PT_OPK_NET && job->ops[i].why != PT_WHY_NONE) stuck++;
-    fprintf(f, "  result: the job hung in call %d (%s, iteration %d); %d network ops stuck; aborted after %d polls\n",
+    fprintf(f, "  result: the job hung in call %d (%s, iteration %d); %d network ops stuck; aborted after %d polls",
             b % c->n_calls, pt_sim_call_name(c->calls[b % c->n_calls].kind), b / c->n_calls, stuck, c->hang_polls);
+    if (c->hold_s > 0) fprintf(f, " and %.1f s held", c->hold_s);
+    fputc('\n', f);
   } else {
     fprintf(f, "  result: %d calls completed\n", job->n_batches);
+  }
+  if (c->signal_after_s >= 0) {
+    if (res->signals_sent)
+      fprintf(f, "  signal: %d sent %.1f s after the start; the host's own handler saw it %ld time%s\n",
+              res->signal, c->signal_after_s, res->signals_seen, res->signals_seen == 1 ? "" : "s");
+    else
+      fprintf(f, "  signal: not sent (the job ended within %.1f s)\n", c->signal_after_s);
   }
   if (res->unwritten_handles)
     fprintf(f, "  strict: startEvent left *eHandle unwritten %ld times (it must always write it, NULL to decline)\n",
@@ -498,7 +532,7 @@ int pt_cmd_sim(int argc, char** argv) {
     if (c.truth_json && write_truth(c.truth_json, pt_sim_truth_json, &c, &res.job)) rc = 1;
     if (!c.quiet) {
       pt_sim_summary(&c, &res, stdout);
-      if (c.dump_dir) printf("  dumps: %s/rank0.log … rank%d.log\n", c.dump_dir, res.job.nranks - 1);
+      pt_sim_dump_summary(&c, &res, stdout);
     }
     if (rc == 0 && res.hung) rc = 3;
   }

@@ -222,6 +222,7 @@ typedef struct {
   void* ctx;           /* comm->profilerContext                            */
   int inited;          /* init returned success                            */
   int dead;            /* the rank dies in this job                        */
+  int destroyed;       /* its communicator was destroyed                   */
   /* app -> proxy handoff */
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -251,6 +252,8 @@ struct sim_run {
   pthread_barrier_t init_barrier;
   _Atomic int hung;
   _Atomic int done;    /* every application and proxy thread has left     */
+  double t0;           /* CLOCK_MONOTONIC seconds at the start of the job  */
+  _Atomic int64_t hang_ns; /* when the first rank hung (0 = none), for --hold */
 };
 
 /* faults.c */
@@ -275,6 +278,11 @@ void sim_comm_destroy(sim_run* run, sim_rank* rk, int dump);
 
 void* sim_app_main(void* arg);
 void* sim_proxy_main(void* arg);
+/* A proxy thread whose ops have all been blocked for `stuck` rounds asks
+ * whether to abort the hung job now: after --hang-polls rounds and, with
+ * --hold, once that much wall-clock time has passed since the first rank
+ * hung (meanwhile it paces the polling, 1 ms per round). */
+int sim_hang_abort(sim_run* run, int stuck);
 /* Foreign (another process's) pointer for rank r: inside the guard pages. */
 void* sim_foreign_ptr(sim_run* run, int r, int what);
 

@@ -12,8 +12,16 @@
  * calling thread acts for (sim_log_set_rank): the init, application, proxy
  * and destroy threads of rank r all log as rank r. The prefix names the
  * rank's node as host and its local index as device, `node1:PID:TID [2]`,
- * and --dump-dir gives every rank its own file.
+ * and --dump-dir gives every rank its own file, and lines of threads that
+ * act for no rank (the host's own, a plugin's background thread) host.log.
+ *
+ * The dump directory belongs to the run: before it starts, the rank files
+ * of earlier runs (rank<N>.log, any N) go, and so do the plugin's dump
+ * files (proxytrace-*.txt, .jsonl) when PROXYTRACE_DUMP_DIR names the same
+ * directory, so nothing there is mistaken for this run's. After the run,
+ * pt_sim_dump_summary says which ranks left no dump.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,6 +42,7 @@ static struct {
   int nranks, rpn;
   FILE** files;
   char** paths;
+  FILE* host_file; /* --dump-dir: lines without a rank */
   pthread_mutex_t mu;
 } L = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -48,10 +57,45 @@ void sim_log_setup(const pt_sim_config* c, const sim_host* h, int nranks, int rp
 
 void sim_log_set_rank(int rank) { tl_rank = rank; }
 
+static int has_suffix(const char* s, const char* suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* A file of an earlier run: rank<N>.log, or a plugin dump file when the
+ * plugin writes its files here. */
+static int earlier_run_file(const char* name, int plugin_files) {
+  int n, len = 0;
+  if (sscanf(name, "rank%d.log%n", &n, &len) == 1 && len > 0 && !name[len]) return 1;
+  return plugin_files && !strncmp(name, "proxytrace-", 11) &&
+         (has_suffix(name, ".txt") || has_suffix(name, ".jsonl"));
+}
+
+static void clear_earlier_runs(const char* dir) {
+  const char* pd = getenv("PROXYTRACE_DUMP_DIR");
+  const int plugin_files = pd && !strcmp(pd, dir);
+  DIR* d = opendir(dir);
+  if (!d) return;
+  for (struct dirent* e; (e = readdir(d)) != NULL;) {
+    if (!earlier_run_file(e->d_name, plugin_files)) continue;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
+  }
+  closedir(d);
+}
+
 int sim_log_open_dumps(const pt_sim_config* c, int nranks, FILE* err) {
   if (!c->dump_dir || c->line_fn) return 0;
   if (mkdir(c->dump_dir, 0777) != 0 && errno != EEXIST) {
     fprintf(err, "proxytrace sim: cannot create --dump-dir %s: %s\n", c->dump_dir, strerror(errno));
+    return -1;
+  }
+  clear_earlier_runs(c->dump_dir);
+  char host_path[4096];
+  snprintf(host_path, sizeof host_path, "%s/host.log", c->dump_dir);
+  L.host_file = fopen(host_path, "w");
+  if (!L.host_file) {
+    fprintf(err, "proxytrace sim: cannot write %s: %s\n", host_path, strerror(errno));
     return -1;
   }
   L.files = calloc((size_t)nranks, sizeof *L.files);
@@ -78,6 +122,8 @@ void sim_log_close(void) {
   }
   free(L.files);
   free(L.paths);
+  if (L.host_file) fclose(L.host_file);
+  L.host_file = NULL;
   L.files = NULL;
   L.paths = NULL;
   L.cfg = NULL; /* a plugin that logs after the run logs nowhere */
@@ -94,6 +140,9 @@ static void emit(int rank, const char* line) {
   } else if (L.files && rank >= 0 && rank < L.nranks && L.files[rank]) {
     fputs(line, L.files[rank]);
     fputc('\n', L.files[rank]);
+  } else if (L.host_file && rank < 0) {
+    fputs(line, L.host_file);
+    fputc('\n', L.host_file);
   } else {
     FILE* f = rank >= 0 ? stdout : stderr;
     fputs(line, f);
@@ -162,4 +211,54 @@ void sim_host_log(int level, const char* fmt, ...) {
   va_start(ap, fmt);
   vlog(level, "profiler.cc", 0, fmt, ap);
   va_end(ap);
+}
+
+/* Dumps rank r left in this run: legacy dump headers in DIR/rank<r>.log,
+ * and the bytes of the plugin files of this process for rank r
+ * (proxytrace-<host>-<pid>-r<r>-…). */
+static int rank_dumps(const char* dir, int r, long long* plugin) {
+  char path[4096], tag[64], line[2048];
+  struct stat st;
+  int dumps = 0;
+  *plugin = 0;
+  snprintf(path, sizeof path, "%s/rank%d.log", dir, r);
+  FILE* f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f))
+    if (strstr(line, "commDump for all active ops")) dumps++;
+  if (f) fclose(f);
+  snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), r);
+  DIR* d = opendir(dir);
+  for (struct dirent* e; d && (e = readdir(d)) != NULL;) {
+    if (strncmp(e->d_name, "proxytrace-", 11) || !strstr(e->d_name, tag)) continue;
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path && stat(path, &st) == 0)
+      *plugin += (long long)st.st_size;
+  }
+  if (d) closedir(d);
+  return dumps;
+}
+
+void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
+  if (!c->dump_dir || c->line_fn || !res->loaded) return;
+  const pt_sim_job* job = &res->job;
+  int with_files = 0, silent = 0;
+  char list[1024];
+  size_t off = 0;
+  list[0] = 0;
+  for (int r = 0; r < job->nranks; r++) {
+    long long plugin;
+    const int logged = rank_dumps(c->dump_dir, r, &plugin);
+    if (plugin > 0) with_files++;
+    if (logged > 0 || plugin > 0) continue;
+    silent++;
+    int w = snprintf(list + off, sizeof list - off, "%s%d%s", silent > 1 ? ", " : "", r,
+                     job->dead_rank[r] ? " (dead)" : "");
+    if (w > 0 && (size_t)w < sizeof list - off) off += (size_t)w;
+  }
+  fprintf(f, "  dumps: %s/rank0.log … rank%d.log and host.log (logger lines)", c->dump_dir, job->nranks - 1);
+  if (with_files)
+    fprintf(f, "; %s/proxytrace-*-%d-r<R>-*.txt and .jsonl (the plugin's files, %d rank%s)", c->dump_dir,
+            (int)getpid(), with_files, with_files == 1 ? "" : "s");
+  fputc('\n', f);
+  if (silent) fprintf(f, "  ranks that left no dump (none in their log, no dump file): %s\n", list);
+  else fprintf(f, "  every rank left a dump\n");
 }

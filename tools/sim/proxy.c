@@ -43,8 +43,8 @@
  * A phase that waits draws 0..jitter polls from the op's own generator; the
  * oracle's limits (truth.c) say where each phase stops for good. One round
  * calls every op once; when every unfinished op is blocked for
- * --hang-polls rounds, the job is hung and the thread leaves, as a proxy
- * does when the communicator is aborted.
+ * --hang-polls rounds (and then --hold seconds, run.c), the job is hung and
+ * the thread leaves, as a proxy does when the communicator is aborted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -591,7 +591,7 @@ void* sim_proxy_main(void* arg) {
         if (!o->finished && !blocked(o)) all_blocked = 0;
       }
       if (all_done) break;
-      if (all_blocked && (++stuck > run->cfg->hang_polls || rk->dead)) {
+      if (all_blocked && (rk->dead || sim_hang_abort(run, ++stuck))) {
         hung = 1;
         break;
       }

@@ -7,14 +7,22 @@
  *   3. init every communicator on its own thread, all at once, as grouped
  *      or non-blocking inits do (spec nccl-profiler-abi.md §4.1);
  *   4. per rank, an application thread (app.c) and a proxy progress thread
- *      (proxy.c), until the job completes or hangs;
+ *      (proxy.c), until the job completes or hangs — and, with --hold,
+ *      stays hung that long; --signal-after sends the dump signal meanwhile;
  *   5. destroy every communicator from this thread: RCCL's dump hook, then
- *      finalize, then unload (rccl-proxytrace.md §4.4). A rank that died
- *      dumps nothing; its context is released after the job only so the
- *      process ends clean.
+ *      finalize, then unload (rccl-proxytrace.md §4.4).
+ *
+ * A rank that dies dumps nothing: its process would be gone. All ranks live
+ * in this one process, so its communicator is finalized as soon as its
+ * threads end — the only way to take it out of the sight of a plugin's
+ * process-wide machinery (a watchdog, a signal handler) that a real dead
+ * process would have taken with it. Under NVIDIA hosts a plugin that dumps
+ * at finalize still dumps it then.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +42,59 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- a hung job, held ---- */
+
+int sim_hang_abort(sim_run* run, int stuck) {
+  if (stuck <= run->cfg->hang_polls) return 0;
+  if (run->cfg->hold_s <= 0) return 1;
+  const int64_t t = (int64_t)((now() - run->t0) * 1e9) + 1;
+  int64_t first = 0;
+  if (!atomic_compare_exchange_strong(&run->hang_ns, &first, t) &&
+      (double)(t - first) >= run->cfg->hold_s * 1e9)
+    return 1;
+  usleep(1000); /* the host's proxy spins; 64 emulated ones on a few cores must not */
+  return 0;
+}
+
+/* ---- --signal-after: the dump signal, and the host's own handler ---- */
+
+/* PROXYTRACE_DUMP_SIGNAL as the plugin reads it: USR1, USR2 (SIG prefix
+ * optional) or a number. */
+static int dump_signal_of_env(void) {
+  const char* v = getenv("PROXYTRACE_DUMP_SIGNAL");
+  if (!v || !*v) return -1;
+  if (!strncasecmp(v, "SIG", 3)) v += 3;
+  if (!strcasecmp(v, "USR1")) return SIGUSR1;
+  if (!strcasecmp(v, "USR2")) return SIGUSR2;
+  char* end;
+  long n = strtol(v, &end, 10);
+  return *end || n <= 0 || n > SIGRTMAX ? -1 : (int)n;
+}
+
+static _Atomic long host_handler_calls;
+static void host_handler(int sig) {
+  (void)sig;
+  atomic_fetch_add(&host_handler_calls, 1);
+}
+
+typedef struct {
+  sim_run* run;
+  int sig;
+  int sent;
+} signal_timer;
+
+static void* signal_main(void* arg) {
+  signal_timer* st = arg;
+  pthread_setname_np(pthread_self(), "sim-signal");
+  const double at = st->run->t0 + st->run->cfg->signal_after_s;
+  while (!atomic_load(&st->run->done) && now() < at) usleep(2000);
+  if (!atomic_load(&st->run->done)) {
+    kill(getpid(), st->sig);
+    st->sent = 1;
+  }
+  return NULL;
 }
 
 static void* init_main(void* arg) {
@@ -128,6 +189,35 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
     name[len] = 0;
     setenv(name, eq + 1, 1);
   }
+  /* --dump-dir is where the plugin's own dump files go too, unless the
+   * environment says otherwise; this run's setting ends with it. */
+  if (c->dump_dir && !c->line_fn && !getenv("PROXYTRACE_DUMP_DIR")) {
+    setenv("PROXYTRACE_DUMP_DIR", c->dump_dir, 1);
+    res->plugin_dump_dir = 1;
+  }
+  res->hung_at = -1;
+  res->signal = -1;
+  struct sigaction host_old;
+  int host_sig = -1;
+  if (c->signal_after_s >= 0) {
+    host_sig = dump_signal_of_env();
+    if (host_sig < 0) {
+      fprintf(err, "proxytrace sim: --signal-after needs PROXYTRACE_DUMP_SIGNAL (USR1, USR2 or a signal "
+                   "number; set it with --env)\n");
+      if (res->plugin_dump_dir) unsetenv("PROXYTRACE_DUMP_DIR");
+      return 1;
+    }
+    /* The application's handler, installed before the plugin loads: a
+     * plugin must chain to it, and the signal must not end the process. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = host_handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    atomic_store(&host_handler_calls, 0);
+    sigaction(host_sig, &sa, &host_old);
+    res->signal = host_sig;
+  }
 
   sim_run run;
   memset(&run, 0, sizeof run);
@@ -168,6 +258,7 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
 
   /* Communicator inits: one thread each, released together. */
   double t0 = now();
+  run.t0 = t0;
   pthread_barrier_init(&run.init_barrier, NULL, (unsigned)run.nranks);
   for (int r = 0; r < run.nranks; r++) pthread_create(&run.ranks[r].init_thread, NULL, init_main, &run.ranks[r]);
   for (int r = 0; r < run.nranks; r++) pthread_join(run.ranks[r].init_thread, NULL);
@@ -178,34 +269,54 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
   pthread_t watchdog;
   int dog = host->rccl && p->dump_hook && c->comm_dumps > 0;
   if (dog) pthread_create(&watchdog, NULL, watchdog_main, &run);
+  signal_timer st = {.run = &run, .sig = host_sig};
+  pthread_t signaller;
+  int timer = host_sig > 0 && pthread_create(&signaller, NULL, signal_main, &st) == 0;
   for (int r = 0; r < run.nranks; r++) {
     pthread_create(&run.ranks[r].proxy_thread, NULL, sim_proxy_main, &run.ranks[r]);
     pthread_create(&run.ranks[r].app_thread, NULL, sim_app_main, &run.ranks[r]);
   }
-  for (int r = 0; r < run.nranks; r++) {
-    pthread_join(run.ranks[r].app_thread, NULL);
-    pthread_join(run.ranks[r].proxy_thread, NULL);
-  }
+  /* The dead first: their threads end at once, and their communicators
+   * go with them (see the top of this file). */
+  for (int pass = 1; pass >= 0; pass--)
+    for (int r = 0; r < run.nranks; r++) {
+      sim_rank* rk = &run.ranks[r];
+      if (rk->dead != pass) continue;
+      pthread_join(rk->app_thread, NULL);
+      pthread_join(rk->proxy_thread, NULL);
+      if (!pass) continue;
+      sim_log_set_rank(-1);
+      sim_comm_destroy(&run, rk, 0);
+      rk->destroyed = 1;
+    }
   res->seconds = now() - t0;
   atomic_store(&run.done, 1);
   if (dog) pthread_join(watchdog, NULL);
+  if (timer) pthread_join(signaller, NULL);
+  res->signals_sent = st.sent;
+  const int64_t hang_ns = atomic_load(&run.hang_ns);
+  if (hang_ns) res->hung_at = (double)(hang_ns - 1) * 1e-9;
   res->hung = res->job.hung_batch >= 0;
   res->batches_run = res->job.hung_batch >= 0 ? res->job.hung_batch + 1 : res->job.n_batches;
   for (int r = 0; r < run.nranks; r++) res->callbacks += run.ranks[r].calls + run.ranks[r].app_calls;
   res->unwritten_handles = atomic_load(&p->unwritten);
 
-  /* Destroy: live ranks in order, then release the dead ranks' contexts. */
-  for (int pass = 0; pass < 2; pass++)
-    for (int r = 0; r < run.nranks; r++) {
-      sim_rank* rk = &run.ranks[r];
-      if (rk->dead != pass) continue;
-      sim_log_set_rank(pass ? -1 : r);
-      sim_comm_destroy(&run, rk, !pass);
-    }
+  /* Destroy the live ranks' communicators, in order. */
+  for (int r = 0; r < run.nranks; r++) {
+    sim_rank* rk = &run.ranks[r];
+    if (rk->destroyed) continue;
+    sim_log_set_rank(r);
+    sim_comm_destroy(&run, rk, 1);
+  }
   sim_log_set_rank(-1);
   res->status = 0;
   rc = 0;
 out:
+  if (host_sig > 0) {
+    res->signals_seen = atomic_load(&host_handler_calls);
+    sigaction(host_sig, &host_old, NULL);
+  }
+  if (res->plugin_dump_dir) unsetenv("PROXYTRACE_DUMP_DIR");
   pt_loader_free(p->loader);
   free_ranks(&run);
   if (p->guard) munmap(p->guard, p->guard_len);

@@ -98,6 +98,8 @@ typedef struct {
   int gpu_batch;       /* steps the GPU may consume between two polls     */
   int gdr_flush;       /* receives are flushed (FLUSHED counter)          */
   int hang_polls;      /* polls on a hung job before it is aborted        */
+  double hold_s;       /* then keep polling the stuck ops this long       */
+  double signal_after_s; /* send PROXYTRACE_DUMP_SIGNAL after this long; <0 = never */
   int comm_dumps;      /* RCCL ncclCommDump rounds from a watchdog thread  */
   int kernel_ch;       /* not a flag: set when the mask asks for KernelCh  */
 
@@ -108,7 +110,8 @@ typedef struct {
   int fault_call;      /* index into calls[] of the batch that is hit    */
 
   /* Output. */
-  const char* dump_dir; /* rank<r>.log per rank; NULL = standard output  */
+  const char* dump_dir; /* rank<r>.log per rank; NULL = standard output;
+                           also PROXYTRACE_DUMP_DIR unless that is set     */
   int print_truth;
   const char* truth_file;
   const char* truth_json; /* --truth-json FILE                              */
@@ -270,6 +273,13 @@ typedef struct {
   long unwritten_handles;  /* --strict: startEvent calls that left
                               *eHandle unwritten                         */
   double seconds;          /* wall time of the job (init to last stop)   */
+  double hung_at;          /* seconds from the start to the first rank's
+                              hang (-1 = none); --hold counts from there   */
+  int signal;              /* --signal-after: the signal number sent      */
+  int signals_sent;        /* 0 or 1                                      */
+  long signals_seen;       /* by the handler the host installed before
+                              loading the plugin (the plugin must chain)   */
+  int plugin_dump_dir;     /* this run set PROXYTRACE_DUMP_DIR to dump_dir */
   pt_sim_job job;          /* with truth; freed by pt_sim_result_free    */
 } pt_sim_result;
 
@@ -286,6 +296,10 @@ int pt_sim_own_plugin(char* out, size_t n);
 void pt_sim_result_free(pt_sim_result* res);
 /* The closing human summary. */
 void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f);
+/* With --dump-dir: where each rank's dumps are, and which ranks left no
+ * dump in this run (no legacy dump header in their log, no dump file of
+ * this process). */
+void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f);
 
 /* Parses "64M", "1G", "4096", "2K" (binary units). 0 on success. */
 int pt_sim_parse_size(const char* s, size_t* out);

@@ -1,0 +1,34 @@
+/*
+ * dump.h — the snapshot a dump prints (internal to src/trace): dump.c takes
+ * it and prints the legacy text, json.c prints the JSON lines, both from the
+ * same copy of the records.
+ */
+#ifndef PT_TRACE_DUMP_H
+#define PT_TRACE_DUMP_H
+
+#include "trace/clock.h"
+#include "trace/format.h"
+#include "trace/record.h"
+
+typedef struct {
+  pt_rec_view v;
+  char key[PT_KEY_MAX];
+  uint8_t state; /* PT_SLOT_ACTIVE, PT_SLOT_DETACHED, or PT_SLOT_FINISHED (ring) */
+  uint64_t order;
+} pt_dump_entry;
+
+struct pt_dump {
+  pt_dump_entry* es;   /* sorted as printed */
+  size_t n;
+  uint32_t n_active;   /* entries from live slots (active or detached) */
+  uint32_t n_finished; /* entries from the finished ring */
+  uint32_t nslots;
+  unsigned origins;    /* 1 << pt_origin of every entry */
+  int rank;
+  double map_size_mb;
+  pt_drop_stats drops;
+  pt_clock_cal cal;
+  int64_t time_ns; /* CLOCK_REALTIME when taken */
+};
+
+#endif

@@ -1,0 +1,249 @@
+/*
+ * test_dump_parts.c — the pieces of a dump on their own: task handles and
+ * the opCounts they give stock NCCL ops, the p2p sequences, the stall
+ * watchdog's inputs, the JSON and the banner of a snapshot, the parsing of
+ * the new variables, and a dump file that hits a full disk (/dev/full).
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "plugin/plugin.h"
+#include "proxytrace/trace.h"
+#include "trace/clock.h"
+
+/* ---- task handles ---- */
+
+static void test_task_handles(void** state) {
+  (void)state;
+  int on_stack;
+  void* heap = malloc(16);
+  const void* real[] = {NULL, &on_stack, heap, pt_group_handle(), (void*)(uintptr_t)0x7fffffffffffull};
+  for (size_t i = 0; i < sizeof real / sizeof real[0]; i++) {
+    assert_false(pt_is_task_handle(real[i]));
+    int64_t oc = 7;
+    assert_int_equal(pt_task_op_count(real[i], &oc), PT_ORIGIN_NONE);
+    assert_int_equal(oc, -1);
+  }
+  free(heap);
+  int64_t oc;
+  void* coll = pt_task_handle(0, 4, 3); /* AllReduce, seqNumber 3 */
+  assert_true(pt_is_task_handle(coll));
+  assert_int_equal(pt_handle_kind(coll), PT_HANDLE_TASK);
+  assert_int_equal(pt_task_op_count(coll, &oc), PT_ORIGIN_COLL);
+  assert_int_equal(oc, 3 * 16 + 4);
+  /* p2p: Send and Recv give the same opCount for the same sequence */
+  int64_t a, b;
+  assert_int_equal(pt_task_op_count(pt_task_handle(1, PT_FUNC_SEND, 9), &a), PT_ORIGIN_P2P);
+  assert_int_equal(pt_task_op_count(pt_task_handle(1, PT_FUNC_RECV, 9), &b), PT_ORIGIN_P2P);
+  assert_int_equal(a, 9 * 16 + PT_FUNC_SENDRECV);
+  assert_int_equal(a, b);
+  /* the largest sequence fits; functions keep apart */
+  const uint64_t big = (1ull << PT_TASK_SEQ_BITS) - 1;
+  assert_int_equal(pt_task_op_count(pt_task_handle(0, 2, big), &oc), PT_ORIGIN_COLL);
+  assert_int_equal(oc, (int64_t)(big * 16 + 2));
+  assert_int_equal(pt_func_code("AllReduce"), 4);
+  assert_int_equal(pt_func_code("WaitSignal"), 14);
+  assert_int_equal(pt_func_code("Nope"), PT_FUNC_UNKNOWN);
+  assert_int_equal(pt_func_code(NULL), PT_FUNC_UNKNOWN);
+  assert_string_equal(pt_func_name(4), "AllReduce");
+  assert_string_equal(pt_func_name(PT_FUNC_UNKNOWN), "?");
+  /* stopping a task handle is nothing; a state on it is refused, counted */
+  pt_handle_stop(coll);
+  pt_handle_count(coll, PT_DROP_BAD_STATE);
+}
+
+/* ---- a context, stock ops, the watchdog's inputs, JSON ---- */
+
+static char logged[8192];
+static int logged_lines;
+static void capture(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                    const char* fmt, ...) {
+  (void)level;
+  (void)flags;
+  (void)file;
+  (void)line;
+  va_list ap;
+  va_start(ap, fmt);
+  size_t n = strlen(logged);
+  vsnprintf(logged + n, sizeof logged - n, fmt, ap);
+  va_end(ap);
+  n = strlen(logged);
+  if (n + 1 < sizeof logged) strcat(logged, "\n");
+  logged_lines++;
+}
+
+typedef struct {
+  char buf[16384];
+  int lines;
+} sinkbuf;
+static void to_buf(void* arg, const char* line, int len) {
+  sinkbuf* s = arg;
+  size_t n = strlen(s->buf);
+  snprintf(s->buf + n, sizeof s->buf - n, "%.*s\n", len, line);
+  s->lines++;
+}
+
+static pt_ctx* new_ctx(void) {
+  setenv("PROXYTRACE_STALL_MS", "0", 1);
+  unsetenv("PROXYTRACE_DUMP_DIR");
+  pt_ctx* c = pt_ctx_create(77, "unit", 1, 4, 2, 4, capture);
+  assert_non_null(c);
+  return c;
+}
+
+static void test_stock_ops_and_watchdog_inputs(void** state) {
+  (void)state;
+  pt_ctx* c = new_ctx();
+  assert_int_equal(pt_trace_waiting_ops(c->trace), 0);
+  assert_int_equal(pt_trace_last_progress(c->trace), 0);
+  /* p2p sequences: per peer and direction, from 0 */
+  assert_int_equal(pt_ctx_p2p_next(c, 1, 0), 0);
+  assert_int_equal(pt_ctx_p2p_next(c, 1, 0), 1);
+  assert_int_equal(pt_ctx_p2p_next(c, 1, 1), 0);
+  assert_int_equal(pt_ctx_p2p_next(c, 3, 0), 0);
+  assert_int_equal(pt_ctx_p2p_next(c, 4, 0), -1); /* beyond nranks */
+  assert_int_equal(pt_ctx_p2p_next(c, -1, 0), -1);
+  void* p2p = pt_event_p2p_start(c, PT_FUNC_RECV, 1, 0);
+  void* coll = pt_event_coll_start(c, pt_func_code("ReduceScatter"), 12, 0);
+  assert_null(pt_event_coll_start(NULL, 4, 1, 0)); /* no context: no handle */
+  void* op1 = pt_event_stock_op_start(c, pt_self_pid(), 2, 1, 1, 4, 4096, 0, p2p);
+  void* op2 = pt_event_stock_op_start(c, pt_self_pid(), 2, 0, 3, 4, 4096, 1, coll);
+  void* op3 = pt_event_stock_op_start(c, pt_self_pid(), 2, 0, 3, 4, 4096, 1, NULL);
+  assert_null(pt_event_stock_op_start(c, pt_self_pid() + 1, 2, 0, 3, 4, 4096, 1, coll)); /* PXN */
+  pt_op_register(op1);
+  pt_op_register(op2);
+  pt_op_register(op3);
+  assert_int_equal(pt_trace_waiting_ops(c->trace), 3);
+  const uint64_t t1 = pt_trace_last_progress(c->trace);
+  assert_true(t1 > 0);
+  void* s = pt_step_start(op2, 0); /* a send step posts: progress */
+  pt_step_state(s, 9);
+  assert_true(pt_trace_last_progress(c->trace) >= t1);
+  pt_handle_stop(op3); /* stopped before completing: no longer waited on */
+  assert_int_equal(pt_trace_waiting_ops(c->trace), 2);
+  pt_dump* d = pt_trace_snapshot(c->trace);
+  assert_non_null(d);
+  assert_int_equal(pt_dump_active(d), 3);
+  assert_int_equal(pt_dump_origins(d), (1u << PT_ORIGIN_P2P) | (1u << PT_ORIGIN_COLL) | (1u << PT_ORIGIN_NONE));
+  pt_dump_meta m = {.host = "node\"0", .pid = 42, .nranks = 4, .nnodes = 1, .comm_hash = 18446744073709551615ull,
+                    .comm_name = "unit", .host_lib = "nccl", .profiler_api = 4, .trigger = "stall", .seq = 7,
+                    .round = 3, .stall_ms = 10000, .last_progress_ticks = pt_trace_last_progress(c->trace)};
+  sinkbuf js = {.lines = 0}, tx = {.lines = 0};
+  assert_int_equal(pt_dump_json(d, &m, to_buf, &js), 5);
+  assert_int_equal(pt_dump_text(d, to_buf, &tx), 5); /* header, drops (the PXN op), 3 ops */
+  assert_non_null(strstr(tx.buf, "foreignPid:1"));
+  assert_non_null(strstr(js.buf, "\"foreignPid\":1"));
+  /* the same records, in the same order, in both */
+  assert_non_null(strstr(js.buf, "\"commHash\":\"18446744073709551615\""));
+  assert_non_null(strstr(js.buf, "\"host\":\"node\\\"0\""));
+  assert_non_null(strstr(js.buf, "\"opCount\":21,\"opId\":0,\"key\":\"<77:21:0>\""));
+  assert_non_null(strstr(js.buf, "\"opCountFrom\":\"p2p\",\"coll\":\"Recv\",\"seq\":1"));
+  assert_non_null(strstr(js.buf, "\"opCount\":195")); /* 12 * 16 + 3 */
+  assert_non_null(strstr(js.buf, "\"coll\":\"ReduceScatter\",\"seq\":12"));
+  assert_non_null(strstr(js.buf, "\"opCountFrom\":\"none\",\"coll\":null,\"seq\":null"));
+  assert_non_null(strstr(js.buf, "\"state\":\"detached\""));
+  assert_non_null(strstr(js.buf, "{\"type\":\"end\",\"dumpSeq\":7,\"records\":3}"));
+  assert_non_null(strstr(tx.buf, "<77:195:0>"));
+  assert_non_null(strstr(tx.buf, "<77:21:0>"));
+  assert_non_null(strstr(tx.buf, "<77:-1:0>"));
+  const char* a = strstr(js.buf, "<77:-1:0>");
+  const char* b = strstr(js.buf, "<77:195:0>");
+  assert_true(a && b && a < b); /* sorted by key string, as the text */
+  char banner[512];
+  int n = pt_dump_banner(d, &m, banner, sizeof banner);
+  assert_int_equal(n, (int)strlen(banner));
+  assert_non_null(strstr(banner, "proxytrace dump seq=7 trigger=stall time_ns="));
+  assert_non_null(strstr(banner, " pid=42 rank=2 nRanks=4 commHash=18446744073709551615 hostLib=nccl"));
+  pt_dump_free(d);
+  pt_ctx_destroy(c);
+}
+
+/* A full disk: the dump is lost, counted and said once; recording goes on. */
+static void test_full_disk(void** state) {
+  (void)state;
+  pt_ctx* c = new_ctx();
+  void* op = pt_event_stock_op_start(c, pt_self_pid(), 2, 0, 1, 4, 4096, 1, NULL);
+  pt_op_register(op);
+  int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  assert_true(full >= 0);
+  logged[0] = 0;
+  logged_lines = 0;
+  const uint64_t lost0 = pt_sink_lost();
+  assert_int_equal(pt_sink_write_fds(c, PT_TRIG_SIGNAL, full, full), -2);
+  assert_int_equal(pt_sink_write_fds(c, PT_TRIG_SIGNAL, full, full), -2);
+  close(full);
+  assert_int_equal(pt_sink_lost(), lost0 + 2);
+  assert_int_equal(logged_lines, 1);
+  assert_non_null(strstr(logged, "no room for dump files"));
+  /* Recording goes on, and the next dump that fits is written whole. */
+  void* s = pt_step_start(op, 0);
+  pt_handle_stop(s);
+  char path[] = "/tmp/pt-unit-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(pt_sink_write_fds(c, PT_TRIG_SIGNAL, fd, fd), 0);
+  char buf[8192] = {0};
+  assert_true(pread(fd, buf, sizeof buf - 1, 0) > 0);
+  close(fd);
+  unlink(path);
+  assert_non_null(strstr(buf, "done:1"));
+  char lost[64];
+  snprintf(lost, sizeof lost, "\"lostDumps\":%llu", (unsigned long long)(lost0 + 2));
+  assert_non_null(strstr(buf, lost));
+  pt_ctx_destroy(c);
+}
+
+/* ---- variables ---- */
+
+static void test_dump_variables(void** state) {
+  (void)state;
+  assert_int_equal(pt_parse_signal("USR1"), SIGUSR1);
+  assert_int_equal(pt_parse_signal("sigusr2"), SIGUSR2);
+  assert_int_equal(pt_parse_signal("10"), 10);
+  assert_int_equal(pt_parse_signal("SIGRTMIN"), -1);
+  assert_int_equal(pt_parse_signal("9"), -1);  /* KILL */
+  assert_int_equal(pt_parse_signal("11"), -1); /* SEGV */
+  assert_int_equal(pt_parse_signal("0"), -1);
+  assert_int_equal(pt_parse_signal("999"), -1);
+  assert_int_equal(pt_parse_signal(""), -1);
+  setenv("PROXYTRACE_STALL_MS", "2500", 1);
+  setenv("PROXYTRACE_DUMP_INTERVAL_MS", "soon", 1);
+  setenv("PROXYTRACE_DUMP_SIGNAL", "KILL", 1);
+  setenv("PROXYTRACE_DUMP_DIR", "/tmp/x", 1);
+  logged[0] = 0;
+  pt_plugin_config cfg;
+  pt_config_load(&cfg, capture);
+  assert_int_equal(cfg.stall_ms, 2500);
+  assert_int_equal(cfg.interval_ms, 0);
+  assert_int_equal(cfg.dump_signal, 0);
+  assert_string_equal(cfg.dump_dir, "/tmp/x");
+  assert_non_null(strstr(logged, "PROXYTRACE_DUMP_INTERVAL_MS='soon' is not a whole number of milliseconds in 0..86400000 (0 = off); using the default 0"));
+  assert_non_null(strstr(logged, "PROXYTRACE_DUMP_SIGNAL='KILL' is not USR1, USR2 or a signal number"));
+  setenv("PROXYTRACE_STALL_MS", "-3", 1);
+  pt_config_load(&cfg, capture);
+  assert_int_equal(cfg.stall_ms, PT_DEFAULT_STALL_MS);
+  assert_non_null(strstr(logged, "PROXYTRACE_STALL_MS='-3'"));
+  for (const char* v = "PROXYTRACE_STALL_MS\0PROXYTRACE_DUMP_INTERVAL_MS\0PROXYTRACE_DUMP_SIGNAL\0PROXYTRACE_DUMP_DIR\0"; *v;
+       v += strlen(v) + 1)
+    unsetenv(v);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_task_handles),
+      cmocka_unit_test(test_stock_ops_and_watchdog_inputs),
+      cmocka_unit_test(test_full_disk),
+      cmocka_unit_test(test_dump_variables),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
