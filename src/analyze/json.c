@@ -169,11 +169,21 @@ static an_jfield* field(jp* p, const char* path) {
   }
   an_jfield* f = &p->o->f[p->o->n++];
   memset(f, 0, sizeof *f);
-  snprintf(f->path, sizeof f->path, "%s", path);
+  an_copy(f->path, sizeof f->path, path);
   return f;
 }
 
 static int value(jp* p, const char* path, int depth);
+
+/* "parent.key" (or "key" at the top) into out[n], cut to fit: this runs for
+ * every key of every line. */
+static void join(char* out, size_t n, const char* parent, const char* key, size_t kn) {
+  size_t o = 0;
+  for (; parent[o] && o + 1 < n; o++) out[o] = parent[o];
+  if (o && o + 1 < n) out[o++] = '.';
+  for (size_t i = 0; i < kn && o + 1 < n; i++) out[o++] = key[i];
+  out[o] = 0;
+}
 
 static int object(jp* p, const char* path, int depth) {
   p->pos++; /* { */
@@ -189,8 +199,7 @@ static int object(jp* p, const char* path, int depth) {
     size_t kn;
     if (string(p, &key, &kn)) return -1;
     char sub[48];
-    if (path[0]) snprintf(sub, sizeof sub, "%s.%s", path, key);
-    else snprintf(sub, sizeof sub, "%s", key);
+    join(sub, sizeof sub, path, key, kn);
     ws(p);
     if (peek(p) != ':') return fail(p, "expected ':'");
     p->pos++;
@@ -217,8 +226,8 @@ static int array(jp* p, const char* path, int depth) {
   }
   for (int i = 0;; i++) {
     ws(p);
-    char sub[48];
-    if (path) snprintf(sub, sizeof sub, "%s.%d", path, i);
+    char sub[48], idx[12];
+    if (path) join(sub, sizeof sub, path, idx, (size_t)snprintf(idx, sizeof idx, "%d", i));
     if (value(p, path ? sub : NULL, depth + 1)) return -1;
     ws(p);
     int c = peek(p);
@@ -330,12 +339,24 @@ static int int_text(const an_jfield* f, char* buf, size_t n) {
 
 int an_json_i64(const an_jobj* o, const char* path, int64_t* out) {
   const an_jfield* f = an_json_get(o, path);
-  char buf[32];
-  if (!f || f->type != AN_JV_NUM || int_text(f, buf, sizeof buf)) return -1;
-  errno = 0;
-  long long v = strtoll(buf, NULL, 10);
-  if (errno) return -1;
-  *out = v;
+  if (!f || f->type != AN_JV_NUM || f->n == 0 || f->n > 20) return -1;
+  size_t i = f->s[0] == '-';
+  if (i == f->n) return -1;
+  uint64_t v = 0;
+  for (; i < f->n; i++) {
+    char c = f->s[i];
+    if (c < '0' || c > '9') return -1; /* a fraction or an exponent: not an integer */
+    uint64_t d = (uint64_t)(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return -1;
+    v = v * 10 + d;
+  }
+  if (f->s[0] == '-') {
+    if (v > (uint64_t)INT64_MAX + 1) return -1;
+    *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+  } else {
+    if (v > (uint64_t)INT64_MAX) return -1;
+    *out = (int64_t)v;
+  }
   return 0;
 }
 

@@ -15,10 +15,15 @@
 
 #include "analyze/internal.h"
 
-/* JSON key names of the counters, in counter-kind order. */
+/* JSON key names of the counters, in counter-kind order, and their paths
+ * in an op line. */
 const char* const an_counter_json[AN_C_COUNT] = {
     "posted", "kernelCopyReady", "rtrRecv",   "rtsSend",    "received",         "transmitted",
     "flushed", "done",           "recvTail", "tailOrHead", "fifoSzOrHeadCache"};
+static const char* const counter_path[AN_C_COUNT] = {
+    "counters.posted",   "counters.kernelCopyReady", "counters.rtrRecv",    "counters.rtsSend",
+    "counters.received", "counters.transmitted",     "counters.flushed",    "counters.done",
+    "counters.recvTail", "counters.tailOrHead",      "counters.fifoSzOrHeadCache"};
 
 static void get_i64(const an_jobj* o, const char* path, int64_t* out) {
   int64_t v;
@@ -93,13 +98,16 @@ static int state_of(const char* s) {
   return -1;
 }
 
+/* Fields are read in the order the writer puts them (the lookups then
+ * find each where the last one ended). */
 static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   pt_analysis* a = p->a;
   an_op op;
   an_op_init(&op);
-  static const char* const need[] = {"rank", "peer", "channel", "opCount", "nSteps"};
-  int64_t v[5];
-  for (int i = 0; i < 5; i++)
+  int64_t seq = -1, v[3];
+  get_i64(o, "dumpSeq", &seq);
+  static const char* const need[] = {"rank", "peer", "channel"};
+  for (int i = 0; i < 3; i++)
     if (an_json_i64(o, need[i], &v[i]) != 0) {
       an_input_error(a, p->input, lineno, "op line without an integer '%s': skipped", need[i]);
       return;
@@ -111,8 +119,6 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   op.rank = (int32_t)v[0];
   op.peer = (int32_t)v[1];
   op.channel = (int32_t)v[2];
-  op.op_count = v[3];
-  op.n_steps = v[4];
   int dir = dir_of(an_json_str(o, "dir"));
   if (dir < 0) {
     an_input_error(a, p->input, lineno, "op line whose \"dir\" is not \"send\" or \"recv\": skipped");
@@ -123,36 +129,40 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
     an_input_error(a, p->input, lineno, "op line without a commHash: skipped");
     return;
   }
+  if (an_json_i64(o, "opCount", &op.op_count) != 0) {
+    an_input_error(a, p->input, lineno, "op line without an integer 'opCount': skipped");
+    return;
+  }
+  get_i64(o, "opId", &op.op_id);
   int st = state_of(an_json_str(o, "state"));
   if (st < 0) {
     an_input_error(a, p->input, lineno, "op line with an unknown \"state\": skipped");
     return;
   }
   op.state = (int8_t)st;
-  for (int k = 0; k < AN_C_COUNT; k++) {
-    char path[40];
-    snprintf(path, sizeof path, "counters.%s", an_counter_json[k]);
-    get_i64(o, path, &op.cnt[k]);
-  }
-  if (!an_json_get(o, "counters.posted") || !an_json_get(o, "counters.done")) {
-    an_input_error(a, p->input, lineno, "op line without counters.posted/done: skipped");
+  const char* status = an_json_str(o, "status");
+  if (status) op.status = (int8_t)an_status_parse(status, strlen(status));
+  if (an_json_i64(o, "nSteps", &op.n_steps) != 0) {
+    an_input_error(a, p->input, lineno, "op line without an integer 'nSteps': skipped");
     return;
   }
-  get_i64(o, "opId", &op.op_id);
   int64_t x = 0;
   if (an_json_i64(o, "nBytes", &x) == 0 && x >= 0) op.nbytes = (uint64_t)x;
-  if (an_json_i64(o, "totalBytes", &x) == 0 && x >= 0) op.total_bytes = (uint64_t)x;
-  if (an_json_i64(o, "chunkSize", &x) == 0 && x >= 0) op.chunk = (uint64_t)x;
   get_int(o, "func", &op.func);
   get_int(o, "proto", &op.proto);
   get_int(o, "pattern", &op.pattern);
-  const char* status = an_json_str(o, "status");
-  if (status) op.status = (int8_t)an_status_parse(status, strlen(status));
+  if (an_json_i64(o, "totalBytes", &x) == 0 && x >= 0) op.total_bytes = (uint64_t)x;
+  if (an_json_i64(o, "chunkSize", &x) == 0 && x >= 0) op.chunk = (uint64_t)x;
+  get_str(o, "coll", op.coll, sizeof op.coll);
+  get_i64(o, "seq", &op.coll_seq);
+  if (!an_json_get(o, counter_path[AN_C_POSTED]) || !an_json_get(o, counter_path[AN_C_DONE])) {
+    an_input_error(a, p->input, lineno, "op line without counters.posted/done: skipped");
+    return;
+  }
+  for (int k = 0; k < AN_C_COUNT; k++) get_i64(o, counter_path[k], &op.cnt[k]);
   const char* last = an_json_str(o, "lastCounter");
   for (int k = 0; last && k < AN_C_COUNT; k++)
     if (!strcmp(last, an_counter_json[k])) op.last_counter = (int8_t)k;
-  get_str(o, "coll", op.coll, sizeof op.coll);
-  get_i64(o, "seq", &op.coll_seq);
   get_i64(o, "create_ns", &op.create_ns);
   get_i64(o, "last_ns", &op.last_ns);
   get_i64(o, "posted_ns", &op.posted_ns);
@@ -161,8 +171,6 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   op.line = lineno;
   op.input = p->input;
 
-  int64_t seq = -1;
-  get_i64(o, "dumpSeq", &seq);
   an_open* od = an_parser_find(p, (uint64_t)seq);
   if (!od) {
     /* Its header is not in this file (cut at the front, or concatenated

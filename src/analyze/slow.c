@@ -141,50 +141,55 @@ static int touches_slow(const pt_analysis* a, size_t first, size_t upto, const a
  * comm, rank, ratio) and, per timed op, its highest such ratio in loo;
  * returns how many ratios. */
 static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t first, size_t upto, touch* tc,
-                          rank_ratio* rr, double* loo) {
+                          rank_ratio* rr, double* loo, int32_t* kept, int32_t* pos) {
   size_t ntc = 0;
   for (size_t q = 0; q < n; q++) {
     loo[q] = 0;
     const an_op* op = a->items[t[q].item].op;
+    pos[q] = -1;
     if (touches_slow(a, first, upto, op)) continue;
     tc[ntc++] = (touch){t[q].group, op->rank, (int32_t)q};
     if (op->peer != op->rank) tc[ntc++] = (touch){t[q].group, op->peer, (int32_t)q};
   }
   qsort(tc, ntc, sizeof *tc, by_group_rank);
-  size_t nrr = 0, gs = 0;
-  for (size_t i = 0; i < ntc;) {
-    size_t j = i;
-    while (j < ntc && tc[j].group == tc[i].group && tc[j].rank == tc[i].rank) j++;
+  size_t nrr = 0, gs = 0, i = 0;
+  while (i < ntc) {
+    /* One group: its ops still compared, in duration order. */
     while (gs < n && t[gs].group != tc[i].group) gs++; /* groups come in the same order */
-    /* the group's ops still compared, in duration order */
-    size_t m = 0, k = j - i, ge = gs;
-    while (ge < n && t[ge].group == tc[i].group) m += !touches_slow(a, first, upto, a->items[t[ge++].item].op);
-    if (m >= 4 && m - k >= 2) {
-      size_t want = (m - k) / 2, seen = 0, r = i;
-      int64_t base = 0;
-      for (size_t q = gs; q < ge; q++) {
-        if (touches_slow(a, first, upto, a->items[t[q].item].op)) continue;
-        if (r < j && (size_t)tc[r].q == q) { /* one of this rank's: left out */
-          r++;
-          continue;
-        }
-        if (seen++ == want) {
-          base = t[q].dur;
-          break;
+    size_t ge = gs, m = 0;
+    for (; ge < n && t[ge].group == tc[i].group; ge++)
+      if (!touches_slow(a, first, upto, a->items[t[ge].item].op)) {
+        pos[ge] = (int32_t)m;
+        kept[m++] = (int32_t)ge;
+      }
+    /* Each rank of it: the middle of the others, its own ops skipped
+     * (their positions ascend, so each one at or below the mark moves it
+     * up by one). */
+    while (i < ntc && tc[i].group == t[gs].group) {
+      size_t j = i;
+      while (j < ntc && tc[j].group == tc[i].group && tc[j].rank == tc[i].rank) j++;
+      size_t k = j - i;
+      if (m >= 4 && m - k >= 2) {
+        size_t at = (m - k) / 2;
+        for (size_t r = i; r < j; r++)
+          if ((size_t)pos[tc[r].q] <= at) at++;
+        int64_t base = t[kept[at]].dur;
+        for (size_t q = i; q < j && base > 0; q++) {
+          const an_op* op = a->items[t[tc[q].q].item].op;
+          double x = (double)t[tc[q].q].dur / (double)base;
+          rr[nrr++] = (rank_ratio){op->comm, tc[q].rank, op->rank == tc[q].rank ? op->peer : op->rank, x};
+          if (x > loo[tc[q].q]) loo[tc[q].q] = x;
         }
       }
-      for (size_t q = i; q < j && base > 0; q++) {
-        const an_op* op = a->items[t[tc[q].q].item].op;
-        double x = (double)t[tc[q].q].dur / (double)base;
-        rr[nrr++] = (rank_ratio){op->comm, tc[q].rank, op->rank == tc[q].rank ? op->peer : op->rank, x};
-        if (x > loo[tc[q].q]) loo[tc[q].q] = x;
-      }
+      i = j;
     }
-    i = j;
+    gs = ge;
   }
   qsort(rr, nrr, sizeof *rr, by_rank_ratio);
   return nrr;
 }
+
+static int by_int(const void* x, const void* y) { return (*(const int*)x > *(const int*)y) - (*(const int*)x < *(const int*)y); }
 
 int an_slow(pt_analysis* a) {
   if (!a->slow_possible) return 0;
@@ -194,9 +199,12 @@ int an_slow(pt_analysis* a) {
   rank_ratio* rr = an_alloc(&a->mem, 2 * cap * sizeof *rr);
   double* global = an_alloc(&a->mem, cap * sizeof *global); /* per timed op: against its operation */
   double* loo = an_alloc(&a->mem, cap * sizeof *loo);       /* against the others, its rank left out */
+  int32_t* kept = an_alloc(&a->mem, cap * sizeof *kept);    /* scratch of rank_ratios */
+  int32_t* pos = an_alloc(&a->mem, cap * sizeof *pos);
+  int* peers_of = an_alloc(&a->mem, 2 * cap * sizeof *peers_of);
   an_map idx;
   int rc = an_map_init(&a->mem, &idx, 64);
-  if (!t || !tc || !rr || !global || !loo || rc) {
+  if (!t || !tc || !rr || !global || !loo || !kept || !pos || !peers_of || rc) {
     rc = PT_AN_ENOMEM;
     goto out;
   }
@@ -235,7 +243,7 @@ int an_slow(pt_analysis* a) {
     uint64_t best_comm = 0;
     size_t best_peers = 0;
     double best_med = 0;
-    size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, tc, rr, loo);
+    size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, tc, rr, loo, kept, pos);
     for (size_t i = 0; i < nrr;) {
       size_t j = i;
       while (j < nrr && rr[j].comm == rr[i].comm && rr[j].rank == rr[i].rank) j++;
@@ -247,13 +255,11 @@ int an_slow(pt_analysis* a) {
       for (size_t k = i; k < j; k++) slow += rr[k].ratio >= a->slow_factor;
       double med = slow ? rr[j - slow + slow / 2].ratio : 0;
       if (slow < 2 || slow * 4 < j - i) med = 0;
-      size_t peers = 0;
-      for (size_t k = i; k < j; k++) /* sorted by ratio, then peer: count slow peers once */
-        if (rr[k].ratio >= a->slow_factor) {
-          int dup = 0;
-          for (size_t m = i; m < k && !dup; m++) dup = rr[m].ratio >= a->slow_factor && rr[m].peer == rr[k].peer;
-          peers += !dup;
-        }
+      size_t np = 0, peers = 0;
+      for (size_t k = i; k < j; k++)
+        if (rr[k].ratio >= a->slow_factor) peers_of[np++] = rr[k].peer;
+      qsort(peers_of, np, sizeof *peers_of, by_int);
+      for (size_t k = 0; k < np; k++) peers += k == 0 || peers_of[k] != peers_of[k - 1];
       if (med >= a->slow_factor && (peers > best_peers || (peers == best_peers && med > best_med))) {
         best = rr[i].rank;
         best_comm = rr[i].comm;
@@ -283,7 +289,7 @@ int an_slow(pt_analysis* a) {
   }
   /* Each op's ratio with its rank left out (no rank excluded), for the
    * edges of the slow ranks. */
-  if (a->n_culprits > first) rank_ratios(a, t, n, first, first, tc, rr, loo);
+  if (a->n_culprits > first) rank_ratios(a, t, n, first, first, tc, rr, loo, kept, pos);
   /* Their edges; or, with no slow rank, the edges that are slow alone. */
   for (size_t q = 0; q < n && rc == 0; q++) {
     const an_op* op = a->items[t[q].item].op;
@@ -302,10 +308,10 @@ int an_slow(pt_analysis* a) {
     }
   }
   if (a->n_culprits == first) {
-    size_t kept = 0;
+    size_t left = 0;
     for (size_t k = 0; k < a->n_slow; k++)
-      if (a->slow[k].slow_ops > 0 && a->slow[k].slow_ops * 2 >= a->slow[k].ops) a->slow[kept++] = a->slow[k];
-    a->n_slow = kept;
+      if (a->slow[k].slow_ops > 0 && a->slow[k].slow_ops * 2 >= a->slow[k].ops) a->slow[left++] = a->slow[k];
+    a->n_slow = left;
     for (size_t k = 0; k < a->n_slow && rc == 0; k++) {
       an_slow_edge* e = &a->slow[k];
       an_culprit* q = new_culprit(a, e->comm, e->sender);
@@ -346,6 +352,9 @@ out:
   an_free(&a->mem, rr);
   an_free(&a->mem, global);
   an_free(&a->mem, loo);
+  an_free(&a->mem, kept);
+  an_free(&a->mem, pos);
+  an_free(&a->mem, peers_of);
   an_map_free(&a->mem, &idx);
   return rc;
 }
