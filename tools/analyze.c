@@ -36,6 +36,7 @@ static void usage(FILE* f) {
           "  --expect FILE       compare with a ground truth (proxytrace sim --truth-json)\n"
           "                      and say whether the analysis agrees\n"
           "  -h, --help          this help\n"
+          "  --                  the arguments after it are paths, even if they start with '-'\n"
           "\n"
           "Exit status: 0 nothing is stuck or slow, 1 a hang or a slow link was found,\n"
           "2 no input held a dump or an option is bad, 3 --expect: the analysis\n"
@@ -81,9 +82,14 @@ int pt_cmd_analyze(int argc, char** argv) {
     pt_analysis_free(a);
     return 2;
   }
+  int opts = 1; /* until "--": what follows are paths, whatever they look like */
   for (int i = 1; i < argc && rc == 0; i++) {
     const char* s = argv[i];
-    if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+    if (!opts || (s[0] != '-' || !s[1])) {
+      paths[npaths++] = argv[i];
+    } else if (!strcmp(s, "--")) {
+      opts = 0;
+    } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
       usage(stdout);
       rc = -1;
     } else if (!strcmp(s, "--json")) {
@@ -105,11 +111,9 @@ int pt_cmd_analyze(int argc, char** argv) {
                 !strcmp(s, "--slow-factor") ? "a number 1.5..1000" : "a whole number of milliseconds 0..86400000");
         rc = 2;
       }
-    } else if (s[0] == '-' && s[1]) {
+    } else {
       fprintf(stderr, "proxytrace analyze: unknown option '%s' (see proxytrace analyze --help)\n", s);
       rc = 2;
-    } else {
-      paths[npaths++] = argv[i];
     }
   }
   if (rc == 0 && npaths == 0) {

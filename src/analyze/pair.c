@@ -148,9 +148,8 @@ static void number_nodes(pt_analysis* a, an_comm* c, const an_slot** slots, size
     if (c->nranks % b == 0 && !joined_in_block(c, slots, n, b)) block = b;
   if (!block) return;
   for (int r = 0; r < c->nranks; r++) {
-    char name[96];
-    const an_dump* d = c->ranks[r].dump;
-    snprintf(name, sizeof name, "%s#node%d", d && d->host[0] ? d->host : "", r / block);
+    char name[64]; /* one name per block, whatever host the rank's dump named */
+    snprintf(name, sizeof name, "#node%d", r / block);
     c->ranks[r].node = an_host_id(a, name);
     c->ranks[r].placed = !c->ranks[r].present;
     c->ranks[r].numbered = 1;

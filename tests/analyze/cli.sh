@@ -26,6 +26,9 @@ grep -q -- "--bogus" "$T/out" || fail "analyze --bogus does not name the option"
 $RUN "$PT" analyze --slow-factor 1 "$DATA" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--slow-factor 1 exits $rc, want 2"
 grep -q "1.5..1000" "$T/out" || fail "--slow-factor 1 does not say what is accepted"
+cp -r "$DATA/ring-stall" "$T/-ring"
+(cd "$T" && $RUN "$PT" analyze -- -ring >"$T/out" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "analyze -- -ring (a path after --) exits $rc, want 1"
 $RUN "$PT" analyze "$T/none.log" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "analyze of a missing file exits $rc, want 2"
 grep -q "none.log: cannot open" "$T/out" || fail "a missing file is not named with its error"

@@ -41,14 +41,15 @@ static void put(sb* b, const char* fmt, ...) {
 #define T0 1764470000000000000LL /* ns */
 
 static const char* host_lib = "nccl"; /* of the dumps hdr() writes */
+static int n_nodes = 0;                 /* their nNodes; 0: not said */
 
 static void hdr(sb* b, int rank, const char* host, int nranks, int seq, const char* trigger, long long time_ns,
                 long long foreign) {
   put(b,
-      "{\"type\":\"dump\",\"schema\":1,\"host\":\"%s\",\"pid\":%d,\"rank\":%d,\"nRanks\":%d,\"commHash\":\"42\","
+      "{\"type\":\"dump\",\"schema\":1,\"host\":\"%s\",\"pid\":%d,\"rank\":%d,\"nRanks\":%d,\"nNodes\":%d,\"commHash\":\"42\","
       "\"hostLib\":\"%s\",\"profilerApi\":6,\"trigger\":\"%s\",\"dumpSeq\":%d,\"time_ns\":%lld,\"stallMs\":1000,"
       "\"drops\":{\"foreignPid\":%lld}}\n",
-      host, 100 + rank, rank, nranks, host_lib, trigger, seq, time_ns, foreign);
+      host, 100 + rank, rank, nranks, n_nodes, host_lib, trigger, seq, time_ns, foreign);
 }
 
 typedef struct {
@@ -142,6 +143,25 @@ static void test_missing_rank(void** state) {
   char* j = at_json(a);
   assert_non_null(strstr(j, "\"missing_ranks\":[{\"commHash\":\"42\",\"rank\":2,\"waitedOnBy\":2}]"));
   pt_analysis_string_free(j);
+  pt_analysis_free(a);
+}
+
+/* Every rank on one machine (host names cannot tell the nodes apart: a
+ * network op joins two ranks of one name), the dumps say 2 nodes: ranks
+ * 0-1 and 2-3. Rank 1, which leaves node 0, died: rank 2 waits for its
+ * data, and rank 0's GPU, which cannot forward, is explained by it. */
+static void test_missing_rank_numbered(void** state) {
+  (void)state;
+  const char* const vm[] = {"vm", "vm", "vm", "vm"};
+  opd ops[] = {{2, 1, 0, 0, 6, 56, 18, 0, 10, 10, 10, NULL, 0, 0},
+               {3, 0, 0, 1, 6, 56, 22, 22, 0, 14, 14, NULL, 0, 0},
+               {0, 3, 0, 0, 6, 56, 14, 0, 14, 14, 6, NULL, 0, 0}};
+  int skip[4] = {0, 1, 0, 0};
+  n_nodes = 2;
+  pt_analysis* a = job(4, vm, ops, 3, skip);
+  n_nodes = 0;
+  expect_culprit(a, 1, PT_CAUSE_RANK_MISSING, -1, 3);
+  assert_int_equal(pt_analysis_culprit_count(a), 1);
   pt_analysis_free(a);
 }
 
@@ -350,7 +370,8 @@ static void test_api_edges(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_credit_and_consume), cmocka_unit_test(test_network),
-      cmocka_unit_test(test_missing_rank),       cmocka_unit_test(test_behind),
+      cmocka_unit_test(test_missing_rank),       cmocka_unit_test(test_missing_rank_numbered),
+      cmocka_unit_test(test_behind),
       cmocka_unit_test(test_no_receive),         cmocka_unit_test(test_send_missing_pxn),
       cmocka_unit_test(test_circular),           cmocka_unit_test(test_leaked),
       cmocka_unit_test(test_moving),             cmocka_unit_test(test_no_op_count),
