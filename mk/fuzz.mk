@@ -17,10 +17,12 @@
 #   fuzz_elf         the loader's ELF reader on arbitrary files
 #   fuzz_candidates  the loader's candidate generation and probe over random
 #                    directory trees (versions, symlink loops, modes)
+#   fuzz_analyze     the analyzer's readers (JSON lines, legacy text, host
+#                    logs) and the analysis on what they accept
 FUZZ_CC ?= clang
 FZ := build-fuzz
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= abi env elf candidates
+FUZZ_TARGETS ?= abi env elf candidates analyze
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := $(BASE_CFLAGS) -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link
 FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
@@ -28,7 +30,8 @@ FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
 # The code under test, compiled once more with coverage for the fuzzer (the
 # source lists are read here: mk/loader.mk comes later).
 FUZZ_PLUGIN_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/trace/*.c src/plugin/*.c)))
-FUZZ_LOADER_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/loader/*.c)))
+FUZZ_LOADER_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/loader/*.c)) src/json/write.c)
+FUZZ_ANALYZE_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/analyze/*.c)) src/json/write.c)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FZ)/fuzz_%)
 # A real plugin file for the candidate trees (the loader tests' good plugin,
 # built small).
@@ -46,6 +49,9 @@ $(FZ)/fuzz_env: $(FZ)/tests/fuzz/fuzz_env.o $(FUZZ_PLUGIN_OBJS) $(FUZZ_LOADER_OB
 
 $(FZ)/fuzz_elf: $(FZ)/tests/fuzz/fuzz_elf.o $(FUZZ_LOADER_OBJS)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
+
+$(FZ)/fuzz_analyze: $(FZ)/tests/fuzz/fuzz_analyze.o $(FUZZ_ANALYZE_OBJS)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(LDLIBS_PT) -lm
 
 $(FZ)/fuzz_candidates: $(FZ)/tests/fuzz/fuzz_candidates.o $(FUZZ_LOADER_OBJS) | $(FUZZ_GOOD_SO)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS_PT)

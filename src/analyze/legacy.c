@@ -106,7 +106,9 @@ static int field(cur* c, const char* label, int64_t* out) {
   return miss(c, what);
 }
 
-static int64_t ms_to_ns(int64_t ms) { return ms > 0 ? ms * 1000000 : 0; }
+/* Milliseconds to nanoseconds; 0 (unknown) for none, and for a time the
+ * nanosecond clock cannot hold (past the year 2262: a corrupt line). */
+static int64_t ms_to_ns(int64_t ms) { return ms > 0 && ms <= INT64_MAX / 1000000 ? ms * 1000000 : 0; }
 
 int an_legacy_record(const char* s, size_t len, an_op* op, char* why, size_t why_len) {
   cur c = {s, len, 0, why, why_len};

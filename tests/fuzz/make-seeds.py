@@ -2,7 +2,8 @@
 """make-seeds.py — writes the structured seeds of the fuzz targets'
 corpora (tests/fuzz/corpus/<target>/seed-*): ABI programs in the byte code
 fuzz_abi.c reads, environment sets for fuzz_env.c, trees for
-fuzz_candidates.c. The ELF seeds are small plugins built by the commands in
+fuzz_candidates.c, dumps and logs for fuzz_analyze.c (from
+tests/analyze/data). The ELF seeds are small plugins built by the commands in
 tests/fuzz/corpus/elf/README. Run from the repository root; libFuzzer adds
 what it finds to its working copy under build-fuzz/, never here."""
 import os
@@ -138,6 +139,38 @@ def cand_seeds():
     write("candidates", "value", p)
 
 
+# ---- fuzz_analyze: a first byte (the slow-factor choice), then up to four
+# NUL-separated files: JSON lines of the ring-stall example, legacy text,
+# the same behind the host logger's prefixes.
+def legacy(prefix, opc, rank, peer, d, po, ke, trans, recvd, done, ns=56):
+    status = "POSTING" if po < ns and po < done + 8 else "WAITING_GPU"
+    return ("%screateT:1750000000100, lastT:1750000000200, postT:1750000000150, sendT:0, cntNm:7, "
+            "<99:%d:0>, [fu,pr,pa,tb,ck]:4,2,1,0,1048576, %d->%d(%s), chan:0, status:%s, ns:%d, "
+            "nb:524288, po:%d, ke:%d, tail/h:0, recvT:0, connSz/h:-1, trans:%d, flushed:0, recvd:%d, "
+            "done:%d\n" % (prefix, opc, rank, peer, d, status, ns, po, ke, trans, recvd, done))
+
+
+def analyze_seeds():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ring = os.path.join(here, "..", "analyze", "data", "ring-stall")
+    files = sorted(os.listdir(ring))
+    jsonl = [open(os.path.join(ring, f), "rb").read() for f in files]
+    write("analyze", "ring-jsonl", b"\x00" + b"\x00".join(jsonl))
+    rows = [(6, 0, 3, "R", 14, 0, 14, 14, 6), (6, 1, 2, "S", 18, 10, 10, 0, 10),
+            (6, 2, 1, "R", 18, 0, 10, 10, 10), (6, 3, 0, "S", 22, 16, 14, 0, 14)]
+    text = []
+    for r, row in enumerate(rows):
+        for prefix in ("", "node%d:%d:%d [%d] ncclProfilerProxyTraceDump:14 NCCL WARN "
+                       % (r // 2, 1000 + r, 2000 + r, r % 2)):
+            t = prefix + "commDump for all active ops mapSizeMB:0.01\n" + legacy(prefix, *row)
+            text.append(t)
+    write("analyze", "ring-text", b"\x01" + "".join(text[0::2]).encode())
+    write("analyze", "ring-logs", b"\x02" + "\x00".join(text[1::2]).encode())
+    write("analyze", "mixed", b"\x03" + jsonl[0] + b"\x00" + text[3].encode() +
+          b"\x00{\"type\":\"dump\",\"schema\":2}\n\x00createT:1, cut")
+
+
 abi_seeds()
 env_seeds()
 cand_seeds()
+analyze_seeds()
