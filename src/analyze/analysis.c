@@ -56,6 +56,7 @@ void pt_analysis_free(pt_analysis* a) {
   an_free(&a->mem, a->slow);
   for (size_t i = 0; i < a->hosts.n; i++) an_free(&a->mem, a->hosts.names[i]);
   an_free(&a->mem, a->hosts.names);
+  an_map_free(&a->mem, &a->hosts.index);
   an_mem m = a->mem;
   an_free(&m, a);
 }

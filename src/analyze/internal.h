@@ -323,10 +323,12 @@ typedef struct {
   size_t first_item, n_items;
 } an_comm;
 
-/* Host names interned to node ids. */
+/* Host names interned to node ids, indexed by a hash of the name (a
+ * communicator numbered node by node can have as many nodes as ranks). */
 typedef struct {
   char** names;
   size_t n, cap;
+  an_map index; /* keys.cap == 0 until the first name */
 } an_hosts;
 
 struct pt_analysis {

@@ -31,18 +31,28 @@
 
 #include "analyze/internal.h"
 
+static uint64_t name_key(const char* s) {
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, then mixed */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return an_mix(h, 0);
+}
+
 int an_host_id(pt_analysis* a, const char* host) {
   if (!host || !host[0]) return -1;
-  for (size_t i = 0; i < a->hosts.n; i++)
-    if (!strcmp(a->hosts.names[i], host)) return (int)i;
-  char** slot = an_grow(&a->mem, (void**)&a->hosts.names, &a->hosts.n, &a->hosts.cap, sizeof *slot);
+  an_hosts* hs = &a->hosts;
+  if (!hs->index.cap && an_map_init(&a->mem, &hs->index, 16) != 0) return -1;
+  const uint64_t key = name_key(host);
+  for (int32_t i = an_map_first(&hs->index, key); i >= 0; i = an_map_next(&hs->index, i))
+    if (!strcmp(hs->names[i], host)) return (int)i;
+  char** slot = an_grow(&a->mem, (void**)&hs->names, &hs->n, &hs->cap, sizeof *slot);
   if (!slot) return -1;
   *slot = an_strdup(&a->mem, host);
-  if (!*slot) {
-    a->hosts.n--;
+  if (!*slot || an_map_add(&a->mem, &hs->index, key, (int32_t)(hs->n - 1)) != 0) {
+    an_free(&a->mem, *slot);
+    hs->n--;
     return -1;
   }
-  return (int)(a->hosts.n - 1);
+  return (int)(hs->n - 1);
 }
 
 int64_t an_op_progress(const an_op* op) {
@@ -90,18 +100,31 @@ static void place_missing(an_comm* c) {
     if (c->ranks[r].node + 1 > nodes) nodes = c->ranks[r].node + 1;
   if (nodes == 0) return;
   int* count = calloc((size_t)nodes, sizeof *count);
-  if (!count) return;
+  /* near[2r], near[2r+1]: the node of the nearest rank below and above r
+   * whose dump names one (-1: none). Two passes, so that a communicator of
+   * many ranks with few dumps (a corrupt rank number, say) costs O(ranks),
+   * not O(ranks^2). */
+  int* near = malloc(2 * (size_t)c->nranks * sizeof *near);
+  if (!count || !near) {
+    free(count);
+    free(near);
+    return;
+  }
   int most = 0;
   for (int r = 0; r < c->nranks; r++)
     if (c->ranks[r].node >= 0 && ++count[c->ranks[r].node] > most) most = count[c->ranks[r].node];
+  for (int r = 0, last = -1; r < c->nranks; r++) {
+    near[2 * r] = last;
+    if (c->ranks[r].dump && c->ranks[r].node >= 0) last = c->ranks[r].node;
+  }
+  for (int r = c->nranks - 1, last = -1; r >= 0; r--) {
+    near[2 * r + 1] = last;
+    if (c->ranks[r].dump && c->ranks[r].node >= 0) last = c->ranks[r].node;
+  }
   for (int r = 0; r < c->nranks; r++) {
     an_rank* k = &c->ranks[r];
     if (k->present || k->node >= 0) continue;
-    int lo = -1, hi = -1;
-    for (int q = r - 1; q >= 0 && lo < 0; q--)
-      if (c->ranks[q].dump) lo = c->ranks[q].node;
-    for (int q = r + 1; q < c->nranks && hi < 0; q++)
-      if (c->ranks[q].dump) hi = c->ranks[q].node;
+    const int lo = near[2 * r], hi = near[2 * r + 1];
     int node = lo >= 0 && (hi < 0 || hi == lo) ? lo : hi >= 0 && lo < 0 ? hi : lo >= 0 && count[lo] < most ? lo : hi;
     if (node >= 0 && count[node] < most) {
       k->node = node;
@@ -110,6 +133,7 @@ static void place_missing(an_comm* c) {
     }
   }
   free(count);
+  free(near);
 }
 
 /* Two ranks joined by a network op (one that progressed: a never-started

@@ -159,6 +159,12 @@ static void test_record_errors(void** state) {
   pt_analysis_free(a);
 }
 
+static double an_now_for_test(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* A time past what a nanosecond clock holds (a corrupt line; found by
  * fuzz_analyze: the ms-to-ns product overflowed, undefined behaviour) reads
  * as unknown; the record is kept. */
@@ -230,6 +236,26 @@ static void test_jsonl(void** state) {
   assert_string_equal(in.format, "jsonl");
   assert_int_equal(in.dumps, 2);
   assert_int_equal(in.n_errors, 0);
+  pt_analysis_free(a);
+}
+
+/* Two ranks' dumps and one record naming rank 300000 (a corrupt file;
+ * found by fuzz_analyze): placing the ranks without a dump on nodes was
+ * quadratic in the rank count and took minutes; it is linear. */
+static void test_sparse_rank_numbers(void** state) {
+  (void)state;
+  char t[16384] = "";
+  two_ranks(t, sizeof t, 7, 0);
+  size_t l = strlen(t);
+  snprintf(t + l, sizeof t - l, HDR, 300000, "stall", 9, 1764470010000000000LL);
+  l = strlen(t);
+  snprintf(t + l, sizeof t - l, OP, 9, 300000, 0, "send", 24LL, 16LL, 0LL, 16LL, 16LL);
+  const double t0 = an_now_for_test();
+  pt_analysis* a = at_analyze_text("sparse.jsonl", t);
+  const double took = an_now_for_test() - t0;
+  assert_non_null(a);
+  assert_true(took < 5.0);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
   pt_analysis_free(a);
 }
 
@@ -485,6 +511,7 @@ int main(void) {
       cmocka_unit_test(test_prefixes),      cmocka_unit_test(test_interleaved_log),
       cmocka_unit_test(test_record_errors), cmocka_unit_test(test_jsonl),
       cmocka_unit_test(test_record_time_out_of_range),
+      cmocka_unit_test(test_sparse_rank_numbers),
       cmocka_unit_test(test_jsonl_errors),  cmocka_unit_test(test_duplicates),
       cmocka_unit_test(test_latest_and_moving), cmocka_unit_test(test_memory_bounded),
       cmocka_unit_test(test_scale_1024),    cmocka_unit_test(test_inputs),
