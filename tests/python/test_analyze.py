@@ -50,13 +50,7 @@ class Analyze(unittest.TestCase):
         cls.d = ptest.tmpdir_for_class(cls)
         cls.jobs = {}
         for i, (name, args) in enumerate(SCENARIOS.items()):
-            job = os.path.join(cls.d, "job%d" % i)
-            os.makedirs(os.path.join(job, "dumps"))
-            rc, out, err = ptest.c_cli(["sim", "--plugin", ptest.PLUGIN, "--quiet",
-                                        "--dump-dir", os.path.join(job, "dumps"),
-                                        "--truth-json", os.path.join(job, "truth.json")] + args)
-            assert rc in (0, 3), (name, rc, out, err)
-            cls.jobs[name] = job
+            cls.jobs[name] = ptest.sim_job(os.path.join(cls.d, "job%d" % i), args)
 
     def test_equals_the_command_on_every_fault(self):
         for name, job in self.jobs.items():

@@ -49,17 +49,11 @@ class ReadDumps(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.d = ptest.tmpdir_for_class(cls)
-        cls.jobs = {}
-        for name, args in (("rccl", ["--host", "rccl"]),
-                           ("nccl", ["--host", "nccl-2.28", "--hold", HOLD,
-                                     "--env", "PROXYTRACE_STALL_MS=250"])):
-            job = os.path.join(cls.d, name)
-            os.makedirs(os.path.join(job, "dumps"))
-            rc, out, err = ptest.c_cli(["sim", "--plugin", ptest.PLUGIN, "--quiet", "--stall", "3:0:5",
-                                        "--dump-dir", os.path.join(job, "dumps"),
-                                        "--truth-json", os.path.join(job, "truth.json")] + args)
-            assert rc == 3, (name, rc, out, err)
-            cls.jobs[name] = job
+        cls.jobs = {  # the job hangs: exit 3
+            name: ptest.sim_job(os.path.join(cls.d, name), ["--stall", "3:0:5"] + args, exits=(3,))
+            for name, args in (("rccl", ["--host", "rccl"]),
+                               ("nccl", ["--host", "nccl-2.28", "--hold", HOLD,
+                                         "--env", "PROXYTRACE_STALL_MS=250"]))}
         rccl = os.path.join(cls.jobs["rccl"], "dumps")
         nccl = os.path.join(cls.jobs["nccl"], "dumps")
         cls.inputs = {  # what each test reads: the two forms, alone and together
