@@ -77,6 +77,8 @@ typedef struct {
   void* ctx;
 } plugin;
 
+static double first_init_us; /* the process's first init of the plugin */
+
 static void open_plugin(plugin* pl, const char* name, const char* path) {
   pl->name = name;
   pl->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -84,7 +86,11 @@ static void open_plugin(plugin* pl, const char* name, const char* path) {
   pl->p = dlsym(pl->so, "ncclProfiler_v6");
   pl->dump = (ncclProfilerProxyTraceDump_t)dlsym(pl->so, "ncclProfilerProxyTraceDump");
   int mask = 0;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
   pl->p->init(&pl->ctx, 0xbeef, &mask, "bench", 2, 8, 0, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  first_init_us = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
 }
 
 /* ---- sample store ---- */
@@ -250,14 +256,15 @@ static void to_bytes(void* arg, const char* line, int len) {
   b->buf[b->n++] = '\n';
 }
 
-/* One dump of a full default-sized trace (4096 active ops): the snapshot,
- * then the text and the JSON printed from it, as a dump file gets them. */
-static void dump_formats(void) {
+/* One dump of n active ops: the snapshot, then the text and the JSON
+ * printed from it, as a dump file gets them (best of 5 each). */
+static void dump_formats(uint32_t n) {
   pt_trace* t;
   pt_trace_config cfg;
   pt_trace_config_default(&cfg);
+  cfg.max_ops = n;
   if (pt_trace_create(&t, &cfg, 3) != 0) return;
-  for (uint32_t i = 0; i < cfg.max_ops; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     pt_op_info info = {.comm_hash = 0x1234567890ull, .op_count = i / 16, .channel = (int)(i % 16), .peer = 4,
                        .nsteps = 64, .is_send = (int)(i & 1), .nbytes = 1 << 20, .func_idx = 4, .protocol = 2,
                        .pattern = 1, .total_bytes = 1u << 24, .chunk_size = 1 << 19};
@@ -265,18 +272,20 @@ static void dump_formats(void) {
     pt_op_register(h);
     for (unsigned k = 0; k < PT_CNT_NUM; k++) pt_op_update(h, k, 3 + k, PT_FLAG_TIMESTAMP);
   }
-  bytes b = {__libc_malloc(1 << 22), 0, 1 << 22};
+  const size_t cap = (size_t)n * 1200 + (1 << 20);
+  bytes b = {__libc_malloc(cap), 0, cap};
   pt_dump_meta m = {.host = "node0", .pid = 1, .nranks = 64, .nnodes = 8, .comm_hash = 0x1234567890ull,
                     .comm_name = "bench", .host_lib = "rccl", .profiler_api = 6, .trigger = "stall", .seq = 1,
                     .round = 1, .stall_ms = 10000, .last_progress_ticks = pt_trace_last_progress(t)};
   double best[3] = {1e9, 1e9, 1e9};
   size_t text_bytes = 0, json_bytes = 0;
+  int lines = 0;
   for (int i = 0; i < 5; i++) {
     double t0 = now_ms();
     pt_dump* d = pt_trace_snapshot(t);
     double t1 = now_ms();
     b.n = 0;
-    pt_dump_text(d, to_bytes, &b);
+    lines = pt_dump_text(d, to_bytes, &b);
     text_bytes = b.n;
     double t2 = now_ms();
     b.n = 0;
@@ -288,10 +297,37 @@ static void dump_formats(void) {
     if (t2 - t1 < best[1]) best[1] = t2 - t1;
     if (t3 - t2 < best[2]) best[2] = t3 - t2;
   }
-  printf("dump of 4096 active ops            snapshot %.2f ms, text %.2f ms (%zu KiB), JSON %.2f ms (%zu KiB)"
-         " (best of 5)\n", best[0], best[1], text_bytes >> 10, best[2], json_bytes >> 10);
+  printf("dump of %6u active ops           snapshot+sort %.2f ms; text %.2f ms (%.2f M lines/s, %zu KiB); "
+         "JSON %.2f ms (%.2f M lines/s, %zu KiB); total text %.2f ms, JSON %.2f ms (target <= 15 at 100000)\n",
+         n, best[0], best[1], lines / best[1] / 1e3, text_bytes >> 10, best[2], lines / best[2] / 1e3,
+         json_bytes >> 10, best[0] + best[1], best[0] + best[2]);
   __libc_free(b.buf);
   pt_trace_destroy(t);
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* init then finalize of `n` communicators, one at a time: the time of each
+ * init (the first one of the process included). */
+static void init_times(plugin* pl, int n) {
+  double* us = __libc_malloc((size_t)n * sizeof *us);
+  for (int i = 0; i < n; i++) {
+    void* ctx = NULL;
+    int mask = 0;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    pl->p->init(&ctx, 0x5000u + (uint64_t)i, &mask, "init", 2, 8, i % 8, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    us[i] = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
+    pl->p->finalize(ctx);
+  }
+  qsort(us, (size_t)n, sizeof *us, cmp_double);
+  printf("init per communicator (us)         median %.1f, max %.1f over %d; the process's first %.1f "
+         "(target <= 50)\n", us[n / 2], us[n - 1], n, first_init_us);
+  __libc_free(us);
 }
 
 int main(int argc, char** argv) {
@@ -304,6 +340,7 @@ int main(int argc, char** argv) {
   long heap0 = live_bytes, alloc0 = n_alloc;
   plugin real, empty;
   open_plugin(&real, "proxytrace", real_path);
+  const double real_first_init_us = first_init_us;
   long heap_init = live_bytes - heap0;
   (void)alloc0;
   open_plugin(&empty, "empty", empty_path);
@@ -389,6 +426,9 @@ int main(int argc, char** argv) {
   printf("dump of 10000 active ops           %.2f ms (best of 5, host formatting included)\n", best);
   real.p->finalize(big);
   real.p->finalize(real.ctx);
-  dump_formats();
+  dump_formats(10000);
+  dump_formats(100000);
+  first_init_us = real_first_init_us;
+  init_times(&real, 1000);
   return 0;
 }

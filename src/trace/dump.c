@@ -45,24 +45,29 @@ typedef struct {
   uint32_t idx;
 } sort_key;
 
+/* One field's characters as 20 nibbles (80 bits), pad included. */
+__extension__ typedef unsigned __int128 u128;
+static const char* field_nibbles(const char* p, u128* out) {
+  u128 f = 0;
+  unsigned len = 0;
+  for (; *p && *p != ':' && *p != '>' && len < 20; p++, len++)
+    f = f << 4 | (unsigned)(*p == '-' ? 1 : *p - '0' + 2);
+  while (*p && *p != ':' && *p != '>') p++; /* never: a field has at most 20 */
+  if (len < 20) f = f << (4 * (20 - len)) | (((u128)1 << (4 * (20 - len))) - 1);
+  *out = f;
+  return *p ? p + 1 : p;
+}
+
 static void make_key(sort_key* k, const char* key, uint32_t idx) {
-  uint64_t w[4] = {0, 0, 0, 0};
-  unsigned nib = 0; /* nibbles written */
-  const char* p = key + 1; /* past '<' */
-  for (int f = 0; f < 3; f++) {
-    unsigned used = 0;
-    for (; *p && *p != ':' && *p != '>'; p++) {
-      const unsigned v = *p == '-' ? 1u : (unsigned)(*p - '0') + 2u;
-      if (used < 20) {
-        w[nib / 16] |= (uint64_t)v << (60 - 4 * (nib % 16));
-        nib++;
-        used++;
-      }
-    }
-    for (; used < 20; used++, nib++) w[nib / 16] |= (uint64_t)15 << (60 - 4 * (nib % 16));
-    if (*p) p++; /* ':' or '>' */
-  }
-  memcpy(k->w, w, sizeof w);
+  u128 a, b, c;
+  const char* p = field_nibbles(key + 1, &a); /* past '<' */
+  p = field_nibbles(p, &b);
+  field_nibbles(p, &c);
+  /* 3 x 80 bits, most significant first, into 4 x 64 */
+  k->w[0] = (uint64_t)(a >> 16);
+  k->w[1] = (uint64_t)(a & 0xffff) << 48 | (uint64_t)(b >> 32);
+  k->w[2] = (uint64_t)(b & 0xffffffffu) << 32 | (uint64_t)(c >> 48);
+  k->w[3] = (uint64_t)(c & 0xffffffffffffull) << 16;
   k->idx = idx;
 }
 

@@ -53,7 +53,6 @@ pt_status pt_rec_status(const pt_rec_view* v) {
 int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key, int my_rank,
                      const pt_clock_cal* cal) {
   const int64_t* c = v->counters;
-  const size_t keylen = strnlen(key, PT_KEY_MAX - 1);
   char tmp[PT_LINE_MAX];
   char* p = n >= PT_LINE_MAX ? buf : tmp;
   char* q = p;
@@ -69,8 +68,7 @@ int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key,
   LIT(", cntNm:");
   q = pt_put_i64(q, v->last_kind);
   LIT(", ");
-  memcpy(q, key, keylen);
-  q += keylen;
+  for (const char* k = key; *k && k < key + PT_KEY_MAX - 1; k++) *q++ = *k;
   LIT(", [fu,pr,pa,tb,ck]:");
   q = pt_put_i64(q, v->func_idx);
   *q++ = ',';

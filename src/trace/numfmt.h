@@ -14,16 +14,42 @@
 
 #define PT_NUM_MAX 20 /* "18446744073709551615", "-9223372036854775808" */
 
+/* Digits of v (1..20). */
+static inline unsigned pt_num_digits(uint64_t v) {
+  unsigned n = 1;
+  for (;;) {
+    if (v < 10) return n;
+    if (v < 100) return n + 1;
+    if (v < 1000) return n + 2;
+    if (v < 10000) return n + 3;
+    v /= 10000;
+    n += 4;
+  }
+}
+
+/* Written from the last digit back, two digits per division. */
 static inline char* pt_put_u64(char* p, uint64_t v) {
-  char tmp[PT_NUM_MAX];
-  char* e = tmp + sizeof tmp;
-  char* s = e;
-  do {
-    *--s = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  memcpy(p, s, (size_t)(e - s));
-  return p + (e - s);
+  static const char pairs[201] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  char* const end = p + pt_num_digits(v);
+  char* q = end;
+  while (v >= 100) {
+    const unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    q -= 2;
+    q[0] = pairs[2 * r];
+    q[1] = pairs[2 * r + 1];
+  }
+  if (v >= 10) {
+    q -= 2;
+    q[0] = pairs[2 * v];
+    q[1] = pairs[2 * v + 1];
+  } else {
+    *--q = (char)('0' + v);
+  }
+  return end;
 }
 
 static inline char* pt_put_i64(char* p, int64_t v) {
@@ -34,11 +60,11 @@ static inline char* pt_put_i64(char* p, int64_t v) {
   return pt_put_u64(p, (uint64_t)v);
 }
 
-/* A string literal or NUL-terminated string, without its NUL. */
+/* A NUL-terminated string, without its NUL. The strings a dump line holds
+ * are short (names, one key): a byte loop beats a call to memcpy. */
 static inline char* pt_put_str(char* p, const char* s) {
-  size_t n = strlen(s);
-  memcpy(p, s, n);
-  return p + n;
+  while (*s) *p++ = *s++;
+  return p;
 }
 
 #endif
