@@ -13,9 +13,10 @@
  *
  * Memory. Everything is allocated by pt_trace_create(): a slab of
  * `max_ops` 256-byte operation slots, an id table, the finished ring. When the
- * slab is full, slots whose record is already complete (or that were never
- * registered for a long time) are reclaimed; if none can be, the new
- * operation is dropped and counted, and every dump says so.
+ * slab is full, slots whose record is already complete, then slots of ops that
+ * were never registered (oldest first), are reclaimed; if none can be — every
+ * slot holds a registered op — the new operation is dropped and counted, and
+ * every dump says so.
  */
 #ifndef PROXYTRACE_TRACE_H
 #define PROXYTRACE_TRACE_H
@@ -77,15 +78,14 @@ typedef enum {
 
 typedef struct pt_trace pt_trace;
 
-/* A handle the host holds for one ProxyOp or one ProxyStep. It points into
- * the trace's slab (never a separate allocation) and carries a generation tag,
- * so a stale or repeated use is detected instead of touching another op. */
+/* A handle the host holds for one ProxyOp or one ProxyStep. It is an address
+ * in the trace's slab (never a separate allocation) tagged with the slot's
+ * generation in bits the address does not use, so a stale or repeated use is
+ * detected instead of touching another op. Opaque: never dereference it. */
 typedef void* pt_handle;
 
 typedef struct {
-  uint32_t max_ops;            /* slots in the slab; PT_MIN_MAX_OPS..PT_MAX_MAX_OPS */
-  uint32_t reclaim_unregistered_ms; /* started-but-never-registered slots older than this
-                                       may be reclaimed when the slab is full */
+  uint32_t max_ops; /* slots in the slab; PT_MIN_MAX_OPS..PT_MAX_MAX_OPS */
 } pt_trace_config;
 
 /* What the host told us about a proxy operation when it started it. */
@@ -121,6 +121,7 @@ typedef enum {
   PT_DROP_BAD_COUNTER,     /* counterKind out of range */
   PT_DROP_BAD_STATE,       /* state or event type that does not apply */
   PT_DROP_FOREIGN,         /* events of another process (PXN) */
+  PT_DROP_WRONG_CONTEXT,   /* ProxyStep whose parent op is not of the step's communicator */
   PT_DROP_NUM
 } pt_drop_reason;
 
@@ -150,8 +151,10 @@ void pt_op_update(pt_handle op, unsigned kind, int64_t value, unsigned flags);
 /* Stock NCCL 2.23-2.26 ProxyOp progress states (ncclProfilerProxyOpSendPosted
  * ... RecvDone, 0..7) with their `steps` argument: counters only move up. */
 void pt_op_progress(pt_handle op, int proxy_op_state, int64_t steps);
-/* A step of an op starts: returns a handle inside the op's own storage. */
-pt_handle pt_step_start(pt_handle op, int step);
+/* A step of op `parent` starts on trace `t` (the context the host passed):
+ * returns a handle inside the op's own storage. NULL when the parent is NULL,
+ * stale, or an op of another trace (counted, its memory never read). */
+pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step);
 void pt_step_state(pt_handle step, int state);
 /* Stop an op or a step handle. */
 void pt_handle_stop(pt_handle h);

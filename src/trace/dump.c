@@ -15,7 +15,10 @@
  * it before the ring was copied (it has then left the ring, as it would have
  * for a dump started later). A ring entry is kept only as the completion it
  * stood for when the ring's head was read: an entry the writer rewrote
- * meanwhile, or kept busy for every try, is left out (see pt_ring_snapshot).
+ * meanwhile, or kept busy past the reader's patience, is left out (see
+ * pt_ring_snapshot) — its op, being completed, is still in its live slot.
+ * Nor can a preempted writer hide a live record: pt_rec_read gives a copy
+ * in any case, kept and marked mid-write, and the dump says which.
  *
  * mapSizeMB counts the memory holding records now: active slots, id buckets
  * and finished-ring entries, each at its C size (pt_op 256 bytes, id entry
@@ -155,7 +158,7 @@ size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint
   for (uint64_t s = head - n; s < head; s++) {
     uint32_t version;
     if (pt_rec_read(&t->ring[s % PT_FINISHED_RING], &out[got], NULL, NULL, &version) != 0)
-      continue; /* the writer kept it busy: no consistent copy to print */
+      continue; /* kept busy past the reader's patience: no consistent copy to print */
     /* Slot s % 32 holds completion s after its (s / 32 + 1)-th write, each
      * write adding 2 to its sequence. Reading `head` with acquire made every
      * completion below it visible, so the slot is at that version or later;
@@ -182,7 +185,7 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
   for (uint32_t i = 0; i < t->nslots; i++) {
     uint8_t st;
     if (PT_LOAD(t->slab[i].state) < PT_SLOT_ACTIVE) continue; /* cheap pre-check */
-    if (pt_op_read(&t->slab[i], &st, &d->es[n].v) != 0) continue;
+    d->es[n].mid_write = pt_op_read(&t->slab[i], &st, &d->es[n].v) == PT_READ_MID_WRITE;
     if (st != PT_SLOT_ACTIVE && st != PT_SLOT_DETACHED) continue;
     d->es[n].state = st;
     d->es[n].order = i;
@@ -195,6 +198,7 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
   const size_t nring = pt_ring_snapshot(t, head, ring, ring_order);
   for (size_t i = 0; i < nring; i++, n++) {
     d->es[n].v = ring[i];
+    d->es[n].mid_write = 0;
     d->es[n].state = PT_SLOT_FINISHED;
     d->es[n].order = ring_order[i];
   }
@@ -244,6 +248,23 @@ static int format_drops(const pt_dump* d, char* buf, size_t n) {
   return len < (int)n ? len : (int)n - 1;
 }
 
+/* "proxytrace: N records copied while the proxy thread was inside a write
+ * ...: <keys>" — only when a live record's writer stayed inside a write for
+ * the reader's whole patience (preempted), so that record's line may mix
+ * that one write's before and after. It is printed all the same. */
+static int format_mid_write(const pt_dump* d, char* buf, size_t cap) {
+  size_t count = 0;
+  for (size_t i = 0; i < d->n; i++) count += pt_dump_at(d, i)->mid_write;
+  if (!count) return 0;
+  int len = snprintf(buf, cap,
+                     "proxytrace: %zu record%s copied while the proxy thread was inside a write "
+                     "to %s (each value from just before or after it):",
+                     count, count == 1 ? "" : "s", count == 1 ? "it" : "them");
+  for (size_t i = 0; i < d->n && len < (int)cap; i++)
+    if (pt_dump_at(d, i)->mid_write) len += snprintf(buf + len, cap - (size_t)len, " %s", pt_dump_at(d, i)->key);
+  return len < (int)cap ? len : (int)cap - 1;
+}
+
 int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg) {
   char line[PT_LINE_MAX];
   int lines = 0;
@@ -251,6 +272,11 @@ int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg) {
   emit(arg, line, len);
   lines++;
   len = format_drops(d, line, sizeof line);
+  if (len > 0) {
+    emit(arg, line, len);
+    lines++;
+  }
+  len = format_mid_write(d, line, sizeof line);
   if (len > 0) {
     emit(arg, line, len);
     lines++;

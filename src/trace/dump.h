@@ -14,6 +14,7 @@ typedef struct {
   pt_rec_view v;
   char key[PT_KEY_MAX];
   uint8_t state; /* PT_SLOT_ACTIVE, PT_SLOT_DETACHED, or PT_SLOT_FINISHED (ring) */
+  uint8_t mid_write; /* copied while the proxy thread was inside a write to it (record.h) */
   uint64_t order;
 } pt_dump_entry;
 

@@ -213,6 +213,7 @@ static void op(jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t seq)
   TIME(q, "posted_ns", &d->cal, v->t_posted);
   TIME(q, "send_ns", &d->cal, v->t_kernel);
   TIME(q, "progress_ns", &d->cal, v->t_progress);
+  if (e->mid_write) LIT(q, ",\"midWrite\":true"); /* only then: see docs/dump-json.md */
   *q++ = '}';
   j->len = (size_t)(q - j->b);
 }
