@@ -171,7 +171,8 @@ size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint
 
 pt_dump* pt_trace_snapshot(pt_trace* t) {
   pt_dump* d = calloc(1, sizeof *d);
-  size_t cap = (size_t)t->nslots + PT_FINISHED_RING;
+  const uint32_t used = pt_trace_slots_used(t); /* acquire: those slots are slab members */
+  size_t cap = (size_t)used + PT_FINISHED_RING;
   if (d) d->es = malloc(cap * sizeof *d->es);
   if (!d || !d->es) {
     free(d);
@@ -182,7 +183,7 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
   d->map_size_mb = map_size_mb(t, finished_in_ring(t, &head));
   /* Active records first, then the ring (see the note at the top). */
   size_t n = 0;
-  for (uint32_t i = 0; i < t->nslots; i++) {
+  for (uint32_t i = 0; i < used; i++) {
     uint8_t st;
     if (PT_LOAD(t->slab[i].state) < PT_SLOT_ACTIVE) continue; /* cheap pre-check */
     d->es[n].mid_write = pt_op_read(&t->slab[i], &st, &d->es[n].v) == PT_READ_MID_WRITE;
@@ -303,7 +304,7 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
   int len = pt_format_header(line, sizeof line, map_size_mb(t, finished_in_ring(t, &head)));
   emit(arg, line, len);
   len = snprintf(line, sizeof line, "proxytrace: no memory for a dump of %zu records",
-                 (size_t)t->nslots + PT_FINISHED_RING);
+                 (size_t)pt_trace_slots_used(t) + PT_FINISHED_RING);
   emit(arg, line, len);
   return -1;
 }
