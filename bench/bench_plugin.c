@@ -17,9 +17,12 @@
  *               steps carry no counters; stock NCCL: they drive them)
  *
  * Also: heap allocations per step (malloc is interposed here), bytes per op
- * record, heap per communicator after init and after a long run, the
- * time to dump 10 000 active ops through the hook, and the cost of one
- * dump of 4096 active ops as snapshot, text and JSON.
+ * record, resident memory of 1 and 1000 communicators at rest and of one
+ * with 4096 / 65536 / 262144 ops in flight and after they finish (slots are
+ * mapped on use, so /proc/self/statm, not the malloc count, says it), heap
+ * growth over a long run, the time to dump 10 000 active ops through the
+ * hook, one dump of 10 000 and of 100 000 active ops as snapshot, text and
+ * JSON, and the time of each of 1000 inits.
  */
 #include <dlfcn.h>
 #include <malloc.h>
