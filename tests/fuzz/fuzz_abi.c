@@ -4,13 +4,14 @@
  * (v1..v6), startEvent, recordEventState, stopEvent, the dump hook, finalize —
  * with random event types, states, descriptor bytes and state args, and
  * handles drawn from everything the plugin ever returned: live, stopped
- * (stale), NULL, the Group sentinel, handles of another communicator, and
- * op handles of communicators already finalized as step parents.
+ * (stale), NULL, the Group sentinel, Coll/P2p task handles, handles of
+ * another communicator, and op handles of communicators already finalized
+ * as step parents.
  *
  * What the host contract forbids is not generated: a handle of a finalized
  * communicator passed to stop/record (the plugin cannot tell it from live
  * memory without a lookup on the hot path), pointers the plugin never gave
- * out. Everything else must hold:
+ * out, a function name that is not a string. Everything else must hold:
  *   - no crash, no sanitizer report, no leak (LeakSanitizer at exit of each
  *     input: every context is finalized);
  *   - every dump is well formed (header, optional drop and mid-write lines,
@@ -215,6 +216,30 @@ static void do_finalize(int k) {
   ctxs[k].ctx = NULL;
 }
 
+/* The host passes its function name as a string (v2+; v1 a code): a name
+ * NCCL prints, one it does not, or NULL — never a random pointer. */
+static void set_names(int version, uint64_t type, void* d, uint8_t k) {
+  static const char* const names[] = {"AllReduce", "Broadcast", "Send", "Recv", "SendRecv",
+                                      "NoSuchFunction", "", NULL};
+  const char* name = names[k % (sizeof names / sizeof names[0])];
+  const int coll = type == ncclProfileColl, p2p = type == ncclProfileP2p;
+  if (version == 1 || !(coll || p2p)) return;
+#define SET_NAME(V)                                                      \
+  do {                                                                   \
+    ncclProfilerEventDescr_##V##_t* x = d;                               \
+    if (coll) x->coll.func = name;                                       \
+    else x->p2p.func = name;                                             \
+  } while (0)
+  switch (version) {
+    case 2: SET_NAME(v2); break;
+    case 3: SET_NAME(v3); break;
+    case 4: SET_NAME(v4); break;
+    case 5: SET_NAME(v5); break;
+    default: SET_NAME(v6); break;
+  }
+#undef SET_NAME
+}
+
 /* A descriptor of any version: every version has type at 0 (1 byte up to
  * v4, 8 from v5), parentObj at 8, rank at 16, the proxy arms at 24. */
 static void do_start(fz_input* in) {
@@ -230,10 +255,12 @@ static void do_start(fz_input* in) {
   memset(d.raw + 88, 0, sizeof d.raw - 88);
   const uint8_t sel = fz_u8(in);
   uint64_t type;
-  switch (sel % 8) {
+  switch (sel % 10) {
     case 0: case 1: case 2: type = ncclProfileProxyOp; break;
     case 3: case 4: case 5: type = ncclProfileProxyStep; break;
     case 6: type = ncclProfileGroup; break;
+    case 7: type = ncclProfileColl; break; /* task handles, parents of ProxyOps */
+    case 8: type = ncclProfileP2p; break;
     default: type = fz_bytes(in, 8); break;
   }
   void* parent = pick_parent(in);
@@ -257,6 +284,7 @@ static void do_start(fz_input* in) {
       d.v6.proxyOp.rawProxyNsteps %= 64;
     }
   }
+  set_names(version, version <= 4 ? (uint8_t)type : type, &d, fz_u8(in)); /* the type it sees */
   void* h = (void*)0x1;
   void** hp = fz_u8(in) == 0xff ? NULL : &h;
   void* descr = fz_u8(in) == 0xfe ? NULL : &d;
@@ -329,6 +357,9 @@ static void do_stop(fz_input* in) {
 int LLVMFuzzerInitialize(int* argc, char*** argv) {
   (void)argc, (void)argv;
   setenv("PROXYTRACE_MAX_OPS", "16", 1); /* small slabs: pressure comes fast */
+  /* No dumper thread: a run is one thread, so a finding replays the same
+   * (the dumper's concurrency is what test_stress and test_dumps are for). */
+  setenv("PROXYTRACE_STALL_MS", "0", 1);
   return 0;
 }
 
