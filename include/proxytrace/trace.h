@@ -68,9 +68,11 @@ typedef enum {
 
 #define PT_NCCL_STEPS 8      /* NCCL_STEPS: steps of one op in flight at most */
 #define PT_FINISHED_RING 32  /* kFinishedProxyOpItems */
-#define PT_DEFAULT_MAX_OPS 4096
+#define PT_DEFAULT_MAX_OPS 65536 /* a cap per communicator: slots cost memory only once used */
 #define PT_MIN_MAX_OPS 16
 #define PT_MAX_MAX_OPS (1u << 20)
+#define PT_DEFAULT_MAX_MEMORY_MB 1024 /* process-wide budget of op slots */
+#define PT_MAX_MEMORY_MB (1u << 20)
 
 /* Diag update flags (RCCL's NCCL_PROXY_DIAG_FLAG_*). */
 #define PT_FLAG_TIMESTAMP 1u
@@ -85,8 +87,17 @@ typedef struct pt_trace pt_trace;
 typedef void* pt_handle;
 
 typedef struct {
-  uint32_t max_ops; /* slots in the slab; PT_MIN_MAX_OPS..PT_MAX_MAX_OPS */
+  uint32_t max_ops; /* cap on slots; PT_MIN_MAX_OPS..PT_MAX_MAX_OPS */
 } pt_trace_config;
+
+/* The process-wide budget, in bytes, of the op slots of every trace
+ * (PROXYTRACE_MAX_MEMORY_MB; slab.h): past it a new op is dropped, counted
+ * as opsDropped, unless a slot of its own trace is free or reclaimable.
+ * Slots are charged 64 (16 KiB) at a time and given back when their trace
+ * is destroyed. */
+void pt_trace_set_memory_budget(uint64_t bytes);
+uint64_t pt_trace_memory_budget(void);
+uint64_t pt_trace_memory_charged(void);
 
 /* What the host told us about a proxy operation when it started it. */
 typedef struct {
@@ -304,8 +315,12 @@ pt_status pt_status_of(pt_op_type type, int64_t posted, int64_t received, int64_
                        int64_t done, int nsteps, int window);
 const char* pt_status_name(pt_status s);
 
-/* Memory the trace reserved, in bytes, and the per-slot size. */
+/* Memory the trace holds, in bytes (its slots in use so far, the id table
+ * and the trace itself), and the per-slot size. */
 size_t pt_trace_reserved_bytes(const pt_trace* t);
+/* Slots handed out so far (the high-water mark of ops in flight, rounded
+ * up by the reuse reserve). */
+uint32_t pt_trace_slots_used(const pt_trace* t);
 size_t pt_op_slot_bytes(void);
 
 #ifdef __cplusplus

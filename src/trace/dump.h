@@ -19,7 +19,8 @@ typedef struct {
 } pt_dump_entry;
 
 struct pt_dump {
-  pt_dump_entry* es;   /* sorted as printed */
+  pt_dump_entry* es;   /* in snapshot order: live slots, then the ring */
+  uint32_t* ord;       /* es indices, sorted as printed */
   size_t n;
   uint32_t n_active;   /* entries from live slots (active or detached) */
   uint32_t n_finished; /* entries from the finished ring */
@@ -31,5 +32,8 @@ struct pt_dump {
   pt_clock_cal cal;
   int64_t time_ns; /* CLOCK_REALTIME when taken */
 };
+
+/* The i-th entry as printed. */
+static inline const pt_dump_entry* pt_dump_at(const pt_dump* d, size_t i) { return &d->es[d->ord[i]]; }
 
 #endif

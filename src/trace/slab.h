@@ -18,13 +18,27 @@
  * so a slot comes back only after every other free slot has been used.
  * The host treats handles as opaque and never dereferences them.
  *
+ * Memory follows the ops in flight. The slab is one reservation of address
+ * space for the communicator's cap (PROXYTRACE_MAX_OPS slots), mapped
+ * without backing: a page costs memory only once a slot in it is used.
+ * Slots are handed out from the low end (`n_init`, the high-water mark),
+ * charged to the process-wide budget (PROXYTRACE_MAX_MEMORY_MB) a chunk of
+ * PT_CHUNK_SLOTS at a time by one atomic add; a new op takes a fresh slot
+ * while fewer than PT_REUSE_MIN slots are free, else the oldest free one —
+ * so an idle communicator holds no slot page and a busy one about as many
+ * slots as it has ops in flight, plus PT_REUSE_MIN. Nothing is allocated,
+ * locked or called on the way: the kernel supplies a zeroed page at the
+ * first write to it (a page fault, no system call). Dumps read slots below
+ * `n_init` only.
+ *
  * Every slot is in exactly one list, by state: FREE slots in `free`,
  * STARTED ones in `started` (oldest first), FINISHED and IGNORED ones —
  * whose records no dump needs — in `done`; ACTIVE and DETACHED in none. When
  * the free list is empty a new op takes the oldest `done` slot, else the
  * oldest `started` one (an op the host never registered: CollNet and
  * copy-engine transports start ProxyOps they never progress nor stop), and
- * is dropped only when every slot holds a registered op.
+ * is dropped only when every slot up to the cap or the budget holds a
+ * registered op.
  */
 #ifndef PT_TRACE_SLAB_H
 #define PT_TRACE_SLAB_H
@@ -83,11 +97,17 @@ typedef struct pt_op {
 
 typedef struct {
   uint32_t head, tail; /* oldest, newest; PT_NO_SLOT when empty */
+  uint32_t len;
 } pt_slot_list;
+
+#define PT_CHUNK_SLOTS 64u /* slots charged to the budget at a time (16 KiB) */
+#define PT_REUSE_MIN 64u   /* free slots kept before one is reused */
 
 struct pt_trace {
   pt_op* slab;
-  uint32_t nslots;
+  uint32_t nslots;           /* the cap: slots reserved */
+  _Atomic uint32_t n_init;   /* slots handed out so far (release: readers acquire) */
+  uint32_t n_charged;        /* slots charged to the budget (PT_CHUNK_SLOTS multiples) */
   pt_slot_list free, started, done; /* proxy thread only */
   pt_idmap ids;               /* proxy thread only */
   _Atomic int my_rank;

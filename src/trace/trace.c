@@ -16,6 +16,7 @@
 
 #include "trace/clock.h"
 #include "trace/slab.h"
+#include "trace/vmem.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -24,6 +25,7 @@
 
 static void list_push(pt_trace* t, pt_slot_list* l, uint32_t i) {
   pt_op* op = &t->slab[i];
+  l->len++;
   op->next = PT_NO_SLOT;
   op->prev = l->tail;
   if (l->tail == PT_NO_SLOT) l->head = i;
@@ -33,6 +35,7 @@ static void list_push(pt_trace* t, pt_slot_list* l, uint32_t i) {
 
 static void list_unlink(pt_trace* t, pt_slot_list* l, uint32_t i) {
   const pt_op* op = &t->slab[i];
+  l->len--;
   if (op->prev == PT_NO_SLOT) l->head = op->next;
   else t->slab[op->prev].next = op->next;
   if (op->next == PT_NO_SLOT) l->tail = op->prev;
@@ -60,6 +63,24 @@ static inline uint32_t index_of(const pt_trace* t, const pt_op* op) {
   return (uint32_t)(op - t->slab);
 }
 
+/* ---- the process-wide memory budget (slab.h) ---- */
+
+static _Atomic uint64_t budget_bytes = (uint64_t)PT_DEFAULT_MAX_MEMORY_MB << 20;
+static _Atomic uint64_t charged_bytes;
+
+void pt_trace_set_memory_budget(uint64_t bytes) { atomic_store_explicit(&budget_bytes, bytes, RLX); }
+uint64_t pt_trace_memory_budget(void) { return atomic_load_explicit(&budget_bytes, RLX); }
+uint64_t pt_trace_memory_charged(void) { return atomic_load_explicit(&charged_bytes, RLX); }
+
+/* One more chunk of slots for t, if the budget has room: one atomic add. */
+static int charge_chunk(void) {
+  const uint64_t bytes = (uint64_t)PT_CHUNK_SLOTS * PT_SLOT_BYTES;
+  const uint64_t before = atomic_fetch_add_explicit(&charged_bytes, bytes, RLX);
+  if (LIKELY(before + bytes <= atomic_load_explicit(&budget_bytes, RLX))) return 1;
+  atomic_fetch_sub_explicit(&charged_bytes, bytes, RLX);
+  return 0;
+}
+
 /* ---- lifecycle ---- */
 
 void pt_trace_config_default(pt_trace_config* cfg) { cfg->max_ops = PT_DEFAULT_MAX_OPS; }
@@ -77,23 +98,18 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
   pt_trace* t = calloc(1, sizeof *t);
   if (!t) return -1;
   const size_t bytes = (size_t)cfg.max_ops * PT_SLOT_BYTES;
-  t->slab = aligned_alloc(PT_SLOT_BYTES, bytes);
+  t->slab = pt_vmem_reserve(bytes); /* zeroed, page-aligned, backed only where written */
   /* Handles keep generation bits above the address (slab.h): a slab the
    * system placed that high cannot carry them. */
   const int tags_fit = t->slab && (((uintptr_t)t->slab + bytes - 1) & ~PT_ADDR_MASK) == 0;
   if (!tags_fit || pt_idmap_init(&t->ids, cfg.max_ops) != 0) {
-    free(t->slab);
+    pt_vmem_release(t->slab, bytes);
     free(t);
     errno = ENOMEM;
     return -1;
   }
-  memset(t->slab, 0, bytes);
   t->nslots = cfg.max_ops;
-  t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT};
-  for (uint32_t i = 0; i < t->nslots; i++) {
-    t->slab[i].trace = t;
-    list_push(t, &t->free, i);
-  }
+  t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
   PT_STORE(t->my_rank, my_rank);
   for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
   *out = t;
@@ -103,7 +119,8 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
 void pt_trace_destroy(pt_trace* t) {
   if (!t) return;
   pt_idmap_free(&t->ids);
-  free(t->slab);
+  atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)t->n_charged * PT_SLOT_BYTES, RLX);
+  pt_vmem_release(t->slab, (size_t)t->nslots * PT_SLOT_BYTES);
   free(t);
 }
 
@@ -146,7 +163,11 @@ void pt_trace_learn_rank(pt_trace* t, int rank) {
 size_t pt_op_slot_bytes(void) { return sizeof(pt_op); }
 
 size_t pt_trace_reserved_bytes(const pt_trace* t) {
-  return sizeof *t + (size_t)t->nslots * sizeof(pt_op) + pt_idmap_bytes(&t->ids);
+  return sizeof *t + (size_t)t->n_charged * sizeof(pt_op) + pt_idmap_bytes(&t->ids);
+}
+
+uint32_t pt_trace_slots_used(const pt_trace* t) {
+  return atomic_load_explicit(&t->n_init, memory_order_acquire);
 }
 
 /* ---- one writer per trace (debug builds) ---- */
@@ -253,14 +274,33 @@ static void free_slot(pt_trace* t, pt_op* op) {
   list_push(t, &t->free, index_of(t, op));
 }
 
-/* A slot for a new op: a free one; else, when the slab is full, one whose
- * record no dump needs (finished or ignored, never stopped), else the op
- * started longest ago and never registered (NCCL starts ProxyOps for
- * CollNet and copy-engine transports that it never progresses nor stops) —
- * whatever its age, so such ops never crowd out network ops. Registered
- * ops are never taken: a stuck op is what a dump is for. */
+/* A slot never used before, charged to the budget a chunk at a time; the
+ * slot is made a slab member (its trace) before readers may see it. */
+static uint32_t fresh_slot(pt_trace* t) {
+  const uint32_t i = PT_LOAD(t->n_init);
+  if (i >= t->nslots) return PT_NO_SLOT;
+  if (i >= t->n_charged) {
+    if (!charge_chunk()) return PT_NO_SLOT;
+    t->n_charged += PT_CHUNK_SLOTS;
+  }
+  t->slab[i].trace = t;
+  atomic_store_explicit(&t->n_init, i + 1, memory_order_release);
+  return i;
+}
+
+/* A slot for a new op: a fresh one while few are free (memory follows the
+ * ops in flight, slab.h), else the oldest free one; when neither is left
+ * (the cap or the budget reached, nothing free), one whose record no dump
+ * needs (finished or ignored, never stopped), else the op started longest
+ * ago and never registered (NCCL starts ProxyOps for CollNet and
+ * copy-engine transports that it never progresses nor stops) — whatever its
+ * age, so such ops never crowd out network ops. Registered ops are never
+ * taken: a stuck op is what a dump is for. */
 static uint32_t take_slot(pt_trace* t) {
-  uint32_t i = list_pop(t, &t->free);
+  uint32_t i = PT_NO_SLOT;
+  if (LIKELY(t->free.len >= PT_REUSE_MIN)) i = list_pop(t, &t->free);
+  if (i == PT_NO_SLOT) i = fresh_slot(t);
+  if (i == PT_NO_SLOT) i = list_pop(t, &t->free);
   if (LIKELY(i != PT_NO_SLOT)) return i;
   i = list_pop(t, &t->done);
   if (i == PT_NO_SLOT) i = list_pop(t, &t->started);

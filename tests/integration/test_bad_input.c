@@ -288,16 +288,23 @@ static void test_bad_env(void** state) {
   rh_log_clear();
   setenv("PROXYTRACE_MAX_OPS", "lots", 1);
   setenv("PROXYTRACE_CLOCK", "sundial", 1);
+  setenv("PROXYTRACE_MAX_MEMORY_MB", "0", 1);
   void* c1 = rh_init(&plugin, 1, 0, 2);
   void* c2 = rh_init(&plugin, 2, 1, 2);
   unsetenv("PROXYTRACE_MAX_OPS");
   unsetenv("PROXYTRACE_CLOCK");
-  int warnings = 0, clock_warnings = 0;
+  unsetenv("PROXYTRACE_MAX_MEMORY_MB");
+  int warnings = 0, clock_warnings = 0, memory_warnings = 0;
   for (int i = 0; i < rh_captured.n; i++) {
     if (strstr(rh_captured.text[i], "PROXYTRACE_MAX_OPS='lots'")) {
       warnings++;
       assert_non_null(strstr(rh_captured.text[i], "16..1048576"));
-      assert_non_null(strstr(rh_captured.text[i], "default 4096"));
+      assert_non_null(strstr(rh_captured.text[i], "default 65536"));
+    }
+    if (strstr(rh_captured.text[i], "PROXYTRACE_MAX_MEMORY_MB='0'")) {
+      memory_warnings++;
+      assert_non_null(strstr(rh_captured.text[i], "1..1048576"));
+      assert_non_null(strstr(rh_captured.text[i], "default 1024"));
     }
     if (strstr(rh_captured.text[i], "PROXYTRACE_CLOCK='sundial'")) {
       clock_warnings++;
@@ -307,10 +314,11 @@ static void test_bad_env(void** state) {
   }
   assert_int_equal(warnings, 1);
   assert_int_equal(clock_warnings, 1);
-  /* default pool: 4096 live ops fit */
+  assert_int_equal(memory_warnings, 1);
+  /* the defaults: 20 000 live ops fit in one communicator (the slab grows) */
   rh_op_desc d = desc(0, 2);
-  static rh_op ops[4096];
-  for (int i = 0; i < 4096; i++) {
+  static rh_op ops[20000];
+  for (int i = 0; i < 20000; i++) {
     rh_op_start(&plugin, c1, &ops[i], &d);
     assert_non_null(ops[i].handle);
     rh_op_in_progress(&ops[i]);
