@@ -60,7 +60,8 @@ $(LT_PLUGIN_DIR)/fakerccl.so: tests/loader/plugins/fakerccl.c
 	$(CC) -std=c11 -O1 -fPIC -shared -Wall -Wextra -o $@ $< -Wl,-soname,librccl.so.1
 LT_PLUGINS += $(LT_PLUGIN_DIR)/fakerccl.so
 
-LT_PROGS := $(LT)/test_units $(LT)/test_elf $(LT)/test_once $(LT)/test_matrix $(LT)/test_exec
+LT_PROGS := $(LT)/test_units $(LT)/test_elf $(LT)/test_once $(LT)/test_matrix $(LT)/test_exec \
+  $(LT)/test_probe_env
 # fixtures.c starts children through PROXYTRACE_EMULATOR like the CLI does.
 LT_COMMON := $(B)/tests/loader/fixtures.o $(B)/tools/exec.o
 $(B)/tests/loader/fixtures.o $(LT)/test_exec.o: ALL_CFLAGS += -Itools

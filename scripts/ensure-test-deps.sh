@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs what the tests need when it is missing (Debian): cmocka for the
 # unit tests, the Relacy verifier and a C++ compiler for the seqlock model
-# check, python3 for the golden-file helpers. Idempotent and quiet when
+# check, python3 for the golden-file helpers, and for the Python package's
+# tests Debian's own /usr/bin/python3 with venv and pip (an offline `pip
+# install` into a virtual environment). Idempotent and quiet when
 # everything is already there.
 #
 # Usage: ensure-test-deps.sh [ARCH]. With ARCH=aarch64 (make test
@@ -17,6 +19,12 @@ add_arch=""
 command -v "${HOSTCXX:-g++}" >/dev/null 2>&1 || missing="$missing g++"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+if [ -x /usr/bin/python3 ]; then
+  /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+  /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing="$missing python3-pip"
+else
+  missing="$missing python3 python3-venv python3-pip"
+fi
 case $arch in
   "") ;;
   aarch64)

@@ -293,6 +293,17 @@ typedef struct {
  * runs. Always sets *out (except on PT_ENOMEM); returns (*out)->status. */
 PT_EXTERN int pt_probe(const pt_request* req, pt_host host, pt_result** out);
 
+/* As pt_probe(), for a process started with the environment `envp` (NULL-
+ * terminated "VAR=VALUE" strings, as execve() takes) instead of this one:
+ * every variable the request takes from the environment is looked up there
+ * (NCCL_PROFILER_PLUGIN, RCCL_ENABLE_PROXY_TRACE, NCCL_NET_PLUGIN,
+ * NCCL_ENV_PLUGIN, PROXYTRACE_HOME, LD_LIBRARY_PATH; NCCL_CONF_FILE and
+ * HOME for the config files), and a variable missing there is unset even
+ * when this process has it. Nothing is written to the environment. envp
+ * NULL: this process's (= pt_probe). */
+PT_EXTERN int pt_probe_env(const pt_request* req, pt_host host, const char* const* envp,
+                           pt_result** out);
+
 /* Load: open the candidates in order with dlopen(RTLD_NOW|RTLD_LOCAL),
  * reusing a copy already loaded, probe ncclProfiler_v<native>…_v1, look up
  * ncclProfilerProxyTraceDump, validate the table. A refused candidate is

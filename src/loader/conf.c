@@ -62,8 +62,8 @@ static const char* lookup_file(pt_res* r, const pt_host_info* h, const char* pat
 }
 
 /* ~ as the host finds it. */
-static const char* home_dir(const pt_host_info* h, char* buf, size_t n) {
-  if (h->flags & PT_HOSTF_CONF_HOME_ENV) return getenv("HOME");
+static const char* home_dir(const pt_res* r, const pt_host_info* h, char* buf, size_t n) {
+  if (h->flags & PT_HOSTF_CONF_HOME_ENV) return pt_res_getenv(r, "HOME");
   struct passwd pwbuf, *pw = NULL;
   if (getpwuid_r(getuid(), &pwbuf, buf, n, &pw) != 0 || !pw) return NULL;
   return pw->pw_dir;
@@ -73,13 +73,13 @@ const char* pt_conf_lookup(pt_res* r, const pt_host_info* h, const char* name,
                            const char** origin) {
   char path[PATH_MAX], buf[4096];
   const int rccl = (h->flags & PT_HOSTF_RCCL_CONF) != 0;
-  const char* user = rccl ? NULL : getenv("NCCL_CONF_FILE");
+  const char* user = rccl ? NULL : pt_res_getenv(r, "NCCL_CONF_FILE");
   const char* found = NULL;
   if (user && *user) {
     snprintf(path, sizeof path, "%s", user);
     found = lookup_file(r, h, path, name);
   } else {
-    const char* home = home_dir(h, buf, sizeof buf);
+    const char* home = home_dir(r, h, buf, sizeof buf);
     if (home) {
       snprintf(path, sizeof path, "%s/%s", home, rccl ? ".rccl.conf" : ".nccl.conf");
       found = lookup_file(r, h, path, name);

@@ -305,10 +305,16 @@ int pt_evaluate(pt_res* r, const pt_backend* be) {
 
 int pt_run(const pt_request* req, pt_host host, int probed, const pt_backend* be,
            pt_result** out) {
+  return pt_run_env(req, host, probed, be, NULL, out);
+}
+
+int pt_run_env(const pt_request* req, pt_host host, int probed, const pt_backend* be,
+               const char* const* envp, pt_result** out) {
   if (!out) return PT_EINVAL;
   *out = NULL;
   pt_res* r = pt_res_new(host, probed);
   if (!r) return PT_ENOMEM;
+  r->envp = envp;
   pt_settings s;
   if (pt_settings_resolve(r, req, &s) == PT_OK) pt_candidates_generate(r, &s);
   int rc = pt_evaluate(r, be);

@@ -74,6 +74,7 @@ typedef struct {
   int major;     /* plugin major required under PROXYTRACE_HOME        */
   int value_set; /* NCCL_PROFILER_PLUGIN was set and not empty         */
   const char* ld_library_path; /* what the probe searches for bare names */
+  const char* const* envp; /* where variables are read; NULL = the process */
 } pt_res;
 
 pt_res* pt_res_new(pt_host host, int probed);
@@ -110,6 +111,10 @@ typedef struct {
 /* Fill settings from the request (strings kept in r). Returns PT_OK or
  * PT_EINVAL with a note saying what to fix. */
 int pt_settings_resolve(pt_res* r, const pt_request* req, pt_settings* s);
+
+/* A variable of the environment the request is answered for: r->envp when
+ * set (pt_probe_env), else the process environment. NULL when unset. */
+const char* pt_res_getenv(const pt_res* r, const char* name);
 
 /* Look NAME up in the host's config files as the host does (conf.c): NCCL
  * $NCCL_CONF_FILE if set and non-empty, else ~/.nccl.conf, then
@@ -192,6 +197,9 @@ int pt_evaluate(pt_res* r, const pt_backend* be);
  * evaluation with the given backend. */
 int pt_run(const pt_request* req, pt_host host, int probed, const pt_backend* be,
            pt_result** out);
+/* The same, reading the environment from envp (NULL = the process's). */
+int pt_run_env(const pt_request* req, pt_host host, int probed, const pt_backend* be,
+               const char* const* envp, pt_result** out);
 
 /* Shared helpers of the two backends. */
 pt_outcome pt_classify_errno(int err);

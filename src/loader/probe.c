@@ -106,3 +106,8 @@ static const pt_backend probe_backend = {probe_open, probe_symbol, probe_accept,
 int pt_probe(const pt_request* req, pt_host host, pt_result** out) {
   return pt_run(req, host, 1, &probe_backend, out);
 }
+
+int pt_probe_env(const pt_request* req, pt_host host, const char* const* envp,
+                 pt_result** out) {
+  return pt_run_env(req, host, 1, &probe_backend, envp, out);
+}

@@ -3,7 +3,8 @@
  * reads: pick each host variable (an argument, the environment or, as the
  * host does, its config files), copy every string into the result, and
  * reject contradictory or malformed requests with a note that says what to
- * change. The environment is only read, never written.
+ * change. The environment is only read, never written; it is the
+ * process's, or the one pt_probe_env() was given.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,6 +43,14 @@ int pt_request_set_var(pt_request* req, const char* name, const char* value) {
   return PT_OK;
 }
 
+const char* pt_res_getenv(const pt_res* r, const char* name) {
+  if (!r->envp) return getenv(name);
+  size_t len = strlen(name);
+  for (const char* const* e = r->envp; *e; e++)
+    if (!strncmp(*e, name, len) && (*e)[len] == '=') return *e + len + 1;
+  return NULL;
+}
+
 /* An explicit field, else the environment (when asked), else NULL. */
 static const char* pick(pt_res* r, const char* field, const char* var, unsigned flags,
                         const char** origin) {
@@ -50,7 +59,7 @@ static const char* pick(pt_res* r, const char* field, const char* var, unsigned 
     return pt_res_keep(r, field);
   }
   if (!(flags & PT_REQ_ENVIRONMENT)) return NULL;
-  const char* v = getenv(var);
+  const char* v = pt_res_getenv(r, var);
   if (!v) return NULL;
   if (origin) *origin = "environment";
   return pt_res_keep(r, v);
@@ -157,7 +166,7 @@ int pt_settings_resolve(pt_res* r, const pt_request* req, pt_settings* s) {
   r->pub.net_value = s->net_value;
   r->pub.net_value_origin = s->net_value ? s->net_origin : "";
   if ((h->flags & PT_HOSTF_RCCL_CONF) && (req->flags & PT_REQ_CONF_FILES) &&
-      (req->flags & PT_REQ_ENVIRONMENT) && getenv("NCCL_CONF_FILE"))
+      (req->flags & PT_REQ_ENVIRONMENT) && pt_res_getenv(r, "NCCL_CONF_FILE"))
     pt_res_note(r,
                 "NCCL_CONF_FILE is set, but RCCL does not read it: RCCL takes its settings from "
                 "~/.rccl.conf and /etc/rccl.conf.");

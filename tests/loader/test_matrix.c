@@ -10,6 +10,11 @@
  * for each. The parent asserts, for every case, that the two lines are
  * identical (same status, API version, dump hook, file and the outcome of
  * every candidate in order) and that they match what the case expects.
+ *
+ * The Python binding runs the same cases (tests/python/test_matrix.py):
+ * `test_matrix --export DIR` builds the fixtures in DIR and prints every
+ * case, expanded, as one JSON line; the child started with --case-json
+ * prints the probe's result as pt_result_print_json() does.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -45,7 +50,7 @@ static void summarize(const pt_result* r, char* out, size_t n) {
            r->status == PT_OK ? r->realpath : "-", list);
 }
 
-static int child(int argc, char** argv) {
+static int child(int argc, char** argv, int json) {
   pt_host host = PT_HOST_RCCL;
   pt_request req;
   pt_request_init(&req);
@@ -72,6 +77,11 @@ static int child(int argc, char** argv) {
   pt_result* l = NULL;
   pt_probe(&req, host, &p);
   if (!p) return 92;
+  if (json) {
+    pt_result_print_json(p, stdout);
+    pt_result_free(p);
+    return 0;
+  }
   /* The probe must not have mapped any candidate that was not there before. */
   int clean = 1;
   for (size_t i = 0; i < p->n_candidates; i++) {
@@ -431,9 +441,9 @@ static void make_home(const char* home, const char* const files[][2], size_t n) 
   }
 }
 
-static int setup(void** state) {
-  (void)state;
-  D = fx_tmpdir();
+/* Every fixture of the cases, in dir; a copy of this program there. */
+static void build_fixtures(const char* folder) {
+  D = folder;
   static const char* const plugins[][2] = {
       {"good", "good"},         {"v1only", "v1only"}, {"v6only", "v6only"},
       {"v5only", "v5only"},     {"nosym", "nosym"},   {"nullinit", "nullinit"},
@@ -529,6 +539,11 @@ static int setup(void** state) {
   snprintf(exe, sizeof exe, "%s/matrix-child", D);
   fx_copy("/proc/self/exe", exe);
   self = exe;
+}
+
+static int setup(void** state) {
+  (void)state;
+  build_fixtures(fx_tmpdir());
   return 0;
 }
 
@@ -539,17 +554,10 @@ static int teardown(void** state) {
   return 0;
 }
 
-static void run_case(void** state) {
-  const mcase* c = *state;
-  char* argv[16];
-  char* envp[16];
-  int na = 0, ne = 0;
-  argv[na++] = (char*)self;
-  argv[na++] = "--case";
-  argv[na++] = "--host";
-  argv[na++] = (char*)c->host;
-  for (int i = 0; i < 4 && c->args[i]; i++) argv[na++] = expand(c->args[i]);
-  argv[na] = NULL;
+/* The child's environment: exactly the case's, plus the sanitizer settings.
+ * Returns the count; envp is NULL-terminated. */
+static int case_env(const mcase* c, char** envp) {
+  int ne = 0;
   int own_home = 0, own_net = 0;
   for (int i = 0; i < 6 && c->env[i]; i++) {
     own_home |= !strncmp(c->env[i], "HOME=", 5);
@@ -565,6 +573,21 @@ static void run_case(void** state) {
   for (int i = 0; i < 6 && c->env[i]; i++)
     if (strcmp(c->env[i], NET_UNSET) != 0) envp[ne++] = expand(c->env[i]);
   envp[ne] = NULL;
+  return ne;
+}
+
+static void run_case(void** state) {
+  const mcase* c = *state;
+  char* argv[16];
+  char* envp[16];
+  int na = 0;
+  argv[na++] = (char*)self;
+  argv[na++] = "--case";
+  argv[na++] = "--host";
+  argv[na++] = (char*)c->host;
+  for (int i = 0; i < 4 && c->args[i]; i++) argv[na++] = expand(c->args[i]);
+  argv[na] = NULL;
+  case_env(c, envp);
   char* cwd = c->cwd ? expand(c->cwd) : NULL;
 
   char out[16384];
@@ -602,8 +625,85 @@ static void run_case(void** state) {
   }
 }
 
+/* ---- the cases for other test programs ------------------------------------ */
+
+static void json_str(const char* s) {
+  if (!s) {
+    fputs("null", stdout);
+    return;
+  }
+  putchar('"');
+  for (const unsigned char* p = (const unsigned char*)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      printf("\\%c", *p);
+    else if (*p < 0x20)
+      printf("\\u%04x", *p);
+    else
+      putchar(*p);
+  }
+  putchar('"');
+}
+
+static void json_list(const char* key, char* const* items, int n) {
+  printf(",\"%s\":[", key);
+  for (int i = 0; i < n; i++) {
+    if (i) putchar(',');
+    json_str(items[i]);
+  }
+  putchar(']');
+}
+
+/* --export DIR: fixtures in DIR (left there), then one JSON object per case:
+ * name, host, env (the child's whole environment), args (child options after
+ * --host), cwd, as_nobody, child (the program to run with --case-json), and
+ * what the case expects: status, api, dump, reused, file (resolved), outcomes,
+ * note. */
+static int export_cases(const char* dir) {
+  build_fixtures(dir);
+  for (size_t k = 0; k < NCASES; k++) {
+    const mcase* c = &cases[k];
+    char* envp[16];
+    char* args[4];
+    int ne = case_env(c, envp), na = 0;
+    for (int i = 0; i < 4 && c->args[i]; i++) args[na++] = expand(c->args[i]);
+    char real[4096] = "";
+    if (c->file && !realpath(expand(c->file), real)) {
+      fprintf(stderr, "case '%s': %s does not exist\n", c->name, c->file);
+      return 1;
+    }
+    fputs("{\"name\":", stdout);
+    json_str(c->name);
+    fputs(",\"host\":", stdout);
+    json_str(c->host);
+    json_list("env", envp, ne);
+    json_list("args", args, na);
+    fputs(",\"cwd\":", stdout);
+    json_str(c->cwd ? expand(c->cwd) : NULL);
+    printf(",\"as_nobody\":%s,\"child\":", c->as_nobody ? "true" : "false");
+    json_str(self);
+    fputs(",\"status\":", stdout);
+    json_str(pt_err_name(c->status));
+    printf(",\"api\":%d,\"dump\":%s,\"reused\":%s,\"file\":", c->api,
+           c->dump ? "true" : "false", c->reused ? "true" : "false");
+    json_str(c->file ? real : NULL);
+    fputs(",\"outcomes\":", stdout);
+    json_str(c->outcomes);
+    fputs(",\"note\":", stdout);
+    json_str(c->note);
+    fputs("}\n", stdout);
+    free_made(NULL);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  if (argc > 1 && !strcmp(argv[1], "--case")) return child(argc, argv);
+  if (argc > 1 && !strcmp(argv[1], "--case")) return child(argc, argv, 0);
+  if (argc > 1 && !strcmp(argv[1], "--case-json")) return child(argc, argv, 1);
+  if (argc > 2 && !strcmp(argv[1], "--export")) {
+    int rc = export_cases(argv[2]);
+    teardown(NULL);
+    return rc;
+  }
   struct CMUnitTest tests[NCASES];
   for (size_t i = 0; i < NCASES; i++) {
     tests[i].name = cases[i].name;

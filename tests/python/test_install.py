@@ -1,0 +1,115 @@
+"""Installing the package: `make install` puts it where Debian's python3
+looks for that prefix and the installed package finds the library, plugin
+and command installed with it (also when the tree was installed under
+DESTDIR); `pip install ./python` into a virtual environment works offline
+(no index, no build isolation) and gives the same package."""
+
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+import ptest
+
+PY_MINOR = "%d.%d" % sys.version_info[:2]
+CHECK = ("import proxytrace, proxytrace._native as n, proxytrace._enable as e\n"
+         "print(proxytrace.__file__)\n"
+         "print(proxytrace.__version__)\n"
+         "print(n.loader().path)\n"
+         "print(n.find_command())\n"
+         "print(e.default_plugin())\n"
+         "print(proxytrace.probe('rccl', env={}, path=e.default_plugin()).status)\n")
+
+
+def clean_env(**extra):
+    """The environment without the settings that point at the build folder."""
+    unset = dict(PYTHONPATH=None, PROXYTRACE_LOADER_LIBRARY=None, PROXYTRACE_CLI=None,
+                 PROXYTRACE_HOME=None, LD_LIBRARY_PATH=None, PATH="/usr/bin:/bin")
+    unset.update(extra)
+    return ptest.base_env(**unset)
+
+
+class MakeInstall(unittest.TestCase):
+    def install(self, prefix):
+        dest = ptest.tmpdir(self)
+        rc, out, err = ptest.run(["make", "-s", "install", "DESTDIR=" + dest, "PREFIX=" + prefix,
+                                  "SAN=" + ptest.SAN, "PYTHON=" + ptest.PYTHON],
+                                 cwd=ptest.REPO, env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None,
+                                                                    LD_PRELOAD=None))
+        self.assertEqual(rc, 0, out + err)
+        return dest
+
+    def test_usr_local(self):
+        dest = self.install("/usr/local")
+        site = dest + "/usr/local/lib/python%s/dist-packages" % PY_MINOR
+        pkg = os.path.join(site, "proxytrace")
+        for f in ("__init__.py", "__main__.py", "_native.py", "_probe.py", "_paths.py"):
+            self.assertTrue(os.path.isfile(os.path.join(pkg, f)), f)
+        paths = {}
+        with open(os.path.join(pkg, "_paths.py")) as f:
+            exec(f.read(), paths)
+        self.assertEqual((paths["LIBDIR"], paths["BINDIR"]), ("/usr/local/lib", "/usr/local/bin"))
+        self.assertEqual(paths["LIBDIR_REL"], "../../..")
+        if ptest.PYTHON == "/usr/bin/python3":  # Debian's python3 looks there
+            out = subprocess.check_output([ptest.PYTHON, "-c", "import sys; print(sys.path)"],
+                                          env=clean_env(), universal_newlines=True)
+            self.assertIn("'/usr/local/lib/python%s/dist-packages'" % PY_MINOR, out)
+
+        # Under DESTDIR, the package finds what was installed with it.
+        rc, out, err = ptest.run([ptest.PYTHON, "-c", CHECK], env=clean_env(PYTHONPATH=site))
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertEqual(lines[0], os.path.join(pkg, "__init__.py"))
+        self.assertEqual(lines[1], ptest.make_version())
+        lib = dest + "/usr/local/lib"
+        self.assertEqual(lines[2], os.path.join(lib, "libproxytrace-loader.so.1"))
+        self.assertEqual(lines[3], dest + "/usr/local/bin/proxytrace")
+        self.assertEqual(lines[4], os.path.join(lib, "librccl-profiler-proxytrace.so"))
+        self.assertEqual(lines[5], "PT_OK")
+        rc, out, err = ptest.run([ptest.PYTHON, "-m", "proxytrace", "probe", "-i", "--json",
+                                  "--path", lines[4]], env=clean_env(PYTHONPATH=site))
+        self.assertEqual(rc, 0, err)
+
+    def test_usr(self):
+        dest = self.install("/usr")
+        pkg = dest + "/usr/lib/python3/dist-packages/proxytrace"
+        self.assertTrue(os.path.isfile(os.path.join(pkg, "__init__.py")))
+        paths = {}
+        with open(os.path.join(pkg, "_paths.py")) as f:
+            exec(f.read(), paths)
+        self.assertEqual(paths["LIBDIR"], "/usr/lib")
+
+
+class PipInstall(unittest.TestCase):
+    def test_venv_offline(self):
+        d = ptest.tmpdir(self)
+        src = os.path.join(d, "src")
+        shutil.copytree(ptest.PACKAGE, src, ignore=shutil.ignore_patterns("__pycache__",
+                                                                          "_paths.py"))
+        venv = os.path.join(d, "venv")
+        env = clean_env(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+        rc, out, err = ptest.run([ptest.PYTHON, "-m", "venv", "--system-site-packages", venv],
+                                 env=env)
+        self.assertEqual(rc, 0, out + err)
+        vpy = os.path.join(venv, "bin", "python")
+        rc, out, err = ptest.run([vpy, "-m", "pip", "install", "--no-index",
+                                  "--no-build-isolation", "--no-deps", src], env=env, cwd=d)
+        self.assertEqual(rc, 0, out + err)
+        rc, out, err = ptest.run([vpy, "-m", "pip", "show", "proxytrace"], env=env)
+        self.assertIn("Version: %s" % ptest.make_version(), out)
+        # The installed package, with the library of this build.
+        run_env = clean_env(PROXYTRACE_LOADER_LIBRARY=ptest.LOADER, PROXYTRACE_CLI=ptest.CLI)
+        rc, out, err = ptest.run([vpy, "-c", CHECK], env=run_env, cwd=d)
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith(os.path.join(venv, "lib")), lines[0])
+        self.assertEqual(lines[1], ptest.make_version())
+        self.assertEqual(lines[5], "PT_OK")
+        rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "-i", "--path",
+                                  ptest.PLUGIN], env=run_env, cwd=d)
+        self.assertEqual(rc, 0, err)
+
+
+if __name__ == "__main__":
+    unittest.main()
