@@ -302,6 +302,7 @@ void pt_metrics_op_begin(pt_metrics* m, pt_op* op, uint64_t now) {
   o->e[1] = e1;
   memset(o->ta, 0, sizeof o->ta);
   memset(o->tb, 0, sizeof o->tb);
+  o->t_head = 0;
   o->cum = -1;
   o->pending = -1;
   o->is_send = (uint8_t)send;
@@ -342,6 +343,12 @@ static inline void sample(const pt_metrics* m, const pt_mop* o, int which, uint6
     add(&e->sum_ns[which], ns);
     if (which == PT_METRIC_STEP) add(&e->steps, 1);
   }
+}
+
+/* A send step's GPU wait starts when it was posted, or when the step
+ * before it went to the network, whichever is later. */
+static inline uint64_t gpu_start(const pt_mop* o, uint64_t posted) {
+  return o->t_head > posted ? o->t_head : posted;
 }
 
 /* Step s starts a transfer measured from ring r: its entry time is set and
@@ -385,7 +392,8 @@ void pt_metrics_counter(pt_metrics* m, pt_op* op, unsigned kind, int64_t old, in
       if (!o->is_send) return;
       for (int64_t s = lo; s < value; s++) {
         if (!ta[R(s)] || tb[R(s)]) continue;
-        if (first_of_transfer(ta, s, value) && now > ta[R(s)]) sample(m, o, PT_METRIC_GPU, now - ta[R(s)]);
+        const uint64_t from = gpu_start(o, ta[R(s)]);
+        if (first_of_transfer(ta, s, value) && now > from) sample(m, o, PT_METRIC_GPU, now - from);
         tb[R(s)] = now;
       }
       return;
@@ -394,13 +402,15 @@ void pt_metrics_counter(pt_metrics* m, pt_op* op, unsigned kind, int64_t old, in
         for (int64_t s = lo; s < value; s++) {
           if (!ta[R(s)]) continue;
           if (!tb[R(s)]) {
-            if (first_of_transfer(ta, s, value) && now > ta[R(s)]) sample(m, o, PT_METRIC_GPU, now - ta[R(s)]);
+            const uint64_t from = gpu_start(o, ta[R(s)]);
+            if (first_of_transfer(ta, s, value) && now > from) sample(m, o, PT_METRIC_GPU, now - from);
             tb[R(s)] = now;
           } else if (first_of_transfer(tb, s, value)) {
             for (int k = 0; k < 2 && o->e[k]; k++) add(&o->e[k]->credit_ns, to_ns(m, now - tb[R(s)]));
           }
         }
         sized(o, o);
+        o->t_head = now;
       } else { /* recv: handed to the GPU */
         for (int64_t s = lo; s < value; s++) tb[R(s)] = now;
       }

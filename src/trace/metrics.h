@@ -12,7 +12,10 @@
  *
  * A step is one transfer: counters advanced by one update. For step s:
  *
- *   send  GPU wait  POSTED(s) → KERNEL_COPY_READY(s)  (the GPU produced it)
+ *   send  GPU wait  POSTED(s) → KERNEL_COPY_READY(s)  (the GPU produced it),
+ *                   from TRANSMITTED(s-1) if later: the proxy looks at a
+ *                   step's data only once the step before it went out, so
+ *                   a slow network does not show as a slow GPU
  *         network   KERNEL_COPY_READY(s) → DONE(s)   (receiver's credit,
  *                   isend, completion; the credit part is also summed)
  *   recv  network   POSTED(s) → RECEIVED(s)          (irecv posted → arrived)
@@ -68,6 +71,7 @@ typedef struct {
   pt_medge* e[2];            /* the (peer, dir) edge; the channel edge or NULL */
   uint64_t ta[PT_M_WINDOW];  /* POSTED */
   uint64_t tb[PT_M_WINDOW];  /* send: data ready; recv: handed to the GPU */
+  uint64_t t_head;           /* send: when the last step went to the network */
   int64_t cum;               /* last cumulative transSize (NCCL 2.23-2.26); -1 none */
   int64_t pending;           /* bytes of the next transfer; -1 unknown */
   uint16_t next_free;

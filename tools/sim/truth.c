@@ -216,9 +216,13 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
       continue;
     }
     complete(op);
-    for (int f = 0; f < c->n_faults; f++)
+    for (int f = 0; f < c->n_faults; f++) {
+      /* A slow link slows both ends of its transfers, a slow GPU only what
+       * that rank's own GPU does. */
       if (c->faults[f].kind == PT_FAULT_SLOW_LINK && (op->rank == c->faults[f].rank || op->peer == c->faults[f].rank))
         op->slow = c->faults[f].arg;
+      if (c->faults[f].kind == PT_FAULT_SLOW_GPU && op->rank == c->faults[f].rank) op->slow_gpu = c->faults[f].arg;
+    }
   }
   if (!hang_faults) return 0;
 
