@@ -3,7 +3,9 @@
 # unit tests, the Relacy verifier and a C++ compiler for the seqlock model
 # check, python3 for the golden-file helpers, and for the Python package's
 # tests Debian's own /usr/bin/python3 with venv and pip (an offline `pip
-# install` into a virtual environment). Idempotent and quiet when
+# install` into a virtual environment), Debian's python3-prometheus-client
+# (its parser checks the metrics files) and tmux (`proxytrace top` is tested
+# in a real terminal). Idempotent and quiet when
 # everything is already there.
 #
 # Usage: ensure-test-deps.sh [ARCH]. With ARCH=aarch64 (make test
@@ -25,6 +27,8 @@ if [ -x /usr/bin/python3 ]; then
 else
   missing="$missing python3 python3-venv python3-pip"
 fi
+[ -d /usr/lib/python3/dist-packages/prometheus_client ] || missing="$missing python3-prometheus-client"
+command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 case $arch in
   "") ;;
   aarch64)
