@@ -54,7 +54,7 @@ $(ST_TESTS): $(ST)/%: $(ST)/%.o $(ST_HELPER) $(SIM_OBJS) $(LOADER_A) $(ST_PLUGIN
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ST_HELPER) $(SIM_OBJS) $(LOADER_A) -lcmocka $(LDLIBS_PT)
 
 TEST_TARGETS += $(ST_PLUGINS) $(ST_TESTS)
-TEST_RUNS += $(ST_TESTS) tests/sim/cli.sh tests/sim/dump-files.sh tests/sim/metrics-files.sh
+TEST_RUNS += $(ST_TESTS) tests/sim/cli.sh tests/sim/dump-files.sh tests/sim/metrics-files.sh tests/sim/top.sh
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench`: the emulator as a load generator — callbacks per second from

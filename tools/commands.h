@@ -9,5 +9,6 @@
 int pt_cmd_probe(int argc, char** argv); /* tools/probe.c */
 int pt_cmd_sim(int argc, char** argv);   /* tools/sim/ */
 int pt_cmd_demo(int argc, char** argv);  /* tools/demo.c */
+int pt_cmd_top(int argc, char** argv);   /* tools/top.c */
 
 #endif
