@@ -8,8 +8,9 @@
  * for scripts.
  *
  * The rows come from the JSON lines files (.jsonl), read whole at every
- * refresh: the plugin replaces them by a rename, so a read never sees half
- * a file. Throughput is the bytes moved between two refreshes over the
+ * refresh (src/analyze/mset.c, which also names the slow edges as
+ * `proxytrace analyze` does): the plugin replaces them by a rename, so a
+ * read never sees half a file. Throughput is the bytes moved between two refreshes over the
  * time between them once there are two, else the file's own figure (bytes
  * over the time the edge had operations in flight).
  */
@@ -27,182 +28,90 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/mset.h"
 #include "commands.h"
 
-#define SLOW_FACTOR 3.0 /* a row this many times its direction's median step time is marked */
+#define SLOW_FACTOR 3.0 /* as `proxytrace analyze`'s default --slow-factor */
 
+/* One refresh: the edges read, and per edge what the view adds. */
 typedef struct {
-  char host[64];
-  int rank, peer, channel; /* channel -1: every channel */
-  int send;
-  uint64_t comm;
-  uint64_t steps, bytes, busy_ns, tput;
-  uint64_t gpu_sum, net_sum, step_p50, step_p99, gpu_p50, net_p50;
-  int64_t time_ns;
-  double rate; /* bytes/s shown */
-  double slow; /* step p50 over the median of its direction */
-} row;
+  pt_mset set;
+  double* rate;   /* bytes/s shown */
+  double* ratio;  /* step p50 over the median of comparable edges */
+  int* side;      /* -1, or PT_MS_GPU / PT_MS_NET when the edge is slow */
+  double* factor; /* its factor then */
+  size_t* order;  /* rows, the slowest first */
+  size_t rows;
+} view;
 
-typedef struct {
-  row* r;
-  size_t n, cap;
-  size_t files;
-} table;
-
-/* ---- reading the plugin's JSON lines ---- */
-
-/* The value after "key": inside the object that starts at `from` (the
- * plugin writes keys once per object, without spaces), or NULL. */
-static const char* after_key(const char* from, const char* key) {
-  char k[64];
-  snprintf(k, sizeof k, "\"%s\":", key);
-  const char* p = strstr(from, k);
-  return p ? p + strlen(k) : NULL;
+static void view_free(view* v) {
+  pt_mset_free(&v->set);
+  free(v->rate);
+  free(v->ratio);
+  free(v->side);
+  free(v->factor);
+  free(v->order);
+  memset(v, 0, sizeof *v);
 }
 
-static uint64_t num(const char* from, const char* key) {
-  const char* p = from ? after_key(from, key) : NULL;
-  if (!p) return 0;
-  if (*p == '"') p++; /* commHash is a string */
-  return strtoull(p, NULL, 10);
+static int same_edge(const pt_ms_edge* a, const pt_ms_edge* b) {
+  return a->comm == b->comm && a->rank == b->rank && a->peer == b->peer && a->send == b->send &&
+         a->channel == b->channel && a->pid == b->pid && !strcmp(a->host, b->host);
 }
 
-static int inum(const char* from, const char* key, int def) {
-  const char* p = from ? after_key(from, key) : NULL;
-  if (!p || !strncmp(p, "null", 4)) return def;
-  return (int)strtol(p, NULL, 10);
+static const view* g_view;
+static int by_slowest(const void* x, const void* y) {
+  const size_t i = *(const size_t*)x, j = *(const size_t*)y;
+  const double a = g_view->ratio[i], b = g_view->ratio[j];
+  if (a != b) return a < b ? 1 : -1;
+  const pt_ms_edge* p = &g_view->set.e[i];
+  const pt_ms_edge* q = &g_view->set.e[j];
+  if (p->p99_ns[PT_MS_STEP] != q->p99_ns[PT_MS_STEP]) return p->p99_ns[PT_MS_STEP] < q->p99_ns[PT_MS_STEP] ? 1 : -1;
+  if (p->rank != q->rank) return p->rank - q->rank;
+  if (p->peer != q->peer) return p->peer - q->peer;
+  return q->send - p->send;
 }
 
-static int add_edge(table* t, const char* line, const char* host, uint64_t comm, int64_t time_ns, int channels) {
-  int ch = inum(line, "channel", -1);
-  if (ch >= 0 && !channels) return 0;
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : 64;
-    row* nr = realloc(t->r, cap * sizeof *nr);
-    if (!nr) return -1;
-    t->r = nr;
-    t->cap = cap;
-  }
-  row* r = &t->r[t->n++];
-  memset(r, 0, sizeof *r);
-  snprintf(r->host, sizeof r->host, "%s", host);
-  r->comm = comm;
-  r->time_ns = time_ns;
-  r->rank = inum(line, "rank", -1);
-  r->peer = inum(line, "peer", -1);
-  r->channel = ch;
-  const char* d = after_key(line, "dir");
-  r->send = d && !strncmp(d, "\"send\"", 6);
-  r->steps = num(line, "steps");
-  r->bytes = num(line, "bytes");
-  r->busy_ns = num(line, "busy_ns");
-  r->tput = num(line, "throughput_Bps");
-  const char* g = after_key(line, "gpuWait");
-  const char* n = after_key(line, "network");
-  const char* s = after_key(line, "step");
-  r->gpu_sum = num(g, "sum_ns");
-  r->gpu_p50 = num(g, "p50_ns");
-  r->net_sum = num(n, "sum_ns");
-  r->net_p50 = num(n, "p50_ns");
-  r->step_p50 = num(s, "p50_ns");
-  r->step_p99 = num(s, "p99_ns");
-  r->rate = (double)r->tput;
-  return 0;
-}
-
-static int read_file(table* t, const char* path, int channels) {
-  FILE* f = fopen(path, "r");
-  if (!f) return -1;
-  char* line = NULL;
-  size_t cap = 0;
-  char host[64] = "?";
-  uint64_t comm = 0;
-  int64_t time_ns = 0;
-  while (getline(&line, &cap, f) > 0) {
-    if (!strncmp(line, "{\"type\":\"metrics\"", 17)) {
-      const char* h = after_key(line, "host");
-      if (h && *h == '"') {
-        size_t k = 0;
-        for (h++; *h && *h != '"' && k + 1 < sizeof host; h++) host[k++] = *h;
-        host[k] = 0;
+/* Reads `dir` into `v`; ranks and marks its rows; throughput against `prev`
+ * where it has the same edge. -1 when `dir` cannot be read. */
+static int load(view* v, const char* dir, int channels, const view* prev) {
+  view_free(v);
+  if (pt_mset_read(&v->set, dir) != 0) return -1;
+  const size_t n = v->set.n;
+  v->rate = calloc(n + 1, sizeof *v->rate);
+  v->ratio = calloc(n + 1, sizeof *v->ratio);
+  v->side = malloc((n + 1) * sizeof *v->side);
+  v->factor = calloc(n + 1, sizeof *v->factor);
+  v->order = malloc((n + 1) * sizeof *v->order);
+  if (!v->rate || !v->ratio || !v->side || !v->factor || !v->order) return -1;
+  pt_mset_ratios(&v->set, PT_MS_STEP, v->ratio);
+  pt_ms_verdict verdict;
+  const int judged = pt_mset_slow(&v->set, SLOW_FACTOR, &verdict) == 0;
+  for (size_t i = 0; i < n; i++) {
+    const pt_ms_edge* e = &v->set.e[i];
+    v->side[i] = -1;
+    for (size_t k = 0; judged && k < verdict.n_edges; k++) {
+      const pt_ms_slow_edge* x = &verdict.edges[k];
+      if (x->comm == e->comm && x->rank == e->rank && x->peer == e->peer && x->send == e->send &&
+          x->channel == e->channel && x->factor > v->factor[i]) {
+        v->side[i] = x->side;
+        v->factor[i] = x->factor;
       }
-      comm = num(line, "commHash");
-      time_ns = (int64_t)num(line, "time_ns");
-    } else if (!strncmp(line, "{\"type\":\"edge\"", 14)) {
-      add_edge(t, line, host, comm, time_ns, channels);
     }
-  }
-  free(line);
-  fclose(f);
-  t->files++;
-  return 0;
-}
-
-static int load(table* t, const char* dir, int channels) {
-  t->n = t->files = 0;
-  DIR* d = opendir(dir);
-  if (!d) return -1;
-  struct dirent* e;
-  while ((e = readdir(d))) {
-    size_t len = strlen(e->d_name);
-    if (strncmp(e->d_name, "proxytrace-metrics-", 19) != 0 || len < 6 || strcmp(e->d_name + len - 6, ".jsonl"))
-      continue;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    read_file(t, path, channels);
-  }
-  closedir(d);
-  return 0;
-}
-
-/* ---- ranking ---- */
-
-static int cmp_u64(const void* a, const void* b) {
-  uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-  return (x > y) - (x < y);
-}
-
-/* Each row's step p50 against the median of its direction's rows. */
-static void rank_rows(table* t) {
-  uint64_t* v = malloc((t->n + 1) * sizeof *v);
-  if (!v) return;
-  for (int send = 0; send < 2; send++) {
-    size_t k = 0;
-    for (size_t i = 0; i < t->n; i++)
-      if (t->r[i].send == send && t->r[i].steps) v[k++] = t->r[i].step_p50;
-    if (!k) continue;
-    qsort(v, k, sizeof *v, cmp_u64);
-    const double med = (double)v[(k - 1) / 2];
-    for (size_t i = 0; i < t->n; i++)
-      if (t->r[i].send == send) t->r[i].slow = med > 0 ? (double)t->r[i].step_p50 / med : 0;
-  }
-  free(v);
-}
-
-static int by_slowest(const void* a, const void* b) {
-  const row* x = a;
-  const row* y = b;
-  if (x->slow != y->slow) return x->slow < y->slow ? 1 : -1;
-  if (x->step_p99 != y->step_p99) return x->step_p99 < y->step_p99 ? 1 : -1;
-  if (x->rank != y->rank) return x->rank - y->rank;
-  if (x->peer != y->peer) return x->peer - y->peer;
-  return x->send - y->send;
-}
-
-/* Throughput between two refreshes, where the same edge was seen before. */
-static void rates(table* now, const table* before) {
-  for (size_t i = 0; i < now->n; i++) {
-    row* r = &now->r[i];
-    for (size_t j = 0; j < before->n; j++) {
-      const row* p = &before->r[j];
-      if (p->comm != r->comm || p->rank != r->rank || p->peer != r->peer || p->send != r->send ||
-          p->channel != r->channel || strcmp(p->host, r->host))
-        continue;
-      if (r->time_ns > p->time_ns && r->bytes >= p->bytes)
-        r->rate = (double)(r->bytes - p->bytes) * 1e9 / (double)(r->time_ns - p->time_ns);
+    v->rate[i] = (double)e->throughput;
+    for (size_t j = 0; prev && j < prev->set.n; j++) {
+      const pt_ms_edge* p = &prev->set.e[j];
+      if (!same_edge(p, e)) continue;
+      if (e->time_ns > p->time_ns && e->bytes >= p->bytes)
+        v->rate[i] = (double)(e->bytes - p->bytes) * 1e9 / (double)(e->time_ns - p->time_ns);
       break;
     }
+    if (channels || e->channel < 0) v->order[v->rows++] = i;
   }
+  if (judged) pt_ms_verdict_free(&verdict);
+  g_view = v;
+  qsort(v->order, v->rows, sizeof *v->order, by_slowest);
+  return 0;
 }
 
 /* ---- printing ---- */
@@ -222,30 +131,32 @@ static void fmt_rate(char* b, size_t n, double bps, uint64_t bytes) {
   else snprintf(b, n, "%.1f kB/s", bps / 1e3);
 }
 
-static void frame(FILE* out, const table* t, const char* dir, int max_rows, int clear) {
+static void frame(FILE* out, const view* v, const char* dir, int max_rows, int clear) {
   if (clear) fputs("\x1b[H\x1b[2J", out);
   char when[32];
   time_t now = time(NULL);
   strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
-  fprintf(out, "proxytrace top  %s  %zu communicators, %zu edges  %s  (slowest first; q quits)\n", dir, t->files,
-          t->n, when);
+  fprintf(out, "proxytrace top  %s  %zu communicators, %zu edges  %s  (slowest first; q quits)\n", dir,
+          v->set.files, v->rows, when);
   fprintf(out, "%-5s %-5s %-4s %-4s %8s %11s %9s %9s %5s %5s  %s\n", "RANK", "PEER", "DIR", "CH", "STEPS",
           "THROUGHPUT", "STEP p50", "STEP p99", "GPU%", "NET%", "HOST / NOTE");
-  if (!t->n) fprintf(out, "(no metrics yet: PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR=%s)\n", dir);
-  for (size_t i = 0; i < t->n && (max_rows <= 0 || (int)i < max_rows); i++) {
-    const row* r = &t->r[i];
+  if (!v->rows) fprintf(out, "(no metrics yet: PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR=%s)\n", dir);
+  for (size_t k = 0; k < v->rows && (max_rows <= 0 || (int)k < max_rows); k++) {
+    const size_t i = v->order[k];
+    const pt_ms_edge* r = &v->set.e[i];
     char tp[24], p50[16], p99[16], ch[16], note[96] = "";
-    fmt_rate(tp, sizeof tp, r->rate, r->bytes);
-    fmt_time(p50, sizeof p50, r->step_p50);
-    fmt_time(p99, sizeof p99, r->step_p99);
+    fmt_rate(tp, sizeof tp, v->rate[i], r->bytes);
+    fmt_time(p50, sizeof p50, r->p50_ns[PT_MS_STEP]);
+    fmt_time(p99, sizeof p99, r->p99_ns[PT_MS_STEP]);
     if (r->channel < 0) snprintf(ch, sizeof ch, "all");
     else snprintf(ch, sizeof ch, "%d", r->channel);
-    const double both = (double)r->gpu_sum + (double)r->net_sum;
-    const int gpu = both > 0 ? (int)(100.0 * (double)r->gpu_sum / both + 0.5) : 0;
-    if (r->slow >= SLOW_FACTOR)
-      snprintf(note, sizeof note, "  <- slow %.1fx, %s-side", r->slow, gpu >= 50 ? "GPU" : "network");
-    fprintf(out, "%-5d %-5d %-4s %-4s %8" PRIu64 " %11s %9s %9s %4d%% %4d%%  %s%s\n", r->rank, r->peer,
-            r->send ? "send" : "recv", ch, r->steps, tp, p50, p99, gpu, both > 0 ? 100 - gpu : 0, r->host, note);
+    const double both = (double)r->sum_ns[PT_MS_GPU] + (double)r->sum_ns[PT_MS_NET];
+    const int gpu = both > 0 ? (int)(100.0 * (double)r->sum_ns[PT_MS_GPU] / both + 0.5) : 0;
+    if (v->side[i] >= 0)
+      snprintf(note, sizeof note, "  <- slow %.1fx, %s-side", v->factor[i], v->side[i] == PT_MS_GPU ? "GPU" : "network");
+    fprintf(out, "%-5d %-5d %-4s %-4s %8llu %11s %9s %9s %4d%% %4d%%  %s%s\n", r->rank, r->peer,
+            r->send ? "send" : "recv", ch, (unsigned long long)r->steps, tp, p50, p99, gpu,
+            both > 0 ? 100 - gpu : 0, r->host, note);
   }
   fflush(out);
 }
@@ -291,8 +202,9 @@ static void usage(FILE* f) {
           "DIR (PROXYTRACE_METRICS_DIR; PROXYTRACE_METRICS_INTERVAL_MS turns them on):\n"
           "one row per rank, peer and direction, the slowest first — throughput, p50\n"
           "and p99 step time, and the share of step time spent waiting for the GPU and\n"
-          "for the network. A row whose p50 step time is %.0fx the median of its\n"
-          "direction is marked slow, GPU-side or network-side.\n"
+          "for the network. A row whose p50 GPU wait or network time is %.0fx the\n"
+          "median of the comparable rows (same communicator and direction) is marked\n"
+          "slow, GPU-side or network-side, as `proxytrace analyze` names them.\n"
           "\n"
           "  --once          print one frame and exit (for scripts)\n"
           "  --interval MS   refresh period (default 1000; 100..3600000)\n"
@@ -343,16 +255,15 @@ int pt_cmd_top(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  table cur = {0}, prev = {0};
-  if (load(&cur, dir, channels) != 0) {
+  view cur = {0}, prev = {0};
+  if (load(&cur, dir, channels, NULL) != 0) {
     fprintf(stderr, "proxytrace top: cannot read %s: %s\n", dir, strerror(errno));
+    view_free(&cur);
     return 1;
   }
   if (once) {
-    rank_rows(&cur);
-    qsort(cur.r, cur.n, sizeof *cur.r, by_slowest);
     frame(stdout, &cur, dir, rows, 0);
-    free(cur.r);
+    view_free(&cur);
     return 0;
   }
   signal(SIGINT, on_signal);
@@ -360,9 +271,6 @@ int pt_cmd_top(int argc, char** argv) {
   raw_mode();
   int keys = 1; /* stdin still open: read keys from it */
   while (!quit) {
-    rates(&cur, &prev);
-    rank_rows(&cur);
-    qsort(cur.r, cur.n, sizeof *cur.r, by_slowest);
     frame(stdout, &cur, dir, rows > 0 ? rows : term_rows(), 1);
     struct pollfd p = {.fd = keys ? STDIN_FILENO : -1, .events = POLLIN};
     if (poll(&p, 1, (int)interval) > 0 && (p.revents & (POLLIN | POLLHUP))) {
@@ -371,14 +279,14 @@ int pt_cmd_top(int argc, char** argv) {
       if (got == 1 && (c == 'q' || c == 'Q')) break;
       if (got <= 0) keys = 0; /* no more keys (a closed stdin): refresh on the timer alone */
     }
-    table t = prev;
+    view t = prev;
     prev = cur;
     cur = t;
-    load(&cur, dir, channels);
+    load(&cur, dir, channels, &prev); /* a directory gone meanwhile shows empty */
   }
   restore();
   fputs("\n", stdout);
-  free(cur.r);
-  free(prev.r);
+  view_free(&cur);
+  view_free(&prev);
   return 0;
 }
