@@ -16,6 +16,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Room for one more element of `size` bytes in *v (n used of *cap). */
+static int grow(void** v, size_t* cap, size_t n, size_t size) {
+  if (n < *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  void* nv = realloc(*v, c * size);
+  if (!nv) return -1;
+  *v = nv;
+  *cap = c;
+  return 0;
+}
+
 /* ---- reading ---- */
 
 /* The value after "key": at or after `from`, or NULL. */
@@ -63,13 +74,7 @@ int pt_mset_line(pt_mset* s, const char* line) {
     return 1;
   }
   if (strncmp(line, "{\"type\":\"edge\"", 14) != 0) return strncmp(line, "{\"type\":\"end\"", 13) ? 0 : 1;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 64;
-    pt_ms_edge* ne = realloc(s->e, cap * sizeof *ne);
-    if (!ne) return -1;
-    s->e = ne;
-    s->cap = cap;
-  }
+  if (grow((void**)&s->e, &s->cap, s->n, sizeof *s->e) != 0) return -1;
   pt_ms_edge* e = &s->e[s->n++];
   memset(e, 0, sizeof *e);
   e->comm = s->comm;
@@ -206,13 +211,7 @@ typedef struct {
 } vec;
 
 static int push(vec* v, const pt_ms_slow_edge* e) {
-  if (v->n == v->cap) {
-    size_t cap = v->cap ? v->cap * 2 : 16;
-    pt_ms_slow_edge* nv = realloc(v->v, cap * sizeof *nv);
-    if (!nv) return -1;
-    v->v = nv;
-    v->cap = cap;
-  }
+  if (grow((void**)&v->v, &v->cap, v->n, sizeof *v->v) != 0) return -1;
   v->v[v->n++] = *e;
   return 0;
 }

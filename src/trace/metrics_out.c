@@ -236,34 +236,40 @@ static int comm_scalar(pt_line_fn emit, void* arg, const pt_metrics_meta* m, con
   return lines + 1;
 }
 
+/* The families, in the order printed. */
+static const struct {
+  int what;
+  const char *name, *type, *help;
+} scalars[] = {
+    {V_OPS, "proxytrace_ops_total", "counter", "Proxy operations registered on the edge."},
+    {V_IN_FLIGHT, "proxytrace_ops_in_flight", "gauge", "Proxy operations of the edge registered and not complete."},
+    {V_STEPS, "proxytrace_steps_total", "counter", "Steps (transfers) of the edge that completed."},
+    {V_BYTES, "proxytrace_bytes_total", "counter", "Bytes of the edge's transfers, where the host reports them."},
+    {V_SIZED, "proxytrace_sized_steps_total", "counter", "Transfers whose size the host reported."},
+    {V_BUSY, "proxytrace_busy_seconds_total", "counter", "Time the edge had operations in flight."},
+    {V_TPUT, "proxytrace_throughput_bytes_per_second", "gauge", "bytes_total over busy_seconds_total."},
+    {V_CREDIT, "proxytrace_send_credit_wait_seconds_total", "counter",
+     "Send steps: time from the GPU's data being ready to the network taking it (receiver's buffer), part of the "
+     "network time."},
+};
+static const struct {
+  int which; /* PT_METRIC_*, or -1 for bytes */
+  const char *name, *help;
+} histograms[] = {
+    {PT_METRIC_GPU, "proxytrace_step_gpu_wait_seconds",
+     "Per step: send, posted to the GPU until its data is ready; recv, handed to the GPU until consumed."},
+    {PT_METRIC_NET, "proxytrace_step_network_seconds",
+     "Per step: send, data ready until the network completed it; recv, receive posted until the data arrived."},
+    {PT_METRIC_STEP, "proxytrace_step_seconds", "Per step: posted until done."},
+    {-1, "proxytrace_step_bytes", "Per step: bytes the host reported."},
+};
+
 int pt_metrics_prom(const pt_metrics_snap* s, const pt_metrics_meta* m, pt_line_fn emit, void* arg) {
   int n = 0;
-  n += scalar(s, m, emit, arg, V_OPS, "proxytrace_ops_total", "counter",
-              "Proxy operations registered on the edge.");
-  n += scalar(s, m, emit, arg, V_IN_FLIGHT, "proxytrace_ops_in_flight", "gauge",
-              "Proxy operations of the edge registered and not complete.");
-  n += scalar(s, m, emit, arg, V_STEPS, "proxytrace_steps_total", "counter",
-              "Steps (transfers) of the edge that completed.");
-  n += scalar(s, m, emit, arg, V_BYTES, "proxytrace_bytes_total", "counter",
-              "Bytes of the edge's transfers, where the host reports them.");
-  n += scalar(s, m, emit, arg, V_SIZED, "proxytrace_sized_steps_total", "counter",
-              "Transfers whose size the host reported.");
-  n += scalar(s, m, emit, arg, V_BUSY, "proxytrace_busy_seconds_total", "counter",
-              "Time the edge had operations in flight.");
-  n += scalar(s, m, emit, arg, V_TPUT, "proxytrace_throughput_bytes_per_second", "gauge",
-              "bytes_total over busy_seconds_total.");
-  n += scalar(s, m, emit, arg, V_CREDIT, "proxytrace_send_credit_wait_seconds_total", "counter",
-              "Send steps: time from the GPU's data being ready to the network taking it (receiver's buffer), "
-              "part of the network time.");
-  n += histogram(s, m, emit, arg, PT_METRIC_GPU, "proxytrace_step_gpu_wait_seconds",
-                 "Per step: send, posted to the GPU until its data is ready; recv, handed to the GPU until "
-                 "consumed.");
-  n += histogram(s, m, emit, arg, PT_METRIC_NET, "proxytrace_step_network_seconds",
-                 "Per step: send, data ready until the network completed it; recv, receive posted until the "
-                 "data arrived.");
-  n += histogram(s, m, emit, arg, PT_METRIC_STEP, "proxytrace_step_seconds",
-                 "Per step: posted until done.");
-  n += histogram(s, m, emit, arg, -1, "proxytrace_step_bytes", "Per step: bytes the host reported.");
+  for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
+    n += scalar(s, m, emit, arg, scalars[i].what, scalars[i].name, scalars[i].type, scalars[i].help);
+  for (size_t i = 0; i < sizeof histograms / sizeof *histograms; i++)
+    n += histogram(s, m, emit, arg, histograms[i].which, histograms[i].name, histograms[i].help);
   n += comm_scalar(emit, arg, m, "proxytrace_unmeasured_ops_total", "counter",
                    "Operations not measured: no metrics memory handed over yet.", s->unmeasured);
   n += comm_scalar(emit, arg, m, "proxytrace_metrics_memory_bytes", "gauge",
