@@ -284,6 +284,12 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
     if (seen) continue;
     pt_ms_culprit c = {.comm = e->comm, .rank = e->rank, .peer = -1, .side = PT_MS_GPU};
     c.factor = median_factor(&sl, e->comm, PT_MS_GPU, e->rank, -1, NULL, &c.edges);
+    /* Two slow edges, or every edge the rank has: one edge of several may
+     * be a thread that was not scheduled. */
+    size_t own = 0;
+    for (size_t q = 0; q < s->n; q++)
+      own += s->e[q].comm == e->comm && s->e[q].rank == e->rank && s->e[q].channel < 0 && comparable(&s->e[q], PT_MS_GPU);
+    if (c.edges < 2 && c.edges < own) continue;
     where(s, e->comm, e->rank, &c);
     if (add_culprit(v, &c) != 0) goto out;
   }
@@ -316,7 +322,9 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
         }
       }
     }
-    if (best < 0) break;
+    /* A slow NIC slows both ends of its transfers: two slow edges at least
+     * (one alone may be a thread that was not scheduled). */
+    if (best < 0 || best_n < 2) break;
     /* One peer only: the link between the two. */
     int other = -2;
     for (size_t q = 0; q < sl.n; q++) {

@@ -9,10 +9,12 @@
  * with enough steps to mean something. Slow edges are then explained:
  *
  *   GPU-side      a rank whose own edges wait for its GPU: the culprit is
- *                 that rank's GPU (a GPU wait is the rank's own).
+ *                 that rank's GPU (a GPU wait is the rank's own) — two
+ *                 slow edges at least, or all it has.
  *   network-side  the rank that most network-slow edges touch, as sender
  *                 or receiver (a slow NIC slows both ends of every transfer
- *                 through it); when its slow edges all go to one peer, the
+ *                 through it), two slow edges at least (both ends see a
+ *                 slow transfer); when its slow edges all go to one peer, the
  *                 link between the two (either end may be the slow one).
  *                 Network time into or out of a rank whose GPU is slow is
  *                 left out: a receiver waits for a slow sender's data, a
