@@ -13,7 +13,9 @@
  * destroyed while the process goes on (its finalize writes them, marked
  * final). Files are created without following symbolic links, mode 0644
  * less the umask. The dumper thread writes them every
- * PROXYTRACE_METRICS_INTERVAL_MS, and finalize once more.
+ * PROXYTRACE_METRICS_INTERVAL_MS, and finalize once more — once the
+ * communicator's rank and commHash are known (NCCL 2.23-2.26 say them only
+ * with its first operations).
  *
  * Nothing here stops recording: a directory that cannot be created or
  * written, or a write error, is said once through the host log, and that
@@ -82,6 +84,10 @@ static int replace_file(const char* dir, const char* name, const membuf* data) {
 int pt_metrics_write(pt_ctx* c, int final) {
   const pt_dump_settings* s = pt_dump_settings_get();
   if (!pt_trace_metrics_on(c->trace) || !s->metrics_dir[0]) return 0;
+  /* NCCL 2.23-2.26 say the rank with the first op and the commHash with the
+   * first collective: until then nothing was measured, and a file named
+   * r-1-0 would be left behind once they are known. */
+  if (pt_trace_rank(c->trace) < 0 || atomic_load(&c->comm_hash) == 0) return 0;
   const char* dir = s->metrics_dir;
   struct stat st;
   if (stat(dir, &st) != 0 && mkdir(dir, 0755) != 0 && errno != EEXIST) {
