@@ -399,9 +399,32 @@ int main(int argc, char** argv) {
          (double)heap_init / 1048576.0);
   printf("heap growth over %ld ops            %ld bytes (target 0: flat over run length)\n",
          (long)rounds * 40, heap_growth);
-  printf("metrics memory per communicator    %ld bytes at init (the first heap copy of the second plugin less "
-         "its slab); %zu bytes per edge (peer, direction[, channel]), %zu per op in flight\n",
-         heap_metrics - heap_init, pt_metric_edge_bytes(), pt_metric_op_bytes());
+  {
+    /* The metrics' own memory, from the core: idle, then with 64 peers in
+     * both directions (the dumper's part done here). */
+    pt_trace_config mc;
+    pt_trace_config_default(&mc);
+    mc.metrics = PT_METRICS_ON;
+    pt_trace* mt = NULL;
+    if (pt_trace_create(&mt, &mc, 0) == 0) {
+      size_t idle = pt_trace_metrics_bytes(mt);
+      for (int round = 0; round < 64; round++) {
+        pt_trace_metrics_service(mt);
+        for (int peer = 0; peer < 64; peer++)
+          for (int send = 0; send < 2; send++) {
+            pt_op_info info = {.comm_hash = 1, .op_count = round, .peer = peer, .nsteps = 1, .is_send = send};
+            void* h = pt_op_start(mt, &info);
+            pt_op_register(h);
+            pt_op_update(h, PT_CNT_DONE, 1, 0);
+            pt_handle_stop(h);
+          }
+      }
+      printf("metrics memory per communicator    %zu bytes idle, %zu with 64 peers both ways (%zu per edge, %zu per "
+             "op in flight; heap of the metrics plugin's init less the plain one's: %ld)\n",
+             idle, pt_trace_metrics_bytes(mt), pt_metric_edge_bytes(), pt_metric_op_bytes(), heap_metrics - heap_init);
+      pt_trace_destroy(mt);
+    }
+  }
   printf("metrics allocations per step       %.4f (%ld steps, the metrics plugin included above)\n",
          (double)allocs_real / (double)(steps_real + steps_metered), steps_real + steps_metered);
 
