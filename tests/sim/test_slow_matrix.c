@@ -42,7 +42,7 @@ static void run(const job* j, pt_ms_verdict* v, char* dir, size_t dirlen) {
   snprintf(env_dir, sizeof env_dir, "PROXYTRACE_METRICS_DIR=%s", dir);
   snprintf(fault, sizeof fault, "%d:%d", j->rank, j->factor);
   const char* argv[32] = {"sim", "--host", j->host, "--nodes", "3", "--ranks-per-node", "2", "--channels", "2",
-                          "--iters", "3", "--ops", j->ops, "--pace", "200", "--env",
+                          "--iters", "3", "--ops", j->ops, "--pace", "400", "--env",
                           "PROXYTRACE_METRICS_INTERVAL_MS=60000", "--env", env_dir, "--quiet"};
   int argc = 20;
   if (j->fault) {
