@@ -5,6 +5,4 @@
 # been read.
 CLI := $(B)/proxytrace
 CLI_OBJS += $(B)/tools/proxytrace.o $(B)/tools/exec.o $(B)/tools/top.o
-# The metrics files read back (src/analyze/mset.c): `top` now, the analyzer too.
-CLI_OBJS += $(B)/src/analyze/mset.o
 ALL_TARGETS += $(CLI)

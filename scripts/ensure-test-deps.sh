@@ -1,11 +1,12 @@
 #!/bin/sh
 # Installs what the tests need when it is missing (Debian): cmocka for the
 # unit tests, the Relacy verifier and a C++ compiler for the seqlock model
-# check, python3 for the golden-file helpers, and for the Python package's
-# tests Debian's own /usr/bin/python3 with venv and pip (an offline `pip
-# install` into a virtual environment), Debian's python3-prometheus-client
-# (its parser checks the metrics files) and tmux (`proxytrace top` is tested
-# in a real terminal). Idempotent and quiet when
+# check, python3 for the golden-file helpers and JSON checks, sqlite3 for the
+# SQL example of docs/analyze.md, Debian's python3-prometheus-client (its
+# parser checks the metrics files), tmux (`proxytrace top` is tested in a
+# real terminal), and for the Python package's tests Debian's own
+# /usr/bin/python3 with venv and pip (an offline `pip install` into a
+# virtual environment). Idempotent and quiet when
 # everything is already there.
 #
 # Usage: ensure-test-deps.sh [ARCH]. With ARCH=aarch64 (make test
@@ -21,6 +22,7 @@ add_arch=""
 command -v "${HOSTCXX:-g++}" >/dev/null 2>&1 || missing="$missing g++"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+command -v sqlite3 >/dev/null 2>&1 || missing="$missing sqlite3"
 if [ -x /usr/bin/python3 ]; then
   /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing="$missing python3-pip"

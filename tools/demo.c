@@ -170,6 +170,13 @@ int pt_cmd_demo(int argc, char** argv) {
     pt_sim_truth_print(&c, &res.job, tf);
     fclose(tf);
   }
+  /* The same truth for the analyzer to check its verdict against. */
+  char truth_json[PATH_MAX];
+  snprintf(truth_json, sizeof truth_json, "%s/truth.json", out);
+  if ((tf = fopen(truth_json, "w")) != NULL) {
+    pt_sim_truth_json(&c, &res.job, tf);
+    fclose(tf);
+  }
   printf("\nWhat ran\n");
   pt_sim_summary(&c, &res, stdout);
   printf("\nWhere the dumps are\n");
@@ -182,9 +189,10 @@ int pt_cmd_demo(int argc, char** argv) {
   if (!n) printf("    none — the dumps show no stuck op\n");
   printf("\nVerdict\n");
   if (pt_cmd_analyze) {
-    char* av[] = {"analyze", (char*)out, NULL};
+    /* From the dump files alone, then checked against the ground truth. */
+    char* av[] = {"analyze", "--expect", truth_json, (char*)out, NULL};
     fflush(stdout);
-    pt_cmd_analyze(2, av);
+    pt_cmd_analyze(4, av);
   } else {
     printf("    the analyzer is not in this build; by the emulator's ground truth, rank 3's GPU\n"
            "    stopped producing data on channel 0 from transfer 5 (see %s)\n", truth);

@@ -13,6 +13,7 @@
 #pragma weak pt_cmd_sim
 #pragma weak pt_cmd_demo
 #pragma weak pt_cmd_top
+#pragma weak pt_cmd_analyze
 
 struct command {
   const char* name;
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   const struct command cmds[] = {
       {"probe", pt_cmd_probe, "show which profiler plugin a host would load, and why"},
       {"sim", pt_cmd_sim, "emulate NCCL/RCCL on the CPU and drive a profiler plugin"},
+      {"analyze", pt_cmd_analyze, "read every rank's dumps, pair sends with receives, name the culprit"},
       {"demo", pt_cmd_demo, "run the demo job with the built plugin and summarise it"},
       {"top", pt_cmd_top, "a running job's step metrics per rank and peer, the slowest first"},
   };

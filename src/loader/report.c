@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "json/write.h"
 
 static const char* outcome_key(pt_outcome o) {
   switch (o) {
@@ -88,32 +89,10 @@ int pt_result_print(const pt_result* res, FILE* f) {
   return ferror(f) ? PT_EINVAL : PT_OK;
 }
 
-static void json_str(FILE* f, const char* s) {
-  if (!s) {
-    fputs("null", f);
-    return;
-  }
-  fputc('"', f);
-  for (const unsigned char* p = (const unsigned char*)s; *p; p++) {
-    switch (*p) {
-      case '"': fputs("\\\"", f); break;
-      case '\\': fputs("\\\\", f); break;
-      case '\n': fputs("\\n", f); break;
-      case '\r': fputs("\\r", f); break;
-      case '\t': fputs("\\t", f); break;
-      default:
-        if (*p < 0x20)
-          fprintf(f, "\\u%04x", *p);
-        else
-          fputc(*p, f);
-    }
-  }
-  fputc('"', f);
-}
 
 static void json_kv(FILE* f, const char* key, const char* value, int comma) {
   fprintf(f, "%s\"%s\":", comma ? "," : "", key);
-  json_str(f, value);
+  pt_json_str(f, value);
 }
 
 int pt_result_print_json(const pt_result* res, FILE* f) {
@@ -152,7 +131,7 @@ int pt_result_print_json(const pt_result* res, FILE* f) {
   fputs("],\"notes\":[", f);
   for (size_t i = 0; i < res->n_notes; i++) {
     if (i) fputc(',', f);
-    json_str(f, res->notes[i]);
+    pt_json_str(f, res->notes[i]);
   }
   fputs("]}\n", f);
   return ferror(f) ? PT_EINVAL : PT_OK;

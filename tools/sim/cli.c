@@ -151,6 +151,9 @@ void pt_sim_usage(FILE* f) {
 "                        set; files of earlier runs there are removed first\n"
 "  --truth               print the ground truth: faults, every op, stuck ops\n"
 "  --truth-file FILE     write the ground truth to FILE\n"
+"  --truth-json FILE     write the ground truth as one line of JSON to FILE: the\n"
+"                        faults, the verdict and the culprits a correct analysis\n"
+"                        of the dumps names (proxytrace analyze --expect FILE)\n"
 "  --quiet               no summary\n"
 "  -h, --help            this help\n"
 "An option's value may also be written --option=VALUE (needed for a value that\n"
@@ -220,7 +223,7 @@ static const struct {
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
-    {"signal-after", 1}, {"slow-gpu", 1},  {"pace", 1},
+    {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -371,6 +374,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_int(val, 0, PT_SIM_MAX_CALLS - 1, &c->fault_call)) return bad(err, opt, val, "an index into --ops");
   } else if (!strcmp(opt, "dump-dir")) c->dump_dir = val;
   else if (!strcmp(opt, "truth-file")) c->truth_file = val;
+  else if (!strcmp(opt, "truth-json")) c->truth_json = val;
   else {
     fprintf(err, "proxytrace sim: unknown option --%s (see proxytrace sim --help)\n", opt);
     return 2;
@@ -499,6 +503,19 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
   fprintf(f, "  callbacks: %llu in %.3f s (%.2f M/s)\n", (unsigned long long)res->callbacks, res->seconds, rate / 1e6);
 }
 
+/* The ground truth to a file, in one of its forms; 0, or 1 with a message. */
+static int write_truth(const char* path, void (*form)(const pt_sim_config*, const pt_sim_job*, FILE*),
+                       const pt_sim_config* c, const pt_sim_job* job) {
+  FILE* f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "proxytrace sim: cannot write %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  form(c, job, f);
+  fclose(f);
+  return 0;
+}
+
 /* No --plugin and no NCCL_PROFILER_PLUGIN (environment or --env): the
  * plugin of this build or installation, as `proxytrace demo` uses. */
 static void default_plugin(pt_sim_config* c, char* buf, size_t n) {
@@ -522,16 +539,8 @@ int pt_cmd_sim(int argc, char** argv) {
   rc = pt_sim_run(&c, &res, stderr);
   if (rc == 0) {
     if (c.print_truth) pt_sim_truth_print(&c, &res.job, stdout);
-    if (c.truth_file) {
-      FILE* f = fopen(c.truth_file, "w");
-      if (f) {
-        pt_sim_truth_print(&c, &res.job, f);
-        fclose(f);
-      } else {
-        fprintf(stderr, "proxytrace sim: cannot write %s: %s\n", c.truth_file, strerror(errno));
-        rc = 1;
-      }
-    }
+    if (c.truth_file && write_truth(c.truth_file, pt_sim_truth_print, &c, &res.job)) rc = 1;
+    if (c.truth_json && write_truth(c.truth_json, pt_sim_truth_json, &c, &res.job)) rc = 1;
     if (!c.quiet) {
       pt_sim_summary(&c, &res, stdout);
       pt_sim_dump_summary(&c, &res, stdout);

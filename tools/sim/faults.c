@@ -139,7 +139,7 @@ int sim_faults_check(const pt_sim_config* c, FILE* err) {
   return 0;
 }
 
-static const char* kind_name(pt_fault_kind k) {
+const char* sim_fault_name(pt_fault_kind k) {
   switch (k) {
     case PT_FAULT_STALL: return "stall";
     case PT_FAULT_NO_RECV: return "no-recv";
@@ -158,8 +158,8 @@ void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len) {
   else snprintf(ch, sizeof ch, "%d", f->channel);
   if (f->kind == PT_FAULT_KILL) snprintf(buf, len, "--kill %d:%d", f->rank, f->step);
   else if (f->kind == PT_FAULT_SLOW_LINK || f->kind == PT_FAULT_SLOW_GPU)
-    snprintf(buf, len, "--%s %d:%d", kind_name(f->kind), f->rank, f->arg);
-  else snprintf(buf, len, "--%s %d:%s:%d", kind_name(f->kind), f->rank, ch, f->step);
+    snprintf(buf, len, "--%s %d:%d", sim_fault_name(f->kind), f->rank, f->arg);
+  else snprintf(buf, len, "--%s %d:%s:%d", sim_fault_name(f->kind), f->rank, ch, f->step);
 }
 
 void sim_fault_describe(const pt_sim_fault* f, int slice, char* buf, size_t len) {

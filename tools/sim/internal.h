@@ -262,6 +262,8 @@ int sim_faults_check(const pt_sim_config* c, FILE* err);
 /* One line on a fault; `slice` (sliceSteps of the ops it strikes, 0 when
  * unknown) adds the raw step the dump shows. */
 void sim_fault_describe(const pt_sim_fault* f, int slice, char* buf, size_t len);
+/* "stall", "no-recv", … as the options name them. */
+const char* sim_fault_name(pt_fault_kind k);
 /* The fault as the option that sets it ("--stall 3:0:5"). */
 void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len);
 /* truth.c: sliceSteps of the ops of the faulty call that fault f strikes,

@@ -117,6 +117,7 @@ typedef struct {
                            also PROXYTRACE_DUMP_DIR unless that is set     */
   int print_truth;
   const char* truth_file;
+  const char* truth_json; /* --truth-json FILE                              */
   int quiet;
   pt_sim_line_fn line_fn; /* overrides dump_dir/stdout (tests)            */
   void* line_arg;
@@ -252,6 +253,11 @@ const char* pt_sim_status(int is_send, int raw, int64_t posted, int64_t received
 const char* pt_sim_op_status(const pt_sim_op* op);
 const char* pt_sim_why_name(pt_why why);
 void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f);
+/* The ground truth as one line of JSON (docs/sim.md, "The ground truth as
+ * JSON"): the job, the faults, the verdict a correct analysis of the dumps
+ * reaches, and the culprits it names — each with whether the dumps can
+ * show it on its own rank ("exact") or only on its node. */
+void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f);
 
 /* ---------------------------------------------------------------------------
  * Running

@@ -384,3 +384,86 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
   if (not_run) fprintf(f, "truth: %zu ops of later calls never ran\n", not_run);
   if (leaked) fprintf(f, "truth: %zu non-network ops were started and never stopped\n", leaked);
 }
+
+/* ---- the ground truth as JSON ---------------------------------------------- */
+
+/* Does the fault stop an op of the hung call, and does that op show it on
+ * the faulty rank itself — a network op its own proxy records? (Ops inside
+ * a node have no proxy ops; PXN sends are recorded by nobody; a receive
+ * never posted shows on the sender's side, which names the rank.) */
+static void fault_effect(const pt_sim_job* job, const pt_sim_fault* f, int* hits, int* exact) {
+  *hits = *exact = 0;
+  if (f->kind == PT_FAULT_KILL) {
+    *hits = *exact = job->dead_rank[f->rank];
+    return;
+  }
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch != job->hung_batch || op->kind != PT_OPK_NET || op->rank != f->rank) continue;
+    if (f->channel >= 0 && op->channel != f->channel) continue;
+    if (f->kind == PT_FAULT_STALL) {
+      *hits = 1; /* the GPU stops in every op of the call on that channel */
+      if (op->is_send && !op->foreign && op->why == PT_WHY_GPU) *exact = 1;
+    } else if (f->kind == PT_FAULT_NO_RECV && !op->is_send && op->lim_post < op->n) {
+      *hits = 1;
+      if (op->why == PT_WHY_POST || op->absent) *exact = 1;
+    }
+  }
+  /* A stall or no-recv on a rank with no network op in that call still
+   * stops the ring inside its node. */
+  if (!*hits && (f->kind == PT_FAULT_STALL || f->kind == PT_FAULT_NO_RECV)) *hits = job->hung_batch >= 0;
+}
+
+void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
+  int slow = 0;
+  for (int i = 0; i < c->n_faults; i++) slow |= c->faults[i].kind == PT_FAULT_SLOW_LINK;
+  const char* verdict = job->hung_batch >= 0 ? "hang" : slow ? "slow" : "ok";
+  fprintf(f,
+          "{\"type\":\"truth\",\"schema\":1,\"commHash\":\"%llu\",\"nRanks\":%d,\"nodes\":%d,\"ranksPerNode\":%d,"
+          "\"channels\":%d,\"verdict\":\"%s\",",
+          (unsigned long long)job->comm_hash, job->nranks, job->nodes, job->rpn, job->channels, verdict);
+  if (job->hung_batch >= 0) {
+    int b = job->hung_batch;
+    fprintf(f, "\"hungCall\":%d,\"hungIteration\":%d,\"hungCallKind\":\"%s\",", b % c->n_calls, b / c->n_calls,
+            pt_sim_call_name(c->calls[b % c->n_calls].kind));
+  } else {
+    fputs("\"hungCall\":null,\"hungIteration\":null,\"hungCallKind\":null,", f);
+  }
+  fputs("\"faults\":[", f);
+  for (int i = 0; i < c->n_faults; i++) {
+    const pt_sim_fault* ft = &c->faults[i];
+    fprintf(f, "%s{\"kind\":\"%s\",\"rank\":%d,\"channel\":%d,\"step\":%d,\"arg\":%d}", i ? "," : "",
+            sim_fault_name(ft->kind), ft->rank, ft->channel, ft->step, ft->arg);
+  }
+  fputs("],\"deadRanks\":[", f);
+  for (int r = 0, n = 0; r < job->nranks; r++)
+    if (job->dead_rank[r]) fprintf(f, "%s%d", n++ ? "," : "", r);
+  fputs("],\"culprits\":[", f);
+  int n = 0;
+  for (int i = 0; i < c->n_faults; i++) {
+    const pt_sim_fault* ft = &c->faults[i];
+    const char* cause = NULL;
+    int hits = 0, exact = 0, channel = ft->channel;
+    if (job->hung_batch >= 0) {
+      if (ft->kind == PT_FAULT_STALL) cause = "gpu_not_producing";
+      else if (ft->kind == PT_FAULT_NO_RECV) cause = "no_receive_posted";
+      else if (ft->kind == PT_FAULT_KILL) {
+        cause = "rank_missing";
+        channel = -1;
+      }
+      if (cause) fault_effect(job, ft, &hits, &exact);
+    } else if (ft->kind == PT_FAULT_SLOW_LINK) {
+      /* Send/recv pairs a rank with the rank of its local index on the
+       * next node and on the previous one: with two nodes that is one
+       * peer, and one link's ops time both of its ends alike. */
+      cause = "slow_link";
+      hits = 1;
+      exact = job->nodes >= 3;
+      channel = -1;
+    }
+    if (!cause || !hits) continue;
+    fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d}", n++ ? "," : "", ft->rank,
+            channel, cause, exact ? "true" : "false", i);
+  }
+  fputs("]}\n", f);
+}

@@ -1,0 +1,214 @@
+/*
+ * proxytrace/analyze.h — read every rank's proxy dumps, pair each send with
+ * its receive, and name the culprit of a hung or slow job.
+ *
+ * One analysis reads any number of inputs — files or directories of them —
+ * in any of the forms the dumps reach a user:
+ *
+ *   JSON lines   the plugin's dump files (`proxytrace-…-r<rank>-<hash>.jsonl`,
+ *                docs/dump-json.md), one object per line;
+ *   text         legacy ProxyTrace lines, bare or behind the host logger's
+ *                prefix (`host:pid:tid [dev] file:line NCCL WARN …`, with or
+ *                without RCCL's `[date time] `), as the plugin's text files,
+ *                RCCL's log or a whole job's captured output hold them.
+ *
+ * Inputs are read as streams, line by line: the analysis keeps, per
+ * communicator and rank, the latest dump and the one before it (to tell ops
+ * that move from ops that are stuck), never the whole input. A dump seen
+ * twice (a rank's file and its log) counts once. A malformed or cut line is
+ * reported with its file and line number and the rest is still read.
+ *
+ * Then, per communicator: every send (rank r -> peer p, channel c, opCount
+ * o) is paired with the receive on p from r on c for o; what is missing is
+ * found (ranks that wrote no dump, ranks behind their peers, sends without
+ * receives); every stuck op is explained from both sides' counters; the
+ * explanations are followed to their origins, which are the culprits.
+ * docs/analyze.md has the rules, the causes and the JSON schema.
+ *
+ * Usage:
+ *
+ *   pt_analysis* a;
+ *   if (pt_analysis_new(&a) != 0) abort();
+ *   pt_analysis_add_path(a, "dumps/");          // files and directories
+ *   pt_analysis_run(a);
+ *   pt_analysis_write_text(a, stdout, 0);       // verdict, culprit, table
+ *   int v = pt_analysis_verdict(a);             // PT_VERDICT_*
+ *   pt_analysis_free(a);
+ *
+ * From Python (ctypes) or another language: pt_analysis_json() returns the
+ * whole result as one JSON document (free it with pt_analysis_string_free),
+ * and the culprit accessors return plain structs.
+ *
+ * Error convention: functions that can fail return 0 or a negative
+ * PT_AN_E* code. An input that cannot be read is not an error of the call:
+ * it is recorded with the input (pt_analysis_input) and in the reports; the
+ * verdict is PT_VERDICT_UNUSABLE only when no input held a dump.
+ *
+ * Thread safety: one analysis belongs to one thread at a time; different
+ * analyses are independent. Nothing here keeps global state.
+ *
+ * Link: -lproxytrace-analyze (static or shared) and -lm.
+ */
+#ifndef PROXYTRACE_ANALYZE_H
+#define PROXYTRACE_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef PT_EXTERN
+#if defined(__GNUC__)
+#define PT_EXTERN __attribute__((visibility("default")))
+#else
+#define PT_EXTERN
+#endif
+#endif
+
+/* Version of the JSON document pt_analysis_write_json() writes. */
+#define PT_ANALYZE_SCHEMA 1
+
+enum {
+  PT_AN_OK = 0,
+  PT_AN_EINVAL = -1, /* NULL argument, analysis already run, bad option  */
+  PT_AN_ENOMEM = -2, /* out of memory (the analysis stays usable)        */
+  PT_AN_EIO = -3     /* an output could not be written                   */
+};
+
+typedef enum {
+  PT_VERDICT_OK = 0,      /* nothing stuck, nothing slow                       */
+  PT_VERDICT_HANG = 1,    /* ops are stuck                                     */
+  PT_VERDICT_SLOW = 2,    /* nothing stuck, but a link is much slower          */
+  PT_VERDICT_UNUSABLE = 3 /* no input held a dump                              */
+} pt_verdict;
+
+/* Why a culprit holds the job up (docs/analyze.md, "Causes"). */
+typedef enum {
+  PT_CAUSE_NONE = 0,
+  PT_CAUSE_GPU_NOT_PRODUCING, /* a send waits for its GPU's data, nothing upstream starves it   */
+  PT_CAUSE_GPU_NOT_CONSUMING, /* a receive waits for its GPU to consume, nothing downstream holds it */
+  PT_CAUSE_NO_RECEIVE_POSTED, /* the receiver posts no buffer, or has no receive op at all      */
+  PT_CAUSE_NETWORK,           /* data sent was not received, or a send never completes          */
+  PT_CAUSE_RANK_MISSING,      /* the peer wrote no dump (dead, or its dump is not in the inputs) */
+  PT_CAUSE_RANK_BEHIND,       /* the peer's records stop before this operation                  */
+  PT_CAUSE_SEND_MISSING,      /* the peer has a dump but no record of the send                  */
+  PT_CAUSE_CIRCULAR,          /* every stuck op waits on another: a cycle with no origin        */
+  PT_CAUSE_SLOW_LINK,         /* a rank's links are much slower than the others'               */
+  PT_CAUSE_COUNT
+} pt_cause;
+
+/* A culprit: where a chain of waiting ops starts. Pointers stay valid until
+ * the analysis is freed. */
+typedef struct {
+  pt_cause cause;
+  const char* cause_name;   /* "gpu_not_producing", …                            */
+  uint64_t comm_hash;
+  int rank;                 /* the culprit rank                                  */
+  int peer;                 /* the other end of the op that shows it; -1 = none  */
+  int channel;              /* -1 = not one channel                              */
+  int is_send;              /* the op that shows it: 1 send, 0 receive, -1 none  */
+  int64_t op_count;         /* -1 = unknown                                      */
+  int64_t step;             /* progress of that op (transmitted / received /
+                               consumed, in the dump's step units); -1 = none    */
+  int64_t n_steps;          /* -1 = none                                         */
+  const char* host;         /* "" when no dump names it                          */
+  int pid;                  /* 0 when unknown                                    */
+  int scope_node;           /* 1: the records place the fault on rank's node but
+                               not on one rank (intra-node hops have no proxy
+                               ops); `candidates` lists the node's ranks         */
+  const int* candidates;    /* ranks that may hold the fault (rank first)        */
+  int n_candidates;
+  int dependents;           /* stuck ops whose wait leads here                   */
+  double slow_factor;       /* PT_CAUSE_SLOW_LINK: times slower than the median  */
+  const char* summary;      /* one line, as the text report prints it            */
+} pt_culprit;
+
+/* One input file as read. */
+typedef struct {
+  const char* path;
+  const char* format;       /* "jsonl", "text", "empty", "none", "unreadable"     */
+  uint64_t lines, bytes, records, dumps, duplicates;
+  int n_errors;             /* malformed lines, cut dumps, …                      */
+  const char* error;        /* the file could not be read at all; else NULL       */
+} pt_analysis_input_info;
+
+typedef struct {
+  uint64_t files, lines, bytes, records, dumps, duplicates, errors;
+  double parse_seconds, analyze_seconds;
+  size_t bytes_held;        /* memory the analysis holds now                      */
+  size_t peak_bytes;        /* the most it held at any time                       */
+} pt_analysis_stats;
+
+typedef struct pt_analysis pt_analysis;
+
+PT_EXTERN int pt_analysis_new(pt_analysis** out);
+PT_EXTERN void pt_analysis_free(pt_analysis* a);
+
+/* Options (before pt_analysis_run):
+ *   "slow-factor"  an edge this many times slower than the median of its
+ *                  operation's edges is slow (default 3; 1.5 .. 1000)
+ *   "stall-ms"     an active op of an on-demand or periodic dump that moved
+ *                  less than this long before the dump is still moving
+ *                  (default: the dump's own stallMs, else 1000)
+ * Returns PT_AN_EINVAL for an unknown name or a value out of range. */
+PT_EXTERN int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value);
+
+/* Adds a file, or every regular file of a directory (not recursive; hidden
+ * files skipped; in name order). A path that cannot be read is recorded as
+ * an input with its error; the call still returns 0. */
+PT_EXTERN int pt_analysis_add_path(pt_analysis* a, const char* path);
+/* Adds an open stream, read to its end now; `name` labels it in reports. */
+PT_EXTERN int pt_analysis_add_stream(pt_analysis* a, const char* name, FILE* f);
+/* Adds bytes held in memory (copied as read; `data` may go after the call). */
+PT_EXTERN int pt_analysis_add_buffer(pt_analysis* a, const char* name, const char* data, size_t len);
+
+/* Merges, pairs, explains. Once per analysis; inputs cannot be added after. */
+PT_EXTERN int pt_analysis_run(pt_analysis* a);
+
+PT_EXTERN pt_verdict pt_analysis_verdict(const pt_analysis* a);
+/* "ok", "hang", "slow", "unusable". */
+PT_EXTERN const char* pt_verdict_name(pt_verdict v);
+/* "gpu_not_producing", …; "unknown" outside the enum. */
+PT_EXTERN const char* pt_cause_name(pt_cause c);
+
+/* Culprits, the one holding up most ops first. NULL past the end. */
+PT_EXTERN size_t pt_analysis_culprit_count(const pt_analysis* a);
+PT_EXTERN const pt_culprit* pt_analysis_culprit(const pt_analysis* a, size_t i);
+PT_EXTERN size_t pt_analysis_input_count(const pt_analysis* a);
+PT_EXTERN int pt_analysis_input(const pt_analysis* a, size_t i, pt_analysis_input_info* out);
+PT_EXTERN void pt_analysis_get_stats(const pt_analysis* a, pt_analysis_stats* out);
+
+/* Reports. Text: verdict, culprits, the stuck edges; `verbose` adds every
+ * input, the unmatched ops and the evidence. JSON: the versioned document
+ * of docs/analyze.md. Chrome: a Chrome-trace / Perfetto timeline. Each
+ * returns 0 or PT_AN_EIO. */
+PT_EXTERN int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose);
+PT_EXTERN int pt_analysis_write_json(const pt_analysis* a, FILE* f);
+PT_EXTERN int pt_analysis_write_chrome(const pt_analysis* a, FILE* f);
+/* The JSON document as a string; free with pt_analysis_string_free. NULL
+ * when out of memory. */
+PT_EXTERN char* pt_analysis_json(const pt_analysis* a);
+/* Writes the Chrome trace to a file (for callers without FILE*). */
+PT_EXTERN int pt_analysis_write_chrome_path(const pt_analysis* a, const char* path);
+PT_EXTERN void pt_analysis_string_free(char* s);
+
+/* Compares the analysis with an expected outcome: the one line of JSON
+ * `proxytrace sim --truth-json` writes (docs/analyze.md, "Checking against
+ * a ground truth"). Returns one of these, or PT_AN_EINVAL when `truth` is
+ * not such a document; `why` (may be NULL) says what agreed or differed. */
+typedef enum {
+  PT_TRUTH_EXACT = 0,  /* same verdict; every culprit named by rank, channel and cause */
+  PT_TRUTH_NODE = 1,   /* same verdict; a culprit the truth marks "exact": false (its
+                          op has no proxy record) named by its node and channel */
+  PT_TRUTH_LIMIT = 2,  /* a slow link is expected, but the dumps have no ns times */
+  PT_TRUTH_DIFFERS = 3 /* anything else */
+} pt_truth_match;
+PT_EXTERN int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why, size_t why_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,81 @@
+# The analyzer (src/analyze/, include/proxytrace/analyze.h), the
+# `proxytrace analyze` command (tools/analyze.c), its tests (tests/analyze/)
+# and its benchmark (bench/bench_analyze.c, `make bench-analyze`).
+#
+#   $(B)/libproxytrace-analyze.so   shared, SONAME libproxytrace-analyze.so.MAJOR,
+#                                   exports only the pt_analysis_* API (Python
+#                                   loads it with ctypes)
+#   $(B)/libproxytrace-analyze.a    static; the CLI links this one
+ANALYZE_SRCS := $(sort $(wildcard src/analyze/*.c))
+ANALYZE_OBJS := $(ANALYZE_SRCS:%.c=$(B)/%.o) $(B)/src/json/write.o
+ANALYZE_SONAME := libproxytrace-analyze.so.$(VERSION_MAJOR)
+ANALYZE_SO := $(B)/libproxytrace-analyze.so
+ANALYZE_A := $(B)/libproxytrace-analyze.a
+
+$(ANALYZE_OBJS): ALL_CFLAGS += -fvisibility=hidden
+
+$(ANALYZE_SO): $(ANALYZE_OBJS)
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(ANALYZE_SONAME) -Wl,-z,defs -o $@ $(ANALYZE_OBJS) -lm
+	ln -sf libproxytrace-analyze.so $(B)/$(ANALYZE_SONAME)
+
+$(ANALYZE_A): $(ANALYZE_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $(ANALYZE_OBJS)
+
+ALL_TARGETS += $(ANALYZE_SO) $(ANALYZE_A)
+
+CLI_OBJS += $(B)/tools/analyze.o
+CLI_LIBS += $(ANALYZE_A)
+CLI_DEPS += $(ANALYZE_A)
+
+.PHONY: install-analyze
+INSTALL_STEPS += install-analyze
+install-analyze: build-all
+	$(INSTALL) -d $(I_LIB) $(DESTDIR)$(INCLUDEDIR)/proxytrace
+	$(INSTALL) -m 0755 $(ANALYZE_SO) $(I_LIB)/libproxytrace-analyze.so.$(VERSION)
+	ln -sfn libproxytrace-analyze.so.$(VERSION) $(I_LIB)/$(ANALYZE_SONAME)
+	ln -sfn $(ANALYZE_SONAME) $(I_LIB)/libproxytrace-analyze.so
+	$(INSTALL) -m 0644 $(ANALYZE_A) $(I_LIB)/libproxytrace-analyze.a
+	$(INSTALL) -m 0644 include/proxytrace/analyze.h $(DESTDIR)$(INCLUDEDIR)/proxytrace/
+
+# ---- tests -----------------------------------------------------------------
+#   test_parse    the readers: JSON lines, legacy text and log prefixes, bad
+#                 and cut input, duplicates, latest dumps, bounded memory
+#   test_explain  pairing, causes and culprits on hand-written dumps
+#   test_accuracy the emulator's faults against its ground truth
+#   cli.sh        the command: exit statuses, --json and --chrome read back
+#                 with Python's json module, --expect, the demo, and the
+#                 sqlite3 example of docs/analyze.md
+#   json-accuracy.sh  the accuracy matrix on the plugin's JSON dump files
+AT := $(B)/tests/analyze
+AT_UNIT := $(AT)/test_parse $(AT)/test_explain
+AT_ACCURACY := $(AT)/test_accuracy
+AT_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/analyze -DAT_SRC_DIR='"$(abspath tests/analyze)"'
+
+$(AT)/%.o: tests/analyze/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(AT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(AT_UNIT): $(AT)/%: $(AT)/%.o $(AT)/fixtures.o $(ANALYZE_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(ANALYZE_A) -lcmocka -lm
+
+$(AT_ACCURACY): $(AT)/test_accuracy.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) -lcmocka -lm $(LDLIBS_PT)
+
+$(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT)/fixtures.o: | test-deps
+
+TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY)
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) tests/analyze/cli.sh tests/analyze/json-accuracy.sh
+
+# ---- benchmark ---------------------------------------------------------------
+# `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a
+# stalled GPU, analyzed: lines per second, time, peak memory.
+BENCH_ANALYZE := $(B)/bench/bench_analyze
+BENCH_RUNS += bench-analyze
+
+$(BENCH_ANALYZE): $(B)/bench/bench_analyze.o $(ANALYZE_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZE_A) -lm
+
+.PHONY: bench-analyze
+bench-analyze: $(BENCH_ANALYZE) $(B)/proxytrace $(PLUGIN_SO)
+	@sh bench/bench_analyze.sh $(B)

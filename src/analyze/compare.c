@@ -1,0 +1,138 @@
+/*
+ * compare.c — the analysis against a ground truth (`proxytrace sim
+ * --truth-json`): the same verdict, and every culprit the truth expects.
+ *
+ * An expected culprit marked "exact" must be named as it is by at least
+ * one culprit: same rank, same cause, same channel (when the fault has
+ * one). One marked not exact is a fault the proxy records cannot place on
+ * its rank — a GPU inside a node's part of a ring, a send progressed by
+ * another process's proxy (PXN) — so a culprit on the same channel whose
+ * rank, or whose candidate ranks on the node, include it is enough. A
+ * culprit that matches no expected one even that way makes the comparison
+ * fail (a fault on every channel may show exactly on one channel and at
+ * node level on another: both match); slow links while a hang is expected
+ * are let pass (a hang does not say whether a link is also slow).
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+#define MAX_EXPECT 32
+
+typedef struct {
+  int rank, channel, exact;
+  const char* cause;
+} expect;
+
+static void say(char* why, size_t n, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char* why, size_t n, const char* fmt, ...) {
+  if (!why || !n) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, n, fmt, ap);
+  va_end(ap);
+}
+
+static int has_candidate(const pt_culprit* q, int rank) {
+  for (int i = 0; i < q->n_candidates; i++)
+    if (q->candidates[i] == rank) return 1;
+  return 0;
+}
+
+static int channel_ok(const expect* e, const pt_culprit* q) { return e->channel < 0 || q->channel == e->channel; }
+
+/* 2: names it exactly; 1: at its node (its rank or a candidate on the
+ * node); 0: not this one. */
+static int matches(const expect* e, const pt_culprit* q) {
+  if (!channel_ok(e, q)) return 0;
+  if (q->rank == e->rank && !strcmp(pt_cause_name(q->cause), e->cause)) return 2;
+  if (q->rank == e->rank || has_candidate(q, e->rank)) return 1;
+  return 0;
+}
+
+int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why, size_t why_len) {
+  if (!a || !truth) return PT_AN_EINVAL;
+  an_jobj* o = an_alloc((an_mem*)&a->mem, sizeof *o);
+  if (!o) return PT_AN_ENOMEM;
+  char err[200];
+  int rc = PT_AN_EINVAL;
+  const char* type;
+  const char* verdict;
+  if (an_json_parse(truth, strlen(truth), o, err, sizeof err) != 0) {
+    say(why, why_len, "not a ground truth document: %s", err);
+    goto out;
+  }
+  type = an_json_str(o, "type");
+  verdict = an_json_str(o, "verdict");
+  if (!type || strcmp(type, "truth") || !verdict) {
+    say(why, why_len, "not a ground truth document (no \"type\":\"truth\" and \"verdict\")");
+    goto out;
+  }
+  expect e[MAX_EXPECT];
+  int n = 0;
+  for (; n < MAX_EXPECT; n++) {
+    char p[48];
+    int64_t rank, ch;
+    snprintf(p, sizeof p, "culprits.%d.rank", n);
+    if (an_json_i64(o, p, &rank) != 0) break;
+    snprintf(p, sizeof p, "culprits.%d.channel", n);
+    if (an_json_i64(o, p, &ch) != 0) ch = -1;
+    snprintf(p, sizeof p, "culprits.%d.cause", n);
+    e[n].cause = an_json_str(o, p);
+    snprintf(p, sizeof p, "culprits.%d.exact", n);
+    const an_jfield* ex = an_json_get(o, p);
+    e[n].exact = !ex || ex->truth;
+    e[n].rank = (int)rank;
+    e[n].channel = (int)ch;
+    if (!e[n].cause) e[n].cause = "";
+  }
+  const char* got = pt_verdict_name(a->verdict);
+  if (strcmp(got, verdict) != 0) {
+    if (!strcmp(verdict, "slow") && !a->slow_possible && a->verdict == PT_VERDICT_OK) {
+      say(why, why_len, "a slow link is expected; the dumps have millisecond times only, too coarse to time it");
+      rc = PT_TRUTH_LIMIT;
+    } else {
+      say(why, why_len, "the verdict is %s, the ground truth says %s", got, verdict);
+      rc = PT_TRUTH_DIFFERS;
+    }
+    goto out;
+  }
+  int worst = PT_TRUTH_EXACT;
+  for (int i = 0; i < n; i++) {
+    int best = 0;
+    for (size_t k = 0; k < a->n_culprits; k++) {
+      int m = matches(&e[i], &a->culprits[k].pub);
+      if (m > best) best = m;
+    }
+    if (!best || (best == 1 && e[i].exact)) {
+      say(why, why_len, "no culprit names rank %d (channel %d, %s) as the ground truth does", e[i].rank,
+          e[i].channel, e[i].cause);
+      rc = PT_TRUTH_DIFFERS;
+      goto out;
+    }
+    if (best == 1) worst = PT_TRUTH_NODE;
+  }
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    const pt_culprit* q = &a->culprits[k].pub;
+    if (q->cause == PT_CAUSE_SLOW_LINK && !strcmp(verdict, "hang")) continue;
+    int ok = 0;
+    for (int i = 0; i < n && !ok; i++) ok = matches(&e[i], q) > 0;
+    if (!ok) {
+      say(why, why_len, "culprit %zu is not in the ground truth: %s", k + 1, q->summary);
+      rc = PT_TRUTH_DIFFERS;
+      goto out;
+    }
+  }
+  if (worst == PT_TRUTH_EXACT)
+    say(why, why_len, "agrees with the ground truth: %s%s", verdict, n ? ", every culprit by rank, channel and cause" : "");
+  else
+    say(why, why_len,
+        "agrees with the ground truth at node level: %s; a faulty GPU inside a node's part of the ring, or a send "
+        "on another process's proxy, has no proxy record of its own",
+        verdict);
+  rc = worst;
+out:
+  an_free((an_mem*)&a->mem, o);
+  return rc;
+}

@@ -1,0 +1,206 @@
+/*
+ * dump.c — dumps as they are read: the parser's open streams, a dump's
+ * records, and the hand-over to the merge once a dump is complete.
+ *
+ * A file may hold several dumps in turn and, for logs, several streams at
+ * once (one per process and device). Each stream has at most one open
+ * dump; a dump ends when its stream starts the next one, when its JSON
+ * "end" line comes, or when the file ends. A finished dump is split by
+ * (communicator, rank) — a legacy dump of a proxy shared by split
+ * communicators holds several — and each part goes to the merge (merge.c),
+ * which keeps it or frees it at once.
+ */
+#include <string.h>
+
+#include "analyze/internal.h"
+
+const char* const an_drop_names[AN_DROP_COUNT] = {"opsDropped",     "opsReclaimed",   "zeroStepOps",
+                                                  "staleHandle",    "badHandle",      "untrackedUpdate",
+                                                  "badCounterKind", "badState",       "foreignPid"};
+
+static const char* const trigger_names[AN_TRIG_COUNT] = {"unknown",  "stall", "signal", "periodic",
+                                                         "finalize", "hook",  "api"};
+
+const char* an_trigger_name(int t) { return t >= 0 && t < AN_TRIG_COUNT ? trigger_names[t] : "unknown"; }
+
+int an_trigger_parse(const char* s) {
+  for (int i = 1; i < AN_TRIG_COUNT; i++)
+    if (!strcmp(s, trigger_names[i])) return i;
+  return AN_TRIG_UNKNOWN;
+}
+
+void an_op_init(an_op* op) {
+  memset(op, 0, sizeof *op);
+  op->op_count = -1;
+  op->op_id = -1;
+  op->rank = op->peer = op->channel = -1;
+  op->status = -1;
+  op->last_counter = -1;
+  op->n_steps = -1;
+  op->func = op->proto = op->pattern = -1;
+  op->cnt[AN_C_FIFO] = -1;
+  op->coll_seq = -1;
+}
+
+an_dump* an_dump_new(pt_analysis* a, uint32_t input, uint32_t line, int format) {
+  an_dump* d = an_alloc(&a->mem, sizeof *d);
+  if (!d) return NULL;
+  d->rank = -1;
+  d->dev = -1;
+  d->seq = -1;
+  d->stall_ms = -1;
+  d->format = format;
+  d->input = input;
+  d->line = line;
+  d->order = ++a->order;
+  return d;
+}
+
+void an_dump_free(pt_analysis* a, an_dump* d) {
+  if (!d) return;
+  an_free(&a->mem, d->ops);
+  an_free(&a->mem, d);
+}
+
+an_op* an_dump_add_op(pt_analysis* a, an_dump* d) {
+  an_op* op = an_grow(&a->mem, (void**)&d->ops, &d->n_ops, &d->cap_ops, sizeof *op);
+  if (!op) {
+    an_input_error(a, d->input, d->line, "out of memory: a record of this dump is lost");
+    return NULL;
+  }
+  a->records++;
+  a->inputs[d->input].records++;
+  return op;
+}
+
+/* ---- the parser's streams -------------------------------------------------- */
+
+an_parser* an_parser_new(pt_analysis* a, uint32_t input) {
+  an_parser* p = an_alloc(&a->mem, sizeof *p);
+  if (!p) return NULL;
+  p->a = a;
+  p->input = input;
+  return p;
+}
+
+an_open* an_parser_find(an_parser* p, uint64_t key) {
+  for (int i = 0; i < p->n_open; i++)
+    if (p->open[i].key == key) return &p->open[i];
+  return NULL;
+}
+
+an_open* an_parser_open(an_parser* p, uint64_t key, an_dump* d) {
+  if (p->n_open == AN_MAX_OPEN) {
+    /* More streams at once than any log holds: the oldest dump ends. */
+    an_parser_close(p, &p->open[0]);
+  }
+  an_open* o = &p->open[p->n_open++];
+  memset(o, 0, sizeof *o);
+  o->key = key;
+  o->d = d;
+  return o;
+}
+
+void an_parser_commit(an_parser* p, an_open* o) {
+  if (o->d) an_dump_commit(p, o->d);
+  o->d = NULL;
+}
+
+void an_parser_close(an_parser* p, an_open* o) {
+  an_parser_commit(p, o);
+  size_t i = (size_t)(o - p->open);
+  memmove(&p->open[i], &p->open[i + 1], (size_t)(p->n_open - 1 - (int)i) * sizeof *o);
+  p->n_open--;
+  p->last = NULL;
+}
+
+void an_parser_line(an_parser* p, char* line, size_t len, uint32_t lineno) {
+  size_t i = 0;
+  while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+  if (i == len) return;
+  if (line[i] == '{') {
+    p->saw_json = 1;
+    an_jsonl_line(p, line + i, len - i, lineno);
+  } else {
+    an_legacy_line(p, line, len, lineno);
+  }
+}
+
+void an_parser_finish(an_parser* p) {
+  pt_analysis* a = p->a;
+  for (int i = 0; i < p->n_open; i++) {
+    an_open* o = &p->open[i];
+    if (o->d && o->d->format == AN_FMT_JSONL) {
+      an_input_error(a, p->input, o->d->line, "dump %lld has no end line: cut (crash or full disk?)",
+                     (long long)o->d->seq);
+      o->d->cut = 1;
+    }
+    an_parser_commit(p, o);
+  }
+  an_input* in = &a->inputs[p->input];
+  if (in->dumps) in->format = p->saw_json ? "jsonl" : "text";
+  an_free(&a->mem, p);
+}
+
+/* ---- commit ------------------------------------------------------------------ */
+
+static an_dump* part_of(pt_analysis* a, const an_dump* d, uint64_t comm, int rank) {
+  an_dump* x = an_dump_new(a, d->input, d->line, d->format);
+  if (!x) return NULL;
+  an_op* ops = NULL;
+  *x = *d;
+  x->ops = ops;
+  x->n_ops = x->cap_ops = 0;
+  x->comm = comm;
+  x->has_comm = 1;
+  x->rank = rank;
+  return x;
+}
+
+void an_dump_commit(an_parser* p, an_dump* d) {
+  pt_analysis* a = p->a;
+  a->dumps++;
+  a->inputs[d->input].dumps++;
+  if (d->rank < 0 && d->n_ops == 0) d->rank = a->inputs[d->input].rank_hint;
+  if (d->n_ops == 0) {
+    if (d->has_comm && d->rank >= 0) {
+      an_merge(a, d);
+      return;
+    }
+    if (d->rank >= 0) an_merge_empty_rank(a, d);
+    an_dump_free(a, d);
+    return;
+  }
+  uint64_t comm = d->ops[0].comm;
+  int rank = d->ops[0].rank, mixed = 0;
+  for (size_t i = 1; i < d->n_ops && !mixed; i++)
+    mixed = d->ops[i].comm != comm || d->ops[i].rank != rank;
+  if (!mixed) {
+    d->comm = comm;
+    d->has_comm = 1;
+    d->rank = rank;
+    an_merge(a, d);
+    return;
+  }
+  /* Split: one part per (communicator, rank), in order of appearance. */
+  char* done = an_alloc(&a->mem, d->n_ops);
+  if (!done) {
+    an_input_error(a, d->input, d->line, "out of memory: a dump is lost");
+    an_dump_free(a, d);
+    return;
+  }
+  for (size_t i = 0; i < d->n_ops; i++) {
+    if (done[i]) continue;
+    an_dump* x = part_of(a, d, d->ops[i].comm, d->ops[i].rank);
+    if (!x) break;
+    for (size_t j = i; j < d->n_ops; j++) {
+      if (done[j] || d->ops[j].comm != x->comm || d->ops[j].rank != x->rank) continue;
+      done[j] = 1;
+      an_op* op = an_grow(&a->mem, (void**)&x->ops, &x->n_ops, &x->cap_ops, sizeof *op);
+      if (op) *op = d->ops[j];
+    }
+    an_merge(a, x);
+  }
+  an_free(&a->mem, done);
+  an_dump_free(a, d);
+}

@@ -1,0 +1,538 @@
+/*
+ * explain.c — why each stuck op waits, and where the waiting starts.
+ *
+ * An op's wait is read from both sides' counters (posted, transmitted,
+ * received, done, and the data-ready count where the host gives it):
+ *
+ *   send, all transmitted, not done     the network (completion)
+ *   send, receiver posted <= transmitted   the receiver to post a buffer
+ *   send, data ready, buffer posted      the network (not sent)
+ *   send, otherwise                      its GPU to produce data
+ *   recv, consumed < received            its GPU to consume the data
+ *   recv, received < posted, the sender transmitted more   the network
+ *   recv, received < posted              the sender's data
+ *   recv, posted = received = consumed   its own proxy to post receives
+ *   either, no matching op               the peer: no dump, behind, no op
+ *
+ * Each wait points at another stuck op or ends the chain (an origin):
+ *
+ *   waits for the receiver's buffer  -> the receive on the peer
+ *   waits for the sender's data      -> the send on the peer
+ *   waits for its GPU's data         -> a receive starved of data on the
+ *     same node, channel and operation (in a ring the GPU forwards what the
+ *     node receives; hops inside a node have no proxy ops, so the node is
+ *     the unit) — or, if none, its GPU is where the data stops
+ *   waits for its GPU to consume     -> a stuck send on the same node,
+ *     channel and operation (the GPU consumes by forwarding) — or its GPU
+ *
+ * Following the pointers from every stuck op gives the origins; a cycle
+ * with no origin gets one (the op in it that moved least). Origins with
+ * the same cause on the same rank and channel make one culprit; culprits
+ * are ranked by how many stuck ops wait on them.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+const char* an_wait_name(an_wait w) {
+  static const char* const names[AN_W_COUNT] = {"none",     "gpu",          "credit",       "network",
+                                                "data",     "consume",      "not_posting",  "peer_missing",
+                                                "peer_behind", "peer_no_op"};
+  return w >= 0 && w < AN_W_COUNT ? names[w] : "none";
+}
+
+const char* an_func_name(int f) {
+  static const char* const names[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
+                                      "AllReduce", "SendRecv", "Send",    "Recv"};
+  return f >= 0 && f < (int)(sizeof names / sizeof names[0]) ? names[f] : NULL;
+}
+
+const char* an_op_coll(const an_op* op) {
+  if (op->coll[0]) return op->coll;
+  return an_func_name(op->func);
+}
+
+static int64_t C(const an_op* op, int k) { return op->cnt[k]; }
+
+static int sender(const an_op* op) { return op->is_send ? op->rank : op->peer; }
+static int receiver(const an_op* op) { return op->is_send ? op->peer : op->rank; }
+
+/* The peer has no op to pair with `op`: missing, behind, or no such op.
+ * Behind: with the host's opCounts (RCCL: one order for every operation of
+ * the communicator), its records stop at a lower opCount; with opCounts
+ * derived per function or per peer (NVIDIA NCCL), they cannot be compared
+ * across operations, so: its latest dump was taken before this op began.
+ * A send missing where the node refused foreign ops is PXN's, not a rank
+ * behind. */
+static an_wait peer_wait(const an_comm* c, const an_op* op, int want_send) {
+  int peer = op->peer;
+  if (peer < 0 || peer >= c->nranks || !c->ranks[peer].present) return AN_W_PEER_MISSING;
+  const an_rank* r = &c->ranks[peer];
+  if (want_send && r->foreign > 0) return AN_W_PEER_NO_OP;
+  const an_rank* me = op->rank >= 0 && op->rank < c->nranks ? &c->ranks[op->rank] : NULL;
+  if (r->host_counts && (!me || me->host_counts))
+    return op->op_count >= 0 && r->max_op_count < op->op_count ? AN_W_PEER_BEHIND : AN_W_PEER_NO_OP;
+  if (!r->dump || (r->seen_ns && op->create_ns && r->seen_ns < op->create_ns)) return AN_W_PEER_BEHIND;
+  return AN_W_PEER_NO_OP;
+}
+
+static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x) {
+  const an_op* op = x->op;
+  const an_op* pa = x->partner >= 0 ? a->items[x->partner].op : NULL;
+  int64_t N = op->n_steps;
+  if (op->is_send) {
+    int64_t T = C(op, AN_C_TRANSMITTED), K = C(op, AN_C_KERNEL_COPY_READY);
+    if (!pa) return peer_wait(c, op, 0);
+    if (T >= N) return AN_W_NETWORK;
+    /* No buffer left: the receiver gates it, whatever its GPU has (when
+     * both bind, the chain through the receiver reaches the same origin;
+     * and 2.23-2.26 give no data-ready count ahead of transmission). */
+    if (C(pa, AN_C_POSTED) <= T) return AN_W_CREDIT;
+    return K > T ? AN_W_NETWORK : AN_W_GPU;
+  }
+  int64_t P = C(op, AN_C_POSTED), R = C(op, AN_C_RECEIVED), D = C(op, AN_C_DONE);
+  if (R < P || (P == 0 && !pa)) {
+    if (!pa) return peer_wait(c, op, 1);
+    if (C(pa, AN_C_TRANSMITTED) > R) return AN_W_NETWORK;
+    return AN_W_DATA;
+  }
+  if (D < R) return AN_W_CONSUME;
+  return AN_W_NOT_POSTING;
+}
+
+/* A receive that brings no more data into its node: it waits for the
+ * sender, the network or the peer, or posts no buffer. */
+static int starved_recv(const an_item* x) {
+  return !x->op->is_send && (x->wait == AN_W_DATA || x->wait == AN_W_NETWORK || x->wait == AN_W_PEER_MISSING ||
+                             x->wait == AN_W_PEER_BEHIND || x->wait == AN_W_PEER_NO_OP || x->wait == AN_W_NOT_POSTING);
+}
+
+/* A stuck receive elsewhere whose send, from a rank of x's node, is not in
+ * the dumps (PXN): x's node cannot forward to it either. */
+static int32_t unrecorded_send_from_node(const pt_analysis* a, const an_comm* c, const an_item* x) {
+  if (x->node < 0) return -1;
+  for (size_t j = c->first_item; j < c->first_item + c->n_items; j++) {
+    const an_item* y = &a->items[j];
+    if (!y->stuck || y->op->is_send || (y->wait != AN_W_PEER_NO_OP && y->wait != AN_W_PEER_BEHIND)) continue;
+    if (y->op->comm != x->op->comm || y->op->channel != x->op->channel || y->op->op_count != x->op->op_count) continue;
+    if (y->op->peer >= 0 && y->op->peer < c->nranks && c->ranks[y->op->peer].node == x->node) return (int32_t)j;
+  }
+  return -1;
+}
+
+static uint64_t node_key(const an_item* x) {
+  int64_t node = x->node >= 0 ? x->node : -2 - (int64_t)x->op->rank;
+  uint64_t h = an_mix(an_mix(0x40de, x->op->comm), (uint64_t)node);
+  return an_mix(an_mix(h, (uint64_t)(uint32_t)x->op->channel), (uint64_t)x->op->op_count);
+}
+
+static int same_place(const an_item* x, const an_item* y) {
+  return x->op->comm == y->op->comm && x->op->channel == y->op->channel && x->op->op_count == y->op->op_count &&
+         (x->node >= 0 ? x->node == y->node : x->op->rank == y->op->rank);
+}
+
+/* A stuck op on x's node, channel and operation for which want(item) holds;
+ * one on x's own rank first. */
+static int32_t on_node(const pt_analysis* a, const an_map* idx, const an_item* x, int (*want)(const an_item*)) {
+  int32_t other = -1;
+  for (int32_t j = an_map_first(idx, node_key(x)); j >= 0; j = an_map_next(idx, j)) {
+    const an_item* y = &a->items[j];
+    /* never the op's own partner: that one waits on x */
+    if (y == x || (x->partner >= 0 && y == &a->items[x->partner]) || !same_place(x, y) || !want(y)) continue;
+    if (y->op->rank == x->op->rank) return j;
+    if (other < 0) other = j;
+  }
+  return other;
+}
+
+static int stuck_send(const an_item* x) { return x->op->is_send; }
+
+/* A rank of x's node without a dump (placed there by number), or -1. */
+static int missing_on_node(const an_comm* c, int node) {
+  if (node < 0) return -1;
+  for (int r = 0; r < c->nranks; r++)
+    if (!c->ranks[r].present && c->ranks[r].node == node) return r;
+  return -1;
+}
+
+typedef struct {
+  int cause;
+  int rank; /* the culprit rank */
+} origin_of;
+
+static void set_origin(an_item* x, origin_of* o, int cause, int rank) {
+  x->origin = 1;
+  x->next = -1;
+  x->cause = (int8_t)cause;
+  o->cause = cause;
+  o->rank = rank;
+}
+
+static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, size_t i, origin_of* org) {
+  an_item* x = &a->items[i];
+  const an_op* op = x->op;
+  int32_t pa = x->partner;
+  int pa_stuck = pa >= 0 && a->items[pa].stuck;
+  int32_t j;
+  int m;
+  switch ((an_wait)x->wait) {
+    case AN_W_GPU:
+      if ((j = on_node(a, idx, x, starved_recv)) >= 0) x->next = j;
+      else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
+      else set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
+      break;
+    case AN_W_CONSUME:
+      if ((j = on_node(a, idx, x, stuck_send)) >= 0) x->next = j;
+      else if ((j = unrecorded_send_from_node(a, c, x)) >= 0) x->next = j;
+      else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
+      else set_origin(x, org, PT_CAUSE_GPU_NOT_CONSUMING, op->rank);
+      break;
+    case AN_W_CREDIT:
+      if (pa_stuck) x->next = pa;
+      else set_origin(x, org, PT_CAUSE_NO_RECEIVE_POSTED, op->peer);
+      break;
+    case AN_W_DATA:
+      if (pa_stuck) x->next = pa;
+      else if (pa >= 0 && a->items[pa].moving) set_origin(x, org, PT_CAUSE_NONE, op->rank);
+      else set_origin(x, org, PT_CAUSE_NETWORK, op->peer);
+      break;
+    case AN_W_NETWORK: set_origin(x, org, PT_CAUSE_NETWORK, sender(op)); break;
+    case AN_W_NOT_POSTING: set_origin(x, org, PT_CAUSE_NO_RECEIVE_POSTED, op->rank); break;
+    case AN_W_PEER_MISSING: set_origin(x, org, PT_CAUSE_RANK_MISSING, op->peer); break;
+    case AN_W_PEER_BEHIND: set_origin(x, org, PT_CAUSE_RANK_BEHIND, op->peer); break;
+    case AN_W_PEER_NO_OP:
+      set_origin(x, org, op->is_send ? PT_CAUSE_NO_RECEIVE_POSTED : PT_CAUSE_SEND_MISSING, op->peer);
+      break;
+    default: set_origin(x, org, PT_CAUSE_NONE, op->rank); break;
+  }
+}
+
+/* Step of an op in the terms of its wait. */
+static int64_t step_of(const an_item* x) {
+  const an_op* op = x->op;
+  switch ((an_wait)x->wait) {
+    case AN_W_CONSUME: return C(op, AN_C_DONE);
+    case AN_W_NOT_POSTING: return C(op, AN_C_POSTED);
+    default: return an_op_progress(op);
+  }
+}
+
+/* ---- culprits ------------------------------------------------------------------- */
+
+static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_item* o);
+
+static int cmp_culprits(const void* x, const void* y) {
+  const an_culprit* a = x;
+  const an_culprit* b = y;
+  if (a->pub.dependents != b->pub.dependents) return b->pub.dependents - a->pub.dependents;
+  if (a->comm_index != b->comm_index) return a->comm_index - b->comm_index;
+  if (a->pub.rank != b->pub.rank) return a->pub.rank - b->pub.rank;
+  return a->pub.channel - b->pub.channel;
+}
+
+static void add_behind(pt_analysis* a, const an_comm* c, int rank, int64_t needed) {
+  for (size_t i = 0; i < a->n_behind; i++)
+    if (a->behind[i].comm == c->comm && a->behind[i].rank == rank) {
+      if (needed < a->behind[i].needed) a->behind[i].needed = needed;
+      return;
+    }
+  an_behind* b = an_grow(&a->mem, (void**)&a->behind, &a->n_behind, &a->cap_behind, sizeof *b);
+  if (!b) return;
+  b->comm = c->comm;
+  b->rank = rank;
+  b->last_op_count = c->ranks[rank].max_op_count;
+  b->needed = needed;
+}
+
+static int explain_comm(pt_analysis* a, size_t ci) {
+  an_comm* c = &a->comms[ci];
+  size_t lo = c->first_item, hi = lo + c->n_items;
+  an_map idx;
+  if (an_map_init(&a->mem, &idx, c->n_items + 1) != 0) return PT_AN_ENOMEM;
+  origin_of* org = an_alloc(&a->mem, (c->n_items + 1) * sizeof *org);
+  int32_t* root = an_alloc(&a->mem, (c->n_items + 1) * sizeof *root);
+  int32_t* stack = an_alloc(&a->mem, (c->n_items + 1) * sizeof *stack);
+  char* state = an_alloc(&a->mem, c->n_items + 1);
+  int rc = org && root && stack && state ? 0 : PT_AN_ENOMEM;
+  for (size_t i = lo; i < hi && rc == 0; i++) {
+    an_item* x = &a->items[i];
+    if (!x->stuck) continue;
+    x->wait = (int8_t)wait_of(a, c, x);
+    if (an_map_add(&a->mem, &idx, node_key(x), (int32_t)i) != 0) rc = PT_AN_ENOMEM;
+  }
+  for (size_t i = lo; i < hi && rc == 0; i++)
+    if (a->items[i].stuck) resolve(a, c, &idx, i, &org[i - lo]);
+
+  /* Roots: follow `next`; a cycle gets the op in it that moved least. */
+  for (size_t i = lo; i < hi && rc == 0; i++) {
+    if (!a->items[i].stuck || state[i - lo]) continue;
+    size_t n = 0;
+    int32_t j = (int32_t)i, r = -1;
+    for (;;) {
+      char s = state[j - lo];
+      if (s == 2) {
+        r = root[j - lo];
+        break;
+      }
+      if (s == 1) { /* a cycle: from j to the top of the stack */
+        size_t from = n;
+        while (from > 0 && stack[from - 1] != j) from--;
+        from = from > 0 ? from - 1 : 0;
+        int32_t least = stack[from];
+        for (size_t q = from; q < n; q++)
+          if (an_op_progress(a->items[stack[q]].op) < an_op_progress(a->items[least].op)) least = stack[q];
+        set_origin(&a->items[least], &org[least - lo], PT_CAUSE_CIRCULAR, a->items[least].op->rank);
+        r = least;
+        break;
+      }
+      state[j - lo] = 1;
+      stack[n++] = j;
+      if (a->items[j].next < 0) {
+        r = j;
+        break;
+      }
+      j = a->items[j].next;
+    }
+    for (size_t q = 0; q < n; q++) {
+      state[stack[q] - lo] = 2;
+      root[stack[q] - lo] = r;
+    }
+  }
+
+  /* Culprits: origins grouped by (cause, rank, channel). */
+  size_t first = a->n_culprits;
+  for (size_t i = lo; i < hi && rc == 0; i++) {
+    an_item* x = &a->items[i];
+    if (!x->stuck || !x->origin || org[i - lo].cause == PT_CAUSE_NONE) continue;
+    const origin_of* o = &org[i - lo];
+    /* A rank missing or behind is one culprit, whichever channels wait. */
+    int channel = o->cause == PT_CAUSE_RANK_MISSING || o->cause == PT_CAUSE_RANK_BEHIND ? -1 : x->op->channel;
+    size_t k = first;
+    for (; k < a->n_culprits; k++) {
+      an_culprit* q = &a->culprits[k];
+      if ((int)q->pub.cause == o->cause && q->pub.rank == o->rank && q->pub.channel == channel) break;
+    }
+    if (k == a->n_culprits) {
+      an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+      if (!q) {
+        rc = PT_AN_ENOMEM;
+        break;
+      }
+      q->pub.cause = (pt_cause)o->cause;
+      q->pub.rank = o->rank;
+      q->pub.channel = channel;
+      q->origin = (int32_t)i;
+      q->comm_index = (int)ci;
+    } else if (x->op->rank == o->rank && a->items[a->culprits[k].origin].op->rank != o->rank) {
+      a->culprits[k].origin = (int32_t)i; /* prefer the culprit's own op as evidence */
+    }
+    x->culprit = (int32_t)k; /* provisional: the group */
+  }
+  for (size_t i = lo; i < hi && rc == 0; i++) {
+    an_item* x = &a->items[i];
+    if (!x->stuck) continue;
+    int32_t r = root[i - lo];
+    x->culprit = r >= 0 ? a->items[r].culprit : -1;
+    /* Ops that wait on the culprit: every op of its chains but its own. */
+    if (x->culprit >= 0 && x->op->rank != a->culprits[x->culprit].pub.rank) a->culprits[x->culprit].pub.dependents++;
+    if (x->wait == AN_W_PEER_BEHIND && x->op->peer >= 0 && x->op->peer < c->nranks)
+      add_behind(a, c, x->op->peer, x->op->op_count);
+  }
+  /* The opCount most stuck ops are in, and its collective's name. */
+  int64_t best = -1;
+  int best_n = 0;
+  for (size_t i = lo; i < hi; i++) {
+    if (!a->items[i].stuck) continue;
+    int n = 0;
+    for (size_t j = lo; j < hi; j++) n += a->items[j].stuck && a->items[j].op->op_count == a->items[i].op->op_count;
+    if (n > best_n) {
+      best_n = n;
+      best = a->items[i].op->op_count;
+      const char* name = an_op_coll(a->items[i].op);
+      snprintf(c->coll, sizeof c->coll, "%s", name ? name : "");
+    }
+    if (best_n * 2 > (int)c->n_items) break;
+  }
+  c->stuck_op_count = best;
+  for (size_t k = first; k < a->n_culprits && rc == 0; k++) describe(a, c, &a->culprits[k], &a->items[a->culprits[k].origin]);
+  an_free(&a->mem, org);
+  an_free(&a->mem, root);
+  an_free(&a->mem, stack);
+  an_free(&a->mem, state);
+  an_map_free(&a->mem, &idx);
+  return rc;
+}
+
+int an_explain(pt_analysis* a) {
+  for (size_t ci = 0; ci < a->n_comms; ci++) {
+    int rc = explain_comm(a, ci);
+    if (rc) return rc;
+  }
+  /* Most dependents first; item links follow the new order. */
+  if (a->n_culprits > 1) {
+    int32_t* where = an_alloc(&a->mem, a->n_culprits * sizeof *where);
+    if (!where) return PT_AN_ENOMEM;
+    for (size_t k = 0; k < a->n_culprits; k++) a->culprits[k].sort_index = (int)k;
+    qsort(a->culprits, a->n_culprits, sizeof *a->culprits, cmp_culprits);
+    for (size_t k = 0; k < a->n_culprits; k++) where[a->culprits[k].sort_index] = (int32_t)k;
+    for (size_t i = 0; i < a->n_items; i++)
+      if (a->items[i].culprit >= 0) a->items[i].culprit = where[a->items[i].culprit];
+    an_free(&a->mem, where);
+  }
+  return 0;
+}
+
+/* ---- the culprit in words ----------------------------------------------------------- */
+
+static int appendf(char* buf, size_t n, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static int appendf(char* buf, size_t n, const char* fmt, ...) {
+  size_t len = strlen(buf);
+  if (len + 1 >= n) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + len, n - len, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+static void who(char* buf, size_t n, const an_comm* c, int rank) {
+  const an_dump* d = rank >= 0 && rank < c->nranks ? c->ranks[rank].dump : NULL;
+  if (d && d->host[0] && d->pid) snprintf(buf, n, "rank %d (%s, pid %d)", rank, d->host, d->pid);
+  else if (d && d->host[0]) snprintf(buf, n, "rank %d (%s)", rank, d->host);
+  else snprintf(buf, n, "rank %d", rank);
+}
+
+static void op_words(char* buf, size_t n, const an_op* op) {
+  const char* coll = an_op_coll(op);
+  if (op->op_count >= 0 && coll) snprintf(buf, n, "opCount %lld (%s)", (long long)op->op_count, coll);
+  else if (op->op_count >= 0) snprintf(buf, n, "opCount %lld", (long long)op->op_count);
+  else snprintf(buf, n, "the operation in flight");
+}
+
+static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_item* o) {
+  const an_op* op = o->op;
+  pt_culprit* p = &k->pub;
+  p->comm_hash = c->comm;
+  p->op_count = op->op_count;
+  p->n_steps = op->n_steps;
+  p->step = step_of(o);
+  p->slow_factor = 0;
+  p->peer = op->rank == p->rank ? op->peer : op->rank;
+  switch (p->cause) {
+    case PT_CAUSE_GPU_NOT_PRODUCING: case PT_CAUSE_NETWORK: p->is_send = 1; break;
+    case PT_CAUSE_GPU_NOT_CONSUMING: case PT_CAUSE_NO_RECEIVE_POSTED: p->is_send = 0; break;
+    case PT_CAUSE_RANK_MISSING: case PT_CAUSE_RANK_BEHIND: case PT_CAUSE_SEND_MISSING:
+      p->is_send = op->rank == p->rank ? op->is_send : !op->is_send;
+      break;
+    default: p->is_send = op->is_send; break;
+  }
+  if (p->cause == PT_CAUSE_NETWORK) p->peer = receiver(op);
+  const an_rank* rk = p->rank >= 0 && p->rank < c->nranks ? &c->ranks[p->rank] : NULL;
+  snprintf(k->host, sizeof k->host, "%s", rk && rk->dump ? rk->dump->host : "");
+  p->pid = rk && rk->dump ? rk->dump->pid : 0;
+  /* Candidates: the culprit's rank, then the other ranks of its node when
+   * the records cannot tell them apart. */
+  int node = rk ? rk->node : -1;
+  int ncand = 1;
+  if ((p->cause == PT_CAUSE_GPU_NOT_PRODUCING || p->cause == PT_CAUSE_GPU_NOT_CONSUMING) && node >= 0)
+    for (int r = 0; r < c->nranks; r++) ncand += r != p->rank && c->ranks[r].node == node;
+  k->cand = an_alloc(&a->mem, ((size_t)ncand + 1) * sizeof *k->cand);
+  if (k->cand) {
+    int n = 0;
+    k->cand[n++] = p->rank;
+    if (ncand > 1)
+      for (int r = 0; r < c->nranks; r++)
+        if (r != p->rank && c->ranks[r].node == node) k->cand[n++] = r;
+    k->cand[n] = -1;
+    p->n_candidates = n;
+  }
+  p->scope_node = p->n_candidates > 1;
+
+  char me[160], other[160], opw[96];
+  who(me, sizeof me, c, p->rank);
+  op_words(opw, sizeof opw, op);
+  char* s = k->summary;
+  size_t n = sizeof k->summary;
+  s[0] = 0;
+  long long N = (long long)op->n_steps, st = (long long)p->step;
+  switch (p->cause) {
+    case PT_CAUSE_GPU_NOT_PRODUCING:
+      appendf(s, n, "%s, channel %d: its GPU stopped producing data — its send to rank %d is at step %lld/%lld of %s",
+              me, op->channel, op->peer, st, N, opw);
+      break;
+    case PT_CAUSE_GPU_NOT_CONSUMING:
+      appendf(s, n,
+              "%s, channel %d: its GPU stopped consuming received data — its receive from rank %d has %lld received, "
+              "%lld consumed of %lld steps, %s",
+              me, op->channel, op->peer, (long long)C(op, AN_C_RECEIVED), st, N, opw);
+      break;
+    case PT_CAUSE_NO_RECEIVE_POSTED:
+      if (op->rank == p->rank)
+        appendf(s, n,
+                "%s, channel %d: posts no more receive buffers for rank %d — its receive stopped at %lld posted of %lld "
+                "steps, all of them received and consumed, %s",
+                me, op->channel, op->peer, (long long)C(op, AN_C_POSTED), N, opw);
+      else
+        appendf(s, n,
+                "%s, channel %d: has no receive posted for rank %d in %s — rank %d's send waits for a buffer at step "
+                "%lld/%lld",
+                me, op->channel, op->rank, opw, op->rank, st, N);
+      break;
+    case PT_CAUSE_NETWORK:
+      appendf(s, n, "link rank %d -> rank %d, channel %d: data was sent but did not arrive, or the send never completed — ",
+              sender(op), receiver(op), op->channel);
+      if (o->partner >= 0) {
+        const an_op* s_op = op->is_send ? op : a->items[o->partner].op;
+        const an_op* r_op = op->is_send ? a->items[o->partner].op : op;
+        appendf(s, n, "rank %d transmitted %lld, rank %d received %lld of %lld steps, %s", s_op->rank,
+                (long long)C(s_op, AN_C_TRANSMITTED), r_op->rank, (long long)C(r_op, AN_C_RECEIVED), N, opw);
+      } else {
+        appendf(s, n, "rank %d is at step %lld/%lld of %s", op->rank, st, N, opw);
+      }
+      break;
+    case PT_CAUSE_RANK_MISSING:
+      who(other, sizeof other, c, op->rank);
+      appendf(s, n, "rank %d wrote no dump (it died, or its dump is not among the inputs) — %s waits for it on channel %d "
+              "in %s at step %lld/%lld",
+              p->rank, other, op->channel, opw, (long long)an_op_progress(op), N);
+      if (rk && rk->placed) appendf(s, n, "; by rank numbering it is on %s", a->hosts.names[rk->node]);
+      break;
+    case PT_CAUSE_RANK_BEHIND:
+      if (rk && rk->host_counts)
+        appendf(s, n, "%s is behind: its records stop at opCount %lld — rank %d waits for it on channel %d in %s", me,
+                (long long)rk->max_op_count, op->rank, op->channel, opw);
+      else
+        appendf(s, n,
+                "%s is behind: its latest dump was taken before rank %d began %s on channel %d, which waits for "
+                "it (it never reached the operation, or has not dumped since)",
+                me, op->rank, opw, op->channel);
+      break;
+    case PT_CAUSE_SEND_MISSING:
+      appendf(s, n,
+              "%s has no record of a send to rank %d on channel %d in %s — rank %d's receive waits for data at step "
+              "%lld/%lld",
+              me, op->rank, op->channel, opw, op->rank, st, N);
+      if (rk && rk->foreign > 0)
+        appendf(s, n,
+                "; its node's plugins refused %lld ops of another process (PXN: a rank's sends run on a peer's proxy, "
+                "which does not record them), so the send may be one of those",
+                (long long)rk->foreign);
+      break;
+    case PT_CAUSE_CIRCULAR:
+      appendf(s, n, "%s, channel %d: every stuck op waits on another (a cycle); this one moved least: step %lld/%lld of %s",
+              me, op->channel, st, N, opw);
+      break;
+    default: break;
+  }
+  if (p->dependents > 0) appendf(s, n, "; %d stuck op%s wait%s on it", p->dependents, p->dependents == 1 ? "" : "s",
+                                 p->dependents == 1 ? "s" : "");
+  if (p->scope_node) {
+    appendf(s, n, "; inside %s the data passes GPU to GPU without proxy ops, so the GPU that stopped may also be ",
+            k->host[0] && rk && !rk->numbered ? k->host : "its node");
+    if (p->n_candidates == 2) appendf(s, n, "rank %d's", k->cand[1]);
+    else appendf(s, n, "one of ranks");
+    for (int i = 1; p->n_candidates > 2 && i < p->n_candidates; i++) appendf(s, n, "%s %d", i == 1 ? "" : ",", k->cand[i]);
+  }
+}

@@ -1,0 +1,447 @@
+/*
+ * internal.h — what the analyzer's files share.
+ *
+ *   memory.c     allocations counted against the analysis (held and peak
+ *                bytes: the scale figures and tests read them)
+ *   map.c        a hash index from 64-bit keys to chains of items
+ *   lines.c      inputs read as streams of lines (files, directories,
+ *                streams, buffers) — never slurped
+ *   json.c       one JSON object per line, parsed into a flat field list
+ *   jsonl.c      the dump JSON lines (docs/dump-json.md) into dumps
+ *   legacy.c     legacy ProxyTrace text, bare or behind a host log prefix
+ *   merge.c      dumps by (communicator, rank): latest, previous, duplicates
+ *   pair.c       sends paired with receives; missing and behind ranks
+ *   explain.c    why each stuck op waits, and the chains to the culprits
+ *   slow.c       links much slower than their peers (ns timestamps)
+ *   emit.c       JSON strings and numbers for the writers
+ *   report_text.c, report_json.c, chrome.c   the three reports
+ *   analysis.c   the public API (include/proxytrace/analyze.h)
+ */
+#ifndef PT_ANALYZE_INTERNAL_H
+#define PT_ANALYZE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proxytrace/analyze.h"
+
+/* ---------------------------------------------------------------------------
+ * Memory (memory.c)
+ * ------------------------------------------------------------------------- */
+
+typedef struct {
+  size_t held, peak;
+} an_mem;
+
+void* an_alloc(an_mem* m, size_t n); /* zeroed; NULL when out of memory */
+double an_now(void);                  /* monotonic seconds (analysis.c) */
+void* an_realloc(an_mem* m, void* p, size_t n);
+void an_free(an_mem* m, void* p);
+char* an_strdup(an_mem* m, const char* s);
+/* Copies `src` into dst[n], cut to fit. */
+static inline void an_copy(char* dst, size_t n, const char* src) {
+  size_t i = 0;
+  for (; src && src[i] && i + 1 < n; i++) dst[i] = src[i];
+  if (n) dst[i] = 0;
+}
+/* Makes room for one more item of `size` bytes in *v (n items, cap
+ * capacity); returns the new item, zeroed, or NULL. */
+void* an_grow(an_mem* m, void** v, size_t* n, size_t* cap, size_t size);
+
+/* ---------------------------------------------------------------------------
+ * Hash index (map.c): key -> chain of item indices. Keys are 64-bit mixes of
+ * a tuple; callers compare the tuple, so colliding tuples only share a chain.
+ * ------------------------------------------------------------------------- */
+
+typedef struct {
+  uint64_t* keys;
+  int32_t* heads;
+  size_t cap, used;
+  int32_t* next; /* per item: the next item of its chain, -1 at the end */
+  size_t n_items, items_cap;
+} an_map;
+
+int an_map_init(an_mem* m, an_map* map, size_t expect);
+void an_map_free(an_mem* m, an_map* map);
+/* Adds item `item` (0, 1, 2, … in order) under `key`. 0 or -1 (memory). */
+int an_map_add(an_mem* m, an_map* map, uint64_t key, int32_t item);
+/* First item under `key`, -1 if none; then an_map_next(). */
+int32_t an_map_first(const an_map* map, uint64_t key);
+static inline int32_t an_map_next(const an_map* map, int32_t item) { return map->next[item]; }
+uint64_t an_mix(uint64_t h, uint64_t v);
+
+/* ---------------------------------------------------------------------------
+ * One JSON object per line (json.c): a flat list of fields, nested objects
+ * flattened to "parent.key". Strings are decoded into the object's buffer.
+ * ------------------------------------------------------------------------- */
+
+typedef enum { AN_JV_NULL, AN_JV_BOOL, AN_JV_NUM, AN_JV_STR, AN_JV_OBJ, AN_JV_ARR } an_jtype;
+
+typedef struct {
+  char path[48];
+  an_jtype type;
+  const char* s; /* number: its text; string: decoded, NUL-terminated */
+  size_t n;
+  int truth;     /* bool */
+} an_jfield;
+
+#define AN_JSON_FIELDS 256
+
+typedef struct {
+  an_jfield f[AN_JSON_FIELDS];
+  int n;
+  char buf[16384];
+  size_t used;
+  int hint; /* where the next lookup starts */
+} an_jobj;
+
+/* 0, or -1 with `err` saying what and at which column. */
+int an_json_parse(const char* s, size_t len, an_jobj* o, char* err, size_t errlen);
+const an_jfield* an_json_get(const an_jobj* o, const char* path);
+/* A field as a 64-bit integer: a JSON integer, or (u64) a decimal string
+ * too. 0, or -1 when absent, null, or not such a value. */
+int an_json_i64(const an_jobj* o, const char* path, int64_t* out);
+int an_json_u64(const an_jobj* o, const char* path, uint64_t* out);
+int an_json_f64(const an_jobj* o, const char* path, double* out);
+/* A string field, or NULL (absent, null, not a string). */
+const char* an_json_str(const an_jobj* o, const char* path);
+/* The field is present and null. */
+int an_json_is_null(const an_jobj* o, const char* path);
+
+/* ---------------------------------------------------------------------------
+ * Records and dumps
+ * ------------------------------------------------------------------------- */
+
+/* Counter kinds, in legacy order (ProxyCounterTypes). */
+enum {
+  AN_C_POSTED = 0,
+  AN_C_KERNEL_COPY_READY,
+  AN_C_RTR_RECV,
+  AN_C_RTS_SEND,
+  AN_C_RECEIVED,
+  AN_C_TRANSMITTED,
+  AN_C_FLUSHED,
+  AN_C_DONE,
+  AN_C_RECV_TAIL,
+  AN_C_TAIL_OR_HEAD,
+  AN_C_FIFO,
+  AN_C_COUNT
+};
+
+enum { AN_ST_ACTIVE = 0, AN_ST_FINISHED, AN_ST_DETACHED };
+enum { AN_FMT_NONE = 0, AN_FMT_JSONL, AN_FMT_TEXT };
+enum {
+  AN_TRIG_UNKNOWN = 0,
+  AN_TRIG_STALL,
+  AN_TRIG_SIGNAL,
+  AN_TRIG_PERIODIC,
+  AN_TRIG_FINALIZE,
+  AN_TRIG_HOOK,
+  AN_TRIG_API,
+  AN_TRIG_COUNT
+};
+enum { AN_DROP_COUNT = 9 };
+
+const char* an_trigger_name(int t);
+int an_trigger_parse(const char* s); /* AN_TRIG_UNKNOWN when not a name */
+extern const char* const an_drop_names[AN_DROP_COUNT];
+extern const char* const an_counter_json[AN_C_COUNT]; /* "posted", … */
+extern const char* const an_status_names[8];          /* "INIT" … "DONE", "ILLEGAL" */
+int an_status_parse(const char* s, size_t n);          /* -1 when unknown */
+
+/* One proxy op record as a dump gives it. Times in ns since the Unix
+ * epoch (legacy ms are scaled; `ns_times` of the dump says which); 0 =
+ * never set. */
+typedef struct {
+  uint64_t comm;
+  int64_t op_count, op_id;
+  int32_t rank, peer, channel;
+  int8_t is_send, state, status, last_counter; /* status: legacy enum, -1; last: kind, -1 */
+  int64_t n_steps;
+  uint64_t nbytes, total_bytes, chunk;
+  int32_t func, proto, pattern;
+  int64_t cnt[AN_C_COUNT];
+  int64_t create_ns, last_ns, posted_ns, send_ns, progress_ns;
+  int64_t coll_seq; /* -1 = unknown */
+  char coll[16];    /* "" = unknown */
+  uint32_t line;    /* where it was read */
+  uint32_t input;
+} an_op;
+
+typedef struct an_dump {
+  uint64_t comm;
+  int has_comm;
+  int rank;       /* -1 = unknown */
+  int nranks, nnodes; /* 0 = unknown */
+  char host[64];  /* "" = unknown */
+  int pid, dev;   /* 0 / -1 = unknown */
+  int64_t seq;    /* dumpSeq, -1 = unknown */
+  int64_t time_ns;
+  int trigger, api;
+  char host_lib[8];
+  int64_t stall_ms; /* -1 = unknown */
+  int64_t drops[AN_DROP_COUNT];
+  int has_drops;
+  int format;     /* AN_FMT_* */
+  int ns_times;   /* op times are ns-precise (JSON) */
+  int cut;        /* JSON: no "end" line */
+  uint32_t input, line;
+  uint64_t order; /* arrival order over the whole analysis */
+  uint64_t fingerprint;
+  int64_t max_last_ns;
+  an_op* ops;
+  size_t n_ops, cap_ops;
+} an_dump;
+
+/* The dumps of one (communicator, rank). */
+typedef struct {
+  uint64_t comm;
+  int rank;
+  an_dump* latest;
+  an_dump* previous;
+  uint32_t n_dumps;
+} an_slot;
+
+typedef struct {
+  uint32_t line;
+  char* message;
+} an_error;
+
+/* A rank that dumped nothing, and where (for its node). */
+typedef struct {
+  int rank;
+  int pid;
+  int64_t foreign; /* foreign-pid refusals its dump reported */
+  char host[64];
+} an_empty;
+
+#define AN_MAX_ERRORS_KEPT 20
+
+typedef struct {
+  char* path;
+  const char* format;
+  char* error; /* could not be read */
+  uint64_t lines, bytes, records, dumps, duplicates;
+  int n_errors;
+  an_error errors[AN_MAX_ERRORS_KEPT];
+  int rank_hint; /* from the file name (rank<R>, -r<R>-), -1 */
+} an_input;
+
+/* ---------------------------------------------------------------------------
+ * Analysis results
+ * ------------------------------------------------------------------------- */
+
+/* What a stuck op waits for (explain.c). */
+typedef enum {
+  AN_W_NONE = 0,
+  AN_W_GPU,          /* send: its GPU to produce data                    */
+  AN_W_CREDIT,       /* send: the receiver to post a buffer              */
+  AN_W_NETWORK,      /* send: completion; recv: data the sender sent     */
+  AN_W_DATA,         /* recv: the sender's data                          */
+  AN_W_CONSUME,      /* recv: its GPU to consume received data           */
+  AN_W_NOT_POSTING,  /* recv: it posts no more receives                  */
+  AN_W_PEER_MISSING, /* the peer wrote no dump                           */
+  AN_W_PEER_BEHIND,  /* the peer's records stop before this operation    */
+  AN_W_PEER_NO_OP,   /* the peer has no matching op                      */
+  AN_W_COUNT
+} an_wait;
+
+const char* an_wait_name(an_wait w); /* JSON name: "gpu", "credit", … */
+/* NCCL's ncclFunc_t names ("AllReduce", …), NULL outside them. */
+const char* an_func_name(int func);
+/* The collective or p2p call of an op: "coll" of the JSON, else funcIdx. */
+const char* an_op_coll(const an_op* op);
+
+/* One op of the latest dumps, with what the analysis found about it. */
+typedef struct {
+  const an_op* op;
+  const an_dump* dump;
+  int32_t partner; /* index of the paired op, -1 */
+  int32_t next;    /* the stuck op it waits on, -1 */
+  int32_t culprit; /* index into culprits, -1 */
+  int8_t stuck;    /* 1 stuck; 0 finished or moving */
+  int8_t moving;   /* active, but moved since the previous dump / recently */
+  int8_t leaked;   /* never progressed, intra-node peer: not a network op */
+  int8_t origin;
+  int8_t wait;     /* an_wait */
+  int8_t cause;    /* pt_cause of an origin */
+  int node;        /* node id of op->rank */
+} an_item;
+
+typedef struct {
+  uint64_t comm;
+  int rank;
+  int referenced; /* stuck ops that wait on it */
+} an_rank_ref;
+
+typedef struct {
+  uint64_t comm;
+  int rank;
+  int64_t last_op_count; /* highest opCount in its records */
+  int64_t needed;        /* the opCount its peers wait in */
+} an_behind;
+
+typedef struct {
+  uint64_t comm;
+  int sender, receiver, channel;
+  uint32_t ops, slow_ops;
+  double ratio; /* median duration over the operation's median */
+} an_slow_edge;
+
+typedef struct {
+  pt_culprit pub;
+  int* cand;
+  char summary[768];
+  char host[64];
+  int32_t origin; /* item index */
+  int comm_index;
+  int sort_index;
+} an_culprit;
+
+/* What the analysis knows of one rank of a communicator. */
+typedef struct {
+  const an_dump* dump;  /* latest; NULL: no dump with records */
+  int present;          /* it dumped (records or not) */
+  int node;             /* host id; -1 unknown */
+  int placed;           /* no dump, node inferred from its neighbours' */
+  int numbered;         /* node inferred from rank numbering, not a host name */
+  int64_t max_op_count; /* highest opCount in its records, -1 */
+  int host_counts;      /* its opCounts are the host's (RCCL): one order for
+                           every operation of the communicator */
+  int64_t seen_ns;      /* when its latest dump was taken; 0 unknown (legacy) */
+  int64_t foreign;      /* foreign-pid refusals its node's dumps report */
+} an_rank;
+
+typedef struct {
+  uint64_t comm;
+  int nranks;     /* expected */
+  int with_dump;
+  an_rank* ranks; /* nranks */
+  int64_t stuck_op_count; /* the opCount most stuck ops are in, -1 */
+  char coll[16];
+  size_t first_item, n_items;
+} an_comm;
+
+/* Host names interned to node ids. */
+typedef struct {
+  char** names;
+  size_t n, cap;
+} an_hosts;
+
+struct pt_analysis {
+  an_mem mem;
+  int ran;
+  double slow_factor;
+  int64_t stall_ms; /* option, -1 = per dump */
+
+  an_input* inputs;
+  size_t n_inputs, cap_inputs;
+  uint64_t order;
+  uint64_t lines, bytes, records, dumps, duplicates, errors;
+  double parse_seconds, analyze_seconds;
+
+  an_slot* slots;
+  size_t n_slots, cap_slots;
+  an_map slot_index;
+  /* Ranks whose dumps held no record and named no communicator. */
+  an_empty* empty_ranks;
+  size_t n_empty, cap_empty;
+
+  /* Results. */
+  pt_verdict verdict;
+  an_comm* comms;
+  size_t n_comms;
+  an_item* items;
+  size_t n_items;
+  an_culprit* culprits;
+  size_t n_culprits, cap_culprits;
+  an_rank_ref* missing;
+  size_t n_missing, cap_missing;
+  an_behind* behind;
+  size_t n_behind, cap_behind;
+  an_slow_edge* slow;
+  size_t n_slow, cap_slow;
+  size_t n_stuck, n_moving, n_leaked, n_unmatched;
+  int slow_possible; /* some dump had ns times */
+  an_hosts hosts;
+};
+
+/* ---------------------------------------------------------------------------
+ * Between the stages
+ * ------------------------------------------------------------------------- */
+
+/* lines.c: feed one input's lines to the parser. */
+typedef struct an_parser an_parser;
+an_parser* an_parser_new(pt_analysis* a, uint32_t input);
+void an_parser_line(an_parser* p, char* line, size_t len, uint32_t lineno);
+void an_parser_finish(an_parser* p); /* commits open dumps, frees */
+int an_read_stream(pt_analysis* a, uint32_t input, FILE* f);
+int an_read_buffer(pt_analysis* a, uint32_t input, const char* data, size_t len);
+int an_input_add(pt_analysis* a, const char* path, uint32_t* out);
+void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The parser's state, shared by jsonl.c and legacy.c. */
+#define AN_MAX_OPEN 64
+typedef struct {
+  an_dump* d;
+  uint64_t key; /* stream key: JSON dumpSeq, text prefix (host, pid, dev) */
+  int pending_trigger; /* text: a "ncclCommDump()"-like line came first */
+  int contract_header; /* text: a "proxytrace dump seq=" line opened it */
+} an_open;
+
+struct an_parser {
+  pt_analysis* a;
+  uint32_t input;
+  an_open open[AN_MAX_OPEN];
+  int n_open;
+  an_open* last;       /* text: the stream a line without a prefix continues */
+  int saw_json, saw_text;
+  int warned_schema, warned_headless;
+  an_jobj json;        /* scratch for one JSON line */
+};
+
+an_dump* an_dump_new(pt_analysis* a, uint32_t input, uint32_t line, int format);
+void an_dump_free(pt_analysis* a, an_dump* d);
+an_op* an_dump_add_op(pt_analysis* a, an_dump* d);
+void an_op_init(an_op* op);
+/* Ends a dump: splits it by (communicator, rank) and hands each part to
+ * the merge, which keeps or frees it. */
+void an_dump_commit(an_parser* p, an_dump* d);
+an_open* an_parser_find(an_parser* p, uint64_t key);
+an_open* an_parser_open(an_parser* p, uint64_t key, an_dump* d);
+/* Commits the stream's dump (if any); the stream stays open. */
+void an_parser_commit(an_parser* p, an_open* o);
+/* Commits and forgets the stream; `o` is invalid after. */
+void an_parser_close(an_parser* p, an_open* o);
+
+/* jsonl.c / legacy.c: one line each. */
+void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
+void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
+/* Parses one legacy record (from "createT:" on). 0, or -1 with a message. */
+int an_legacy_record(const char* s, size_t len, an_op* op, char* why, size_t why_len);
+
+/* merge.c */
+void an_merge(pt_analysis* a, an_dump* d);
+void an_merge_empty_rank(pt_analysis* a, const an_dump* d);
+void an_merge_free(pt_analysis* a);
+uint64_t an_dump_fingerprint(const an_dump* d);
+
+/* pair.c / explain.c / slow.c, in that order, from pt_analysis_run. */
+int an_build(pt_analysis* a);
+int an_pair(pt_analysis* a);
+int an_explain(pt_analysis* a);
+int an_slow(pt_analysis* a);
+int an_host_id(pt_analysis* a, const char* host);
+/* Progress of an op: what it has moved (transmitted for sends, received,
+ * then consumed, for receives). */
+int64_t an_op_progress(const an_op* op);
+const an_slot* an_slot_find(const pt_analysis* a, uint64_t comm, int rank);
+
+/* emit.c: JSON output to a FILE. */
+void an_put_str(FILE* f, const char* s);
+void an_put_hash(FILE* f, uint64_t v); /* as a decimal string */
+void an_put_time(FILE* f, int64_t ns); /* integer or null */
+
+#endif

@@ -1,0 +1,260 @@
+/*
+ * lines.c — inputs, read as streams of lines.
+ *
+ * A path is a file or a directory of files (one level, in name order,
+ * hidden files skipped). Each file is read in blocks and cut into lines;
+ * nothing holds more than one block and the line being assembled, so the
+ * input's size does not matter — only what the merge keeps does. A line
+ * longer than AN_MAX_LINE is reported and skipped; a NUL byte ends nothing
+ * (the line is handed on with its length); "\r\n" endings are accepted.
+ *
+ * The file name may say which rank wrote it (`rank3.log`, the plugin's
+ * `proxytrace-host-pid-r3-hash.txt`): a dump with no record and no header
+ * naming its rank then still counts as that rank's dump.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyze/internal.h"
+
+#define AN_BLOCK 65536
+#define AN_MAX_LINE (1u << 20)
+
+void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* fmt, ...) {
+  an_input* in = &a->inputs[input];
+  in->n_errors++;
+  a->errors++;
+  if (in->n_errors > AN_MAX_ERRORS_KEPT) return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  an_error* e = &in->errors[in->n_errors - 1];
+  e->line = line;
+  e->message = an_strdup(&a->mem, buf);
+}
+
+/* rank<R>.…, …-r<R>-… : the rank a file name says, or -1. */
+static int rank_hint(const char* path) {
+  const char* base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char* p = strstr(base, "rank");
+  if (p && p[4] >= '0' && p[4] <= '9') return atoi(p + 4);
+  for (p = base; (p = strstr(p, "-r")) != NULL; p += 2) {
+    if (p[2] < '0' || p[2] > '9') continue;
+    const char* e = p + 2;
+    while (*e >= '0' && *e <= '9') e++;
+    if (*e == '-' || *e == '.') return atoi(p + 2);
+  }
+  return -1;
+}
+
+int an_input_add(pt_analysis* a, const char* path, uint32_t* out) {
+  an_input* in = an_grow(&a->mem, (void**)&a->inputs, &a->n_inputs, &a->cap_inputs, sizeof *in);
+  if (!in) return PT_AN_ENOMEM;
+  in->path = an_strdup(&a->mem, path ? path : "");
+  if (!in->path) {
+    a->n_inputs--;
+    return PT_AN_ENOMEM;
+  }
+  in->format = "none";
+  in->rank_hint = rank_hint(in->path);
+  *out = (uint32_t)(a->n_inputs - 1);
+  return 0;
+}
+
+/* Feeds complete lines of buf[0..len) to the parser; returns how many bytes
+ * were used (the tail, an unfinished line, stays). */
+static size_t feed(an_parser* p, char* buf, size_t len, uint32_t* lineno, int at_end) {
+  size_t start = 0;
+  for (;;) {
+    char* nl = memchr(buf + start, '\n', len - start);
+    if (!nl) break;
+    size_t n = (size_t)(nl - (buf + start));
+    if (n && buf[start + n - 1] == '\r') n--;
+    buf[start + n] = 0;
+    an_parser_line(p, buf + start, n, ++*lineno);
+    start = (size_t)(nl - buf) + 1;
+  }
+  if (at_end && start < len) {
+    size_t n = len - start;
+    if (n && buf[start + n - 1] == '\r') n--;
+    buf[start + n] = 0;
+    an_parser_line(p, buf + start, n, ++*lineno);
+    start = len;
+  }
+  return start;
+}
+
+static void count_input(pt_analysis* a, uint32_t input, uint64_t lines, uint64_t bytes, double t0) {
+  a->parse_seconds += an_now() - t0;
+  if (!a->inputs[input].dumps && !lines) a->inputs[input].format = "empty";
+  a->inputs[input].lines = lines;
+  a->inputs[input].bytes = bytes;
+  a->lines += lines;
+  a->bytes += bytes;
+}
+
+int an_read_stream(pt_analysis* a, uint32_t input, FILE* f) {
+  double t0 = an_now();
+  an_parser* p = an_parser_new(a, input);
+  size_t cap = AN_BLOCK + 1;
+  char* buf = an_alloc(&a->mem, cap);
+  if (!p || !buf) {
+    if (p) an_parser_finish(p);
+    an_free(&a->mem, buf);
+    return PT_AN_ENOMEM;
+  }
+  size_t have = 0;
+  uint32_t lineno = 0;
+  uint64_t bytes = 0;
+  int skipping = 0; /* inside an over-long line: drop up to its newline */
+  for (;;) {
+    if (have == cap - 1) { /* full, and no line end in it */
+      char* nb = cap - 1 < AN_MAX_LINE ? an_realloc(&a->mem, buf, cap * 2) : NULL;
+      if (nb) {
+        buf = nb;
+        cap *= 2;
+      } else {
+        an_input_error(a, input, ++lineno, "line longer than %zu bytes: skipped", cap - 1);
+        have = 0;
+        skipping = 1;
+      }
+    }
+    size_t got = fread(buf + have, 1, cap - 1 - have, f);
+    bytes += got;
+    int end = got == 0;
+    if (end && ferror(f)) an_input_error(a, input, lineno + 1, "read error: %s", strerror(errno));
+    if (skipping) {
+      char* nl = memchr(buf, '\n', got);
+      if (!nl) {
+        if (end) break;
+        continue;
+      }
+      size_t drop = (size_t)(nl - buf) + 1;
+      memmove(buf, buf + drop, got - drop);
+      have = got - drop;
+      skipping = 0;
+    } else {
+      have += got;
+    }
+    size_t used = feed(p, buf, have, &lineno, end);
+    memmove(buf, buf + used, have - used);
+    have -= used;
+    if (end) break;
+  }
+  an_free(&a->mem, buf);
+  an_parser_finish(p);
+  count_input(a, input, lineno, bytes, t0);
+  return 0;
+}
+
+int an_read_buffer(pt_analysis* a, uint32_t input, const char* data, size_t len) {
+  double t0 = an_now();
+  an_parser* p = an_parser_new(a, input);
+  if (!p) return PT_AN_ENOMEM;
+  uint32_t lineno = 0;
+  size_t pos = 0;
+  char* line = NULL;
+  size_t line_cap = 0;
+  int rc = 0;
+  while (pos < len) {
+    const char* nl = memchr(data + pos, '\n', len - pos);
+    size_t n = nl ? (size_t)(nl - (data + pos)) : len - pos;
+    if (n >= AN_MAX_LINE) {
+      an_input_error(a, input, ++lineno, "line longer than %u bytes: skipped", AN_MAX_LINE);
+    } else {
+      if (n + 1 > line_cap) {
+        char* nb = an_realloc(&a->mem, line, n + 1);
+        if (!nb) {
+          rc = PT_AN_ENOMEM;
+          break;
+        }
+        line = nb;
+        line_cap = n + 1;
+      }
+      memcpy(line, data + pos, n);
+      size_t m = n;
+      if (m && line[m - 1] == '\r') m--;
+      line[m] = 0;
+      an_parser_line(p, line, m, ++lineno);
+    }
+    pos += n + (nl ? 1 : 0);
+  }
+  an_free(&a->mem, line);
+  an_parser_finish(p);
+  count_input(a, input, lineno, len, t0);
+  return rc;
+}
+
+static int add_file(pt_analysis* a, const char* path) {
+  uint32_t in;
+  int rc = an_input_add(a, path, &in);
+  if (rc) return rc;
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "cannot open: %s", strerror(errno));
+    a->inputs[in].error = an_strdup(&a->mem, buf);
+    a->inputs[in].format = "unreadable";
+    a->errors++;
+    return 0;
+  }
+  rc = an_read_stream(a, in, f);
+  fclose(f);
+  return rc;
+}
+
+static int by_name(const void* x, const void* y) { return strcmp(*(char* const*)x, *(char* const*)y); }
+
+int pt_analysis_add_path(pt_analysis* a, const char* path) {
+  if (!a || !path || a->ran) return PT_AN_EINVAL;
+  struct stat sb;
+  if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return add_file(a, path);
+  DIR* dir = opendir(path);
+  if (!dir) return add_file(a, path); /* recorded as unreadable, with why */
+  char** names = NULL;
+  size_t n = 0, cap = 0;
+  int rc = 0;
+  for (struct dirent* e; (e = readdir(dir)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    size_t len = strlen(path) + strlen(e->d_name) + 2;
+    char* full = an_alloc(&a->mem, len);
+    char** slot = full ? an_grow(&a->mem, (void**)&names, &n, &cap, sizeof *names) : NULL;
+    if (!slot) {
+      an_free(&a->mem, full);
+      rc = PT_AN_ENOMEM;
+      break;
+    }
+    snprintf(full, len, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", e->d_name);
+    *slot = full;
+  }
+  closedir(dir);
+  if (names) qsort(names, n, sizeof *names, by_name);
+  for (size_t i = 0; i < n; i++) {
+    struct stat fb;
+    if (rc == 0 && stat(names[i], &fb) == 0 && S_ISREG(fb.st_mode)) rc = add_file(a, names[i]);
+    an_free(&a->mem, names[i]);
+  }
+  an_free(&a->mem, names);
+  return rc;
+}
+
+int pt_analysis_add_stream(pt_analysis* a, const char* name, FILE* f) {
+  if (!a || !f || a->ran) return PT_AN_EINVAL;
+  uint32_t in;
+  int rc = an_input_add(a, name ? name : "(stream)", &in);
+  return rc ? rc : an_read_stream(a, in, f);
+}
+
+int pt_analysis_add_buffer(pt_analysis* a, const char* name, const char* data, size_t len) {
+  if (!a || (!data && len) || a->ran) return PT_AN_EINVAL;
+  uint32_t in;
+  int rc = an_input_add(a, name ? name : "(buffer)", &in);
+  return rc ? rc : an_read_buffer(a, in, data ? data : "", len);
+}

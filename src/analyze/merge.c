@@ -1,0 +1,191 @@
+/*
+ * merge.c — dumps by (communicator, rank): the latest, the one before it,
+ * and duplicates.
+ *
+ * Of all the dumps of one communicator on one rank only the latest tells
+ * where the rank stands; the one before it tells whether its active ops
+ * still moved. So each (communicator, rank) keeps the latest dump, the
+ * active records of the one before, and frees the rest as soon as they are
+ * superseded: memory follows the records of one dump per rank, however many
+ * dumps the inputs hold.
+ *
+ * Which is later: the dump times when both have one (JSON, the plugin's
+ * text header); else the dump sequence of the same process; else the
+ * latest record time (legacy lines carry ms times only); else the order
+ * read. A dump that reaches the analysis twice — a rank's JSON file and its
+ * text file, or its file and the job's log — has the same records with the
+ * same counters and times (compared at the legacy ms precision, so a JSON
+ * dump and its text twin match): it counts once, and the JSON copy, with
+ * ns times and op states, is the one kept.
+ */
+#include <string.h>
+
+#include "analyze/internal.h"
+
+static uint64_t slot_key(uint64_t comm, int rank) { return an_mix(an_mix(0x510, comm), (uint64_t)(int64_t)rank); }
+
+static uint64_t op_hash(const an_op* op) {
+  uint64_t h = an_mix(0x0b, op->comm);
+  h = an_mix(h, (uint64_t)op->op_count);
+  h = an_mix(h, (uint64_t)op->op_id);
+  h = an_mix(h, ((uint64_t)(uint32_t)op->rank << 32) | (uint32_t)op->peer);
+  h = an_mix(h, ((uint64_t)(uint32_t)op->channel << 1) | (uint64_t)op->is_send);
+  h = an_mix(h, (uint64_t)op->n_steps);
+  static const int kinds[] = {AN_C_POSTED, AN_C_KERNEL_COPY_READY, AN_C_RECEIVED, AN_C_TRANSMITTED,
+                              AN_C_FLUSHED, AN_C_DONE, AN_C_RECV_TAIL, AN_C_TAIL_OR_HEAD, AN_C_FIFO};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) h = an_mix(h, (uint64_t)op->cnt[kinds[k]]);
+  h = an_mix(h, (uint64_t)(op->create_ns / 1000000));
+  h = an_mix(h, (uint64_t)(op->last_ns / 1000000));
+  return h;
+}
+
+/* Independent of record order: a sum and a xor of the records' hashes. */
+uint64_t an_dump_fingerprint(const an_dump* d) {
+  uint64_t sum = 0, x = 0;
+  for (size_t i = 0; i < d->n_ops; i++) {
+    uint64_t h = op_hash(&d->ops[i]);
+    sum += h;
+    x ^= an_mix(h, 0x77);
+  }
+  return an_mix(an_mix(sum, x), (uint64_t)d->n_ops);
+}
+
+/* 1 when `x` was taken after `y`. */
+static int later(const an_dump* x, const an_dump* y) {
+  if (x->time_ns && y->time_ns && x->time_ns != y->time_ns) return x->time_ns > y->time_ns;
+  if (x->seq >= 0 && y->seq >= 0 && x->pid == y->pid && x->seq != y->seq) return x->seq > y->seq;
+  if (x->max_last_ns != y->max_last_ns && x->max_last_ns && y->max_last_ns) return x->max_last_ns > y->max_last_ns;
+  return x->order > y->order;
+}
+
+/* Two copies of one dump: the same records, and — where both say — the same
+ * dump sequence of the same process, or the same dump time. (A hung job's
+ * successive dumps have the same records too; they are not copies.) */
+static int same_dump(const an_dump* x, const an_dump* y) {
+  if (x->fingerprint != y->fingerprint) return 0;
+  if (x->seq >= 0 && y->seq >= 0) return x->seq == y->seq && x->pid == y->pid;
+  if (x->time_ns && y->time_ns) return x->time_ns == y->time_ns;
+  return 1;
+}
+
+/* The richer of two copies of one dump: JSON over text. */
+static int richer(const an_dump* x, const an_dump* y) { return x->format == AN_FMT_JSONL && y->format != AN_FMT_JSONL; }
+
+static an_slot* slot_for(pt_analysis* a, uint64_t comm, int rank) {
+  uint64_t key = slot_key(comm, rank);
+  for (int32_t i = an_map_first(&a->slot_index, key); i >= 0; i = an_map_next(&a->slot_index, i))
+    if (a->slots[i].comm == comm && a->slots[i].rank == rank) return &a->slots[i];
+  an_slot* s = an_grow(&a->mem, (void**)&a->slots, &a->n_slots, &a->cap_slots, sizeof *s);
+  if (!s) return NULL;
+  if (an_map_add(&a->mem, &a->slot_index, key, (int32_t)(a->n_slots - 1)) != 0) {
+    a->n_slots--;
+    return NULL;
+  }
+  s->comm = comm;
+  s->rank = rank;
+  return s;
+}
+
+const an_slot* an_slot_find(const pt_analysis* a, uint64_t comm, int rank) {
+  uint64_t key = slot_key(comm, rank);
+  for (int32_t i = an_map_first(&a->slot_index, key); i >= 0; i = an_map_next(&a->slot_index, i))
+    if (a->slots[i].comm == comm && a->slots[i].rank == rank) return &a->slots[i];
+  return NULL;
+}
+
+/* A dump that is no longer the latest only tells which active ops moved:
+ * its finished records go. */
+static void keep_active(pt_analysis* a, an_dump* d) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->n_ops; i++)
+    if (d->ops[i].state == AN_ST_ACTIVE) d->ops[n++] = d->ops[i];
+  d->n_ops = n;
+  if (n < d->cap_ops) {
+    an_op* small = n ? an_realloc(&a->mem, d->ops, n * sizeof *small) : NULL;
+    if (small || !n) {
+      if (!n) an_free(&a->mem, d->ops);
+      d->ops = small;
+      d->cap_ops = n;
+    }
+  }
+}
+
+static void duplicate(pt_analysis* a, an_dump** kept, an_dump* d) {
+  a->duplicates++;
+  a->inputs[d->input].duplicates++;
+  if (richer(d, *kept)) {
+    an_dump* old = *kept;
+    d->order = old->order > d->order ? old->order : d->order;
+    *kept = d;
+    an_dump_free(a, old);
+  } else {
+    an_dump_free(a, d);
+  }
+}
+
+void an_merge(pt_analysis* a, an_dump* d) {
+  if (d->n_ops && d->n_ops < d->cap_ops) { /* no growth slack in what is kept */
+    an_op* fit = an_realloc(&a->mem, d->ops, d->n_ops * sizeof *fit);
+    if (fit) {
+      d->ops = fit;
+      d->cap_ops = d->n_ops;
+    }
+  }
+  for (size_t i = 0; i < d->n_ops; i++)
+    if (d->ops[i].last_ns > d->max_last_ns) d->max_last_ns = d->ops[i].last_ns;
+  d->fingerprint = an_dump_fingerprint(d);
+  an_slot* s = slot_for(a, d->comm, d->rank);
+  if (!s) {
+    an_input_error(a, d->input, d->line, "out of memory: a dump is lost");
+    an_dump_free(a, d);
+    return;
+  }
+  s->n_dumps++;
+  if (s->latest && same_dump(s->latest, d)) {
+    duplicate(a, &s->latest, d);
+    return;
+  }
+  if (s->previous && same_dump(s->previous, d)) {
+    duplicate(a, &s->previous, d);
+    keep_active(a, s->previous);
+    return;
+  }
+  if (!s->latest || later(d, s->latest)) {
+    an_dump_free(a, s->previous);
+    s->previous = s->latest;
+    if (s->previous) keep_active(a, s->previous);
+    s->latest = d;
+  } else if (!s->previous || later(d, s->previous)) {
+    an_dump_free(a, s->previous);
+    s->previous = d;
+    keep_active(a, d);
+  } else {
+    an_dump_free(a, d);
+  }
+}
+
+void an_merge_empty_rank(pt_analysis* a, const an_dump* d) {
+  an_empty* e = NULL;
+  for (size_t i = 0; i < a->n_empty && !e; i++)
+    if (a->empty_ranks[i].rank == d->rank) e = &a->empty_ranks[i];
+  if (!e) e = an_grow(&a->mem, (void**)&a->empty_ranks, &a->n_empty, &a->cap_empty, sizeof *e);
+  if (!e) return;
+  e->rank = d->rank;
+  if (d->host[0]) an_copy(e->host, sizeof e->host, d->host);
+  if (d->pid) e->pid = d->pid;
+  if (d->has_drops && d->drops[8] > e->foreign) e->foreign = d->drops[8];
+}
+
+void an_merge_free(pt_analysis* a) {
+  for (size_t i = 0; i < a->n_slots; i++) {
+    an_dump_free(a, a->slots[i].latest);
+    an_dump_free(a, a->slots[i].previous);
+  }
+  an_free(&a->mem, a->slots);
+  a->slots = NULL;
+  a->n_slots = a->cap_slots = 0;
+  an_map_free(&a->mem, &a->slot_index);
+  an_free(&a->mem, a->empty_ranks);
+  a->empty_ranks = NULL;
+  a->n_empty = a->cap_empty = 0;
+}

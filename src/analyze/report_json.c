@@ -1,0 +1,199 @@
+/*
+ * report_json.c — the analysis as one JSON document (schema 1,
+ * docs/analyze.md "JSON output"). Field names are stable within a schema
+ * version; new fields may be added, none renamed or dropped.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+static void op_json(FILE* f, const pt_analysis* a, int32_t i) {
+  if (i < 0) {
+    fputs("null", f);
+    return;
+  }
+  const an_item* x = &a->items[i];
+  const an_op* op = x->op;
+  fprintf(f, "{\"rank\":%d,\"peer\":%d,\"dir\":\"%s\",\"opId\":%" PRId64 ",\"state\":\"%s\",\"status\":", op->rank,
+          op->peer, op->is_send ? "send" : "recv", op->op_id,
+          op->state == AN_ST_FINISHED ? "finished" : op->state == AN_ST_DETACHED ? "detached" : "active");
+  if (op->status >= 0) an_put_str(f, an_status_names[op->status]);
+  else fputs("null", f);
+  fprintf(f, ",\"stuck\":%s,\"moving\":%s,\"wait\":", x->stuck ? "true" : "false", x->moving ? "true" : "false");
+  if (x->stuck) an_put_str(f, an_wait_name((an_wait)x->wait));
+  else fputs("null", f);
+  fprintf(f, ",\"origin\":%s,\"nSteps\":%" PRId64 ",\"counters\":{", x->origin ? "true" : "false", op->n_steps);
+  for (int k = 0; k < AN_C_COUNT; k++)
+    fprintf(f, "%s\"%s\":%" PRId64, k ? "," : "", an_counter_json[k], op->cnt[k]);
+  fputs("},\"create_ns\":", f);
+  an_put_time(f, op->create_ns);
+  fputs(",\"progress_ns\":", f);
+  an_put_time(f, op->progress_ns ? op->progress_ns : x->dump->ns_times ? 0 : op->last_ns);
+  fputs(",\"source\":", f);
+  char src[600];
+  snprintf(src, sizeof src, "%s:%u", a->inputs[op->input].path, op->line);
+  an_put_str(f, src);
+  fputc('}', f);
+}
+
+static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
+  const pt_culprit* p = &q->pub;
+  fputs("{\"commHash\":", f);
+  an_put_hash(f, p->comm_hash);
+  fprintf(f, ",\"rank\":%d,\"host\":", p->rank);
+  if (p->host && p->host[0]) an_put_str(f, p->host);
+  else fputs("null", f);
+  fputs(",\"pid\":", f);
+  if (p->pid) fprintf(f, "%d", p->pid);
+  else fputs("null", f);
+  fputs(",\"peer\":", f);
+  if (p->peer >= 0) fprintf(f, "%d", p->peer);
+  else fputs("null", f);
+  fputs(",\"channel\":", f);
+  if (p->channel >= 0) fprintf(f, "%d", p->channel);
+  else fputs("null", f);
+  fprintf(f, ",\"direction\":%s,\"cause\":", p->is_send < 0 ? "null" : p->is_send ? "\"send\"" : "\"recv\"");
+  an_put_str(f, pt_cause_name(p->cause));
+  fputs(",\"opCount\":", f);
+  if (p->op_count >= 0) fprintf(f, "%" PRId64, p->op_count);
+  else fputs("null", f);
+  const char* coll = q->origin >= 0 ? an_op_coll(a->items[q->origin].op) : NULL;
+  fputs(",\"coll\":", f);
+  if (coll) an_put_str(f, coll);
+  else fputs("null", f);
+  fputs(",\"step\":", f);
+  if (p->step >= 0) fprintf(f, "%" PRId64, p->step);
+  else fputs("null", f);
+  fputs(",\"nSteps\":", f);
+  if (p->n_steps >= 0) fprintf(f, "%" PRId64, p->n_steps);
+  else fputs("null", f);
+  fprintf(f, ",\"scope\":\"%s\",\"candidates\":[", p->scope_node ? "node" : "rank");
+  for (int i = 0; i < p->n_candidates; i++) fprintf(f, "%s%d", i ? "," : "", p->candidates[i]);
+  fprintf(f, "],\"dependents\":%d,\"slowFactor\":", p->dependents);
+  if (p->cause == PT_CAUSE_SLOW_LINK) fprintf(f, "%.2f", p->slow_factor);
+  else fputs("null", f);
+  fputs(",\"summary\":", f);
+  an_put_str(f, p->summary);
+  fputs(",\"evidence\":[", f);
+  if (q->origin >= 0) {
+    op_json(f, a, q->origin);
+    if (a->items[q->origin].partner >= 0) {
+      fputc(',', f);
+      op_json(f, a, a->items[q->origin].partner);
+    }
+  }
+  fputs("]}", f);
+}
+
+int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
+  if (!a || !f) return PT_AN_EINVAL;
+  fprintf(f, "{\"schema\":%d,\"tool\":\"proxytrace analyze\",\"version\":\"%d.%d.%d\",\"verdict\":\"%s\",\"summary\":",
+          PT_ANALYZE_SCHEMA, PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH, pt_verdict_name(a->verdict));
+  if (a->n_culprits) an_put_str(f, a->culprits[0].summary);
+  else
+    an_put_str(f, a->verdict == PT_VERDICT_UNUSABLE ? "no input held a dump" : "no op is stuck, no link is slow");
+  fputs(",\n\"culprits\":[", f);
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    fputs(k ? ",\n" : "\n", f);
+    culprit_json(f, a, &a->culprits[k]);
+  }
+  fputs("],\n\"stuck_edges\":[", f);
+  int first = 1;
+  for (size_t i = 0; i < a->n_items; i++) {
+    const an_item* x = &a->items[i];
+    if (!x->stuck) continue;
+    if (x->partner >= 0 && a->items[x->partner].stuck && (size_t)x->partner < i) continue;
+    const an_op* op = x->op;
+    int32_t s = op->is_send ? (int32_t)i : x->partner, r = op->is_send ? x->partner : (int32_t)i;
+    fputs(first ? "\n" : ",\n", f);
+    first = 0;
+    fputs("{\"commHash\":", f);
+    an_put_hash(f, op->comm);
+    fprintf(f, ",\"sender\":%d,\"receiver\":%d,\"channel\":%d,\"opCount\":", op->is_send ? op->rank : op->peer,
+            op->is_send ? op->peer : op->rank, op->channel);
+    if (op->op_count >= 0) fprintf(f, "%" PRId64, op->op_count);
+    else fputs("null", f);
+    fputs(",\"culprit\":", f);
+    if (x->culprit >= 0) fprintf(f, "%d", x->culprit);
+    else fputs("null", f);
+    fputs(",\"send\":", f);
+    op_json(f, a, s);
+    fputs(",\"recv\":", f);
+    op_json(f, a, r);
+    fputc('}', f);
+  }
+  fputs("],\n\"missing_ranks\":[", f);
+  for (size_t i = 0; i < a->n_missing; i++) {
+    fputs(i ? "," : "", f);
+    fputs("{\"commHash\":", f);
+    an_put_hash(f, a->missing[i].comm);
+    fprintf(f, ",\"rank\":%d,\"waitedOnBy\":%d}", a->missing[i].rank, a->missing[i].referenced);
+  }
+  fputs("],\n\"behind_ranks\":[", f);
+  for (size_t i = 0; i < a->n_behind; i++) {
+    fputs(i ? "," : "", f);
+    fputs("{\"commHash\":", f);
+    an_put_hash(f, a->behind[i].comm);
+    fprintf(f, ",\"rank\":%d,\"lastOpCount\":%" PRId64 ",\"waitedInOpCount\":%" PRId64 "}", a->behind[i].rank,
+            a->behind[i].last_op_count, a->behind[i].needed);
+  }
+  fputs("],\n\"slow_edges\":[", f);
+  for (size_t i = 0; i < a->n_slow; i++) {
+    const an_slow_edge* e = &a->slow[i];
+    fputs(i ? "," : "", f);
+    fputs("{\"commHash\":", f);
+    an_put_hash(f, e->comm);
+    fprintf(f, ",\"sender\":%d,\"receiver\":%d,\"channel\":%d,\"ops\":%u,\"slowOps\":%u,\"factor\":%.2f}", e->sender,
+            e->receiver, e->channel, e->ops, e->slow_ops, e->ratio);
+  }
+  fputs("],\n\"communicators\":[", f);
+  for (size_t i = 0; i < a->n_comms; i++) {
+    const an_comm* c = &a->comms[i];
+    size_t stuck = 0;
+    for (size_t j = c->first_item; j < c->first_item + c->n_items; j++) stuck += a->items[j].stuck;
+    fputs(i ? "," : "", f);
+    fputs("{\"commHash\":", f);
+    an_put_hash(f, c->comm);
+    fprintf(f, ",\"nRanks\":%d,\"ranksWithDump\":%d,\"ops\":%zu,\"stuckOps\":%zu,\"stuckOpCount\":", c->nranks,
+            c->with_dump, c->n_items, stuck);
+    if (c->stuck_op_count >= 0) fprintf(f, "%" PRId64, c->stuck_op_count);
+    else fputs("null", f);
+    fputs(",\"coll\":", f);
+    if (c->coll[0]) an_put_str(f, c->coll);
+    else fputs("null", f);
+    fputc('}', f);
+  }
+  fprintf(f,
+          "],\n\"counts\":{\"stuckOps\":%zu,\"movingOps\":%zu,\"leakedOps\":%zu,\"unmatchedStuckOps\":%zu,"
+          "\"slowDetection\":%s},\n\"inputs\":[",
+          a->n_stuck, a->n_moving, a->n_leaked, a->n_unmatched, a->slow_possible ? "true" : "false");
+  for (size_t i = 0; i < a->n_inputs; i++) {
+    const an_input* in = &a->inputs[i];
+    fputs(i ? ",\n" : "\n", f);
+    fputs("{\"path\":", f);
+    an_put_str(f, in->path);
+    fputs(",\"format\":", f);
+    an_put_str(f, in->format);
+    fprintf(f,
+            ",\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64 ",\"dumps\":%" PRIu64
+            ",\"duplicates\":%" PRIu64 ",\"error\":",
+            in->lines, in->bytes, in->records, in->dumps, in->duplicates);
+    if (in->error) an_put_str(f, in->error);
+    else fputs("null", f);
+    fputs(",\"errors\":[", f);
+    for (int e = 0; e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) {
+      fprintf(f, "%s{\"line\":%u,\"message\":", e ? "," : "", in->errors[e].line);
+      an_put_str(f, in->errors[e].message);
+      fputc('}', f);
+    }
+    fprintf(f, "],\"moreErrors\":%d}", in->n_errors > AN_MAX_ERRORS_KEPT ? in->n_errors - AN_MAX_ERRORS_KEPT : 0);
+  }
+  fprintf(f,
+          "],\n\"stats\":{\"files\":%zu,\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
+          ",\"dumps\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"errors\":%" PRIu64
+          ",\"parseSeconds\":%.6f,\"analyzeSeconds\":%.6f,\"peakBytes\":%zu}}\n",
+          a->n_inputs, a->lines, a->bytes, a->records, a->dumps, a->duplicates, a->errors, a->parse_seconds,
+          a->analyze_seconds, a->mem.peak);
+  return ferror(f) ? PT_AN_EIO : 0;
+}

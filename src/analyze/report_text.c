@@ -1,0 +1,201 @@
+/*
+ * report_text.c — the analysis for a person: the verdict first, then the
+ * culprits (the one most ops wait on first), then a compact table of the
+ * stuck edges, then what was read. `verbose` adds the evidence lines, every
+ * input, missing and behind ranks, slow edges and all input errors.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+#define TABLE_ROWS 40 /* stuck-edge rows without -v */
+#define ERRORS_SHOWN 10
+
+static void waits_for(char* buf, size_t n, const pt_analysis* a, const an_item* x) {
+  const an_op* op = x->op;
+  const an_op* pa = x->partner >= 0 ? a->items[x->partner].op : NULL;
+  const an_comm* c = NULL;
+  for (size_t i = 0; i < a->n_comms && !c; i++)
+    if (a->comms[i].comm == op->comm) c = &a->comms[i];
+  switch ((an_wait)x->wait) {
+    case AN_W_GPU: snprintf(buf, n, "its GPU to produce data"); break;
+    case AN_W_CREDIT: snprintf(buf, n, "rank %d to post a buffer (posted %" PRId64 ")", op->peer, pa ? pa->cnt[AN_C_POSTED] : 0); break;
+    case AN_W_NETWORK:
+      if (op->is_send) snprintf(buf, n, "the network (%s)", op->cnt[AN_C_TRANSMITTED] >= op->n_steps ? "sent, not completed" : "data ready, not sent");
+      else snprintf(buf, n, "the network (rank %d sent %" PRId64 ")", op->peer, pa ? pa->cnt[AN_C_TRANSMITTED] : 0);
+      break;
+    case AN_W_DATA: snprintf(buf, n, "data from rank %d", op->peer); break;
+    case AN_W_CONSUME: snprintf(buf, n, "its GPU to consume data (received %" PRId64 ")", op->cnt[AN_C_RECEIVED]); break;
+    case AN_W_NOT_POSTING: snprintf(buf, n, "its proxy to post receives"); break;
+    case AN_W_PEER_MISSING: snprintf(buf, n, "rank %d, which wrote no dump", op->peer); break;
+    case AN_W_PEER_BEHIND:
+      if (c && op->peer < c->nranks && c->ranks[op->peer].host_counts)
+        snprintf(buf, n, "rank %d, whose records stop at opCount %" PRId64, op->peer, c->ranks[op->peer].max_op_count);
+      else
+        snprintf(buf, n, "rank %d, whose latest dump is older than this op", op->peer);
+      break;
+    case AN_W_PEER_NO_OP: snprintf(buf, n, "rank %d, which has no matching %s", op->peer, op->is_send ? "receive" : "send"); break;
+    default: snprintf(buf, n, "-"); break;
+  }
+}
+
+static void side(FILE* f, const pt_analysis* a, int32_t i, int is_send, int first, const char* lead) {
+  char step[48], w[160], tag[48] = "";
+  const char* dir = is_send ? "send" : "recv";
+  int pad = first ? 0 : (int)strlen(lead);
+  if (i < 0) {
+    fprintf(f, "%s%*s%s  %-9s %-12s (no record)\n", first ? lead : "", pad, "", dir, "-", "-");
+    return;
+  }
+  const an_item* x = &a->items[i];
+  const an_op* op = x->op;
+  snprintf(step, sizeof step, "%" PRId64 "/%" PRId64, an_op_progress(op), op->n_steps);
+  if (x->stuck) waits_for(w, sizeof w, a, x);
+  else snprintf(w, sizeof w, "%s", x->moving ? "(still moving)" : op->state == AN_ST_FINISHED ? "(done)" : "-");
+  if (x->culprit >= 0) snprintf(tag, sizeof tag, "  [%d%s]", x->culprit + 1, x->origin ? ", origin" : "");
+  fprintf(f, "%s%*s%s  %-9s %-12s %s%s\n", first ? lead : "", pad, "", dir, step,
+          op->status >= 0 ? an_status_names[op->status] : "?", w, tag);
+}
+
+/* Table order: edges holding an origin first, then by culprit, channel,
+ * opCount and sender. */
+static int edge_has_origin(const pt_analysis* a, int32_t i) {
+  const an_item* x = &a->items[i];
+  return x->origin || (x->partner >= 0 && a->items[x->partner].stuck && a->items[x->partner].origin);
+}
+
+static int by_row(const void* p, const void* q, void* arg) {
+  const pt_analysis* a = arg;
+  int32_t i = *(const int32_t*)p, j = *(const int32_t*)q;
+  const an_item* x = &a->items[i];
+  const an_item* y = &a->items[j];
+  int oi = !edge_has_origin(a, i), oj = !edge_has_origin(a, j);
+  if (oi != oj) return oi - oj;
+  uint32_t ci = (uint32_t)x->culprit, cj = (uint32_t)y->culprit; /* -1 last */
+  if (ci != cj) return ci < cj ? -1 : 1;
+  if (x->op->channel != y->op->channel) return x->op->channel - y->op->channel;
+  if (x->op->op_count != y->op->op_count) return x->op->op_count < y->op->op_count ? -1 : 1;
+  int si = x->op->is_send ? x->op->rank : x->op->peer, sj = y->op->is_send ? y->op->rank : y->op->peer;
+  return si - sj;
+}
+
+static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) {
+  const an_culprit* q = &a->culprits[k];
+  fprintf(f, "%s %zu: %s\n", k == 0 ? "culprit" : "also   ", k + 1, q->summary);
+  if (!verbose || q->origin < 0) return;
+  const an_item* o = &a->items[q->origin];
+  fprintf(f, "    evidence: %s:%u\n", a->inputs[o->op->input].path, o->op->line);
+  if (o->partner >= 0) {
+    const an_op* p = a->items[o->partner].op;
+    fprintf(f, "    partner:  %s:%u\n", a->inputs[p->input].path, p->line);
+  }
+  int shown = 0;
+  for (size_t i = 0; i < a->n_items && shown < 12; i++) {
+    const an_item* x = &a->items[i];
+    if (x->culprit != (int32_t)k || x->origin) continue;
+    char w[160];
+    waits_for(w, sizeof w, a, x);
+    fprintf(f, "    waits on it: rank %d %s %s %d, channel %d: %s\n", x->op->rank, x->op->is_send ? "send" : "recv",
+            x->op->is_send ? "to" : "from", x->op->peer, x->op->channel, w);
+    shown++;
+  }
+}
+
+int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
+  if (!a || !f) return PT_AN_EINVAL;
+  const char* v = a->verdict == PT_VERDICT_HANG ? "HANG" : a->verdict == PT_VERDICT_SLOW ? "SLOW"
+                  : a->verdict == PT_VERDICT_OK ? "OK" : "NO DUMP";
+  fprintf(f, "proxytrace analyze: %s", v);
+  if (a->verdict == PT_VERDICT_HANG) {
+    fprintf(f, " — %zu op%s stuck", a->n_stuck, a->n_stuck == 1 ? "" : "s");
+    for (size_t i = 0; i < a->n_comms; i++) {
+      const an_comm* c = &a->comms[i];
+      if (c->stuck_op_count < 0 && !c->coll[0]) continue;
+      fprintf(f, "; communicator %" PRIu64 " (%d ranks, %d with a dump)", c->comm, c->nranks, c->with_dump);
+      if (c->stuck_op_count >= 0) fprintf(f, " in opCount %" PRId64, c->stuck_op_count);
+      if (c->coll[0]) fprintf(f, " (%s)", c->coll);
+    }
+    fputc('\n', f);
+  } else if (a->verdict == PT_VERDICT_SLOW) {
+    fprintf(f, " — nothing is stuck, but %zu edge%s %s slow\n", a->n_slow, a->n_slow == 1 ? "" : "s", a->n_slow == 1 ? "is" : "are");
+  } else if (a->verdict == PT_VERDICT_OK) {
+    fprintf(f, " — no op is stuck%s\n", a->slow_possible ? ", no link is slow" : "");
+  } else {
+    fprintf(f, " — no input held a dump\n");
+  }
+  for (size_t k = 0; k < a->n_culprits; k++) culprit_block(f, a, k, verbose);
+
+  if (a->n_stuck) {
+    fprintf(f, "\nstuck edges (each side's step, status and what it waits for; [n] = culprit n)\n");
+    fprintf(f, "  ch  opCount  sender -> receiver\n");
+    size_t n_rows = 0, skipped = 0;
+    int32_t* rows = malloc((a->n_items + 1) * sizeof *rows);
+    for (size_t i = 0; rows && i < a->n_items; i++) {
+      const an_item* x = &a->items[i];
+      if (!x->stuck) continue;
+      if (x->partner >= 0 && a->items[x->partner].stuck && (size_t)x->partner < i) continue;
+      rows[n_rows++] = (int32_t)i;
+    }
+    if (rows) qsort_r(rows, n_rows, sizeof *rows, by_row, (void*)a);
+    for (size_t r = 0; rows && r < n_rows; r++) {
+      size_t i = (size_t)rows[r];
+      const an_item* x = &a->items[i];
+      if (!verbose && r >= TABLE_ROWS) {
+        skipped++;
+        continue;
+      }
+      const an_op* op = x->op;
+      int32_t s = op->is_send ? (int32_t)i : x->partner, rv = op->is_send ? x->partner : (int32_t)i;
+      char lead[64], oc[24];
+      if (op->op_count >= 0) snprintf(oc, sizeof oc, "%" PRId64, op->op_count);
+      else snprintf(oc, sizeof oc, "?");
+      snprintf(lead, sizeof lead, "  %2d  %7s  %6d -> %-8d  ", op->channel, oc, op->is_send ? op->rank : op->peer,
+               op->is_send ? op->peer : op->rank);
+      side(f, a, s, 1, 1, lead);
+      side(f, a, rv, 0, 0, lead);
+    }
+    free(rows);
+    if (skipped) fprintf(f, "  … %zu more edges (-v shows them all)\n", skipped);
+  }
+  if (a->n_missing) {
+    fprintf(f, "\nranks without a dump:");
+    for (size_t i = 0; i < a->n_missing && (verbose || i < 32); i++) fprintf(f, " %d", a->missing[i].rank);
+    if (!verbose && a->n_missing > 32) fprintf(f, " … (%zu in all)", a->n_missing);
+    fputc('\n', f);
+  }
+  for (size_t i = 0; i < a->n_behind; i++)
+    fprintf(f, "behind: rank %d's records stop at opCount %" PRId64 "; its peers wait for it in opCount %" PRId64 "\n",
+            a->behind[i].rank, a->behind[i].last_op_count, a->behind[i].needed);
+  if (a->n_slow && (verbose || a->verdict == PT_VERDICT_SLOW)) {
+    fprintf(f, "\nslow edges (ops at least %.1fx the median of their operation):\n", a->slow_factor);
+    for (size_t i = 0; i < a->n_slow; i++)
+      fprintf(f, "  rank %d -> rank %d, channel %d: %u of %u ops slow, up to %.1fx\n", a->slow[i].sender,
+              a->slow[i].receiver, a->slow[i].channel, a->slow[i].slow_ops, a->slow[i].ops, a->slow[i].ratio);
+  }
+  if (!a->slow_possible && a->verdict != PT_VERDICT_UNUSABLE && verbose)
+    fprintf(f, "\nslow links: not checked — the dumps have millisecond times only (JSON dumps carry ns)\n");
+  if (verbose && (a->n_moving || a->n_leaked))
+    fprintf(f, "\nnot counted as stuck: %zu op%s still moving, %zu never-progressed op%s to a peer on the same node\n",
+            a->n_moving, a->n_moving == 1 ? "" : "s", a->n_leaked, a->n_leaked == 1 ? "" : "s");
+
+  fprintf(f, "\ninputs: %zu file%s, %" PRIu64 " lines, %" PRIu64 " records, %" PRIu64 " dumps (%" PRIu64
+             " seen twice), %" PRIu64 " problem%s\n",
+          a->n_inputs, a->n_inputs == 1 ? "" : "s", a->lines, a->records, a->dumps, a->duplicates, a->errors,
+          a->errors == 1 ? "" : "s");
+  int shown = 0;
+  for (size_t i = 0; i < a->n_inputs; i++) {
+    const an_input* in = &a->inputs[i];
+    if (verbose)
+      fprintf(f, "  %s: %s, %" PRIu64 " lines, %" PRIu64 " records, %" PRIu64 " dumps\n", in->path, in->format,
+              in->lines, in->records, in->dumps);
+    if (in->error && (verbose || shown++ < ERRORS_SHOWN)) fprintf(f, "  %s: %s\n", in->path, in->error);
+    for (int e = 0; e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++)
+      if (verbose || shown++ < ERRORS_SHOWN) fprintf(f, "  %s:%u: %s\n", in->path, in->errors[e].line, in->errors[e].message);
+    if (in->n_errors > AN_MAX_ERRORS_KEPT && verbose)
+      fprintf(f, "  %s: … %d more problems\n", in->path, in->n_errors - AN_MAX_ERRORS_KEPT);
+  }
+  if (!verbose && shown > ERRORS_SHOWN) fprintf(f, "  … (-v lists every problem)\n");
+  return ferror(f) ? PT_AN_EIO : 0;
+}

@@ -1,0 +1,360 @@
+/*
+ * slow.c — slow, not hung: ranks whose links are much slower than the
+ * others'.
+ *
+ * Needs ns times (JSON dumps): legacy ms times cannot time an op that takes
+ * microseconds. Every op that completed, in the latest dumps, has a
+ * duration (creation to last progress). Ops that move the same bytes the
+ * same way (communicator, call, pattern, bytes, steps and direction: not
+ * one opCount, since the periodic dumps of different ranks hold different
+ * operations) should take about as long. A rank is slow when its ops — those it sends or
+ * receives, and its peers' ops with it — take at least `slow-factor` times
+ * the median of the *other* ops of their operation (leaving the rank out,
+ * so that a slow rank among few, half of whose edges it touches, still
+ * stands out): slow when at least a quarter of its ops, and two, are
+ * (a pipelined ring's ops hide a slow link, below; one op alone may be a
+ * thread that was not scheduled). The rank slow against the most
+ * peers is taken first, and its ops leave the comparison, so that a peer
+ * slow only with it is explained. Each slow rank is a culprit; the edges it
+ * touches are listed. A rank slow with one peer only is a slow link between
+ * the two: the same ops time both ends, so the culprit names both. With no slow rank, an edge at
+ * least half of whose ops take `slow-factor` times their operation's
+ * median is a culprit of its own.
+ *
+ * A pipelined ring hides a slow link (every edge waits for the slowest, so
+ * all take as long); point-to-point operations show it. An operation needs
+ * at least four timed ops for its median to mean something.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+typedef struct {
+  int32_t item;
+  uint64_t group;
+  int64_t dur;
+} timed;
+
+typedef struct {
+  uint64_t group;
+  int rank;
+  int32_t q; /* index into the sorted timed array */
+} touch;
+
+typedef struct {
+  uint64_t comm;
+  int rank, peer;
+  double ratio;
+} rank_ratio;
+
+static int by_group_dur(const void* x, const void* y) {
+  const timed* a = x;
+  const timed* b = y;
+  if (a->group != b->group) return a->group < b->group ? -1 : 1;
+  return (a->dur > b->dur) - (a->dur < b->dur);
+}
+
+static int by_group_rank(const void* x, const void* y) {
+  const touch* a = x;
+  const touch* b = y;
+  if (a->group != b->group) return a->group < b->group ? -1 : 1;
+  if (a->rank != b->rank) return a->rank - b->rank;
+  return a->q - b->q;
+}
+
+static int by_rank_ratio(const void* x, const void* y) {
+  const rank_ratio* a = x;
+  const rank_ratio* b = y;
+  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  if (a->rank != b->rank) return a->rank - b->rank;
+  if (a->ratio != b->ratio) return (a->ratio > b->ratio) - (a->ratio < b->ratio);
+  return a->peer - b->peer;
+}
+
+static int sender(const an_op* op) { return op->is_send ? op->rank : op->peer; }
+static int receiver(const an_op* op) { return op->is_send ? op->peer : op->rank; }
+
+/* The edge of an op in a->slow (added if new), through the index. */
+static an_slow_edge* edge_of(pt_analysis* a, an_map* idx, const an_op* op) {
+  uint64_t key = an_mix(an_mix(an_mix(0x5ed9e, op->comm), (uint64_t)(uint32_t)op->channel),
+                        ((uint64_t)(uint32_t)sender(op) << 32) | (uint32_t)receiver(op));
+  for (int32_t k = an_map_first(idx, key); k >= 0; k = an_map_next(idx, k)) {
+    an_slow_edge* e = &a->slow[k];
+    if (e->comm == op->comm && e->sender == sender(op) && e->receiver == receiver(op) && e->channel == op->channel)
+      return e;
+  }
+  an_slow_edge* e = an_grow(&a->mem, (void**)&a->slow, &a->n_slow, &a->cap_slow, sizeof *e);
+  if (!e) return NULL;
+  if (an_map_add(&a->mem, idx, key, (int32_t)(a->n_slow - 1)) != 0) {
+    a->n_slow--;
+    return NULL;
+  }
+  e->comm = op->comm;
+  e->sender = sender(op);
+  e->receiver = receiver(op);
+  e->channel = op->channel;
+  return e;
+}
+
+static an_culprit* new_culprit(pt_analysis* a, uint64_t comm, int rank) {
+  an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+  if (!q) return NULL;
+  q->cand = an_alloc(&a->mem, 3 * sizeof *q->cand);
+  if (!q->cand) {
+    a->n_culprits--;
+    return NULL;
+  }
+  q->cand[0] = rank;
+  q->cand[1] = q->cand[2] = -1;
+  q->origin = -1;
+  pt_culprit* p = &q->pub;
+  p->cause = PT_CAUSE_SLOW_LINK;
+  p->comm_hash = comm;
+  p->rank = rank;
+  p->peer = p->channel = p->is_send = -1;
+  p->op_count = p->step = p->n_steps = -1;
+  p->n_candidates = 1;
+  for (size_t ci = 0; ci < a->n_comms; ci++) {
+    const an_comm* c = &a->comms[ci];
+    if (c->comm != comm) continue;
+    q->comm_index = (int)ci;
+    const an_dump* d = rank >= 0 && rank < c->nranks ? c->ranks[rank].dump : NULL;
+    an_copy(q->host, sizeof q->host, d ? d->host : "");
+    p->pid = d ? d->pid : 0;
+  }
+  return q;
+}
+
+/* Whether an op touches a rank already found slow (culprits from `first`). */
+static int touches_slow(const pt_analysis* a, size_t first, size_t upto, const an_op* op) {
+  for (size_t k = first; k < upto; k++) {
+    const pt_culprit* p = &a->culprits[k].pub;
+    if (p->comm_hash == op->comm && (p->rank == op->rank || p->rank == op->peer)) return 1;
+  }
+  return 0;
+}
+
+/* Leave one rank out: each rank's ops against the median of the other ops
+ * of their operation, ops that touch the ranks already found slow (the
+ * culprits first … upto-1) left out of everything. Fills rr (sorted by
+ * comm, rank, ratio) and, per timed op, its highest such ratio in loo;
+ * returns how many ratios. */
+static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t first, size_t upto, touch* tc,
+                          rank_ratio* rr, double* loo, int32_t* kept, int32_t* pos) {
+  size_t ntc = 0;
+  for (size_t q = 0; q < n; q++) {
+    loo[q] = 0;
+    const an_op* op = a->items[t[q].item].op;
+    pos[q] = -1;
+    if (touches_slow(a, first, upto, op)) continue;
+    tc[ntc++] = (touch){t[q].group, op->rank, (int32_t)q};
+    if (op->peer != op->rank) tc[ntc++] = (touch){t[q].group, op->peer, (int32_t)q};
+  }
+  qsort(tc, ntc, sizeof *tc, by_group_rank);
+  size_t nrr = 0, gs = 0, i = 0;
+  while (i < ntc) {
+    /* One group: its ops still compared, in duration order. */
+    while (gs < n && t[gs].group != tc[i].group) gs++; /* groups come in the same order */
+    size_t ge = gs, m = 0;
+    for (; ge < n && t[ge].group == tc[i].group; ge++)
+      if (!touches_slow(a, first, upto, a->items[t[ge].item].op)) {
+        pos[ge] = (int32_t)m;
+        kept[m++] = (int32_t)ge;
+      }
+    /* Each rank of it: the middle of the others, its own ops skipped
+     * (their positions ascend, so each one at or below the mark moves it
+     * up by one). */
+    while (i < ntc && tc[i].group == t[gs].group) {
+      size_t j = i;
+      while (j < ntc && tc[j].group == tc[i].group && tc[j].rank == tc[i].rank) j++;
+      size_t k = j - i;
+      if (m >= 4 && m - k >= 2) {
+        size_t at = (m - k) / 2;
+        for (size_t r = i; r < j; r++)
+          if ((size_t)pos[tc[r].q] <= at) at++;
+        int64_t base = t[kept[at]].dur;
+        for (size_t q = i; q < j && base > 0; q++) {
+          const an_op* op = a->items[t[tc[q].q].item].op;
+          double x = (double)t[tc[q].q].dur / (double)base;
+          rr[nrr++] = (rank_ratio){op->comm, tc[q].rank, op->rank == tc[q].rank ? op->peer : op->rank, x};
+          if (x > loo[tc[q].q]) loo[tc[q].q] = x;
+        }
+      }
+      i = j;
+    }
+    gs = ge;
+  }
+  qsort(rr, nrr, sizeof *rr, by_rank_ratio);
+  return nrr;
+}
+
+static int by_int(const void* x, const void* y) { return (*(const int*)x > *(const int*)y) - (*(const int*)x < *(const int*)y); }
+
+int an_slow(pt_analysis* a) {
+  if (!a->slow_possible) return 0;
+  size_t cap = a->n_items + 1;
+  timed* t = an_alloc(&a->mem, cap * sizeof *t);
+  touch* tc = an_alloc(&a->mem, 2 * cap * sizeof *tc);
+  rank_ratio* rr = an_alloc(&a->mem, 2 * cap * sizeof *rr);
+  double* global = an_alloc(&a->mem, cap * sizeof *global); /* per timed op: against its operation */
+  double* loo = an_alloc(&a->mem, cap * sizeof *loo);       /* against the others, its rank left out */
+  int32_t* kept = an_alloc(&a->mem, cap * sizeof *kept);    /* scratch of rank_ratios */
+  int32_t* pos = an_alloc(&a->mem, cap * sizeof *pos);
+  int* peers_of = an_alloc(&a->mem, 2 * cap * sizeof *peers_of);
+  an_map idx;
+  int rc = an_map_init(&a->mem, &idx, 64);
+  if (!t || !tc || !rr || !global || !loo || !kept || !pos || !peers_of || rc) {
+    rc = PT_AN_ENOMEM;
+    goto out;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < a->n_items; i++) {
+    const an_op* op = a->items[i].op;
+    if (!a->items[i].dump->ns_times || op->op_count < 0 || op->n_steps <= 0 || op->cnt[AN_C_DONE] < op->n_steps)
+      continue;
+    int64_t end = op->progress_ns ? op->progress_ns : op->last_ns;
+    if (!op->create_ns || end <= op->create_ns) continue;
+    /* Ops that move the same bytes the same way: one call kind, size and
+     * step count (not one opCount: periodic dumps of different ranks
+     * hold different operations). */
+    uint64_t g = an_mix(0x5105, op->comm);
+    for (const char* c = an_op_coll(op); c && *c; c++) g = an_mix(g, (unsigned char)*c);
+    g = an_mix(an_mix(an_mix(g, (uint64_t)(uint32_t)op->pattern), op->nbytes), (uint64_t)op->n_steps);
+    g = an_mix(g, (uint64_t)op->is_send);
+    t[n++] = (timed){(int32_t)i, g, end - op->create_ns};
+  }
+  qsort(t, n, sizeof *t, by_group_dur);
+
+  /* Each op against its operation's median. */
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && t[j].group == t[i].group) j++;
+    int64_t med = j - i >= 4 ? t[i + (j - i) / 2].dur : 0;
+    for (size_t q = i; q < j; q++) global[q] = med > 0 ? (double)t[q].dur / (double)med : 0;
+    i = j;
+  }
+  /* Slow ranks, one at a time: the one slow against the most peers first;
+   * then its ops leave the comparison, so a peer slow only with it is
+   * explained. */
+  size_t first = a->n_culprits;
+  for (int round = 0; round < 64 && rc == 0; round++) {
+    int best = -1;
+    uint64_t best_comm = 0;
+    size_t best_peers = 0;
+    double best_med = 0;
+    size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, tc, rr, loo, kept, pos);
+    for (size_t i = 0; i < nrr;) {
+      size_t j = i;
+      while (j < nrr && rr[j].comm == rr[i].comm && rr[j].rank == rr[i].rank) j++;
+      /* Slow in a quarter of its ops at least, and two of them (a slow link
+       * shows in its point-to-point ops; a pipelined ring's hide it; one
+       * op alone may be a thread that was not scheduled): the factor is
+       * the median of those. */
+      size_t slow = 0;
+      for (size_t k = i; k < j; k++) slow += rr[k].ratio >= a->slow_factor;
+      double med = slow ? rr[j - slow + slow / 2].ratio : 0;
+      if (slow < 2 || slow * 4 < j - i) med = 0;
+      size_t np = 0, peers = 0;
+      for (size_t k = i; k < j; k++)
+        if (rr[k].ratio >= a->slow_factor) peers_of[np++] = rr[k].peer;
+      qsort(peers_of, np, sizeof *peers_of, by_int);
+      for (size_t k = 0; k < np; k++) peers += k == 0 || peers_of[k] != peers_of[k - 1];
+      if (med >= a->slow_factor && (peers > best_peers || (peers == best_peers && med > best_med))) {
+        best = rr[i].rank;
+        best_comm = rr[i].comm;
+        best_peers = peers;
+        best_med = med;
+      }
+      i = j;
+    }
+    if (best < 0) break;
+    an_culprit* q = new_culprit(a, best_comm, best);
+    if (!q) {
+      rc = PT_AN_ENOMEM;
+      break;
+    }
+    q->pub.slow_factor = best_med;
+    /* Slow with one peer only: the link between the two, and the records
+     * cannot say which end is slow (a pair's ops are the same ops). */
+    if (best_peers == 1) {
+      for (size_t i = 0; i < nrr; i++)
+        if (rr[i].comm == best_comm && rr[i].rank == best && rr[i].ratio >= a->slow_factor) {
+          q->pub.peer = rr[i].peer;
+          q->cand[1] = rr[i].peer;
+          q->pub.n_candidates = 2;
+          break;
+        }
+    }
+  }
+  /* Each op's ratio with its rank left out (no rank excluded), for the
+   * edges of the slow ranks. */
+  if (a->n_culprits > first) rank_ratios(a, t, n, first, first, tc, rr, loo, kept, pos);
+  /* Their edges; or, with no slow rank, the edges that are slow alone. */
+  for (size_t q = 0; q < n && rc == 0; q++) {
+    const an_op* op = a->items[t[q].item].op;
+    int touched = touches_slow(a, first, a->n_culprits, op);
+    if (a->n_culprits > first ? !touched : global[q] == 0) continue;
+    an_slow_edge* e = edge_of(a, &idx, op);
+    if (!e) {
+      rc = PT_AN_ENOMEM;
+      break;
+    }
+    double x = a->n_culprits > first ? loo[q] : global[q];
+    e->ops++;
+    if (x >= a->slow_factor) {
+      e->slow_ops++;
+      if (x > e->ratio) e->ratio = x;
+    }
+  }
+  if (a->n_culprits == first) {
+    size_t left = 0;
+    for (size_t k = 0; k < a->n_slow; k++)
+      if (a->slow[k].slow_ops > 0 && a->slow[k].slow_ops * 2 >= a->slow[k].ops) a->slow[left++] = a->slow[k];
+    a->n_slow = left;
+    for (size_t k = 0; k < a->n_slow && rc == 0; k++) {
+      an_slow_edge* e = &a->slow[k];
+      an_culprit* q = new_culprit(a, e->comm, e->sender);
+      if (!q) {
+        rc = PT_AN_ENOMEM;
+        break;
+      }
+      q->pub.peer = e->receiver;
+      q->pub.channel = e->channel;
+      q->pub.is_send = 1;
+      q->pub.slow_factor = e->ratio;
+    }
+  }
+  for (size_t k = first; k < a->n_culprits; k++) {
+    an_culprit* q = &a->culprits[k];
+    const pt_culprit* p = &q->pub;
+    size_t edges = 0;
+    for (size_t m = 0; m < a->n_slow; m++)
+      edges += a->slow[m].comm == p->comm_hash && (a->slow[m].sender == p->rank || a->slow[m].receiver == p->rank);
+    if (p->n_candidates == 2)
+      snprintf(q->summary, sizeof q->summary,
+               "rank %d%s%s%s: its network link to rank %d is slow — its slow ops take %.1fx as long as the "
+               "others of their operation; it is slow with rank %d only, so either end may be the slow one",
+               p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->peer, p->slow_factor, p->peer);
+    else if (p->peer < 0)
+      snprintf(q->summary, sizeof q->summary,
+               "rank %d%s%s%s: its network links are slow — its slow ops take %.1fx as long as the others of "
+               "their operation (%zu edges)",
+               p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->slow_factor, edges);
+    else
+      snprintf(q->summary, sizeof q->summary,
+               "link rank %d -> rank %d, channel %d is slow: its ops take up to %.1fx the median of their operation",
+               p->rank, p->peer, p->channel, p->slow_factor);
+  }
+out:
+  an_free(&a->mem, t);
+  an_free(&a->mem, tc);
+  an_free(&a->mem, rr);
+  an_free(&a->mem, global);
+  an_free(&a->mem, loo);
+  an_free(&a->mem, kept);
+  an_free(&a->mem, pos);
+  an_free(&a->mem, peers_of);
+  an_map_free(&a->mem, &idx);
+  return rc;
+}

@@ -1,0 +1,83 @@
+#!/bin/sh
+# The accuracy matrix on the plugin's own JSON-lines files (ns times: slow
+# links are checked too). Each job runs in the emulator with
+# PROXYTRACE_DUMP_DIR, a 50 ms stall watchdog and a hung job held 0.3 s (so
+# every rank dumps while it hangs, as each process of a real job would when
+# its own ops stop), and under NVIDIA profiles a 1 ms periodic dump (so that
+# a job that completes leaves one); then `proxytrace analyze --expect`
+# compares the verdict from those files with the emulator's ground truth.
+# Hosts rccl, nccl-2.30 and nccl-2.28; 2 x 4, 4 x 1 and 3 x 2 ranks; stall
+# (leaving rank, entering rank, every channel), no-recv (all-reduce and
+# send/recv), slow-link (16 times slower: the emulator's NVIDIA profiles
+# stretch an op less than its factor), PXN with a stall, and none. --kill is left out: all
+# emulated ranks share one process, so a "dead" rank's plugin keeps writing
+# its files, which a dead process would not (test_accuracy covers kill on the
+# logger's dumps). A slow link, timed on a machine other tests share, gets
+# a second run when the first does not show it; under a sanitizer, whose
+# run times are not the program's, slow links are not checked at all (no
+# slow-link job, and no slowness looked for). A plugin that writes no dump
+# files is reported, not failed. $1: the build folder.
+B=${1:-build}
+PT="$(cd "$B" && pwd)/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-}
+PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0; exact=0; node=0; limit=0; differ=0; nodump=0
+TIMED=1
+case "$(readelf -d "$PT" 2>/dev/null)" in *libasan*|*libtsan*) TIMED=0 ;; esac
+NOSLOW=""
+[ $TIMED -eq 1 ] || NOSLOW="--slow-factor 1000"
+for host in rccl nccl-2.30 nccl-2.28; do
+  for topo in "2 4" "4 1" "3 2"; do
+    set -- $topo
+    last=$(( ($1 - 1) * $2 ))
+    for fault in "" "--stall $(($2 - 1)):0:5" "--stall 0:0:3" "--stall $last:all:2" "--no-recv 0:0:3" \
+                 "--no-recv $last --fault-call 1" "--slow-link $last:16" "--pxn $(($2 - 1)):0 --stall $(($2 - 1)):0:5"; do
+      case "$fault" in *pxn*) [ "$2" -lt 2 ] && continue ;; esac
+      case "$fault" in *slow-link*) [ $TIMED -eq 1 ] || continue ;; esac
+      d="$T/run$n"
+      mkdir -p "$d"
+      extra=""
+      # NVIDIA hosts dump a job that completes only periodically: give them
+      # time to (a few ms are all an emulated job takes)
+      [ "$host" != rccl ] && extra="--env PROXYTRACE_DUMP_INTERVAL_MS=1 --iters 40"
+      $RUN "$PT" sim --host "$host" --plugin "$PLUGIN" --nodes "$1" --ranks-per-node "$2" --channels 2 --iters 4 \
+        $fault --env PROXYTRACE_DUMP_DIR="$d/files" --env PROXYTRACE_STALL_MS=50 --hold 0.3 $extra \
+        --truth-json "$d/truth.json" --quiet >"$d/sim.out" 2>&1
+      if [ ! -d "$d/files" ]; then
+        if [ $n -eq 0 ]; then
+          echo "this plugin writes no dump files (PROXYTRACE_DUMP_DIR): nothing to check"
+          exit 0
+        fi
+        # a job that completed before any trigger fired leaves no dump
+        grep -q '"verdict":"hang"' "$d/truth.json" && { echo "DIFFERS: $host $topo $fault: a hung job left no dump"; differ=$((differ + 1)); }
+        nodump=$((nodump + 1)); n=$((n + 1)); rm -rf "$d"; continue
+      fi
+      $RUN "$PT" analyze $NOSLOW --expect "$d/truth.json" "$d/files" >"$d/analyze.out" 2>&1
+      verdict=$(tail -n 1 "$d/analyze.out")
+      # Slowness is timed, on a machine other tests share: a slow link gets
+      # a second run when the first is not seen.
+      case "$fault/$verdict" in
+        *slow-link*/*agrees*) ;;
+        *slow-link*)
+          rm -rf "$d/files"
+          $RUN "$PT" sim --host "$host" --plugin "$PLUGIN" --nodes "$1" --ranks-per-node "$2" --channels 2 --iters 4 \
+            $fault --env PROXYTRACE_DUMP_DIR="$d/files" $extra --truth-json "$d/truth.json" --quiet >"$d/sim.out" 2>&1
+          $RUN "$PT" analyze --expect "$d/truth.json" "$d/files" >"$d/analyze.out" 2>&1
+          verdict=$(tail -n 1 "$d/analyze.out") ;;
+      esac
+      case "$verdict" in
+        *"agrees with the ground truth at node level"*) node=$((node + 1)) ;;
+        *"agrees with the ground truth"*) exact=$((exact + 1)) ;;
+        *"millisecond times only"*) limit=$((limit + 1)) ;;
+        *) differ=$((differ + 1)); echo "DIFFERS: $host $topo $fault"; sed 's/^/  | /' "$d/analyze.out" | head -12 ;;
+      esac
+      n=$((n + 1))
+      rm -rf "$d"
+    done
+  done
+done
+echo "JSON files: $n jobs, $exact exact, $node at node level, $limit within a documented limit, $differ differ;" \
+  "$nodump completed before any dump"
+[ $differ -eq 0 ]

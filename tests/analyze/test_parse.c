@@ -1,0 +1,473 @@
+/*
+ * test_parse.c — the analyzer's readers: legacy record lines, host log
+ * prefixes, logs with interleaved ranks, JSON lines, bad and cut input,
+ * duplicates, the latest dump per rank, and memory that does not grow with
+ * the input.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+
+/* One legacy record line; %s slots: key, peer/dir, status; counters. */
+static void rec(char* out, size_t n, const char* prefix, int opc, int rank, int peer, char dir, int ch, int ns,
+                int po, int ke, int trans, int recvd, int done) {
+  const char* status = dir == 'S' ? (trans < po ? "WAITING_GPU" : done < trans ? "SENDING" : "DONE")
+                                  : (recvd < po ? "RECEIVING" : done < recvd ? "WAITING_GPU" : "DONE");
+  if (po < ns && po < done + 8) status = "POSTING";
+  snprintf(out + strlen(out), n - strlen(out),
+           "%screateT:1750000000100, lastT:1750000000200, postT:1750000000150, sendT:0, cntNm:7, "
+           "<99:%d:0>, [fu,pr,pa,tb,ck]:4,2,1,0,1048576, %d->%d(%c), chan:%d, status:%s, ns:%d, nb:524288, po:%d, "
+           "ke:%d, tail/h:0, recvT:0, connSz/h:-1, trans:%d, flushed:0, recvd:%d, done:%d\n",
+           prefix, opc, rank, peer, dir, ch, status, ns, po, ke, trans, recvd, done);
+}
+
+/* The stalled ring of docs/analyze.md in legacy text: 2 nodes x 2 ranks,
+ * rank 1's GPU stops; `prefix(rank)` before every line. */
+static char* ring_text(const char* (*prefix)(int rank)) {
+  size_t n = 1 << 14;
+  char* t = calloc(1, n);
+  for (int r = 0; r < 4; r++) {
+    snprintf(t + strlen(t), n - strlen(t), "%scommDump for all active ops mapSizeMB:0.01\n", prefix(r));
+    switch (r) {
+      case 0: rec(t, n, prefix(r), 6, 0, 3, 'R', 0, 56, 14, 0, 14, 14, 6); break;
+      case 1: rec(t, n, prefix(r), 6, 1, 2, 'S', 0, 56, 18, 10, 10, 0, 10); break;
+      case 2: rec(t, n, prefix(r), 6, 2, 1, 'R', 0, 56, 18, 0, 10, 10, 10); break;
+      case 3: rec(t, n, prefix(r), 6, 3, 0, 'S', 0, 56, 22, 16, 14, 0, 14); break;
+    }
+    rec(t, n, prefix(r), 5, r, r ^ 2, 'S', 0, 8, 8, 8, 8, 0, 8); /* a finished op */
+  }
+  return t;
+}
+
+static const char* no_prefix(int r) { (void)r; return ""; }
+static const char* warn_prefix(int r) {
+  static char b[4][96];
+  snprintf(b[r], sizeof b[r], "node%d:%d:%d [%d] ncclProfilerProxyTraceDump:14 NCCL WARN ", r / 2, 1000 + r, 2000 + r, r % 2);
+  return b[r];
+}
+static const char* rccl_prefix(int r) {
+  static char b[4][128];
+  snprintf(b[r], sizeof b[r], "[2025-01-01 10:00:00] node%d:%d:%d [%d] proxytrace.cc:77 NCCL WARN ", r / 2, 1000 + r,
+           2000 + r, r % 2);
+  return b[r];
+}
+static const char* info_prefix(int r) {
+  static char b[4][96];
+  snprintf(b[r], sizeof b[r], "node%d:%d:%d [%d] NCCL INFO ", r / 2, 1000 + r, 2000 + r, r % 2);
+  return b[r];
+}
+
+static void check_ring(pt_analysis* a, const char* host, int pid) {
+  assert_non_null(a);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+  const pt_culprit* c = at_culprit(a);
+  assert_non_null(c);
+  assert_int_equal(c->rank, 1);
+  assert_int_equal(c->channel, 0);
+  assert_int_equal(c->cause, PT_CAUSE_GPU_NOT_PRODUCING);
+  assert_int_equal(c->step, 10);
+  assert_int_equal(c->n_steps, 56);
+  assert_int_equal(c->op_count, 6);
+  assert_int_equal(c->dependents, 3);
+  assert_string_equal(c->host, host);
+  assert_int_equal(c->pid, pid);
+  pt_analysis_stats st;
+  pt_analysis_get_stats(a, &st);
+  assert_int_equal(st.records, 8);
+  assert_int_equal(st.dumps, 4);
+  assert_int_equal(st.errors, 0);
+}
+
+static void test_prefixes(void** state) {
+  (void)state;
+  const char* (*prefixes[])(int) = {no_prefix, warn_prefix, rccl_prefix, info_prefix};
+  for (size_t i = 0; i < 4; i++) {
+    char* t = ring_text(prefixes[i]);
+    pt_analysis* a = at_analyze_text("ring.log", t);
+    /* Without a prefix no host is known: the nodes come from the network
+     * ops (the largest blocks of ranks no op joins: 0-1, 2-3). */
+    check_ring(a, i == 0 ? "" : "node0", i == 0 ? 0 : 1001);
+    {
+      const pt_culprit* c = at_culprit(a);
+      assert_int_equal(c->scope_node, 1); /* rank 0 is on node0 too */
+      assert_int_equal(c->n_candidates, 2);
+      assert_int_equal(c->candidates[0], 1);
+      assert_int_equal(c->candidates[1], 0);
+    }
+    pt_analysis_free(a);
+    free(t);
+  }
+}
+
+/* The four ranks' lines interleaved, line by line, as in one job log. */
+static void test_interleaved_log(void** state) {
+  (void)state;
+  char* lines[4][8];
+  int n[4] = {0};
+  for (int r = 0; r < 4; r++) {
+    char* t = ring_text(warn_prefix);
+    /* keep rank r's lines */
+    for (char *save = NULL, *l = strtok_r(t, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+      if (strncmp(l, warn_prefix(r), strlen(warn_prefix(r))) == 0 && n[r] < 8) lines[r][n[r]++] = strdup(l);
+    free(t);
+  }
+  char* log = calloc(1, 1 << 14);
+  for (int i = 0; i < 8; i++)
+    for (int r = 0; r < 4; r++)
+      if (i < n[r]) {
+        strcat(log, lines[r][i]);
+        strcat(log, "\nnode9:1:1 [0] NCCL INFO an ordinary log line\n");
+        free(lines[r][i]);
+      }
+  pt_analysis* a = at_analyze_text("job.log", log);
+  check_ring(a, "node0", 1001);
+  pt_analysis_free(a);
+  free(log);
+}
+
+static void test_record_errors(void** state) {
+  (void)state;
+  char t[4096] = "commDump for all active ops mapSizeMB:0.01\n";
+  rec(t, sizeof t, "", 6, 1, 2, 'S', 0, 56, 18, 10, 10, 0, 10);
+  /* cut in the middle (a host logger's 1 KiB buffer), then malformed */
+  strcat(t, "createT:1750000000100, lastT:1750000000200, postT:1750000000150, sendT:0, cntNm:7, <99:6:1>, [fu,pr\n");
+  strcat(t, "createT:1750000000100, lastT:x\n");
+  strcat(t, "createT:1, lastT:2, pot:3, sendT:4, cntNm:POS, <99:6:2>, [fu,pr,pa,tb,ck]:4,2,1,0,1, 1->2(S), chan:1, "
+            "status:DONE, ns:4, nb:1, po:4, ke:4, tail/h:0, recvT:0, connSz/h:-1, trans:4, flushed:0, recvd:0, done:4\n");
+  pt_analysis* a = at_analyze_text("bad.log", t);
+  assert_non_null(a);
+  pt_analysis_stats st;
+  pt_analysis_get_stats(a, &st);
+  assert_int_equal(st.records, 2); /* the good line and the rcclx ("pot:") one */
+  assert_int_equal(st.errors, 2);
+  pt_analysis_input_info in;
+  assert_int_equal(pt_analysis_input(a, 0, &in), 0);
+  assert_int_equal(in.n_errors, 2);
+  char* j = at_json(a);
+  assert_non_null(strstr(j, "{\"line\":3,\"message\":\"record line cut after"));
+  assert_non_null(strstr(j, "{\"line\":4,\"message\":\"malformed record line: expected a number after 'lastT:' at column 30"));
+  pt_analysis_string_free(j);
+  pt_analysis_free(a);
+}
+
+/* ---- JSON lines ------------------------------------------------------------- */
+
+static const char* HDR =
+    "{\"type\":\"dump\",\"schema\":1,\"tool\":\"proxytrace\",\"version\":\"1.0.0\",\"host\":\"n\\u00f6de0\",\"pid\":77,"
+    "\"rank\":%d,\"nRanks\":2,\"nNodes\":2,\"commHash\":\"18446744073709551615\",\"commName\":\"w\",\"hostLib\":\"nccl\","
+    "\"profilerApi\":6,\"clock\":\"monotonic\",\"trigger\":\"%s\",\"dumpSeq\":%d,\"time_ns\":%lld,\"activeOps\":1,"
+    "\"finishedOps\":0,\"mapSizeMB\":0.01,\"stallMs\":10000,\"drops\":{\"opsDropped\":0,\"opsReclaimed\":0,"
+    "\"zeroStepOps\":0,\"staleHandle\":0,\"badHandle\":0,\"untrackedUpdate\":0,\"badCounterKind\":0,\"badState\":0,"
+    "\"foreignPid\":0}}\n";
+static const char* OP =
+    "{\"type\":\"op\",\"dumpSeq\":%d,\"rank\":%d,\"peer\":%d,\"channel\":0,\"dir\":\"%s\",\"commHash\":"
+    "\"18446744073709551615\",\"opCount\":9,\"opId\":0,\"key\":\"<18446744073709551615:9:0>\",\"state\":\"active\","
+    "\"status\":\"WAITING_GPU\",\"nSteps\":64,\"nBytes\":524288,\"func\":4,\"proto\":2,\"pattern\":1,\"totalBytes\":0,"
+    "\"chunkSize\":524288,\"coll\":\"AllReduce\",\"seq\":4,\"counters\":{\"posted\":%lld,\"kernelCopyReady\":%lld,"
+    "\"rtrRecv\":0,\"rtsSend\":0,\"received\":%lld,\"transmitted\":%lld,\"flushed\":0,\"done\":%lld,\"recvTail\":0,"
+    "\"tailOrHead\":0,\"fifoSzOrHeadCache\":-1},\"lastCounter\":\"posted\",\"create_ns\":1764470000000000000,"
+    "\"last_ns\":1764470000100000000,\"posted_ns\":null,\"send_ns\":null,\"progress_ns\":1764470000100000000}\n";
+
+/* Rank 0 sends to rank 1 and its GPU stalls at 16; rank 1 waits for data. */
+static void two_ranks(char* t, size_t n, int seq, int cut) {
+  size_t l = strlen(t);
+  snprintf(t + l, n - l, HDR, 0, "stall", seq, 1764470010000000000LL);
+  l = strlen(t);
+  snprintf(t + l, n - l, OP, seq, 0, 1, "send", 24LL, 16LL, 0LL, 16LL, 16LL);
+  l = strlen(t);
+  if (!cut) snprintf(t + l, n - l, "{\"type\":\"end\",\"dumpSeq\":%d,\"records\":1}\n", seq);
+  l = strlen(t);
+  snprintf(t + l, n - l, HDR, 1, "stall", seq + 100, 1764470010000000000LL);
+  l = strlen(t);
+  snprintf(t + l, n - l, OP, seq + 100, 1, 0, "recv", 24LL, 0LL, 16LL, 16LL, 16LL);
+  l = strlen(t);
+  snprintf(t + l, n - l, "{\"type\":\"end\",\"dumpSeq\":%d,\"records\":1}\n", seq + 100);
+}
+
+static void test_jsonl(void** state) {
+  (void)state;
+  char t[16384] = "";
+  two_ranks(t, sizeof t, 7, 0);
+  pt_analysis* a = at_analyze_text("dump.jsonl", t);
+  assert_non_null(a);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+  const pt_culprit* c = at_culprit(a);
+  assert_int_equal(c->rank, 0);
+  assert_int_equal(c->cause, PT_CAUSE_GPU_NOT_PRODUCING);
+  assert_true(c->comm_hash == UINT64_MAX); /* 64-bit, read exactly */
+  assert_string_equal(c->host, "n\xc3\xb6" "de0"); /* \u00f6 decoded */
+  assert_int_equal(c->pid, 77);
+  pt_analysis_input_info in;
+  pt_analysis_input(a, 0, &in);
+  assert_string_equal(in.format, "jsonl");
+  assert_int_equal(in.dumps, 2);
+  assert_int_equal(in.n_errors, 0);
+  pt_analysis_free(a);
+}
+
+static void test_jsonl_errors(void** state) {
+  (void)state;
+  char t[32768] = "";
+  two_ranks(t, sizeof t, 7, 1); /* rank 0's dump has no end line */
+  strcat(t, "{\"type\":\"op\",\"dumpSeq\":107,\"rank\":1\n");                    /* cut JSON */
+  strcat(t, "{\"type\":\"op\",\"dumpSeq\":107,\"rank\":1,\"peer\":0,\"dir\":\"recv\"}\n"); /* no channel */
+  strcat(t, "{\"type\":\"future\",\"x\":[1,2,{\"y\":null}]}\n");                /* skipped */
+  strcat(t, "{\"type\":\"end\",\"dumpSeq\":555,\"records\":0}\n");              /* never opened */
+  strcat(t, "{\"type\":1}\n");                                                  /* no type name */
+  strcat(t, "{\"type\":\"op\",\"a\":1} trailing\n");                            /* text after */
+  strcat(t, "{\"s\":\"\\ud800\"}\n");                                           /* lone surrogate */
+  pt_analysis* a = at_analyze_text("dump.jsonl", t);
+  assert_non_null(a);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG); /* the cut dump's records still count */
+  pt_analysis_input_info in;
+  pt_analysis_input(a, 0, &in);
+  assert_int_equal(in.n_errors, 7);
+  char* j = at_json(a);
+  assert_non_null(strstr(j, "dump 7 has no end line: cut"));
+  assert_non_null(strstr(j, "malformed JSON line: cut object"));
+  assert_non_null(strstr(j, "op line without an integer 'channel': skipped"));
+  assert_non_null(strstr(j, "end line of dump 555, which was not opened"));
+  assert_non_null(strstr(j, "JSON line without a \\\"type\\\": skipped"));
+  assert_non_null(strstr(j, "malformed JSON line: text after the object"));
+  assert_non_null(strstr(j, "lone surrogate"));
+  assert_null(strstr(j, "future"));
+  pt_analysis_string_free(j);
+  pt_analysis_free(a);
+}
+
+/* The same dump as JSON and as the plugin's text file counts once; the
+ * JSON copy (ns times) is kept. */
+static void test_duplicates(void** state) {
+  (void)state;
+  char t[8192] = "";
+  size_t l;
+  snprintf(t, sizeof t, HDR, 0, "stall", 3, 1764470010000000000LL);
+  l = strlen(t);
+  snprintf(t + l, sizeof t - l, OP, 3, 0, 1, "send", 24LL, 16LL, 0LL, 16LL, 16LL);
+  strcat(t, "{\"type\":\"end\",\"dumpSeq\":3,\"records\":1}\n");
+  const char* text =
+      "proxytrace dump seq=3 trigger=stall time_ns=1764470010000000000 host=node0 pid=77 rank=0 nRanks=2 "
+      "commHash=18446744073709551615 hostLib=nccl\n"
+      "commDump for all active ops mapSizeMB:0.01\n"
+      "createT:1764470000000, lastT:1764470000100, postT:0, sendT:0, cntNm:0, <18446744073709551615:9:0>, "
+      "[fu,pr,pa,tb,ck]:4,2,1,0,524288, 0->1(S), chan:0, status:WAITING_GPU, ns:64, nb:524288, po:24, ke:16, tail/h:0, "
+      "recvT:0, connSz/h:-1, trans:16, flushed:0, recvd:0, done:16\n";
+  char* dir = at_mkdtemp();
+  at_write(dir, "r0.jsonl", t);
+  at_write(dir, "r0.txt", text);
+  at_write(dir, ".hidden", "garbage\n");
+  pt_analysis* a = at_analyze_path(dir);
+  pt_analysis_stats st;
+  pt_analysis_get_stats(a, &st);
+  assert_int_equal(st.files, 2);
+  assert_int_equal(st.dumps, 2);
+  assert_int_equal(st.duplicates, 1);
+  char* j = at_json(a);
+  assert_non_null(strstr(j, "\"slowDetection\":true")); /* the ns copy was kept */
+  pt_analysis_string_free(j);
+  pt_analysis_free(a);
+  at_rmdir(dir);
+}
+
+/* Several dumps of one rank: the latest counts. Legacy dumps taken on
+ * demand (ncclCommDump) in which an op moved are not a hang; a dump at
+ * destroy with the same op is. */
+static void test_latest_and_moving(void** state) {
+  (void)state;
+  char t[8192] = "";
+  const char* pre = "node0:5:5 [0] NCCL WARN ";
+  for (int d = 0; d < 3; d++) {
+    snprintf(t + strlen(t), sizeof t - strlen(t), "%sncclCommDump() proxy-trace (profiler plugin):\n%scommDump for all active ops mapSizeMB:0.00\n", pre, pre);
+    rec(t, sizeof t, pre, 4, 0, 1, 'S', 0, 64, 8 + 4 * d, 4 * d, 4 * d, 0, 4 * d);
+  }
+  pt_analysis* a = at_analyze_text("rank0.log", t);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK); /* it moved between the last two */
+  pt_analysis_free(a);
+  /* the same op, unchanged in a second on-demand dump: stuck */
+  rec(t, sizeof t, "", 0, 0, 0, 'S', 0, 0, 0, 0, 0, 0, 0); /* placeholder removed below */
+  *strrchr(t, 'c') = 0;
+  t[strlen(t) - 1] = 0;
+  char u[8192] = "";
+  for (int d = 0; d < 2; d++) {
+    snprintf(u + strlen(u), sizeof u - strlen(u), "%sncclCommDump() proxy-trace (profiler plugin):\n%scommDump for all active ops mapSizeMB:0.00\n", pre, pre);
+    rec(u, sizeof u, pre, 4, 0, 1, 'S', 0, 64, 16, 8, 8, 0, 8);
+  }
+  a = at_analyze_text("rank0.log", u);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+  pt_analysis_free(a);
+  /* a later dump where the op is done: nothing stuck */
+  snprintf(u + strlen(u), sizeof u - strlen(u), "%scommDump for all active ops mapSizeMB:0.00\n", pre);
+  rec(u, sizeof u, pre, 4, 0, 1, 'S', 0, 64, 64, 64, 64, 0, 64);
+  a = at_analyze_text("rank0.log", u);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
+  pt_analysis_stats st;
+  pt_analysis_get_stats(a, &st);
+  assert_int_equal(st.dumps, 3);
+  pt_analysis_free(a);
+}
+
+/* Memory follows the records of the last two dumps per rank, not the
+ * input: 20 and 2000 successive dumps peak at about the same. */
+static size_t peak_for(int dumps) {
+  size_t cap = (size_t)dumps * 40 * 330 + 4096, n = 0;
+  char* t = malloc(cap);
+  t[0] = 0;
+  for (int d = 0; d < dumps; d++) {
+    n += (size_t)snprintf(t + n, cap - n, "commDump for all active ops mapSizeMB:0.00\n");
+    for (int k = 0; k < 40; k++) {
+      n += (size_t)snprintf(t + n, cap - n,
+                            "createT:%d, lastT:%d, postT:0, sendT:0, cntNm:7, <5:%d:%d>, [fu,pr,pa,tb,ck]:4,2,1,0,1, "
+                            "3->4(S), chan:%d, status:WAITING_GPU, ns:64, nb:1, po:16, ke:%d, tail/h:0, recvT:0, "
+                            "connSz/h:-1, trans:%d, flushed:0, recvd:0, done:%d\n",
+                            d + 1, d + 1, d, k, k % 4, d % 9, d % 9, d % 9);
+    }
+  }
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  FILE* f = fmemopen(t, n, "r");
+  assert_int_equal(pt_analysis_add_stream(a, "many.log", f), 0);
+  fclose(f);
+  assert_int_equal(pt_analysis_run(a), 0);
+  pt_analysis_stats st;
+  pt_analysis_get_stats(a, &st);
+  assert_int_equal(st.dumps, (uint64_t)dumps);
+  assert_int_equal(st.records, (uint64_t)dumps * 40);
+  pt_analysis_free(a);
+  free(t);
+  return st.peak_bytes;
+}
+
+static void test_memory_bounded(void** state) {
+  (void)state;
+  size_t small = peak_for(20), large = peak_for(2000);
+  printf("peak bytes: 20 dumps %zu, 2000 dumps %zu (input x100)\n", small, large);
+  assert_true(large < small + small / 4);
+}
+
+/* 1 024 ranks, three dumps each (32 finished and 2 active records, behind
+ * the host prefix), as 1 024 inputs: within 2 s (outside sanitizers), and
+ * the peak memory bounded by the records of one dump per rank (the latest,
+ * and the active records of the one before): 512 bytes per record kept,
+ * with the analysis's own tables, plus 4 MiB. */
+static void test_scale_1024(void** state) {
+  (void)state;
+  const int ranks = 1024, dumps = 3, per = 34;
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  size_t cap = (size_t)dumps * per * 400 + 1024, input = 0;
+  char* t = malloc(cap);
+  double t0 = 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  t0 = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  double built = 0;
+  for (int r = 0; r < ranks; r++) {
+    struct timespec b0, b1;
+    clock_gettime(CLOCK_MONOTONIC, &b0);
+    size_t n = 0;
+    char pre[64];
+    snprintf(pre, sizeof pre, "node%d:%d:%d [%d] NCCL WARN ", r / 8, 5000 + r, 6000 + r, r % 8);
+    for (int d = 0; d < dumps; d++) {
+      n += (size_t)snprintf(t + n, cap - n, "%scommDump for all active ops mapSizeMB:0.01\n", pre);
+      for (int k = 0; k < per; k++) {
+        int active = k >= per - 2, peer = k % 2 ? (r + 8) % ranks : (r + ranks - 8) % ranks;
+        int ns = 56, done = active ? 10 + d : ns;
+        n += (size_t)snprintf(t + n, cap - n,
+                              "%screateT:1750000000%03d, lastT:1750000001%03d, postT:0, sendT:0, cntNm:7, <77:%d:%d>, "
+                              "[fu,pr,pa,tb,ck]:4,2,1,0,1, %d->%d(%c), chan:%d, status:%s, ns:%d, nb:1, po:%d, ke:%d, "
+                              "tail/h:0, recvT:0, connSz/h:-1, trans:%d, flushed:0, recvd:%d, done:%d\n",
+                              pre, k, d, active ? 40 : k / 2, k % 2, r, peer, k % 2 ? 'S' : 'R', k % 4,
+                              active ? "WAITING_GPU" : "DONE", ns, done + 8 > ns ? ns : done + 8, done, done,
+                              k % 2 ? 0 : done, done);
+      }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b1);
+    built += (double)(b1.tv_sec - b0.tv_sec) + (b1.tv_nsec - b0.tv_nsec) * 1e-9;
+    char name[32];
+    snprintf(name, sizeof name, "rank%d.log", r);
+    assert_int_equal(pt_analysis_add_buffer(a, name, t, n), 0);
+    input += n;
+  }
+  assert_int_equal(pt_analysis_run(a), 0);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double secs = (double)ts.tv_sec + ts.tv_nsec * 1e-9 - t0 - built;
+  free(t);
+  pt_analysis_stats st;
+  pt_analysis_get_stats(a, &st);
+  assert_int_equal(st.records, (uint64_t)ranks * dumps * per);
+  assert_int_equal(st.errors, 0);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+  size_t held_records = (size_t)ranks * (per + 2);
+  printf("1024 ranks: %llu lines, %.1f MB in %.3f s (%.0f lines/s); peak %.1f MiB held (%zu B per record kept)\n",
+         (unsigned long long)st.lines, input / 1e6, secs, st.lines / secs, st.peak_bytes / 1048576.0,
+         st.peak_bytes / held_records);
+  assert_true(st.peak_bytes < held_records * 512 + (4u << 20));
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  assert_true(secs <= 2.0);
+#endif
+  pt_analysis_free(a);
+}
+
+static void test_inputs(void** state) {
+  (void)state;
+  char* dir = at_mkdtemp();
+  at_write(dir, "empty.log", "");
+  at_write(dir, "other.log", "nothing to see\r\nhere\r\n");
+  char* big = malloc((2u << 20) + 64);
+  memset(big, 'x', 2u << 20);
+  strcpy(big + (2u << 20), "\ncommDump for all active ops mapSizeMB:0.00\r\n");
+  at_write(dir, "long.log", big);
+  free(big);
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  char missing[4200];
+  snprintf(missing, sizeof missing, "%s/none.log", dir);
+  assert_int_equal(pt_analysis_add_path(a, missing), 0);
+  assert_int_equal(pt_analysis_add_path(a, dir), 0);
+  assert_int_equal(pt_analysis_add_buffer(a, NULL, NULL, 1), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_option(a, "slow-factor", "1"), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_option(a, "slow-factor", "abc"), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_option(a, "nope", "3"), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_option(a, "stall-ms", "250"), 0);
+  assert_int_equal(pt_analysis_run(a), 0);
+  assert_int_equal(pt_analysis_run(a), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_add_path(a, dir), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_input_count(a), 4);
+  pt_analysis_input_info in;
+  pt_analysis_input(a, 0, &in);
+  assert_string_equal(in.format, "unreadable");
+  assert_non_null(strstr(in.error, "No such file"));
+  pt_analysis_input(a, 1, &in); /* name order: empty, long, other */
+  assert_string_equal(in.format, "empty");
+  pt_analysis_input(a, 2, &in);
+  assert_string_equal(in.format, "text"); /* the header after the long line */
+  assert_int_equal(in.n_errors, 1);
+  assert_int_equal(in.lines, 2);
+  pt_analysis_input(a, 3, &in);
+  assert_string_equal(in.format, "none");
+  assert_int_equal(in.lines, 2);
+  /* a header with no record and no rank: no communicator, nothing to judge */
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_UNUSABLE);
+  pt_analysis_free(a);
+  at_rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_prefixes),      cmocka_unit_test(test_interleaved_log),
+      cmocka_unit_test(test_record_errors), cmocka_unit_test(test_jsonl),
+      cmocka_unit_test(test_jsonl_errors),  cmocka_unit_test(test_duplicates),
+      cmocka_unit_test(test_latest_and_moving), cmocka_unit_test(test_memory_bounded),
+      cmocka_unit_test(test_scale_1024),    cmocka_unit_test(test_inputs),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

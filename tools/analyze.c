@@ -1,0 +1,159 @@
+/*
+ * analyze.c — `proxytrace analyze PATH…`: every rank's dumps in, the
+ * verdict and the culprit out (human text, JSON, a Perfetto timeline).
+ *
+ * The work is the analyzer library's (include/proxytrace/analyze.h); this
+ * file reads the options, runs it, and maps the verdict to the exit status:
+ * 0 nothing wrong, 1 a hang or a slow link, 2 unusable input or a bad
+ * option, 3 (with --expect) the analysis differs from the ground truth.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "proxytrace/analyze.h"
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "usage: proxytrace analyze [options] PATH...\n"
+          "\n"
+          "Reads every rank's proxy dumps, pairs each send with its receive, and names\n"
+          "the culprit of a hung or slow job: the rank, channel, peer and cause where\n"
+          "the waiting starts, then the evidence.\n"
+          "\n"
+          "PATH is a dump file (JSON lines or legacy text), a log holding dump lines\n"
+          "behind the host's prefix, or a directory of them (not recursive).\n"
+          "\n"
+          "  --json              print the JSON document (schema %d, docs/analyze.md)\n"
+          "  --chrome FILE       also write a Chrome-trace / Perfetto timeline to FILE\n"
+          "  -v, --verbose       the evidence, every input and every problem found\n"
+          "  --slow-factor F     an edge F times slower than its operation's median is\n"
+          "                      slow (default 3; 1.5..1000)\n"
+          "  --stall-ms MS       an active op of an on-demand or periodic dump that moved\n"
+          "                      within MS before the dump is still moving (default: the\n"
+          "                      dump's stallMs, else 1000)\n"
+          "  --expect FILE       compare with a ground truth (proxytrace sim --truth-json)\n"
+          "                      and say whether the analysis agrees\n"
+          "  -h, --help          this help\n"
+          "  --                  the arguments after it are paths, even if they start with '-'\n"
+          "\n"
+          "Exit status: 0 nothing is stuck or slow, 1 a hang or a slow link was found,\n"
+          "2 no input held a dump or an option is bad, 3 --expect: the analysis\n"
+          "differs from the ground truth.\n",
+          PT_ANALYZE_SCHEMA);
+}
+
+static char* read_small_file(const char* path) {
+  FILE* f = fopen(path, "r");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char* buf = malloc(cap);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+    n += got;
+    if (n + 1 == cap) {
+      char* nb = cap < (1u << 24) ? realloc(buf, cap * 2) : NULL;
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (buf) buf[n] = 0;
+  return buf;
+}
+
+int pt_cmd_analyze(int argc, char** argv) {
+  int json = 0, verbose = 0;
+  const char* chrome = NULL;
+  const char* expect = NULL;
+  pt_analysis* a;
+  if (pt_analysis_new(&a) != 0) {
+    fprintf(stderr, "proxytrace analyze: out of memory\n");
+    return 2;
+  }
+  int npaths = 0, rc = 0;
+  char** paths = calloc((size_t)argc + 1, sizeof *paths);
+  if (!paths) {
+    pt_analysis_free(a);
+    return 2;
+  }
+  int opts = 1; /* until "--": what follows are paths, whatever they look like */
+  for (int i = 1; i < argc && rc == 0; i++) {
+    const char* s = argv[i];
+    if (!opts || (s[0] != '-' || !s[1])) {
+      paths[npaths++] = argv[i];
+    } else if (!strcmp(s, "--")) {
+      opts = 0;
+    } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+      usage(stdout);
+      rc = -1;
+    } else if (!strcmp(s, "--json")) {
+      json = 1;
+    } else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
+      verbose = 1;
+    } else if (!strcmp(s, "--chrome") || !strcmp(s, "--expect") || !strcmp(s, "--slow-factor") ||
+               !strcmp(s, "--stall-ms")) {
+      if (i + 1 >= argc || !argv[i + 1][0]) {
+        fprintf(stderr, "proxytrace analyze: %s needs a value\n", s);
+        rc = 2;
+        break;
+      }
+      const char* v = argv[++i];
+      if (!strcmp(s, "--chrome")) chrome = v;
+      else if (!strcmp(s, "--expect")) expect = v;
+      else if (pt_analysis_set_option(a, s + 2, v) != 0) {
+        fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: %s\n", v, s,
+                !strcmp(s, "--slow-factor") ? "a number 1.5..1000" : "a whole number of milliseconds 0..86400000");
+        rc = 2;
+      }
+    } else {
+      fprintf(stderr, "proxytrace analyze: unknown option '%s' (see proxytrace analyze --help)\n", s);
+      rc = 2;
+    }
+  }
+  if (rc == 0 && npaths == 0) {
+    fprintf(stderr, "proxytrace analyze: no PATH given (see proxytrace analyze --help)\n");
+    rc = 2;
+  }
+  char* truth = NULL;
+  if (rc == 0 && expect && !(truth = read_small_file(expect))) {
+    fprintf(stderr, "proxytrace analyze: cannot read --expect %s: %s\n", expect, strerror(errno));
+    rc = 2;
+  }
+  if (rc != 0) {
+    free(paths);
+    pt_analysis_free(a);
+    return rc < 0 ? 0 : rc;
+  }
+  for (int i = 0; i < npaths && rc == 0; i++)
+    if (pt_analysis_add_path(a, paths[i]) != 0) rc = 2;
+  if (rc == 0 && pt_analysis_run(a) != 0) rc = 2;
+  if (rc != 0) {
+    fprintf(stderr, "proxytrace analyze: out of memory\n");
+  } else {
+    pt_verdict v = pt_analysis_verdict(a);
+    if (json) pt_analysis_write_json(a, stdout);
+    else pt_analysis_write_text(a, stdout, verbose);
+    if (chrome && pt_analysis_write_chrome_path(a, chrome) != 0) {
+      fprintf(stderr, "proxytrace analyze: cannot write --chrome %s: %s\n", chrome, strerror(errno));
+      rc = 2;
+    }
+    if (rc == 0) rc = v == PT_VERDICT_OK ? 0 : v == PT_VERDICT_UNUSABLE ? 2 : 1;
+    if (truth) {
+      char why[512];
+      int m = pt_analysis_compare_truth(a, truth, why, sizeof why);
+      fprintf(json ? stderr : stdout, "%sground truth (%s): %s\n", json ? "proxytrace analyze: " : "\n", expect, why);
+      if (m < 0) rc = 2;
+      else if (m == PT_TRUTH_DIFFERS) rc = 3;
+    }
+  }
+  free(truth);
+  free(paths);
+  pt_analysis_free(a);
+  return rc;
+}
