@@ -416,7 +416,8 @@ static void fault_effect(const pt_sim_job* job, const pt_sim_fault* f, int* hits
 
 void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   int slow = 0;
-  for (int i = 0; i < c->n_faults; i++) slow |= c->faults[i].kind == PT_FAULT_SLOW_LINK;
+  for (int i = 0; i < c->n_faults; i++)
+    slow |= c->faults[i].kind == PT_FAULT_SLOW_LINK || c->faults[i].kind == PT_FAULT_SLOW_GPU;
   const char* verdict = job->hung_batch >= 0 ? "hang" : slow ? "slow" : "ok";
   fprintf(f,
           "{\"type\":\"truth\",\"schema\":1,\"commHash\":\"%llu\",\"nRanks\":%d,\"nodes\":%d,\"ranksPerNode\":%d,"
@@ -459,6 +460,11 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
       cause = "slow_link";
       hits = 1;
       exact = job->nodes >= 3;
+      channel = -1;
+    } else if (ft->kind == PT_FAULT_SLOW_GPU) {
+      /* A GPU wait is the rank's own: the step metrics name it exactly. */
+      cause = "slow_gpu";
+      hits = exact = 1;
       channel = -1;
     }
     if (!cause || !hits) continue;
