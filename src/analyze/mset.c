@@ -247,6 +247,25 @@ static double median_factor(const vec* sl, uint64_t comm, int side, int rank, in
   return m;
 }
 
+/* The other end's record of the same transfers is network-slow too, or
+ * absent (its rank's file is not among the inputs). */
+static int other_end_agrees(const pt_mset* s, const vec* sl, const pt_ms_slow_edge* e) {
+  int present = 0;
+  for (size_t i = 0; i < s->n && !present; i++) {
+    const pt_ms_edge* x = &s->e[i];
+    present = x->comm == e->comm && x->rank == e->peer && x->peer == e->rank && x->send != e->send &&
+              x->channel == e->channel && comparable(x, PT_MS_NET);
+  }
+  if (!present) return 1;
+  for (size_t k = 0; k < sl->n; k++) {
+    const pt_ms_slow_edge* y = &sl->v[k];
+    if (y->side == PT_MS_NET && y->comm == e->comm && y->rank == e->peer && y->peer == e->rank &&
+        y->send != e->send && y->channel == e->channel)
+      return 1;
+  }
+  return 0;
+}
+
 static void where(const pt_mset* s, uint64_t comm, int rank, pt_ms_culprit* c) {
   for (size_t i = 0; i < s->n; i++)
     if (s->e[i].comm == comm && s->e[i].rank == rank) {
@@ -303,6 +322,10 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
     skip[i] = e->side != PT_MS_NET || e->channel >= 0;
     for (size_t k = 0; k < n_gpu && !skip[i]; k++)
       skip[i] = v->culprits[k].comm == e->comm && (v->culprits[k].rank == e->rank || v->culprits[k].rank == e->peer);
+    /* Both ends time the same transfers: a slow network shows on the
+     * sender's record and on the receiver's. One end alone is that rank's
+     * thread, or its peer's GPU (a credit wait), not the network. */
+    if (!skip[i] && !other_end_agrees(s, &sl, e)) skip[i] = 1;
   }
   for (;;) {
     uint64_t comm = 0;

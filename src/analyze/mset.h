@@ -13,8 +13,10 @@
  *                 slow edges at least, or all it has.
  *   network-side  the rank that most network-slow edges touch, as sender
  *                 or receiver (a slow NIC slows both ends of every transfer
- *                 through it), two slow edges at least (both ends see a
- *                 slow transfer); when its slow edges all go to one peer, the
+ *                 through it), two slow edges at least, each confirmed by
+ *                 the other end's record of the same transfers (both ends
+ *                 time a slow transfer; one end alone is that rank's thread,
+ *                 or its peer's GPU); when its slow edges all go to one peer, the
  *                 link between the two (either end may be the slow one).
  *                 Network time into or out of a rank whose GPU is slow is
  *                 left out: a receiver waits for a slow sender's data, a
