@@ -303,6 +303,8 @@ void pt_metrics_op_begin(pt_metrics* m, pt_op* op, uint64_t now) {
   memset(o->ta, 0, sizeof o->ta);
   memset(o->tb, 0, sizeof o->tb);
   o->t_head = 0;
+  o->posts = 0;
+  memset(o->tid, 0, sizeof o->tid);
   o->cum = -1;
   o->pending = -1;
   o->is_send = (uint8_t)send;
@@ -351,11 +353,13 @@ static inline uint64_t gpu_start(const pt_mop* o, uint64_t posted) {
   return o->t_head > posted ? o->t_head : posted;
 }
 
-/* Step s starts a transfer measured from ring r: its entry time is set and
- * differs from the next step's (the steps of one transfer share it). */
-static inline int first_of_transfer(const uint64_t* r, int64_t s, int64_t end) {
-  const uint64_t t = r[s & (PT_M_WINDOW - 1)];
-  return t && (s + 1 == end || r[(s + 1) & (PT_M_WINDOW - 1)] != t);
+/* Step s is measured from ring r (its entry time is set) and is the last
+ * of its transfer in [s, end): the next step was posted by another update.
+ * The update, not the time, tells transfers apart: a coarse clock (an Arm
+ * generic timer of tens of MHz) can stamp two posts alike. */
+static inline int first_of_transfer(const pt_mop* o, const uint64_t* r, int64_t s, int64_t end) {
+  return r[s & (PT_M_WINDOW - 1)] &&
+         (s + 1 == end || o->tid[(s + 1) & (PT_M_WINDOW - 1)] != o->tid[s & (PT_M_WINDOW - 1)]);
 }
 
 static void sized(const pt_mop* o, pt_mop* w) {
@@ -383,9 +387,11 @@ void pt_metrics_counter(pt_metrics* m, pt_op* op, unsigned kind, int64_t old, in
 #define R(s) ((s) & (PT_M_WINDOW - 1))
   switch (kind) {
     case PT_CNT_POSTED:
+      o->posts++;
       for (int64_t s = lo; s < value; s++) {
         ta[R(s)] = now;
         tb[R(s)] = 0;
+        o->tid[R(s)] = o->posts;
       }
       return;
     case PT_CNT_KERNEL_COPY_READY: /* send: the GPU produced the data */
@@ -393,7 +399,7 @@ void pt_metrics_counter(pt_metrics* m, pt_op* op, unsigned kind, int64_t old, in
       for (int64_t s = lo; s < value; s++) {
         if (!ta[R(s)] || tb[R(s)]) continue;
         const uint64_t from = gpu_start(o, ta[R(s)]);
-        if (first_of_transfer(ta, s, value) && now > from) sample(m, o, PT_METRIC_GPU, now - from);
+        if (first_of_transfer(o, ta, s, value) && now >= from) sample(m, o, PT_METRIC_GPU, now - from);
         tb[R(s)] = now;
       }
       return;
@@ -403,9 +409,9 @@ void pt_metrics_counter(pt_metrics* m, pt_op* op, unsigned kind, int64_t old, in
           if (!ta[R(s)]) continue;
           if (!tb[R(s)]) {
             const uint64_t from = gpu_start(o, ta[R(s)]);
-            if (first_of_transfer(ta, s, value) && now > from) sample(m, o, PT_METRIC_GPU, now - from);
+            if (first_of_transfer(o, ta, s, value) && now >= from) sample(m, o, PT_METRIC_GPU, now - from);
             tb[R(s)] = now;
-          } else if (first_of_transfer(tb, s, value)) {
+          } else if (first_of_transfer(o, tb, s, value) && now >= tb[R(s)]) {
             for (int k = 0; k < 2 && o->e[k]; k++) add(&o->e[k]->credit_ns, to_ns(m, now - tb[R(s)]));
           }
         }
@@ -418,16 +424,16 @@ void pt_metrics_counter(pt_metrics* m, pt_op* op, unsigned kind, int64_t old, in
     case PT_CNT_RECEIVED: /* recv: arrived */
       if (o->is_send) return;
       for (int64_t s = lo; s < value; s++)
-        if (first_of_transfer(ta, s, value) && now > ta[R(s)]) sample(m, o, PT_METRIC_NET, now - ta[R(s)]);
+        if (first_of_transfer(o, ta, s, value) && now >= ta[R(s)]) sample(m, o, PT_METRIC_NET, now - ta[R(s)]);
       sized(o, o);
       return;
     case PT_CNT_DONE:
       for (int64_t s = lo; s < value; s++) {
         /* send: the network finished it (from data ready); recv: the GPU
          * consumed it (from handed over) */
-        if (first_of_transfer(tb, s, value) && now > tb[R(s)])
+        if (first_of_transfer(o, tb, s, value) && now >= tb[R(s)])
           sample(m, o, o->is_send ? PT_METRIC_NET : PT_METRIC_GPU, now - tb[R(s)]);
-        if (first_of_transfer(ta, s, value) && now > ta[R(s)]) sample(m, o, PT_METRIC_STEP, now - ta[R(s)]);
+        if (first_of_transfer(o, ta, s, value) && now >= ta[R(s)]) sample(m, o, PT_METRIC_STEP, now - ta[R(s)]);
       }
       for (int64_t s = lo; s < value; s++) ta[R(s)] = tb[R(s)] = 0;
       return;

@@ -74,9 +74,11 @@ typedef struct {
   uint64_t t_head;           /* send: when the last step went to the network */
   int64_t cum;               /* last cumulative transSize (NCCL 2.23-2.26); -1 none */
   int64_t pending;           /* bytes of the next transfer; -1 unknown */
+  uint8_t tid[PT_M_WINDOW];  /* which POSTED update posted the step: the steps of one transfer share it */
   uint16_t next_free;
   uint8_t is_send;
-  uint8_t reserved[5];
+  uint8_t posts;             /* POSTED updates so far (wraps; only neighbours are compared) */
+  uint8_t reserved[4];
 } pt_mop;
 
 struct pt_metrics {
