@@ -11,9 +11,9 @@
  * receives, and its peers' ops with it — take at least `slow-factor` times
  * the median of the *other* ops of their operation (leaving the rank out,
  * so that a slow rank among few, half of whose edges it touches, still
- * stands out): slow when at least a quarter of its ops, and two, are
- * (a pipelined ring's ops hide a slow link, below; one op alone may be a
- * thread that was not scheduled). The rank slow against the most
+ * stands out): slow when at least a quarter of its ops, and two of two
+ * operations, are (a pipelined ring's ops hide a slow link, below; the
+ * ops of one operation alone may be a thread that was not scheduled). The rank slow against the most
  * peers is taken first, and its ops leave the comparison, so that a peer
  * slow only with it is explained. Each slow rank is a culprit; the edges it
  * touches are listed. A rank slow with one peer only is a slow link between
@@ -44,6 +44,7 @@ typedef struct {
 
 typedef struct {
   uint64_t comm;
+  int64_t op_count; /* the operation the op belongs to */
   int rank, peer;
   double ratio;
 } rank_ratio;
@@ -177,7 +178,8 @@ static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t
         for (size_t q = i; q < j && base > 0; q++) {
           const an_op* op = a->items[t[tc[q].q].item].op;
           double x = (double)t[tc[q].q].dur / (double)base;
-          rr[nrr++] = (rank_ratio){op->comm, tc[q].rank, op->rank == tc[q].rank ? op->peer : op->rank, x};
+          rr[nrr++] = (rank_ratio){op->comm, op->op_count, tc[q].rank,
+                                   op->rank == tc[q].rank ? op->peer : op->rank, x};
           if (x > loo[tc[q].q]) loo[tc[q].q] = x;
         }
       }
@@ -187,6 +189,16 @@ static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t
   }
   qsort(rr, nrr, sizeof *rr, by_rank_ratio);
   return nrr;
+}
+
+/* Whether slow ops belong to two operations at least. A thread that was
+ * not scheduled for a while slows every op it had in flight — those of
+ * one operation, on every channel and peer at once; a slow link or GPU
+ * slows each operation that crosses it. */
+static int in_two_operations(const rank_ratio* r, size_t n) {
+  for (size_t k = 1; k < n; k++)
+    if (r[k].op_count != r[0].op_count) return 1;
+  return 0;
 }
 
 static int by_int(const void* x, const void* y) { return (*(const int*)x > *(const int*)y) - (*(const int*)x < *(const int*)y); }
@@ -254,7 +266,7 @@ int an_slow(pt_analysis* a) {
       size_t slow = 0;
       for (size_t k = i; k < j; k++) slow += rr[k].ratio >= a->slow_factor;
       double med = slow ? rr[j - slow + slow / 2].ratio : 0;
-      if (slow < 2 || slow * 4 < j - i) med = 0;
+      if (slow < 2 || slow * 4 < j - i || !in_two_operations(rr + j - slow, slow)) med = 0;
       size_t np = 0, peers = 0;
       for (size_t k = i; k < j; k++)
         if (rr[k].ratio >= a->slow_factor) peers_of[np++] = rr[k].peer;

@@ -57,10 +57,12 @@ for host in rccl nccl-2.30 nccl-2.28; do
       $RUN "$PT" analyze $NOSLOW --expect "$d/truth.json" "$d/files" >"$d/analyze.out" 2>&1
       verdict=$(tail -n 1 "$d/analyze.out")
       # Slowness is timed, on a machine other tests share: a slow link gets
-      # a second run when the first is not seen.
+      # a second run when the first is not seen, and so does a job found
+      # slow where nothing was injected (a proxy thread the machine did not
+      # schedule for long enough looks like a slow link).
       case "$fault/$verdict" in
         *slow-link*/*agrees*) ;;
-        *slow-link*)
+        *slow-link*|*/*"the verdict is slow, the ground truth says ok"*)
           rm -rf "$d/files"
           $RUN "$PT" sim --host "$host" --plugin "$PLUGIN" --nodes "$1" --ranks-per-node "$2" --channels 2 --iters 4 \
             $fault --env PROXYTRACE_DUMP_DIR="$d/files" $extra --truth-json "$d/truth.json" --quiet >"$d/sim.out" 2>&1

@@ -46,17 +46,35 @@ class Analyze(unittest.TestCase):
     maxDiff = None
 
     @classmethod
+    def run_job(cls, name):
+        job = cls.jobs[name]
+        rc, out, err = ptest.c_cli(["sim", "--plugin", ptest.PLUGIN, "--quiet",
+                                    "--dump-dir", os.path.join(job, "dumps"),
+                                    "--truth-json", os.path.join(job, "truth.json")]
+                                   + SCENARIOS[name])
+        assert rc in (0, 3), (name, rc, out, err)
+
+    @classmethod
     def setUpClass(cls):
         cls.d = ptest.tmpdir_for_class(cls)
         cls.jobs = {}
-        for i, (name, args) in enumerate(SCENARIOS.items()):
-            job = os.path.join(cls.d, "job%d" % i)
-            os.makedirs(os.path.join(job, "dumps"))
-            rc, out, err = ptest.c_cli(["sim", "--plugin", ptest.PLUGIN, "--quiet",
-                                        "--dump-dir", os.path.join(job, "dumps"),
-                                        "--truth-json", os.path.join(job, "truth.json")] + args)
-            assert rc in (0, 3), (name, rc, out, err)
-            cls.jobs[name] = job
+        for i, name in enumerate(SCENARIOS):
+            cls.jobs[name] = os.path.join(cls.d, "job%d" % i)
+            os.makedirs(os.path.join(cls.jobs[name], "dumps"))
+            cls.run_job(name)
+
+    def expect(self, name):
+        """`analyze --expect` on a job's dumps: (exit status, output). Slowness
+        is timed on a machine other tests share: a job found slow where the
+        emulator injected nothing (a proxy thread not scheduled for long
+        enough looks like a slow link) is run once more."""
+        job = self.jobs[name]
+        args = ["analyze", "--expect", os.path.join(job, "truth.json"), os.path.join(job, "dumps")]
+        rc, out, err = ptest.c_cli(args)
+        if rc == 3 and "the verdict is slow, the ground truth says ok" in out + err:
+            self.run_job(name)
+            rc, out, err = ptest.c_cli(args)
+        return rc, out + err
 
     def test_equals_the_command_on_every_fault(self):
         for name, job in self.jobs.items():
@@ -70,10 +88,9 @@ class Analyze(unittest.TestCase):
                 self.assertEqual(rc, {"ok": 0, "hang": 1, "slow": 1}[a.verdict])
                 # The command's own comparison with the emulator's ground truth:
                 # exact, at node level or within a documented limit (exit 3: no).
-                rc, out, err = ptest.c_cli(["analyze", "--expect",
-                                            os.path.join(job, "truth.json"), dumps])
-                self.assertNotEqual(rc, 3, out + err)
-                self.assertIn("ground truth", out + err)
+                rc, out = self.expect(name)
+                self.assertNotEqual(rc, 3, out)
+                self.assertIn("ground truth", out)
 
     def test_plain_objects(self):
         a = proxytrace.analyze(os.path.join(self.jobs["stall"], "dumps"))
