@@ -5,6 +5,8 @@
 #   make test       install missing test dependencies, build, run every test
 #                   (ARCH=aarch64: cross-built, run under qemu-aarch64)
 #   make bench      build and run the benchmarks (figures as side-by-side ratios)
+#   make fuzz       build the libFuzzer targets with clang and run each briefly
+#                   (FUZZ_SECONDS, FUZZ_TARGETS; mk/fuzz.mk)
 #   make install    install under $(DESTDIR)$(PREFIX)
 #   make clean
 #

@@ -21,9 +21,12 @@
  * same rounds, and its cost is shown against the plugin without them.
  *
  * Also: heap allocations per step (malloc is interposed here), bytes per op
- * record, heap per communicator after init and after a long run, the
- * time to dump 10 000 active ops through the hook, and the cost of one
- * dump of 4096 active ops as snapshot, text and JSON.
+ * record, resident memory of 1 and 1000 communicators at rest and of one
+ * with 4096 / 65536 / 262144 ops in flight and after they finish (slots are
+ * mapped on use, so /proc/self/statm, not the malloc count, says it), heap
+ * growth over a long run, the time to dump 10 000 active ops through the
+ * hook, one dump of 10 000 and of 100 000 active ops as snapshot, text and
+ * JSON, and the time of each of 1000 inits.
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -81,6 +84,8 @@ typedef struct {
   void* ctx;
 } plugin;
 
+static double first_init_us; /* the process's first init of the plugin */
+
 static void open_plugin(plugin* pl, const char* name, const char* path) {
   pl->name = name;
   pl->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -88,7 +93,11 @@ static void open_plugin(plugin* pl, const char* name, const char* path) {
   pl->p = dlsym(pl->so, "ncclProfiler_v6");
   pl->dump = (ncclProfilerProxyTraceDump_t)dlsym(pl->so, "ncclProfilerProxyTraceDump");
   int mask = 0;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
   pl->p->init(&pl->ctx, 0xbeef, &mask, "bench", 2, 8, 0, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  first_init_us = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
 }
 
 /* ---- sample store ---- */
@@ -265,14 +274,15 @@ static void to_bytes(void* arg, const char* line, int len) {
   b->buf[b->n++] = '\n';
 }
 
-/* One dump of a full default-sized trace (4096 active ops): the snapshot,
- * then the text and the JSON printed from it, as a dump file gets them. */
-static void dump_formats(void) {
+/* One dump of n active ops: the snapshot, then the text and the JSON
+ * printed from it, as a dump file gets them (best of 5 each). */
+static void dump_formats(uint32_t n) {
   pt_trace* t;
   pt_trace_config cfg;
   pt_trace_config_default(&cfg);
+  cfg.max_ops = n;
   if (pt_trace_create(&t, &cfg, 3) != 0) return;
-  for (uint32_t i = 0; i < cfg.max_ops; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     pt_op_info info = {.comm_hash = 0x1234567890ull, .op_count = i / 16, .channel = (int)(i % 16), .peer = 4,
                        .nsteps = 64, .is_send = (int)(i & 1), .nbytes = 1 << 20, .func_idx = 4, .protocol = 2,
                        .pattern = 1, .total_bytes = 1u << 24, .chunk_size = 1 << 19};
@@ -280,18 +290,20 @@ static void dump_formats(void) {
     pt_op_register(h);
     for (unsigned k = 0; k < PT_CNT_NUM; k++) pt_op_update(h, k, 3 + k, PT_FLAG_TIMESTAMP);
   }
-  bytes b = {__libc_malloc(1 << 22), 0, 1 << 22};
+  const size_t cap = (size_t)n * 1200 + (1 << 20);
+  bytes b = {__libc_malloc(cap), 0, cap};
   pt_dump_meta m = {.host = "node0", .pid = 1, .nranks = 64, .nnodes = 8, .comm_hash = 0x1234567890ull,
                     .comm_name = "bench", .host_lib = "rccl", .profiler_api = 6, .trigger = "stall", .seq = 1,
                     .round = 1, .stall_ms = 10000, .last_progress_ticks = pt_trace_last_progress(t)};
   double best[3] = {1e9, 1e9, 1e9};
   size_t text_bytes = 0, json_bytes = 0;
+  int lines = 0;
   for (int i = 0; i < 5; i++) {
     double t0 = now_ms();
     pt_dump* d = pt_trace_snapshot(t);
     double t1 = now_ms();
     b.n = 0;
-    pt_dump_text(d, to_bytes, &b);
+    lines = pt_dump_text(d, to_bytes, &b);
     text_bytes = b.n;
     double t2 = now_ms();
     b.n = 0;
@@ -303,10 +315,102 @@ static void dump_formats(void) {
     if (t2 - t1 < best[1]) best[1] = t2 - t1;
     if (t3 - t2 < best[2]) best[2] = t3 - t2;
   }
-  printf("dump of 4096 active ops            snapshot %.2f ms, text %.2f ms (%zu KiB), JSON %.2f ms (%zu KiB)"
-         " (best of 5)\n", best[0], best[1], text_bytes >> 10, best[2], json_bytes >> 10);
+  printf("dump of %6u active ops           snapshot+sort %.2f ms; text %.2f ms (%.2f M lines/s, %zu KiB); "
+         "JSON %.2f ms (%.2f M lines/s, %zu KiB); total text %.2f ms, JSON %.2f ms (target <= 15 at 100000)\n",
+         n, best[0], best[1], lines / best[1] / 1e3, text_bytes >> 10, best[2], lines / best[2] / 1e3,
+         json_bytes >> 10, best[0] + best[1], best[0] + best[2]);
   __libc_free(b.buf);
   pt_trace_destroy(t);
+}
+
+/* Resident memory of the process, from /proc/self/statm (pages in RAM). */
+static long rss_bytes(void) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  long size = 0, res = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &size, &res) != 2) res = 0;
+    fclose(f);
+  }
+  return res * sysconf(_SC_PAGESIZE);
+}
+
+/* Memory of communicators at rest and of one communicator with many ops in
+ * flight: resident bytes added (malloc heap and mapped slots alike). */
+static void memory(plugin* pl) {
+  enum { NCOMM = 1000 };
+  static void* ctx[NCOMM];
+  int mask = 0;
+  long r0 = rss_bytes();
+  pl->p->init(&ctx[0], 0x7000, &mask, "mem", 2, 8, 0, NULL);
+  long r1 = rss_bytes();
+  for (int i = 1; i < NCOMM; i++) pl->p->init(&ctx[i], 0x7000u + (uint64_t)i, &mask, "mem", 2, 8, i % 8, NULL);
+  long rn = rss_bytes();
+  printf("memory after init of 1 / %d comms  %.1f KiB / %.1f MiB (%.1f KiB each; targets <= 64 KiB, <= 64 MB)\n",
+         NCOMM, (double)(r1 - r0) / 1024.0, (double)(rn - r0) / 1048576.0, (double)(rn - r0) / NCOMM / 1024.0);
+  for (int i = 0; i < NCOMM; i++) pl->p->finalize(ctx[i]);
+  /* one communicator, ops in flight */
+  static const uint32_t counts[] = {4096, 65536, 262144};
+  pt_trace* t;
+  pt_trace_config cfg;
+  pt_trace_config_default(&cfg);
+  cfg.max_ops = 262144;
+  if (pt_trace_create(&t, &cfg, 0) != 0) return;
+  static pt_handle h[262144];
+  long base = rss_bytes();
+  uint32_t started = 0;
+  printf("memory with N active ops           ");
+  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+    for (; started < counts[k]; started++) {
+      pt_op_info in = {.comm_hash = 9, .op_count = started / 16, .peer = 1, .nsteps = 1, .is_send = 1};
+      h[started] = pt_op_start(t, &in);
+      pt_op_register(h[started]);
+    }
+    pt_drop_stats ds;
+    pt_trace_drops(t, &ds);
+    printf("%u: %.1f MiB (%llu dropped)%s", counts[k], (double)(rss_bytes() - base) / 1048576.0,
+           (unsigned long long)ds.n[PT_DROP_OPS_DROPPED], k + 1 < sizeof counts / sizeof counts[0] ? "; " : "\n");
+  }
+  for (uint32_t i = 0; i < started; i++) {
+    pt_op_update(h[i], PT_CNT_DONE, 1, 0);
+    pt_handle_stop(h[i]);
+  }
+  long done = rss_bytes() - base;
+  for (uint32_t i = 0; i < 262144; i++) { /* a second wave reuses the slots */
+    pt_op_info in = {.comm_hash = 9, .op_count = i / 16, .peer = 1, .nsteps = 1, .is_send = 1};
+    pt_handle x = pt_op_start(t, &in);
+    pt_op_register(x);
+    pt_op_update(x, PT_CNT_DONE, 1, 0);
+    pt_handle_stop(x);
+  }
+  printf("memory after they finish           %.1f MiB (kept for reuse until the communicator ends); "
+         "after 262144 more ops %.1f MiB (reused, no growth)\n",
+         (double)done / 1048576.0, (double)(rss_bytes() - base) / 1048576.0);
+  pt_trace_destroy(t);
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* init then finalize of `n` communicators, one at a time: the time of each
+ * init (the first one of the process included). */
+static void init_times(plugin* pl, int n) {
+  double* us = __libc_malloc((size_t)n * sizeof *us);
+  for (int i = 0; i < n; i++) {
+    void* ctx = NULL;
+    int mask = 0;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    pl->p->init(&ctx, 0x5000u + (uint64_t)i, &mask, "init", 2, 8, i % 8, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    us[i] = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
+    pl->p->finalize(ctx);
+  }
+  qsort(us, (size_t)n, sizeof *us, cmp_double);
+  printf("init per communicator (us)         median %.1f, max %.1f over %d; the process's first %.1f "
+         "(target <= 50)\n", us[n / 2], us[n - 1], n, first_init_us);
+  __libc_free(us);
 }
 
 int main(int argc, char** argv) {
@@ -319,9 +423,11 @@ int main(int argc, char** argv) {
   long heap0 = live_bytes, alloc0 = n_alloc;
   plugin real, empty, metered;
   open_plugin(&real, "proxytrace", real_path);
+  const double real_first_init_us = first_init_us;
   long heap_init = live_bytes - heap0;
   (void)alloc0;
   open_plugin(&empty, "empty", empty_path);
+  memory(&real); /* first: later runs leave freed memory resident */
   /* The same plugin with step metrics: a copy of the library (a second
    * dlopen of one path is the same instance), initialised with them on. */
   char mdir[] = "/tmp/proxytrace-bench-XXXXXX", mcopy[64];
@@ -395,8 +501,8 @@ int main(int argc, char** argv) {
   printf("heap allocations per step          %.4f (%ld over %ld steps; target 0)\n",
          (double)allocs_real / (double)steps_real, allocs_real, steps_real);
   printf("bytes per op record                %zu (one slab slot; target <= 256)\n", pt_op_slot_bytes());
-  printf("heap per communicator after init   %.2f MB (default PROXYTRACE_MAX_OPS; target <= 2 MB)\n",
-         (double)heap_init / 1048576.0);
+  printf("malloc heap of the first init      %.2f KiB (slots and id table are mapped, not malloc'd: see memory below)\n",
+         (double)heap_init / 1024.0);
   printf("heap growth over %ld ops            %ld bytes (target 0: flat over run length)\n",
          (long)rounds * 40, heap_growth);
   {
@@ -429,7 +535,6 @@ int main(int argc, char** argv) {
          (double)allocs_real / (double)(steps_real + steps_metered), steps_real + steps_metered);
 
   /* dump of 10 000 active ops */
-  setenv("PROXYTRACE_MAX_OPS", "16384", 1);
   void* big = NULL;
   int mask = 0;
   real.p->init(&big, 0xfeed, &mask, "big", 2, 8, 0, NULL);
@@ -464,6 +569,9 @@ int main(int argc, char** argv) {
   metered.p->finalize(metered.ctx);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", mdir);
   if (system(cmd) != 0) fprintf(stderr, "bench: could not remove %s\n", mdir);
-  dump_formats();
+  dump_formats(10000);
+  dump_formats(100000);
+  first_init_us = real_first_init_us;
+  init_times(&real, 1000);
   return 0;
 }

@@ -40,7 +40,8 @@ install-analyze: build-all
 
 # ---- tests -----------------------------------------------------------------
 #   test_parse    the readers: JSON lines, legacy text and log prefixes, bad
-#                 and cut input, duplicates, latest dumps, bounded memory
+#                 and cut input, duplicates, latest dumps, the records handed
+#                 out (--records), bounded memory
 #   test_explain  pairing, causes and culprits on hand-written dumps
 #   test_accuracy the emulator's faults against its ground truth
 #   cli.sh        the command: exit statuses, --json and --chrome read back

@@ -54,6 +54,7 @@ $(eval $(call lt_plugin,smalltable,0x40,-DPT_TEST_SMALL_TABLE,libnccl-profiler-s
 $(eval $(call lt_plugin,functable,0x40,-DPT_TEST_FUNC_TABLE,libnccl-profiler-func.so))
 $(eval $(call lt_plugin,undef,0x40,-DPT_TEST_UNDEFINED,libnccl-profiler-undef.so))
 $(eval $(call lt_plugin,crash,0x7e,-DPT_TEST_CRASH,libnccl-profiler-crash.so))
+$(eval $(call lt_plugin,hang,0x7e,-DPT_TEST_HANG,libnccl-profiler-hang.so))
 
 $(LT_PLUGIN_DIR)/fakerccl.so: tests/loader/plugins/fakerccl.c
 	@mkdir -p $(dir $@)
@@ -72,5 +73,6 @@ $(LT_PROGS): $(LT)/%: $(LT)/%.o $(LT_COMMON) $(LOADER_A) | $(LT_PLUGINS)
 # cmocka must be there before the tests compile.
 $(LT_PROGS:%=%.o) $(LT_COMMON): | test-deps
 
-TEST_RUNS += $(LT_PROGS) tests/loader/exports.sh tests/loader/probe-cli.sh tests/loader/install.sh
+TEST_RUNS += $(LT_PROGS) tests/loader/exports.sh tests/loader/probe-cli.sh tests/loader/install.sh \
+  tests/loader/hostile-files.sh
 TEST_TARGETS += $(LT_PROGS) $(LT_PLUGINS)

@@ -51,18 +51,5 @@ case $arch in
   *) echo "error: ARCH must be empty or aarch64 (got '$arch')" >&2; exit 1 ;;
 esac
 [ -z "$missing" ] && exit 0
-echo "test dependencies missing:$missing — installing" >&2
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "error: need root (or sudo) to install:$missing" >&2
-    [ -n "$add_arch" ] && echo "       run: dpkg --add-architecture $add_arch; apt-get update" >&2
-    echo "       run: apt-get install -y$missing" >&2
-    exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-[ -n "$add_arch" ] && $SUDO dpkg --add-architecture "$add_arch"
-$SUDO apt-get update -qq
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+APT_ADD_ARCH=$add_arch exec "$(dirname "$0")/apt-install.sh" "test dependencies" $missing

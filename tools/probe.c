@@ -10,11 +10,13 @@
  * `proxytrace probe NCCL_PROFILER_PLUGIN=x` answers for that setting.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -57,6 +59,8 @@ static void usage(FILE* f) {
           "  --no-conf           do not read the host's config files (NCCL_CONF_FILE or\n"
           "                      ~/.nccl.conf, /etc/nccl.conf; RCCL ~/.rccl.conf, /etc/rccl.conf)\n"
           "  --deep              load the plugin for real, in a child process\n"
+          "  --timeout SECONDS   with --deep: give up on (and kill) a child that has not\n"
+          "                      finished loading after this long (default 60)\n"
           "  --json              print one JSON object\n"
           "  -q, --quiet         print nothing; only the exit status\n"
           "  -h, --help          this text\n"
@@ -72,9 +76,9 @@ static void usage(FILE* f) {
           "\n"
           "Exit status:\n"
           "  0  a plugin would be loaded\n"
-          "  1  internal error (out of memory; the --deep child crashed: with --json a\n"
-          "     {\"status\":\"crashed\"} object says so)\n"
-          "  2  usage error or contradictory request\n"
+          "  1  internal error (out of memory; the --deep child crashed or hung past\n"
+          "     --timeout: with --json a {\"status\":\"crashed\"} or {\"status\":\"hung\"}\n"
+          "     object says so)\n"          "  2  usage error or contradictory request\n"
           "  3  no plugin found\n"
           "  4  disabled (NCCL_PROFILER_PLUGIN=none)\n"
           "  5  a plugin was found, but this host would not use it (wrong major,\n"
@@ -106,6 +110,7 @@ typedef struct {
   const char* home;
   const char* net_plugin;
   int major;
+  int timeout_s; /* --deep: seconds the child may take */
   int ignore_env, no_conf, deep, in_process, json, quiet;
   unsigned char* env_arg; /* env_arg[i]: argv[i] is -i, --deep or VAR=VALUE */
 } options;
@@ -135,6 +140,7 @@ static const char* need_arg(int argc, char** argv, int* i, const char* inline_va
 static int parse(int argc, char** argv, options* o) {
   memset(o, 0, sizeof *o);
   o->host = "rccl";
+  o->timeout_s = 60;
   o->env_arg = calloc((size_t)argc + 1, 1);
   if (!o->env_arg) return -1;
   for (int i = 1; i < argc; i++) {
@@ -190,6 +196,21 @@ static int parse(int argc, char** argv, options* o) {
         return -1;
       }
       o->major = (int)m;
+    } else if (!strcmp(a, "--timeout")) {
+      o->env_arg[i] = 1; /* the child does not wait for anything */
+      const char* v = need_arg(argc, argv, &i, inline_value);
+      char* end;
+      if (!v) return -1;
+      o->env_arg[i] = 1;
+      long t = strtol(v, &end, 10);
+      if (*end || end == v || t < 1 || t > 86400) {
+        fprintf(stderr,
+                "proxytrace probe: --timeout needs whole seconds in 1..86400, got '%s' (default "
+                "60)\n",
+                v);
+        return -1;
+      }
+      o->timeout_s = (int)t;
     } else if (!strcmp(a, "--no-conf")) {
       o->no_conf = 1;
     } else if (!strcmp(a, "--deep")) {
@@ -227,6 +248,29 @@ static int parse(int argc, char** argv, options* o) {
   return 0;
 }
 
+/* Waits for the child at most `seconds`; kills it after that. 0 when it
+ * ended by itself (status in *st), -1 when it was killed or lost. */
+static int wait_child(pid_t pid, int seconds, int* st) {
+  struct timespec t0, now, nap = {0, 10 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    pid_t r = waitpid(pid, st, WNOHANG);
+    if (r == pid) return 0;
+    if (r < 0 && errno != EINTR) {
+      fprintf(stderr, "proxytrace probe: waitpid: %s\n", strerror(errno));
+      return -1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const double waited = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
+    if (waited >= seconds) break;
+    nanosleep(&nap, NULL);
+  }
+  kill(pid, SIGKILL);
+  while (waitpid(pid, st, 0) < 0 && errno == EINTR) {
+  }
+  return -1;
+}
+
 /* --deep: the same command, loading in a fresh process (a fresh dynamic
  * linker state, and LD_LIBRARY_PATH as set here). */
 static int run_deep(int argc, char** argv, const options* o, pt_host host) {
@@ -262,11 +306,16 @@ static int run_deep(int argc, char** argv, const options* o, pt_host host) {
   }
   free(child);
   int st;
-  while (waitpid(pid, &st, 0) < 0) {
-    if (errno != EINTR) {
-      fprintf(stderr, "proxytrace probe: waitpid: %s\n", strerror(errno));
-      return EXIT_INTERNAL;
-    }
+  if (wait_child(pid, o->timeout_s, &st) != 0) {
+    const char* what = "loading the plugin did not finish: the plugin or one of its "
+                       "constructors hangs (the child was killed; --timeout changes the limit)";
+    if (!o->quiet) fprintf(stderr, "proxytrace probe: %s (after %d s)\n", what, o->timeout_s);
+    if (o->json && !o->quiet)
+      printf("{\"version\":\"%s\",\"host\":\"%s\",\"mode\":\"load\",\"status\":\"hung\","
+             "\"message\":\"%s\",\"ok\":false,\"timeout_s\":%d,\"candidates\":[],"
+             "\"notes\":[]}\n",
+             pt_version(), pt_host_name(host), what, o->timeout_s);
+    return EXIT_INTERNAL;
   }
   if (WIFSIGNALED(st)) {
     const char* what = "loading the plugin killed the process: the plugin or one of its "

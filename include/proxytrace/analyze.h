@@ -14,7 +14,8 @@
  *
  * Inputs are read as streams, line by line: the analysis keeps, per
  * communicator and rank, the latest dump and the one before it (to tell ops
- * that move from ops that are stuck), never the whole input. A dump seen
+ * that move from ops that are stuck), never the whole input (unless asked
+ * to keep every dump's records, option "all-dumps"). A dump seen
  * twice (a rank's file and its log) counts once. A malformed or cut line is
  * reported with its file and line number and the rest is still read.
  *
@@ -154,7 +155,11 @@ PT_EXTERN void pt_analysis_free(pt_analysis* a);
  *   "stall-ms"     an active op of an on-demand or periodic dump that moved
  *                  less than this long before the dump is still moving
  *                  (default: the dump's own stallMs, else 1000)
- * Returns PT_AN_EINVAL for an unknown name or a value out of range. */
+ *   "all-dumps"    1: also keep a copy of every dump read, for
+ *                  pt_analysis_write_records (default 0: the latest dump of
+ *                  each communicator and rank); before the first input
+ * Returns PT_AN_EINVAL for an unknown name or a value out of range (or
+ * "all-dumps" after an input), PT_AN_ENOMEM when out of memory. */
 PT_EXTERN int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value);
 
 /* Adds a file, or every regular file of a directory (not recursive; hidden
@@ -189,6 +194,12 @@ PT_EXTERN void pt_analysis_get_stats(const pt_analysis* a, pt_analysis_stats* ou
 PT_EXTERN int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose);
 PT_EXTERN int pt_analysis_write_json(const pt_analysis* a, FILE* f);
 PT_EXTERN int pt_analysis_write_chrome(const pt_analysis* a, FILE* f);
+/* The records read, one JSON object per line (docs/analyze.md, "Records"):
+ * every op record of the latest dump of each communicator and rank, or of
+ * every dump with the option "all-dumps" (a dump seen twice once, its JSON
+ * copy); grouped by communicator hash and rank. Any time after the inputs
+ * are added. 0, PT_AN_EIO, or PT_AN_ENOMEM. */
+PT_EXTERN int pt_analysis_write_records(const pt_analysis* a, FILE* f);
 /* The JSON document as a string; free with pt_analysis_string_free. NULL
  * when out of memory. */
 PT_EXTERN char* pt_analysis_json(const pt_analysis* a);

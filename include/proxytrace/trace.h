@@ -13,9 +13,10 @@
  *
  * Memory. Everything is allocated by pt_trace_create(): a slab of
  * `max_ops` 256-byte operation slots, an id table, the finished ring. When the
- * slab is full, slots whose record is already complete (or that were never
- * registered for a long time) are reclaimed; if none can be, the new
- * operation is dropped and counted, and every dump says so.
+ * slab is full, slots whose record is already complete, then slots of ops that
+ * were never registered (oldest first), are reclaimed; if none can be — every
+ * slot holds a registered op — the new operation is dropped and counted, and
+ * every dump says so.
  */
 #ifndef PROXYTRACE_TRACE_H
 #define PROXYTRACE_TRACE_H
@@ -67,9 +68,11 @@ typedef enum {
 
 #define PT_NCCL_STEPS 8      /* NCCL_STEPS: steps of one op in flight at most */
 #define PT_FINISHED_RING 32  /* kFinishedProxyOpItems */
-#define PT_DEFAULT_MAX_OPS 4096
+#define PT_DEFAULT_MAX_OPS 65536 /* a cap per communicator: slots cost memory only once used */
 #define PT_MIN_MAX_OPS 16
 #define PT_MAX_MAX_OPS (1u << 20)
+#define PT_DEFAULT_MAX_MEMORY_MB 1024 /* process-wide budget of op slots */
+#define PT_MAX_MEMORY_MB (1u << 20)
 
 /* Diag update flags (RCCL's NCCL_PROXY_DIAG_FLAG_*). */
 #define PT_FLAG_TIMESTAMP 1u
@@ -77,17 +80,25 @@ typedef enum {
 
 typedef struct pt_trace pt_trace;
 
-/* A handle the host holds for one ProxyOp or one ProxyStep. It points into
- * the trace's slab (never a separate allocation) and carries a generation tag,
- * so a stale or repeated use is detected instead of touching another op. */
+/* A handle the host holds for one ProxyOp or one ProxyStep. It is an address
+ * in the trace's slab (never a separate allocation) tagged with the slot's
+ * generation in bits the address does not use, so a stale or repeated use is
+ * detected instead of touching another op. Opaque: never dereference it. */
 typedef void* pt_handle;
 
 typedef struct {
-  uint32_t max_ops;            /* slots in the slab; PT_MIN_MAX_OPS..PT_MAX_MAX_OPS */
-  uint32_t reclaim_unregistered_ms; /* started-but-never-registered slots older than this
-                                       may be reclaimed when the slab is full */
-  uint32_t metrics;            /* PT_METRICS_*: step metrics (below) */
+  uint32_t max_ops; /* cap on slots; PT_MIN_MAX_OPS..PT_MAX_MAX_OPS */
+  uint32_t metrics; /* PT_METRICS_*: step metrics (below) */
 } pt_trace_config;
+
+/* The process-wide budget, in bytes, of the op slots of every trace
+ * (PROXYTRACE_MAX_MEMORY_MB; slab.h): past it a new op is dropped, counted
+ * as opsDropped, unless a slot of its own trace is free or reclaimable.
+ * Slots are charged 64 (16 KiB) at a time and given back when their trace
+ * is destroyed. */
+void pt_trace_set_memory_budget(uint64_t bytes);
+uint64_t pt_trace_memory_budget(void);
+uint64_t pt_trace_memory_charged(void);
 
 /* What the host told us about a proxy operation when it started it. */
 typedef struct {
@@ -122,6 +133,7 @@ typedef enum {
   PT_DROP_BAD_COUNTER,     /* counterKind out of range */
   PT_DROP_BAD_STATE,       /* state or event type that does not apply */
   PT_DROP_FOREIGN,         /* events of another process (PXN) */
+  PT_DROP_WRONG_CONTEXT,   /* ProxyStep whose parent op is not of the step's communicator */
   PT_DROP_NUM
 } pt_drop_reason;
 
@@ -152,8 +164,10 @@ void pt_op_update(pt_handle op, unsigned kind, int64_t value, unsigned flags);
  * ... RecvDone, 0..7) with their `steps` argument: counters only move up.
  * `trans_size` is the args' cumulative transSize (-1: none). */
 void pt_op_progress(pt_handle op, int proxy_op_state, int64_t steps, int64_t trans_size);
-/* A step of an op starts: returns a handle inside the op's own storage. */
-pt_handle pt_step_start(pt_handle op, int step);
+/* A step of op `parent` starts on trace `t` (the context the host passed):
+ * returns a handle inside the op's own storage. NULL when the parent is NULL,
+ * stale, or an op of another trace (counted, its memory never read). */
+pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step);
 /* `trans_size`: the state args' transSize (NCCL 2.27+: the transfer's bytes
  * at SendWait and RecvFlushWait), -1 when the host gave none. */
 void pt_step_state(pt_handle step, int state, int64_t trans_size);
@@ -384,8 +398,12 @@ int pt_metrics_json(const pt_metrics_snap* s, const pt_metrics_meta* m, pt_line_
 size_t pt_metric_edge_bytes(void);
 size_t pt_metric_op_bytes(void);
 
-/* Memory the trace reserved, in bytes, and the per-slot size. */
+/* Memory the trace holds, in bytes (its slots in use so far, the id table
+ * and the trace itself), and the per-slot size. */
 size_t pt_trace_reserved_bytes(const pt_trace* t);
+/* Slots handed out so far (the high-water mark of ops in flight, rounded
+ * up by the reuse reserve). */
+uint32_t pt_trace_slots_used(const pt_trace* t);
 size_t pt_op_slot_bytes(void);
 
 #ifdef __cplusplus

@@ -78,6 +78,12 @@ int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value) 
     a->stall_ms = (int64_t)v;
     return 0;
   }
+  if (!strcmp(name, "all-dumps")) { /* before the first input: the merge keeps the copies */
+    if ((v != 0 && v != 1) || a->n_inputs) return PT_AN_EINVAL;
+    if (v == 1 && !a->every_index.cap && an_map_init(&a->mem, &a->every_index, 64) != 0) return PT_AN_ENOMEM;
+    a->all_dumps = (int)v;
+    return 0;
+  }
   return PT_AN_EINVAL;
 }
 

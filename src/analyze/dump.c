@@ -23,6 +23,10 @@ static const char* const trigger_names[AN_TRIG_COUNT] = {"unknown",  "stall", "s
 
 const char* an_trigger_name(int t) { return t >= 0 && t < AN_TRIG_COUNT ? trigger_names[t] : "unknown"; }
 
+const char* an_state_name(int state) {
+  return state == AN_ST_FINISHED ? "finished" : state == AN_ST_DETACHED ? "detached" : "active";
+}
+
 int an_trigger_parse(const char* s) {
   for (int i = 1; i < AN_TRIG_COUNT; i++)
     if (!strcmp(s, trigger_names[i])) return i;

@@ -15,6 +15,7 @@
  *   slow.c       links much slower than their peers (ns timestamps)
  *   emit.c       JSON strings and numbers for the writers
  *   report_text.c, report_json.c, chrome.c   the three reports
+ *   records.c    the records read, as JSON lines (`analyze --records`)
  *   analysis.c   the public API (include/proxytrace/analyze.h)
  */
 #ifndef PT_ANALYZE_INTERNAL_H
@@ -145,6 +146,7 @@ enum {
 enum { AN_DROP_COUNT = 9 };
 
 const char* an_trigger_name(int t);
+const char* an_state_name(int state); /* "active", "finished", "detached" */
 int an_trigger_parse(const char* s); /* AN_TRIG_UNKNOWN when not a name */
 extern const char* const an_drop_names[AN_DROP_COUNT];
 extern const char* const an_counter_json[AN_C_COUNT]; /* "posted", … */
@@ -350,6 +352,12 @@ struct pt_analysis {
   an_slot* slots;
   size_t n_slots, cap_slots;
   an_map slot_index;
+  /* Option "all-dumps": a copy of every dump read (a dump seen twice once,
+   * its richer copy), for pt_analysis_write_records. */
+  int all_dumps;
+  an_dump** every;
+  size_t n_every, cap_every;
+  an_map every_index;
   /* Ranks whose dumps held no record and named no communicator. */
   an_empty* empty_ranks;
   size_t n_empty, cap_empty;

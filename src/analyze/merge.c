@@ -17,6 +17,10 @@
  * same counters and times (compared at the legacy ms precision, so a JSON
  * dump and its text twin match): it counts once, and the JSON copy, with
  * ns times and op states, is the one kept.
+ *
+ * With the option "all-dumps" (for `analyze --records --all-dumps`) a copy
+ * of every dump is kept besides, under the same rules for copies; memory
+ * then follows the inputs' records.
  */
 #include <string.h>
 
@@ -123,6 +127,46 @@ static void duplicate(pt_analysis* a, an_dump** kept, an_dump* d) {
   }
 }
 
+static an_dump* copy_of(pt_analysis* a, const an_dump* d) {
+  an_dump* c = an_alloc(&a->mem, sizeof *c);
+  if (!c) return NULL;
+  *c = *d;
+  c->ops = d->n_ops ? an_alloc(&a->mem, d->n_ops * sizeof *c->ops) : NULL;
+  if (d->n_ops && !c->ops) {
+    an_free(&a->mem, c);
+    return NULL;
+  }
+  if (d->n_ops) memcpy(c->ops, d->ops, d->n_ops * sizeof *c->ops);
+  c->cap_ops = d->n_ops;
+  return c;
+}
+
+/* "all-dumps": keeps a copy of `d`, or of the richer of it and a copy of
+ * the same dump kept before (which keeps its place). */
+static void keep_every(pt_analysis* a, const an_dump* d) {
+  uint64_t key = an_mix(slot_key(d->comm, d->rank), d->fingerprint);
+  for (int32_t i = an_map_first(&a->every_index, key); i >= 0; i = an_map_next(&a->every_index, i)) {
+    an_dump* x = a->every[i];
+    if (x->comm != d->comm || x->rank != d->rank || !same_dump(x, d)) continue;
+    if (richer(d, x)) {
+      an_dump* c = copy_of(a, d);
+      if (!c) break;
+      an_dump_free(a, x);
+      a->every[i] = c;
+    }
+    return;
+  }
+  an_dump* c = copy_of(a, d);
+  an_dump** at = c ? an_grow(&a->mem, (void**)&a->every, &a->n_every, &a->cap_every, sizeof *at) : NULL;
+  if (at && an_map_add(&a->mem, &a->every_index, key, (int32_t)(a->n_every - 1)) == 0) {
+    *at = c;
+    return;
+  }
+  if (at) a->n_every--;
+  an_dump_free(a, c);
+  an_input_error(a, d->input, d->line, "out of memory: this dump's records are not among the records kept");
+}
+
 void an_merge(pt_analysis* a, an_dump* d) {
   if (d->n_ops && d->n_ops < d->cap_ops) { /* no growth slack in what is kept */
     an_op* fit = an_realloc(&a->mem, d->ops, d->n_ops * sizeof *fit);
@@ -141,6 +185,7 @@ void an_merge(pt_analysis* a, an_dump* d) {
     return;
   }
   s->n_dumps++;
+  if (a->all_dumps) keep_every(a, d);
   if (s->latest && same_dump(s->latest, d)) {
     duplicate(a, &s->latest, d);
     return;
@@ -185,6 +230,11 @@ void an_merge_free(pt_analysis* a) {
   a->slots = NULL;
   a->n_slots = a->cap_slots = 0;
   an_map_free(&a->mem, &a->slot_index);
+  for (size_t i = 0; i < a->n_every; i++) an_dump_free(a, a->every[i]);
+  an_free(&a->mem, a->every);
+  a->every = NULL;
+  a->n_every = a->cap_every = 0;
+  an_map_free(&a->mem, &a->every_index);
   an_free(&a->mem, a->empty_ranks);
   a->empty_ranks = NULL;
   a->n_empty = a->cap_empty = 0;

@@ -17,7 +17,7 @@ static void op_json(FILE* f, const pt_analysis* a, int32_t i) {
   const an_op* op = x->op;
   fprintf(f, "{\"rank\":%d,\"peer\":%d,\"dir\":\"%s\",\"opId\":%" PRId64 ",\"state\":\"%s\",\"status\":", op->rank,
           op->peer, op->is_send ? "send" : "recv", op->op_id,
-          op->state == AN_ST_FINISHED ? "finished" : op->state == AN_ST_DETACHED ? "detached" : "active");
+          an_state_name(op->state));
   if (op->status >= 0) an_put_str(f, an_status_names[op->status]);
   else fputs("null", f);
   fprintf(f, ",\"stuck\":%s,\"moving\":%s,\"wait\":", x->stuck ? "true" : "false", x->moving ? "true" : "false");

@@ -284,7 +284,9 @@ static void home_candidates(pt_res* r, const pt_settings* s) {
       snprintf(dir, sizeof dir, "%s/%s", s->home, subdirs[i]);
     else
       snprintf(dir, sizeof dir, "%s", s->home);
-    added += pt_homedir_expand(r, dir, PT_PLUGIN_STEM, s->major);
+    size_t n = pt_homedir_expand(r, dir, PT_PLUGIN_STEM, s->major);
+    if (n) pt_note_writable_home(r, dir);
+    added += n;
   }
   if (!added)
     pt_res_note(r,

@@ -202,6 +202,28 @@ static int is_pie(const pt_elf* e) {
   return 0;
 }
 
+/* A segment the dynamic linker maps that reaches a page wholly past the end
+ * of the file: ld.so maps it anyway, and the first access to that page (the
+ * relocations, the dynamic section) kills the process with SIGBUS. The rest
+ * of the page that holds the end of the file reads as zeros, so a file cut
+ * within its last page still loads, as with dlopen. */
+static int truncated(const pt_elf* e, char* reason, size_t n) {
+  const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  const uint64_t mapped = (e->size + page - 1) / page * page; /* readable bytes once mapped */
+  for (size_t i = 0; i < e->phnum; i++) {
+    const ElfW(Phdr)* p = &e->ph[i];
+    if (p->p_type != PT_LOAD || p->p_filesz == 0) continue;
+    const uint64_t end = (uint64_t)p->p_offset + p->p_filesz;
+    if (end >= p->p_offset && end <= mapped) continue;
+    snprintf(reason, n,
+             "file is truncated: a segment ends at byte %llu, the file has %zu bytes (loading "
+             "it would crash the process with SIGBUS); copy or build the plugin again",
+             (unsigned long long)end, e->size);
+    return 1;
+  }
+  return 0;
+}
+
 pt_outcome pt_elf_open(const char* path, pt_elf** out, char* reason, size_t n, int* wrong_arch) {
   *out = NULL;
   if (wrong_arch) *wrong_arch = 0;
@@ -277,6 +299,8 @@ pt_outcome pt_elf_open(const char* path, pt_elf** out, char* reason, size_t n, i
     e->phnum = e->eh->e_phnum;
     if (is_pie(e)) {
       snprintf(reason, n, "cannot dynamically load position-independent executable");
+      o = PT_CAND_LOAD_ERROR;
+    } else if (truncated(e, reason, n)) {
       o = PT_CAND_LOAD_ERROR;
     }
   }

@@ -207,6 +207,8 @@ static void closing_notes(pt_res* r, int status, size_t accepted) {
                 "NCCL_PROFILER_PLUGIN=proxytrace with libnccl-profiler-proxytrace.so on "
                 "LD_LIBRARY_PATH.",
                 PT_PLUGIN_STEM, PT_PLUGIN_STEM);
+  if (status == PT_OK && accepted < r->pub.n_candidates)
+    pt_note_writable_plugin(r, r->cands[accepted].file);
   if (status == PT_OK && r->value_set && accepted < r->pub.n_candidates &&
       r->cands[accepted].source != PT_SRC_VALUE && r->cands[accepted].source != PT_SRC_SHORT_NAME &&
       r->cands[accepted].source != PT_SRC_STATIC)

@@ -12,6 +12,7 @@
  *     probe.c                  ELF file reading      (pt_probe)
  *       elf.c, search.c
  *   result.c, report.c       storage and printing of the result
+ *   writable.c               notes on files and directories others can write
  *   once.c                   load-once state (pt_loader)
  *
  * Everything a probe and a load must agree on (the list, the order, the
@@ -156,6 +157,11 @@ int pt_librccl_dir(const pt_settings* s, char* dir, size_t n, const char** how);
  * the host uses the default); *v is what the host uses, given `deflt`. */
 enum { PT_PARAM_NUMBER, PT_PARAM_TRAILING, PT_PARAM_NO_DIGITS, PT_PARAM_RANGE };
 int pt_parse_param(const char* text, long long deflt, long long* v);
+
+/* Notes about a plugin file, or a PROXYTRACE_HOME directory, that every
+ * user can write (writable.c). */
+void pt_note_writable_plugin(pt_res* r, const char* file);
+void pt_note_writable_home(pt_res* r, const char* dir);
 
 /* ---- evaluation (evaluate.c) ------------------------------------------ */
 

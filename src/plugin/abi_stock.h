@@ -49,7 +49,7 @@
                                         d->proxyOp.chunkSize, d->proxyOp.isSend, d->parentObj);    \
       if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
     } else if (d->type == ncclProfileProxyStep) {                                                  \
-      *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);                              \
+      *handle = pt_event_step_start(context, d->parentObj, d->proxyStep.step);                     \
     } else if (d->type == ncclProfileColl) {                                                       \
       *handle = pt_event_coll_start(context, FUNC(d->coll.func), d->coll.seqNumber, HASH(d, coll)); \
     } else if (d->type == ncclProfileP2p) {                                                        \

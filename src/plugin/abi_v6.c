@@ -53,7 +53,7 @@ static ncclResult_t v6_start(void* context, void** handle, ncclProfilerEventDesc
       return ncclSuccess;
     }
     case ncclProfileProxyStep:
-      *handle = pt_event_step_start(d->parentObj, d->proxyStep.step);
+      *handle = pt_event_step_start(context, d->parentObj, d->proxyStep.step);
       return ncclSuccess;
     case ncclProfileColl: /* the parents of NVIDIA's ProxyOps: their opCount */
       *handle = pt_event_coll_start(context, pt_func_code(d->coll.func), d->coll.seqNumber, 0);

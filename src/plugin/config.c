@@ -1,8 +1,12 @@
 /*
  * config.c — the plugin's environment variables.
  *
- *   PROXYTRACE_MAX_OPS          operation slots per communicator (default
- *                               4096, 16..1048576); 256 bytes each
+ *   PROXYTRACE_MAX_OPS          cap on the operation slots of one
+ *                               communicator (default 65536, 16..1048576);
+ *                               256 bytes each, taken only as ops need them
+ *   PROXYTRACE_MAX_MEMORY_MB    process-wide budget of operation slots, in
+ *                               MiB (default 1024, 1..1048576): past it new
+ *                               ops are dropped, counted
  *   PROXYTRACE_CLOCK            x86: tsc (default, where the CPU's TSC is
  *                               invariant) or monotonic; aarch64: counter
  *                               (default) or monotonic; read by
@@ -65,10 +69,10 @@ int pt_parse_signal(const char* s) {
   }
 }
 
-static atomic_flag warned[10] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
+static atomic_flag warned[11] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
                                  ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
-                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
-enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR, W_METRICS, W_MDIR, W_MNODIR, W_MCHAN };
+                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
+enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR, W_MEMORY, W_METRICS, W_MDIR, W_MNODIR, W_MCHAN };
 static atomic_flag told_clock = ATOMIC_FLAG_INIT;
 
 /* A whole number in lo..hi from `name`, or `def` (reported once). */
@@ -132,6 +136,17 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
                   "proxytrace: PROXYTRACE_MAX_OPS='%s' is not a whole number in %u..%u; "
                   "using the default %u",
                   v, PT_MIN_MAX_OPS, PT_MAX_MAX_OPS, PT_DEFAULT_MAX_OPS);
+    }
+  }
+  v = getenv("PROXYTRACE_MAX_MEMORY_MB");
+  if (v && *v) {
+    if (pt_parse_uint(v, 1, PT_MAX_MEMORY_MB, &n) == 0) {
+      pt_trace_set_memory_budget((uint64_t)n << 20);
+    } else if (!atomic_flag_test_and_set(&warned[W_MEMORY])) {
+      PT_LOG_WARN(log,
+                  "proxytrace: PROXYTRACE_MAX_MEMORY_MB='%s' is not a whole number in 1..%u; "
+                  "using the default %u",
+                  v, PT_MAX_MEMORY_MB, PT_DEFAULT_MAX_MEMORY_MB);
     }
   }
   v = getenv("PROXYTRACE_CLOCK");

@@ -5,21 +5,29 @@
  * The registry exists for the dumps: RCCL calls the dump hook from the
  * thread destroying a communicator and ncclCommDump from any thread (a
  * watchdog), and the dumper thread (dumper.c) dumps every live context when
- * a trigger fires, so a dump can race with finalize of the same context. A
- * dump runs under the registry lock after checking the context is still
- * registered; finalize unregisters under the same lock, so it waits for a
- * running dump and later dumps of that context become no-ops. The event
- * path never takes the lock.
+ * a trigger fires, so a dump can race with finalize of the same context.
+ *
+ * No foreign code runs under a lock of this file: the host's logger may
+ * re-enter the plugin (dump, create or finalize a communicator), be slow, or
+ * fork. The registry lock guards only the list and each context's
+ * reference count. A dump takes a reference to a registered context under
+ * the lock and runs with no lock held; finalize unregisters the context and
+ * drops the registry's reference, and whoever drops the last one —
+ * finalize, or a dump still running — frees it. Later dumps of a finalized
+ * context are no-ops. The event path never takes a lock.
  *
  * A second lock orders the lifecycle: the first context added starts the
  * dumper, the last one removed stops and joins it (outside the registry
- * lock, which the dumper needs to finish its round). Fork handlers take
- * both, so a child never inherits them held and can create and destroy
+ * lock, which the dumper needs between contexts). Warnings raised while it
+ * is held are kept and logged after it is released. Fork handlers take both
+ * locks, so a child never inherits them held and can create and destroy
  * communicators of its own; the dumper thread does not survive the fork,
  * and the child's registry starts empty (the parent's contexts are frozen
  * copies there: a finalize of one in the child does nothing).
  */
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,12 +79,51 @@ static void init_process(void) {
 
 pid_t pt_self_pid(void) { return atomic_load_explicit(&self_pid, memory_order_relaxed); }
 
+/* ---- warnings raised under the lifecycle lock ---- */
+
+/* pt_dumper_first logs through the logger it is given; under the lifecycle
+ * lock it gets this one, which keeps the messages (the lock serializes its
+ * callers), and the host's logger gets them once the lock is released. */
+enum { DEFERRED_MAX = 4 };
+static char deferred[DEFERRED_MAX][512];
+static int n_deferred;
+
+static void defer_log(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                      const char* fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line;
+  if (n_deferred == DEFERRED_MAX) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(deferred[n_deferred++], sizeof deferred[0], fmt, ap);
+  va_end(ap);
+}
+
+/* Takes the kept messages (lifecycle lock held); returns how many. */
+static int take_deferred(char out[DEFERRED_MAX][512]) {
+  const int n = n_deferred;
+  memcpy(out, deferred, sizeof deferred);
+  n_deferred = 0;
+  return n;
+}
+
+static void log_deferred(ncclDebugLogger_t log, char msgs[DEFERRED_MAX][512], int n) {
+  for (int i = 0; i < n; i++) PT_LOG_WARN(log, "%s", msgs[i]);
+}
+
 /* ---- contexts ---- */
 
 static void ctx_free(pt_ctx* c) {
   pt_trace_destroy(c->trace);
   free((void*)c->p2p_seq);
   free(c);
+}
+
+/* Drops a reference; the last one frees the context. */
+static void ctx_unref(pt_ctx* c) {
+  pthread_mutex_lock(&registry_lock);
+  const int last = --c->refs == 0;
+  pthread_mutex_unlock(&registry_lock);
+  if (last) ctx_free(c);
 }
 
 pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int nranks, int rank,
@@ -117,14 +164,18 @@ pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int
                                                       : PT_HOSTLIB_UNKNOWN);
   if (comm_name) strncpy(c->name, comm_name, sizeof c->name - 1);
   atomic_store(&c->magic, PT_CTX_MAGIC);
+  char msgs[DEFERRED_MAX][512];
   pthread_mutex_lock(&lifecycle_lock);
   pthread_mutex_lock(&registry_lock);
   const int first = registry == NULL;
+  c->refs = 1; /* the registry's */
   c->next = registry;
   registry = c;
   pthread_mutex_unlock(&registry_lock);
-  if (first) pt_dumper_first(&cfg, log);
+  if (first) pt_dumper_first(&cfg, defer_log);
+  const int n = take_deferred(msgs);
   pthread_mutex_unlock(&lifecycle_lock);
+  log_deferred(log, msgs, n);
   return c;
 }
 
@@ -142,24 +193,21 @@ void pt_ctx_destroy(pt_ctx* c) {
   if (!c) return;
   pthread_mutex_lock(&lifecycle_lock);
   pthread_mutex_lock(&registry_lock);
-  pt_ctx* p = registry;
-  while (p && p != c) p = p->next;
-  if (p) {
-    /* Stock NCCL has no dump hook: a communicator destroyed (or aborted)
-     * with ops still waiting leaves them in a dump. sink.c skips RCCL,
-     * whose hook dumped just before. */
-    if (atomic_load(&c->host_lib) != PT_HOSTLIB_RCCL && pt_trace_waiting_ops(c->trace) > 0)
-      pt_sink_dump(c, PT_TRIG_FINALIZE, pt_dump_next_round(), NULL, NULL);
-    /* The communicator's last figures stay on disk (metrics_sink.c). */
-    if (pt_trace_metrics_on(c->trace)) pt_metrics_write(c, 1);
-    unlink_locked(c);
-    atomic_store(&c->magic, PT_CTX_DEAD);
-  }
-  const int last = p && registry == NULL;
+  const int found = unlink_locked(c) == 0;
+  if (found) atomic_store(&c->magic, PT_CTX_DEAD);
+  const int last = found && registry == NULL;
   pthread_mutex_unlock(&registry_lock);
   if (last) pt_dumper_last();
   pthread_mutex_unlock(&lifecycle_lock);
-  if (p) ctx_free(c); /* not ours, or finalized twice: left alone */
+  if (!found) return; /* not ours, or finalized twice: left alone */
+  /* Stock NCCL has no dump hook: a communicator destroyed (or aborted) with
+   * ops still waiting leaves them in a dump — taken here, unlocked, on the
+   * registry's reference. sink.c skips RCCL, whose hook dumped just before. */
+  if (atomic_load(&c->host_lib) != PT_HOSTLIB_RCCL && pt_trace_waiting_ops(c->trace) > 0)
+    pt_sink_dump(c, PT_TRIG_FINALIZE, pt_dump_next_round(), NULL, NULL);
+  /* The communicator's last figures stay on disk (metrics_sink.c). */
+  if (pt_trace_metrics_on(c->trace)) pt_metrics_write(c, 1);
+  ctx_unref(c);
 }
 
 pt_trace* pt_ctx_trace(void* ctx) {
@@ -192,15 +240,46 @@ int pt_ctx_dump_hook(void* ctx, pt_line_fn emit, void* arg) {
   pthread_mutex_lock(&registry_lock);
   pt_ctx* c = registry;
   while (c && c != ctx) c = c->next;
-  int rc = c ? pt_sink_dump(c, PT_TRIG_HOOK, pt_dump_next_round(), emit, arg) : -1;
+  if (c) c->refs++;
   pthread_mutex_unlock(&registry_lock);
+  if (!c) return -1;
+  const int rc = pt_sink_dump(c, PT_TRIG_HOOK, pt_dump_next_round(), emit, arg); /* unlocked */
+  ctx_unref(c);
   return rc;
 }
 
+/* Each registered context once, `fn` called on a reference with no lock
+ * held. Contexts added meanwhile may be visited or not; one finalized
+ * meanwhile is still visited if it was reached first. The walk goes on
+ * from the context just visited while it is still registered, else starts
+ * over from the head, skipping contexts stamped with this walk's number. */
 int pt_ctx_for_each(void (*fn)(pt_ctx* c, void* arg), void* arg) {
+  static uint64_t walks; /* registry lock; one walk at a time (the dumper thread) */
   int n = 0;
   pthread_mutex_lock(&registry_lock);
-  for (pt_ctx* c = registry; c; c = c->next, n++) fn(c, arg);
+  const uint64_t walk = ++walks;
+  pt_ctx* c = registry;
+  for (;;) {
+    while (c && c->walk == walk) c = c->next;
+    if (!c) break;
+    c->walk = walk;
+    c->refs++;
+    pthread_mutex_unlock(&registry_lock);
+    fn(c, arg);
+    n++;
+    pthread_mutex_lock(&registry_lock);
+    pt_ctx* p = registry;
+    while (p && p != c) p = p->next;
+    pt_ctx* next = p ? c->next : registry; /* still registered: go on; else start over */
+    const int last = --c->refs == 0;
+    if (last) {
+      pthread_mutex_unlock(&registry_lock);
+      ctx_free(c);
+      pthread_mutex_lock(&registry_lock);
+      next = registry; /* the list may have changed while unlocked */
+    }
+    c = next;
+  }
   pthread_mutex_unlock(&registry_lock);
   return n;
 }

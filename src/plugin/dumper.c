@@ -202,7 +202,9 @@ static void stop_thread(int wait_ms) {
     ssize_t w = write(fd, &one, sizeof one);
     (void)w;
   }
-  if (wait_ms < 0) {
+  if (pthread_equal(pthread_self(), thread)) {
+    pthread_detach(thread); /* the last finalize came from a logger the dumper called */
+  } else if (wait_ms < 0) {
     pthread_join(thread, NULL);
   } else {
     /* At exit: a dumper stuck in the host's logger must not hang the exit. */

@@ -12,7 +12,7 @@
 #include "nccl/profiler.h"
 #include "plugin/plugin.h"
 
-const char pt_group_sentinel = 'G';
+_Alignas(256) const char pt_group_sentinel[256] = {'G'};
 
 /* The trace of a context of this process, or NULL: a ProxyOp of another
  * process (PXN) carries that process's context pointer, so the pid is

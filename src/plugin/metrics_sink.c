@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,11 @@
 #include "plugin/plugin.h"
 
 static atomic_flag said_dir = ATOMIC_FLAG_INIT, said_write = ATOMIC_FLAG_INIT, said_mem = ATOMIC_FLAG_INIT;
+
+/* The dumper's export and finalize's may meet on one communicator (each on
+ * its own reference): one writer at a time, and none after the final one.
+ * The host's logger is called after it is released. */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct {
   char* b;
@@ -81,20 +87,16 @@ static int replace_file(const char* dir, const char* name, const membuf* data) {
   return err;
 }
 
-int pt_metrics_write(pt_ctx* c, int final) {
+enum { SAID_NONE, SAID_DIR, SAID_WRITE, SAID_MEM };
+
+/* Writes the two files; what to say (SAID_*) and errno in *err. */
+static int write_locked(pt_ctx* c, int final, int* err) {
   const pt_dump_settings* s = pt_dump_settings_get();
-  if (!pt_trace_metrics_on(c->trace) || !s->metrics_dir[0]) return 0;
-  /* NCCL 2.23-2.26 say the rank with the first op and the commHash with the
-   * first collective: until then nothing was measured, and a file named
-   * r-1-0 would be left behind once they are known. */
-  if (pt_trace_rank(c->trace) < 0 || atomic_load(&c->comm_hash) == 0) return 0;
   const char* dir = s->metrics_dir;
   struct stat st;
   if (stat(dir, &st) != 0 && mkdir(dir, 0755) != 0 && errno != EEXIST) {
-    if (!atomic_flag_test_and_set(&said_dir))
-      PT_LOG_WARN(c->log, "proxytrace: cannot create PROXYTRACE_METRICS_DIR %s: %s; no metrics files", dir,
-                  strerror(errno));
-    return -1;
+    *err = errno;
+    return SAID_DIR;
   }
   pt_metrics_snap* snap = pt_trace_metrics_snapshot(c->trace);
   membuf prom = {0}, json = {0};
@@ -102,32 +104,52 @@ int pt_metrics_write(pt_ctx* c, int final) {
                              .rank = pt_trace_rank(c->trace), .nranks = c->nranks > 0 ? c->nranks : 0,
                              .comm_hash = atomic_load(&c->comm_hash), .comm_name = c->name[0] ? c->name : NULL,
                              .host_lib = pt_sink_host_lib(c), .interval_ms = s->metrics_ms, .final = final};
-  int rc = -1;
+  int said = SAID_MEM;
   if (snap && pt_metrics_prom(snap, &m, to_mem, &prom) >= 0 && pt_metrics_json(snap, &m, to_mem, &json) >= 0 &&
       !prom.oom && !json.oom) {
     char name[512];
     int base = snprintf(name, sizeof name, "proxytrace-metrics-%s-%ld-r%d-%" PRIu64, m.host, m.pid, m.rank,
                         m.comm_hash);
-    int err = base > 0 && (size_t)base + 8 < sizeof name ? 0 : ENAMETOOLONG;
-    if (!err) {
+    *err = base > 0 && (size_t)base + 8 < sizeof name ? 0 : ENAMETOOLONG;
+    if (!*err) {
       strcpy(name + base, ".prom");
-      err = replace_file(dir, name, &prom);
+      *err = replace_file(dir, name, &prom);
     }
-    if (!err) {
+    if (!*err) {
       strcpy(name + base, ".jsonl");
-      err = replace_file(dir, name, &json);
+      *err = replace_file(dir, name, &json);
     }
-    if (!err) rc = 0;
-    else if (!atomic_flag_test_and_set(&said_write))
-      PT_LOG_WARN(c->log, "proxytrace: cannot write metrics files in %s (%s); this export is skipped", dir,
-                  strerror(err));
-  } else if (!atomic_flag_test_and_set(&said_mem)) {
-    PT_LOG_WARN(c->log, "proxytrace: no memory for a metrics export; skipped until there is");
+    said = *err ? SAID_WRITE : SAID_NONE;
   }
   free(prom.b);
   free(json.b);
   pt_metrics_snap_free(snap);
-  return rc;
+  return said;
+}
+
+int pt_metrics_write(pt_ctx* c, int final) {
+  const pt_dump_settings* s = pt_dump_settings_get();
+  if (!pt_trace_metrics_on(c->trace) || !s->metrics_dir[0]) return 0;
+  /* NCCL 2.23-2.26 say the rank with the first op and the commHash with the
+   * first collective: until then nothing was measured, and a file named
+   * r-1-0 would be left behind once they are known. */
+  if (pt_trace_rank(c->trace) < 0 || atomic_load(&c->comm_hash) == 0) return 0;
+  int err = 0, said = SAID_NONE;
+  pthread_mutex_lock(&write_lock);
+  if (!c->metrics_final) {
+    said = write_locked(c, final, &err);
+    c->metrics_final = final;
+  }
+  pthread_mutex_unlock(&write_lock);
+  if (said == SAID_DIR && !atomic_flag_test_and_set(&said_dir))
+    PT_LOG_WARN(c->log, "proxytrace: cannot create PROXYTRACE_METRICS_DIR %s: %s; no metrics files",
+                s->metrics_dir, strerror(err));
+  else if (said == SAID_WRITE && !atomic_flag_test_and_set(&said_write))
+    PT_LOG_WARN(c->log, "proxytrace: cannot write metrics files in %s (%s); this export is skipped",
+                s->metrics_dir, strerror(err));
+  else if (said == SAID_MEM && !atomic_flag_test_and_set(&said_mem))
+    PT_LOG_WARN(c->log, "proxytrace: no memory for a metrics export; skipped until there is");
+  return said == SAID_NONE ? 0 : -1;
 }
 
 static void service_one(pt_ctx* c, void* arg) {

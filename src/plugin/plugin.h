@@ -105,6 +105,9 @@ typedef struct pt_ctx {
   _Atomic uint32_t* p2p_seq;  /* per (peer, direction): P2p events so far */
   uint32_t p2p_peers;
   pt_stall_state stall;
+  int refs;      /* the registry's (until finalize) + one per running dump; registry lock */
+  uint64_t walk; /* the last pt_ctx_for_each walk that visited it; registry lock */
+  int metrics_final; /* its last metrics files are written (metrics_sink.c's lock) */
   struct pt_ctx* next;
 } pt_ctx;
 
@@ -125,10 +128,13 @@ void pt_ctx_learn_comm_hash(void* ctx, uint64_t comm_hash);
  * when the peer is out of range. */
 int64_t pt_ctx_p2p_next(void* ctx, int peer, int is_recv);
 /* The dump hook: a dump of a live context, its legacy lines to `log` (RCCL's
- * logger, unchanged) and to the dump files. -1 if `ctx` is not live. */
+ * logger, unchanged) and to the dump files, on a reference to the context
+ * with no lock held (the logger may call back into the plugin). -1 if `ctx`
+ * is not live. */
 int pt_ctx_dump_hook(void* ctx, pt_line_fn emit, void* arg);
-/* Runs `fn` on every live context under the registry lock (a concurrent
- * finalize waits). Returns the number of contexts. */
+/* Runs `fn` once on every live context, each on a reference with no lock
+ * held (a concurrent finalize does not wait; the last reference frees).
+ * One caller at a time: the dumper thread. Returns the number of calls. */
 int pt_ctx_for_each(void (*fn)(pt_ctx* c, void* arg), void* arg);
 /* This process's pid, cached (getpid is a system call). */
 pid_t pt_self_pid(void);
@@ -178,7 +184,7 @@ int pt_signal_take(void); /* 1 when the signal came since the last call */
  * (text and JSON) and the host logger — RCCL's dump hook prints its legacy
  * lines to `hook_emit` unchanged; other triggers print to the logger unless
  * the files took the dump, then the logger gets one line saying where.
- * Called with the registry lock held. -1 when out of memory. */
+ * Called with no lock held, on a reference to `c`. -1 when out of memory. */
 int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emit, void* hook_arg);
 /* One dump of `c` to two open files, text and JSON, as the dump files get
  * it: 0, -1 out of memory, -2 lost to a write error (counted, said once). */
@@ -195,8 +201,9 @@ const char* pt_sink_host_name(void);
 /* Writes `c`'s metrics — Prometheus text and JSON lines — to
  * PROXYTRACE_METRICS_DIR/proxytrace-metrics-<host>-<pid>-r<rank>-<commHash>
  * .prom and .jsonl, each through a temporary file and a rename. `final`: the
- * communicator's last export. Called with the registry lock held. 0, or -1
- * (said once through the host log). */
+ * communicator's last export (finalize); no export follows it. Called on a
+ * reference to `c`, with no lock held. 0, or -1 (said once through the host
+ * log). */
 int pt_metrics_write(pt_ctx* c, int final);
 /* Hands every live context's recording thread the memory it asked for. */
 void pt_metrics_service_all(void);
@@ -208,9 +215,12 @@ uint64_t pt_dump_next_round(void);
 /* ProxyOp started by the host; `pid` is the enqueuing process. */
 void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info);
 /* The per-step events map one to one onto the core; inline, so the hottest
- * callbacks cost one call into the core. */
-static inline void* pt_event_step_start(void* parent_op, int step) {
-  return parent_op ? pt_step_start(parent_op, step) : NULL;
+ * callbacks cost one call into the core. A step's parent must be an op of
+ * the context the step is started on (checked by the core without reading
+ * the parent); a NULL parent — what a declined or PXN op got — never
+ * touches the context, which may be another process's. */
+static inline void* pt_event_step_start(void* ctx, void* parent_op, int step) {
+  return parent_op ? pt_step_start(pt_ctx_trace(ctx), parent_op, step) : NULL;
 }
 static inline void pt_event_op_in_progress(void* op) { pt_op_register(op); }
 static inline void pt_event_diag(void* op, unsigned counter_kind, unsigned flags, int64_t value) {
@@ -255,9 +265,11 @@ void pt_event_other_type(void* ctx, uint64_t type);
 void pt_event_refused(void* ctx_or_null, void* handle_or_null);
 
 /* The Group handle of the v1-v4 tables (abi_stock.h): a sentinel, never
- * allocated, whose stop and states are ignored. */
-extern const char pt_group_sentinel __attribute__((visibility("hidden")));
-static inline void* pt_group_handle(void) { return (void*)&pt_group_sentinel; }
+ * allocated, whose stop and states are ignored. Its address sits at an
+ * offset no trace handle has (slab.h), so any other table that is handed it
+ * counts it as a bad handle without reading it. */
+extern const char pt_group_sentinel[256] __attribute__((visibility("hidden")));
+static inline void* pt_group_handle(void) { return (void*)&pt_group_sentinel[128]; }
 
 /* ---- exported entry points ---- */
 

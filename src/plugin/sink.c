@@ -180,6 +180,11 @@ static int open_dump_file(const char* path, const char* dir, const logger* l) {
   return fd;
 }
 
+/* Dumps run on any thread with no registry lock (context.c): two dumps of
+ * one communicator write its files one after the other, not interleaved.
+ * Held only while the files are written: no logger call under it. */
+static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Writes one dump to its two files; 0, or -2 when lost to a write error
  * (counted, said once). */
 static int write_fds(const pt_dump* d, const pt_dump_meta* m, const int fds[2], const char* where,
@@ -187,6 +192,7 @@ static int write_fds(const pt_dump* d, const pt_dump_meta* m, const int fds[2], 
   fbuf* f = malloc(sizeof *f);
   if (!f) return -2;
   int err = 0;
+  pthread_mutex_lock(&files_lock);
   for (int k = 0; k < 2; k++) {
     f->fd = fds[k];
     f->err = 0;
@@ -201,6 +207,7 @@ static int write_fds(const pt_dump* d, const pt_dump_meta* m, const int fds[2], 
     fb_flush(f);
     if (f->err && !err) err = f->err;
   }
+  pthread_mutex_unlock(&files_lock);
   free(f);
   if (!err) return 0;
   atomic_fetch_add(&lost, 1);

@@ -10,18 +10,35 @@
  * emulates it, which is still correct and no slower than the system call
  * CLOCK_MONOTONIC then needs (those kernels disable the vDSO clock).
  *
- * The rate is measured against CLOCK_MONOTONIC for 2 ms at start-up (on
- * aarch64 CNTFRQ_EL0 is used when the measurement agrees with it within 5%:
- * it is exact, and a 2 ms measurement on a busy machine is not; firmware that
- * programs a wrong value is off by far more)
- * and refined at every dump from the start-up anchor, so a long run converts
- * with a long baseline. PROXYTRACE_CLOCK=monotonic forces the portable
- * source; a bad value is reported by the plugin's configuration
- * (src/plugin/config.c) and the default applies here.
+ * Nothing waits at start-up (the first init used to spin 2 ms measuring the
+ * rate, far longer on a loaded machine). A constructor takes an anchor — the
+ * counter, CLOCK_MONOTONIC and CLOCK_REALTIME together — when the library is
+ * loaded, and the rate is measured from that anchor to now whenever it is
+ * needed: at a dump the baseline is the process's age, good to far below the
+ * millisecond legacy prints and the nanoseconds of JSON ticks near the
+ * anchor-to-now span. A dump in the first 2 ms after loading sleeps (never
+ * spins) until the baseline is 2 ms long. Where the CPU states its rate
+ * (aarch64's CNTFRQ_EL0; x86 CPUID leaf 0x15 on CPUs that fill it in), that
+ * rate is used while the baseline is under a second and agrees with it within
+ * 5 %: it is exact, and a short measurement on a busy machine is not;
+ * firmware that programs a wrong value is off by far more.
+ *
+ * Thresholds (pt_ms_to_ticks: the stall time, the age after which a
+ * never-registered slot is reclaimed) are set without waiting: from the
+ * stated rate, else the baseline so far once it is 100 µs long, else from an
+ * 8 GHz counter — faster than any shipped TSC, so a threshold taken in the
+ * first 100 µs after loading on such a CPU is longer than asked, never
+ * shorter. PROXYTRACE_CLOCK=monotonic forces the portable source; a bad value
+ * is reported by the plugin's configuration (src/plugin/config.c) and the
+ * default applies here.
  */
 #include "trace/clock.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,18 +46,45 @@
 int pt_clock_counter;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static uint64_t anchor_tick;
+/* The anchor: the counter (raw, whatever the source), CLOCK_MONOTONIC and
+ * CLOCK_REALTIME read together, at load time or at the first init. */
+static uint64_t anchor_counter;
 static uint64_t anchor_mono_ns;
 static int64_t anchor_real_ns;
-static double startup_ns_per_tick = 1.0;
-static const char* rate_source = "";  /* how startup_ns_per_tick was found */
+static _Atomic int anchored;
+static uint64_t anchor_tick;         /* anchor_counter or anchor_mono_ns, by source */
+static double nominal_ns_per_tick;   /* the CPU's stated rate; 0 if none */
 static const char* why_monotonic = ""; /* why the counter is not used */
+
+#define SETTLE_NS 2000000ull    /* shortest baseline a dump converts with */
+#define PROVISIONAL_NS 100000ull /* shortest baseline a threshold is set from */
+#define FASTEST_NS_PER_TICK 0.125 /* an 8 GHz counter */
 
 static uint64_t now_ns(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+static uint64_t raw_counter(void) {
+#if PT_CLOCK_HAS_COUNTER
+  return pt_counter_read();
+#else
+  return 0;
+#endif
+}
+
+static void take_anchor(void) {
+  (void)raw_counter(); /* first reads fault pages in (or, under an emulator, */
+  (void)now_ns(CLOCK_MONOTONIC); /* translate code): not in the anchor */
+  anchor_mono_ns = now_ns(CLOCK_MONOTONIC);
+  anchor_counter = raw_counter();
+  anchor_real_ns = (int64_t)now_ns(CLOCK_REALTIME);
+  atomic_store(&anchored, 1);
+}
+
+/* At load: the baseline then starts long before the first communicator. */
+__attribute__((constructor)) static void anchor_at_load(void) { take_anchor(); }
 
 pt_clock_choice pt_clock_parse(const char* v) {
   if (!v || !*v) return PT_CLOCK_DEFAULT;
@@ -69,23 +113,24 @@ const char* pt_clock_default(void) {
 #endif
 }
 
-/* Whether the CPU counter can be used here; *hz is its nominal rate when the
- * CPU states one (0: measure it). */
+/* Whether the CPU counter can be used here; *hz is its stated rate when the
+ * CPU states one (0: measure it). x86: CPUID's invariant-TSC bit (leaf
+ * 0x80000007 EDX bit 8, from which Linux sets constant_tsc and nonstop_tsc),
+ * and the rate from leaf 0x15 (TSC/crystal ratio times the crystal's Hz)
+ * where the CPU fills it in. */
 static int counter_usable(uint64_t* hz) {
   *hz = 0;
 #if defined(__x86_64__) || defined(__i386__)
-  FILE* f = fopen("/proc/cpuinfo", "r");
-  if (!f) return 0;
-  char line[4096];
-  int ok = 0;
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "flags", 5) != 0) continue;
-    ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
-    break;
+  unsigned a, b, c, d;
+  int ok = __get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u &&
+           __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8));
+  if (!ok) {
+    why_monotonic = "this CPU's TSC is not invariant";
+    return 0;
   }
-  fclose(f);
-  if (!ok) why_monotonic = "this CPU's TSC is not invariant";
-  return ok;
+  if (__get_cpuid_max(0, NULL) >= 0x15u && __get_cpuid(0x15u, &a, &b, &c, &d) && a && b && c)
+    *hz = (uint64_t)c * b / a;
+  return 1;
 #elif defined(__aarch64__)
   uint64_t f;
   __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
@@ -96,43 +141,15 @@ static int counter_usable(uint64_t* hz) {
 #endif
 }
 
-/* ~2 ms against CLOCK_MONOTONIC: good to a few ppm of a tick rate, far
- * below the millisecond the dump prints. 0 if the counter did not move. */
-static double measure_ns_per_tick(void) {
-  (void)now_ns(CLOCK_MONOTONIC); /* first calls fault pages in (or, under an */
-  (void)pt_ticks();              /* emulator, translate code): not in the span */
-  uint64_t m0 = now_ns(CLOCK_MONOTONIC), t0 = pt_ticks(), m1, t1;
-  do {
-    m1 = now_ns(CLOCK_MONOTONIC);
-    t1 = pt_ticks();
-  } while (m1 - m0 < 2000000ull);
-  return t1 > t0 ? (double)(m1 - m0) / (double)(t1 - t0) : 0.0;
-}
-
 static void init_once(void) {
+  if (!atomic_load(&anchored)) take_anchor();
   pt_clock_choice want = pt_clock_parse(getenv("PROXYTRACE_CLOCK"));
   uint64_t hz = 0;
   if (want == PT_CLOCK_MONOTONIC) why_monotonic = "PROXYTRACE_CLOCK=monotonic";
   else if (!PT_CLOCK_HAS_COUNTER) why_monotonic = "no CPU counter is read on " PT_CLOCK_ARCH;
   else pt_clock_counter = counter_usable(&hz);
-  if (pt_clock_counter) {
-    double measured = measure_ns_per_tick();
-    double nominal = hz ? 1e9 / (double)hz : 0.0;
-    if (measured <= 0.0) {
-      pt_clock_counter = 0;
-      why_monotonic = "the CPU counter did not advance";
-    } else if (nominal > 0.0 && measured > nominal * 0.95 && measured < nominal * 1.05) {
-      startup_ns_per_tick = nominal;
-      rate_source = "cntfrq_el0";
-    } else {
-      startup_ns_per_tick = measured;
-      rate_source = hz ? "measured; cntfrq_el0 disagrees" : "measured";
-    }
-  }
-  if (!pt_clock_counter) startup_ns_per_tick = 1.0;
-  anchor_mono_ns = now_ns(CLOCK_MONOTONIC);
-  anchor_tick = pt_ticks();
-  anchor_real_ns = (int64_t)now_ns(CLOCK_REALTIME);
+  anchor_tick = pt_clock_counter ? anchor_counter : anchor_mono_ns;
+  nominal_ns_per_tick = pt_clock_counter && hz ? 1e9 / (double)hz : 0.0;
 }
 
 void pt_clock_init(void) { pthread_once(&once, init_once); }
@@ -145,24 +162,55 @@ const char* pt_clock_source(void) {
   return "monotonic";
 }
 
+/* The rate from the anchor to now, or 0 while the baseline is shorter than
+ * min_ns (or the counter has not moved). *how says where it came from. */
+static double rate_now(uint64_t min_ns, const char** how) {
+  if (!pt_clock_counter) {
+    *how = "";
+    return 1.0;
+  }
+  const uint64_t mono = now_ns(CLOCK_MONOTONIC), tick = pt_ticks();
+  const uint64_t span = mono - anchor_mono_ns;
+  const double measured =
+      span >= min_ns && tick > anchor_tick ? (double)span / (double)(tick - anchor_tick) : 0.0;
+  const double nominal = nominal_ns_per_tick;
+  if (nominal > 0.0 && span < 1000000000ull &&
+      (measured == 0.0 || (measured > nominal * 0.95 && measured < nominal * 1.05))) {
+    *how = "stated by the CPU";
+    return nominal;
+  }
+  *how = nominal > 0.0 ? "measured; the CPU's stated rate disagrees" : "measured";
+  return measured;
+}
+
 int pt_clock_describe(char* buf, size_t n) {
   pt_clock_init();
   if (!pt_clock_counter)
     return snprintf(buf, n, "monotonic (CLOCK_MONOTONIC; %s)", why_monotonic);
-  return snprintf(buf, n, "%s (%.3f MHz, %s)", pt_clock_source(), 1e3 / startup_ns_per_tick,
-                  rate_source);
+  const char* how;
+  const double r = rate_now(PROVISIONAL_NS, &how);
+  if (r > 0.0) return snprintf(buf, n, "%s (%.3f MHz, %s)", pt_clock_source(), 1e3 / r, how);
+  return snprintf(buf, n, "%s (rate measured against CLOCK_MONOTONIC from load time on)",
+                  pt_clock_source());
 }
 
 void pt_clock_calibration(pt_clock_cal* cal) {
   pt_clock_init();
   cal->tick0 = anchor_tick;
   cal->real_ns0 = anchor_real_ns;
-  cal->ns_per_tick = startup_ns_per_tick;
-  if (!pt_clock_counter) return;
-  uint64_t mono = now_ns(CLOCK_MONOTONIC), tick = pt_ticks();
-  /* After a second, the anchor-to-now baseline beats the 2 ms start-up one. */
-  if (mono - anchor_mono_ns >= 1000000000ull && tick > anchor_tick)
-    cal->ns_per_tick = (double)(mono - anchor_mono_ns) / (double)(tick - anchor_tick);
+  const char* how;
+  double r = rate_now(SETTLE_NS, &how);
+  if (r == 0.0) {
+    /* Within 2 ms of loading: sleep out the rest of the baseline. */
+    const uint64_t span = now_ns(CLOCK_MONOTONIC) - anchor_mono_ns;
+    if (span < SETTLE_NS) {
+      struct timespec d = {0, (long)(SETTLE_NS - span)};
+      while (nanosleep(&d, &d) != 0) {
+      }
+    }
+    r = rate_now(SETTLE_NS, &how);
+  }
+  cal->ns_per_tick = r > 0.0 ? r : 1.0;
 }
 
 int64_t pt_ticks_to_unix_ns(const pt_clock_cal* cal, uint64_t ticks) {
@@ -181,5 +229,8 @@ double pt_ticks_to_ms(const pt_clock_cal* cal, uint64_t a, uint64_t b) {
 
 uint64_t pt_ms_to_ticks(uint32_t ms) {
   pt_clock_init();
-  return (uint64_t)((double)ms * 1e6 / startup_ns_per_tick);
+  const char* how;
+  double r = rate_now(PROVISIONAL_NS, &how);
+  if (r == 0.0) r = FASTEST_NS_PER_TICK;
+  return (uint64_t)((double)ms * 1e6 / r);
 }

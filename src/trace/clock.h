@@ -78,13 +78,13 @@ const char* pt_clock_default(void);
 
 /* Conversion from ticks to wall-clock time, valid for one dump. */
 typedef struct {
-  uint64_t tick0;   /* anchor taken at pt_clock_init() */
+  uint64_t tick0;   /* anchor taken when the library was loaded */
   int64_t real_ns0; /* CLOCK_REALTIME at the anchor */
   double ns_per_tick;
 } pt_clock_cal;
 
 /* Idempotent and thread-safe; chooses the tick source (from
- * PROXYTRACE_CLOCK and the CPU) and anchors it. */
+ * PROXYTRACE_CLOCK and the CPU). Measures nothing: it takes microseconds. */
 void pt_clock_init(void);
 /* The source in use: "tsc", "counter" or "monotonic". */
 const char* pt_clock_source(void);
@@ -92,7 +92,9 @@ const char* pt_clock_source(void);
  * asked for (e.g. "monotonic (PROXYTRACE_CLOCK=tsc, but this CPU's TSC is not
  * invariant)"). Returns the length written (snprintf's). */
 int pt_clock_describe(char* buf, size_t n);
-/* Best calibration available now (refined from the anchor as time passes). */
+/* Best calibration available now: the rate over the load-time anchor to now.
+ * Within 2 ms of loading it sleeps out the rest of those 2 ms (dumps only;
+ * never on init or the hot path). */
 void pt_clock_calibration(pt_clock_cal* cal);
 /* Unix-epoch nanoseconds of a tick value; 0 stays 0. */
 int64_t pt_ticks_to_unix_ns(const pt_clock_cal* cal, uint64_t ticks);
@@ -100,7 +102,9 @@ int64_t pt_ticks_to_unix_ns(const pt_clock_cal* cal, uint64_t ticks);
 int64_t pt_ticks_to_unix_ms(const pt_clock_cal* cal, uint64_t ticks);
 /* Milliseconds between two tick values (b - a), for ages and durations. */
 double pt_ticks_to_ms(const pt_clock_cal* cal, uint64_t a, uint64_t b);
-/* Ticks in `ms` milliseconds, from the start-up calibration. */
+/* Ticks in `ms` milliseconds, without waiting: from the CPU's stated rate,
+ * else the anchor-to-now baseline once 100 µs long, else an upper bound (an
+ * 8 GHz counter), so a threshold is never shorter than asked. */
 uint64_t pt_ms_to_ticks(uint32_t ms);
 
 #endif

@@ -14,11 +14,13 @@ typedef struct {
   pt_rec_view v;
   char key[PT_KEY_MAX];
   uint8_t state; /* PT_SLOT_ACTIVE, PT_SLOT_DETACHED, or PT_SLOT_FINISHED (ring) */
+  uint8_t mid_write; /* copied while the proxy thread was inside a write to it (record.h) */
   uint64_t order;
 } pt_dump_entry;
 
 struct pt_dump {
-  pt_dump_entry* es;   /* sorted as printed */
+  pt_dump_entry* es;   /* in snapshot order: live slots, then the ring */
+  uint32_t* ord;       /* es indices, sorted as printed */
   size_t n;
   uint32_t n_active;   /* entries from live slots (active or detached) */
   uint32_t n_finished; /* entries from the finished ring */
@@ -30,5 +32,8 @@ struct pt_dump {
   pt_clock_cal cal;
   int64_t time_ns; /* CLOCK_REALTIME when taken */
 };
+
+/* The i-th entry as printed. */
+static inline const pt_dump_entry* pt_dump_at(const pt_dump* d, size_t i) { return &d->es[d->ord[i]]; }
 
 #endif

@@ -12,7 +12,7 @@
 #include "trace/record.h"
 
 #define PT_KEY_MAX 72   /* "<" 20 ":" 20 ":" 20 ">" + NUL */
-#define PT_LINE_MAX 640 /* a record line is at most ~560 bytes */
+#define PT_LINE_MAX 768 /* a record line is at most ~630 bytes (every field at its widest) */
 
 /* The legacy status of a record, from its counters (§3.6). */
 pt_status pt_rec_status(const pt_rec_view* v);

@@ -3,7 +3,8 @@
  */
 #include "trace/idmap.h"
 
-#include <stdlib.h>
+
+#include "trace/vmem.h"
 
 static inline uint32_t slot_of(const pt_idmap* m, uint64_t h, int64_t c) {
   /* splitmix64 finaliser: commHash is already random, opCount is small and
@@ -20,7 +21,9 @@ static inline uint32_t slot_of(const pt_idmap* m, uint64_t h, int64_t c) {
 int pt_idmap_init(pt_idmap* m, uint32_t max_live) {
   uint32_t cap = 16;
   while (cap < 2u * max_live) cap <<= 1;
-  m->e = calloc(cap, sizeof *m->e);
+  /* Reserved, not allocated: a page costs memory once a bucket in it is
+   * used (an idle communicator's table costs nothing; slab.h). */
+  m->e = pt_vmem_reserve((size_t)cap * sizeof *m->e);
   if (!m->e) return -1;
   m->mask = cap - 1;
   m->buckets = 0;
@@ -28,7 +31,7 @@ int pt_idmap_init(pt_idmap* m, uint32_t max_live) {
 }
 
 void pt_idmap_free(pt_idmap* m) {
-  free(m->e);
+  pt_vmem_release(m->e, pt_idmap_bytes(m));
   m->e = NULL;
 }
 

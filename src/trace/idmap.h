@@ -6,8 +6,10 @@
  * what legacy does and what keeps our ids equal to legacy ids.
  *
  * Open addressing with linear probing and backward-shift deletion (no
- * tombstones), sized at creation to twice the slab so it can never fill: every
- * bucket holds at least one live slot. Used only by the proxy thread.
+ * tombstones), sized at creation to twice the slab's cap so it can never
+ * fill: every bucket holds at least one live slot. Reserved address space
+ * (vmem.h): only the pages of buckets used cost memory. Used only by the
+ * proxy thread.
  */
 #ifndef PT_TRACE_IDMAP_H
 #define PT_TRACE_IDMAP_H

@@ -1,10 +1,13 @@
 /*
  * record.c — copies between the atomic record and its plain view, and the
- * reader side of the seqlock (record.h explains the protocol).
+ * reader side of the seqlock (record.h explains the protocol), shared by the
+ * live slots and the finished ring.
  */
 #include "trace/record.h"
 
 #include <sched.h>
+#include <string.h>
+#include <time.h>
 
 void pt_rec_to_view(const pt_rec* r, pt_rec_view* v) {
   v->op_type = PT_LOAD(r->op_type);
@@ -56,22 +59,73 @@ void pt_rec_from_view(pt_rec* r, const pt_rec_view* v) {
   PT_STORE(r->t_progress, v->t_progress);
 }
 
+static void pause_cpu(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Writes a copy overlapped, from the sequence before (s1) and after (s2):
+ * each write makes the sequence odd, then even. */
+static uint32_t writes_overlapped(uint32_t s1, uint32_t s2) {
+  const uint32_t d = s2 - s1;
+  return (s1 & 1u) ? 1 + d / 2 : (d + 1) / 2;
+}
+
+/* Spin a little (a write takes nanoseconds), then yield to a writer that may
+ * share this CPU, until the patience runs out. While spinning, an odd
+ * sequence is only waited on; after that every try is copied, and a try
+ * that is not consistent is kept if it overlapped no more writes than the
+ * best so far: with the writer stopped inside one write the sequence stays
+ * the same odd value for the whole copy, which is then the record with that
+ * one write partly applied. */
 int pt_rec_read(const pt_rec* r, pt_rec_view* v, const _Atomic uint8_t* state,
                 uint8_t* state_out, uint32_t* version) {
-  for (int tries = 0; tries < 1000; tries++) {
-    uint32_t s1 = pt_seq_read_begin(&r->seq);
-    if (s1 & 1u) {
-      if (tries > 100) sched_yield();
+  pt_rec_view tmp;
+  uint8_t best_state = 0;
+  uint32_t best = UINT32_MAX; /* writes overlapped by the copy in *v */
+  uint64_t deadline = 0;
+  for (unsigned tries = 0;; tries++) {
+    const uint32_t s1 = pt_seq_read_begin(&r->seq);
+    if (!(s1 & 1u) || tries >= 64) {
+      pt_rec_view* into = best == UINT32_MAX ? v : &tmp;
+      const uint8_t st = state ? PT_LOAD(*state) : 0;
+      pt_rec_to_view(r, into);
+      const int same = pt_seq_read_end(&r->seq, s1);
+      if (same && !(s1 & 1u)) {
+        if (into != v) *v = tmp;
+        if (state) *state_out = st;
+        if (version) *version = s1;
+        return PT_READ_CONSISTENT;
+      }
+      const uint32_t w = same ? 1 : writes_overlapped(s1, PT_LOAD(r->seq));
+      if (w <= best) {
+        if (into != v) *v = tmp;
+        best_state = st;
+        best = w;
+      }
+    }
+    if (tries < 64) {
+      pause_cpu();
       continue;
     }
-    if (state) *state_out = PT_LOAD(*state);
-    pt_rec_to_view(r, v);
-    if (pt_seq_read_end(&r->seq, s1)) {
-      if (version) *version = s1;
-      return 0;
+    const uint64_t now = monotonic_ns();
+    if (!deadline) {
+      deadline = now + PT_READ_PATIENCE_NS;
+    } else if (now >= deadline) {
+      if (state) *state_out = best_state;
+      return PT_READ_MID_WRITE;
     }
+    sched_yield();
   }
-  return -1;
 }
 
 void pt_rec_reset(pt_rec* r) {

@@ -6,15 +6,18 @@
  * One writer (the trace's proxy thread) and any number of readers. The writer
  * makes the sequence odd, stores, then makes it even again; a reader retries
  * while the sequence is odd or changed under it (seqlock.h: the protocol, its
- * memory orders and why each is needed). Every field is an atomic accessed
- * with relaxed ordering — plain moves on x86 and ARM — so concurrent reads
- * are well defined and sanitizer-clean; the seqlock gives the ordering.
+ * memory orders and why each is needed), and never waits on the writer for
+ * longer than its patience (pt_rec_read): a preempted writer cannot hide a
+ * record from a dump. Every field is an atomic accessed with relaxed
+ * ordering — plain moves on x86 and ARM — so concurrent reads are well
+ * defined and sanitizer-clean; the seqlock gives the ordering.
  * Strings are never stored: the dump formats a plain-data snapshot.
  */
 #ifndef PT_TRACE_RECORD_H
 #define PT_TRACE_RECORD_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "proxytrace/trace.h"
@@ -70,11 +73,25 @@ static inline void pt_rec_write_end(pt_rec* r) { pt_seq_write_end(&r->seq); }
  * frozen into the ring. */
 void pt_rec_to_view(const pt_rec* r, pt_rec_view* v);
 void pt_rec_from_view(pt_rec* r, const pt_rec_view* v);
-/* Consistent snapshot under the seqlock: 0 on success, -1 if the writer kept
- * it busy for every try (then *v holds no usable record). With `state` (may
- * be NULL), *state_out is read inside the same snapshot (a slot's lifecycle
- * byte, which the writer changes inside the record's write section); with
- * `version` (may be NULL), *version is the sequence value the copy is. */
+
+/* What a reader got. A reader never gives up without a copy: a record is
+ * never missing from a dump because its writer was busy or preempted.
+ *   PT_READ_CONSISTENT  the record between two writes, as the writer left it;
+ *   PT_READ_MID_WRITE   the writer stayed inside a write for the whole of the
+ *                       reader's patience (PT_READ_PATIENCE_NS: preempted, or
+ *                       rewriting the record without pause): the copy that
+ *                       overlapped the fewest writes, normally one — each
+ *                       value is then from just before or just after it.
+ * A caller prints such a copy saying so (a live op), or leaves it out (a
+ * finished-ring entry being rewritten: pt_ring_snapshot). */
+enum { PT_READ_CONSISTENT = 0, PT_READ_MID_WRITE = 1 };
+#define PT_READ_PATIENCE_NS 10000000ull /* 10 ms */
+
+/* A snapshot of a record under its seqlock. With `state` (may be NULL),
+ * *state_out is read inside the same snapshot (a slot's lifecycle byte,
+ * which the writer changes inside the record's write section); with
+ * `version` (may be NULL), *version is the sequence value of a consistent
+ * copy (left unset for a mid-write one). */
 int pt_rec_read(const pt_rec* r, pt_rec_view* v, const _Atomic uint8_t* state,
                 uint8_t* state_out, uint32_t* version);
 /* Legacy defaults: counters 0 except FIFO_SZ_OR_HEAD_CACHE = -1, ids -1. */

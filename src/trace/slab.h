@@ -3,13 +3,42 @@
  *
  * An operation slot is 256 bytes, 256-aligned: a small lifecycle header, the
  * record, and storage for the NCCL_STEPS (8) step handles the host may hold
- * for this op at once. Handles are addresses inside the slot:
- *   op handle   = slot + (gen & 63)          — offsets 0..63
- *   step handle = &slot->steps[step % 8]     — offsets >= PT_STEP_BASE
- * so the kind of a handle and its slot follow from the address alone, and the
- * generation in the low bits catches a handle used after its op was stopped
- * and the slot reused. Step slots carry the low byte of their op's
- * generation for the same reason.
+ * for this op at once. Handles are addresses inside the slot, tagged with the
+ * slot's generation (bumped at every op start):
+ *   op handle   = slot + ((gen >> 15) & 63)       — offsets 0..63
+ *   step handle = &slot->steps[step % 8]          — offsets >= PT_STEP_BASE
+ * and both carry gen & 0x7fff in address bits 48..62, which no user-space
+ * address has (x86-64 and AArch64 map user memory below 2^47 / 2^48 unless a
+ * program asks for more with an mmap hint; pt_trace_create checks its slab).
+ * Bit 63 stays clear: Coll/P2p task handles (trace.h) have it set, so the
+ * three kinds never meet. So the kind of a handle and its slot follow from
+ * the address alone, an op handle stays distinguishable from its successors
+ * for 2^21 reuses of its slot and a step handle for 2^15, and the free list
+ * is first-in first-out,
+ * so a slot comes back only after every other free slot has been used.
+ * The host treats handles as opaque and never dereferences them.
+ *
+ * Memory follows the ops in flight. The slab is one reservation of address
+ * space for the communicator's cap (PROXYTRACE_MAX_OPS slots), mapped
+ * without backing: a page costs memory only once a slot in it is used.
+ * Slots are handed out from the low end (`n_init`, the high-water mark),
+ * charged to the process-wide budget (PROXYTRACE_MAX_MEMORY_MB) a chunk of
+ * PT_CHUNK_SLOTS at a time by one atomic add; a new op takes a fresh slot
+ * while fewer than PT_REUSE_MIN slots are free, else the oldest free one —
+ * so an idle communicator holds no slot page and a busy one about as many
+ * slots as it has ops in flight, plus PT_REUSE_MIN. Nothing is allocated,
+ * locked or called on the way: the kernel supplies a zeroed page at the
+ * first write to it (a page fault, no system call). Dumps read slots below
+ * `n_init` only.
+ *
+ * Every slot is in exactly one list, by state: FREE slots in `free`,
+ * STARTED ones in `started` (oldest first), FINISHED and IGNORED ones —
+ * whose records no dump needs — in `done`; ACTIVE and DETACHED in none. When
+ * the free list is empty a new op takes the oldest `done` slot, else the
+ * oldest `started` one (an op the host never registered: CollNet and
+ * copy-engine transports start ProxyOps they never progress nor stop), and
+ * is dropped only when every slot up to the cap or the budget holds a
+ * registered op.
  */
 #ifndef PT_TRACE_SLAB_H
 #define PT_TRACE_SLAB_H
@@ -24,7 +53,18 @@
 #include "trace/record.h"
 
 #define PT_SLOT_BYTES 256u
-#define PT_GEN_MASK 63u
+#define PT_OP_OFF_MASK 63u /* op-handle offsets carry 6 generation bits */
+#if UINTPTR_MAX > 0xffffffffu
+#define PT_TAG_SHIFT 48     /* generation bits 0..14 in address bits 48..62 */
+#define PT_TAG_MASK 0x7fffu
+#define PT_OFF_GEN_SHIFT 15 /* generation bits 15..20 in the op-handle offset */
+#define PT_ADDR_MASK (((uintptr_t)1 << PT_TAG_SHIFT) - 1)
+#else /* no spare address bits: 6 generation bits, in the offset */
+#define PT_TAG_SHIFT 0
+#define PT_TAG_MASK 0u
+#define PT_OFF_GEN_SHIFT 0
+#define PT_ADDR_MASK UINTPTR_MAX
+#endif
 
 /* Lifecycle of a slot. */
 enum {
@@ -38,7 +78,7 @@ enum {
 
 typedef struct {
   _Atomic uint8_t state; /* 0 = not in flight, 1 = started, else last ProxyStep state */
-  _Atomic uint8_t opgen; /* low byte of the op's generation at step start */
+  uint8_t reserved;
   _Atomic uint16_t step; /* low 16 bits of the step number */
 } pt_step_slot;
 
@@ -47,8 +87,7 @@ typedef struct pt_op {
   uint8_t step_driven; /* pt_op_info.step_driven */
   uint16_t mop;        /* its metrics scratch, index + 1; 0 = not measured (metrics.h) */
   uint32_t gen;
-  uint32_t next_free;
-  uint32_t reserved2;
+  uint32_t next, prev; /* links of the slot's list (PT_NO_SLOT at the ends) */
   struct pt_trace* trace;
   pt_rec rec;
   pt_step_slot steps[PT_NCCL_STEPS];
@@ -56,13 +95,20 @@ typedef struct pt_op {
 
 #define PT_STEP_BASE offsetof(pt_op, steps)
 
+typedef struct {
+  uint32_t head, tail; /* oldest, newest; PT_NO_SLOT when empty */
+  uint32_t len;
+} pt_slot_list;
+
+#define PT_CHUNK_SLOTS 64u /* slots charged to the budget at a time (16 KiB) */
+#define PT_REUSE_MIN 64u   /* free slots kept before one is reused */
+
 struct pt_trace {
   pt_op* slab;
-  uint32_t nslots;
-  uint32_t free_head;         /* index of the first free slot, PT_NO_SLOT if none */
-  uint32_t drops_since_scan;  /* drops since the slab was last found full */
-  uint32_t finished_since_scan; /* ops that became reclaimable since the last scan */
-  uint64_t reclaim_ticks;     /* age after which an unregistered slot is reclaimable */
+  uint32_t nslots;           /* the cap: slots reserved */
+  _Atomic uint32_t n_init;   /* slots handed out so far (release: readers acquire) */
+  uint32_t n_charged;        /* slots charged to the budget (PT_CHUNK_SLOTS multiples) */
+  pt_slot_list free, started, done; /* proxy thread only */
   pt_idmap ids;               /* proxy thread only */
   _Atomic int my_rank;
   _Atomic uint32_t n_active;  /* ACTIVE + DETACHED slots */
@@ -83,9 +129,11 @@ struct pt_trace {
 #define PT_NO_SLOT UINT32_MAX
 
 _Static_assert(sizeof(pt_op) == PT_SLOT_BYTES, "an op slot is 256 bytes");
-_Static_assert(PT_STEP_BASE > PT_GEN_MASK, "op-handle offsets stay below the step slots");
+_Static_assert(PT_STEP_BASE > PT_OP_OFF_MASK, "op-handle offsets stay below the step slots");
 
-/* Slot state and record, read consistently. 0 on success. */
+/* Slot state and record, read under the record's seqlock (pt_rec_read):
+ * PT_READ_CONSISTENT, or PT_READ_MID_WRITE for the best copy the writer
+ * allowed within the reader's patience. */
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v);
 /* The finished records of completions [head - 32, head) (those that exist),
  * oldest first, each a consistent copy of exactly that completion; entries

@@ -17,15 +17,75 @@
 #include "trace/clock.h"
 #include "trace/metrics.h"
 #include "trace/slab.h"
+#include "trace/vmem.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- slot lists (slab.h): proxy thread only ---- */
+
+static void list_push(pt_trace* t, pt_slot_list* l, uint32_t i) {
+  pt_op* op = &t->slab[i];
+  l->len++;
+  op->next = PT_NO_SLOT;
+  op->prev = l->tail;
+  if (l->tail == PT_NO_SLOT) l->head = i;
+  else t->slab[l->tail].next = i;
+  l->tail = i;
+}
+
+static void list_unlink(pt_trace* t, pt_slot_list* l, uint32_t i) {
+  const pt_op* op = &t->slab[i];
+  l->len--;
+  if (op->prev == PT_NO_SLOT) l->head = op->next;
+  else t->slab[op->prev].next = op->next;
+  if (op->next == PT_NO_SLOT) l->tail = op->prev;
+  else t->slab[op->next].prev = op->prev;
+}
+
+static uint32_t list_pop(pt_trace* t, pt_slot_list* l) {
+  const uint32_t i = l->head;
+  if (i != PT_NO_SLOT) list_unlink(t, l, i);
+  return i;
+}
+
+/* The list a slot of this state is in (NULL: ACTIVE, DETACHED). */
+static pt_slot_list* list_of(pt_trace* t, uint8_t state) {
+  switch (state) {
+    case PT_SLOT_FREE: return &t->free;
+    case PT_SLOT_STARTED: return &t->started;
+    case PT_SLOT_FINISHED:
+    case PT_SLOT_IGNORED: return &t->done;
+    default: return NULL;
+  }
+}
+
+static inline uint32_t index_of(const pt_trace* t, const pt_op* op) {
+  return (uint32_t)(op - t->slab);
+}
+
+/* ---- the process-wide memory budget (slab.h) ---- */
+
+static _Atomic uint64_t budget_bytes = (uint64_t)PT_DEFAULT_MAX_MEMORY_MB << 20;
+static _Atomic uint64_t charged_bytes;
+
+void pt_trace_set_memory_budget(uint64_t bytes) { atomic_store_explicit(&budget_bytes, bytes, RLX); }
+uint64_t pt_trace_memory_budget(void) { return atomic_load_explicit(&budget_bytes, RLX); }
+uint64_t pt_trace_memory_charged(void) { return atomic_load_explicit(&charged_bytes, RLX); }
+
+/* One more chunk of slots for t, if the budget has room: one atomic add. */
+static int charge_chunk(void) {
+  const uint64_t bytes = (uint64_t)PT_CHUNK_SLOTS * PT_SLOT_BYTES;
+  const uint64_t before = atomic_fetch_add_explicit(&charged_bytes, bytes, RLX);
+  if (LIKELY(before + bytes <= atomic_load_explicit(&budget_bytes, RLX))) return 1;
+  atomic_fetch_sub_explicit(&charged_bytes, bytes, RLX);
+  return 0;
+}
 
 /* ---- lifecycle ---- */
 
 void pt_trace_config_default(pt_trace_config* cfg) {
   cfg->max_ops = PT_DEFAULT_MAX_OPS;
-  cfg->reclaim_unregistered_ms = 10000;
   cfg->metrics = PT_METRICS_OFF;
 }
 
@@ -41,22 +101,20 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
   pt_clock_init();
   pt_trace* t = calloc(1, sizeof *t);
   if (!t) return -1;
-  t->slab = aligned_alloc(PT_SLOT_BYTES, (size_t)cfg.max_ops * PT_SLOT_BYTES);
-  if (!t->slab || pt_idmap_init(&t->ids, cfg.max_ops) != 0) {
-    free(t->slab);
+  const size_t bytes = (size_t)cfg.max_ops * PT_SLOT_BYTES;
+  t->slab = pt_vmem_reserve(bytes); /* zeroed, page-aligned, backed only where written */
+  /* Handles keep generation bits above the address (slab.h): a slab the
+   * system placed that high cannot carry them. */
+  const int tags_fit = t->slab && (((uintptr_t)t->slab + bytes - 1) & ~PT_ADDR_MASK) == 0;
+  if (!tags_fit || pt_idmap_init(&t->ids, cfg.max_ops) != 0) {
+    pt_vmem_release(t->slab, bytes);
     free(t);
     errno = ENOMEM;
     return -1;
   }
-  memset(t->slab, 0, (size_t)cfg.max_ops * PT_SLOT_BYTES);
   t->nslots = cfg.max_ops;
-  for (uint32_t i = 0; i < t->nslots; i++) {
-    t->slab[i].trace = t;
-    t->slab[i].next_free = i + 1 < t->nslots ? i + 1 : PT_NO_SLOT;
-  }
-  t->free_head = 0;
+  t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
   PT_STORE(t->my_rank, my_rank);
-  t->reclaim_ticks = pt_ms_to_ticks(cfg.reclaim_unregistered_ms);
   for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
   if (cfg.metrics && !(t->metrics = pt_metrics_create(cfg.metrics == PT_METRICS_CHANNELS))) {
     pt_trace_destroy(t);
@@ -71,7 +129,8 @@ void pt_trace_destroy(pt_trace* t) {
   if (!t) return;
   pt_metrics_destroy(t->metrics);
   pt_idmap_free(&t->ids);
-  free(t->slab);
+  atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)t->n_charged * PT_SLOT_BYTES, RLX);
+  pt_vmem_release(t->slab, (size_t)t->nslots * PT_SLOT_BYTES);
   free(t);
 }
 
@@ -90,7 +149,7 @@ void pt_trace_count(pt_trace* t, pt_drop_reason r) {
 const char* pt_drop_name(pt_drop_reason r) {
   static const char* const names[PT_DROP_NUM] = {
       "opsDropped", "opsReclaimed", "zeroStepOps", "staleHandle", "badHandle",
-      "untrackedUpdate", "badCounterKind", "badState", "foreignPid"};
+      "untrackedUpdate", "badCounterKind", "badState", "foreignPid", "wrongContext"};
   return (unsigned)r < PT_DROP_NUM ? names[r] : "?";
 }
 
@@ -114,7 +173,11 @@ void pt_trace_learn_rank(pt_trace* t, int rank) {
 size_t pt_op_slot_bytes(void) { return sizeof(pt_op); }
 
 size_t pt_trace_reserved_bytes(const pt_trace* t) {
-  return sizeof *t + (size_t)t->nslots * sizeof(pt_op) + pt_idmap_bytes(&t->ids);
+  return sizeof *t + (size_t)t->n_charged * sizeof(pt_op) + pt_idmap_bytes(&t->ids);
+}
+
+uint32_t pt_trace_slots_used(const pt_trace* t) {
+  return atomic_load_explicit(&t->n_init, memory_order_acquire);
 }
 
 /* ---- one writer per trace (debug builds) ---- */
@@ -156,17 +219,35 @@ __attribute__((noinline)) static void pt_writer_check(pt_trace* t) {
 #define WRITER(t) ((void)0)
 #endif
 
-/* ---- handles ---- */
+/* ---- handles (slab.h) ---- */
+
+static inline uintptr_t tag_of(uint32_t gen) {
+  return (uintptr_t)(gen & PT_TAG_MASK) << PT_TAG_SHIFT;
+}
+
+static inline pt_handle op_handle(const pt_op* op) {
+  const uintptr_t off = (op->gen >> PT_OFF_GEN_SHIFT) & PT_OP_OFF_MASK;
+  return (pt_handle)(((uintptr_t)op + off) | tag_of(op->gen));
+}
+
+static inline pt_handle step_handle(const pt_op* op, const pt_step_slot* s) {
+  return (pt_handle)((uintptr_t)s | tag_of(op->gen));
+}
+
+/* Bit 63 set: a Coll/P2p task handle (trace.h) or no handle of ours. */
+static inline int not_ours_high(pt_handle h) { return ((uintptr_t)h >> (8 * sizeof h - 1)) != 0; }
 
 static inline pt_op* slot_of(pt_handle h) {
-  return (pt_op*)((uintptr_t)h & ~(uintptr_t)(PT_SLOT_BYTES - 1));
+  return (pt_op*)((uintptr_t)h & PT_ADDR_MASK & ~(uintptr_t)(PT_SLOT_BYTES - 1));
 }
 
 pt_handle_kind_t pt_handle_kind(pt_handle h) {
-  if (!h) return PT_HANDLE_INVALID;
   if (pt_is_task_handle(h)) return PT_HANDLE_TASK;
+  /* Small integers (and NULL), and anything else with bit 63 set (no op or
+   * step handle has it: slab.h), are no slot: never dereferenced. */
+  if (((uintptr_t)h & PT_ADDR_MASK) < PT_SLOT_BYTES || not_ours_high(h)) return PT_HANDLE_INVALID;
   uintptr_t off = (uintptr_t)h & (PT_SLOT_BYTES - 1);
-  if (off <= PT_GEN_MASK) return PT_HANDLE_OP;
+  if (off <= PT_OP_OFF_MASK) return PT_HANDLE_OP;
   if (off >= PT_STEP_BASE && (off - PT_STEP_BASE) % sizeof(pt_step_slot) == 0)
     return PT_HANDLE_STEP;
   return PT_HANDLE_INVALID;
@@ -175,13 +256,13 @@ pt_handle_kind_t pt_handle_kind(pt_handle h) {
 /* The live op a handle names, or NULL (counted). */
 static inline pt_op* live_op(pt_handle h) {
   if (UNLIKELY(!h)) return NULL;
-  if (UNLIKELY(((uintptr_t)h & (PT_SLOT_BYTES - 1)) > PT_GEN_MASK)) {
-    count_bad_handle(); /* a step handle, or no handle at all */
+  if (UNLIKELY(((uintptr_t)h & (PT_SLOT_BYTES - 1)) > PT_OP_OFF_MASK ||
+               ((uintptr_t)h & PT_ADDR_MASK) < PT_SLOT_BYTES || not_ours_high(h))) {
+    count_bad_handle(); /* a step or task handle, or no handle at all */
     return NULL;
   }
   pt_op* op = slot_of(h);
-  if (UNLIKELY((op->gen & PT_GEN_MASK) != ((uintptr_t)h & PT_GEN_MASK) ||
-               PT_LOAD(op->state) == PT_SLOT_FREE)) {
+  if (UNLIKELY(h != op_handle(op) || PT_LOAD(op->state) == PT_SLOT_FREE)) {
     pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
     return NULL;
   }
@@ -195,54 +276,59 @@ static inline void set_state(pt_op* op, uint8_t s) {
   pt_rec_write_end(&op->rec);
 }
 
+/* The host is done with the slot (stop): back to the free list, last. */
 static void free_slot(pt_trace* t, pt_op* op) {
+  pt_slot_list* l = list_of(t, PT_LOAD(op->state));
+  if (l) list_unlink(t, l, index_of(t, op));
   set_state(op, PT_SLOT_FREE);
-  op->next_free = t->free_head;
-  t->free_head = (uint32_t)(op - t->slab);
+  list_push(t, &t->free, index_of(t, op));
 }
 
-/* Takes back slots whose record no dump needs any more: finished or ignored
- * ops the host never stopped, and ops started long ago but never registered
- * (NCCL starts ProxyOps for CollNet/p2p transports and never stops them).
- * Active records are never reclaimed: a stuck op is what a dump is for. */
-static uint32_t reclaim(pt_trace* t) {
-  uint64_t now = pt_ticks();
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < t->nslots; i++) {
-    pt_op* op = &t->slab[i];
-    uint8_t s = PT_LOAD(op->state);
-    int old_start = s == PT_SLOT_STARTED && now - PT_LOAD(op->rec.t_create) >= t->reclaim_ticks;
-    if (s == PT_SLOT_FINISHED || s == PT_SLOT_IGNORED || old_start) {
-      free_slot(t, op);
-      n++;
-    }
+/* A slot never used before, charged to the budget a chunk at a time; the
+ * slot is made a slab member (its trace) before readers may see it. */
+static uint32_t fresh_slot(pt_trace* t) {
+  const uint32_t i = PT_LOAD(t->n_init);
+  if (i >= t->nslots) return PT_NO_SLOT;
+  if (i >= t->n_charged) {
+    if (!charge_chunk()) return PT_NO_SLOT;
+    t->n_charged += PT_CHUNK_SLOTS;
   }
-  if (n) atomic_fetch_add_explicit(&t->drops[PT_DROP_OPS_RECLAIMED], n, RLX);
-  return t->free_head;
+  t->slab[i].trace = t;
+  atomic_store_explicit(&t->n_init, i + 1, memory_order_release);
+  return i;
+}
+
+/* A slot for a new op: a fresh one while few are free (memory follows the
+ * ops in flight, slab.h), else the oldest free one; when neither is left
+ * (the cap or the budget reached, nothing free), one whose record no dump
+ * needs (finished or ignored, never stopped), else the op started longest
+ * ago and never registered (NCCL starts ProxyOps for CollNet and
+ * copy-engine transports that it never progresses nor stops) — whatever its
+ * age, so such ops never crowd out network ops. Registered ops are never
+ * taken: a stuck op is what a dump is for. */
+static uint32_t take_slot(pt_trace* t) {
+  uint32_t i = PT_NO_SLOT;
+  if (LIKELY(t->free.len >= PT_REUSE_MIN)) i = list_pop(t, &t->free);
+  if (i == PT_NO_SLOT) i = fresh_slot(t);
+  if (i == PT_NO_SLOT) i = list_pop(t, &t->free);
+  if (LIKELY(i != PT_NO_SLOT)) return i;
+  i = list_pop(t, &t->done);
+  if (i == PT_NO_SLOT) i = list_pop(t, &t->started);
+  if (i != PT_NO_SLOT) pt_trace_count(t, PT_DROP_OPS_RECLAIMED);
+  return i;
 }
 
 /* ---- recording ---- */
 
 pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   WRITER(t);
-  uint32_t idx = t->free_head;
+  const uint32_t idx = take_slot(t);
   if (UNLIKELY(idx == PT_NO_SLOT)) {
-    /* Scan when an op finished since the last scan, or after a batch of
-     * drops (never-registered slots age), so a slab full of live ops does
-     * not cost a full scan per event. */
-    if (t->finished_since_scan || t->drops_since_scan % 64 == 0) {
-      t->finished_since_scan = 0;
-      idx = reclaim(t);
-    }
-    if (idx == PT_NO_SLOT) {
-      t->drops_since_scan++;
-      pt_trace_count(t, PT_DROP_OPS_DROPPED);
-      return NULL;
-    }
+    pt_trace_count(t, PT_DROP_OPS_DROPPED); /* every slot holds a registered op */
+    return NULL;
   }
   pt_op* op = &t->slab[idx];
-  t->free_head = op->next_free;
-  op->gen++;
+  op->gen++; /* every handle of the slot's previous op is stale from here */
   op->step_driven = info->step_driven ? 1 : 0;
   pt_rec* r = &op->rec;
   pt_rec_write_begin(r);
@@ -272,7 +358,8 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   for (int s = 0; s < PT_NCCL_STEPS; s++) PT_STORE(op->steps[s].state, 0);
   PT_STORE(op->state, PT_SLOT_STARTED);
   pt_rec_write_end(r);
-  return (pt_handle)((char*)op + (op->gen & PT_GEN_MASK));
+  list_push(t, &t->started, idx);
+  return op_handle(op);
 }
 
 void pt_op_register(pt_handle h) {
@@ -284,12 +371,13 @@ void pt_op_register(pt_handle h) {
     return;
   }
   pt_rec* r = &op->rec;
+  list_unlink(t, &t->started, index_of(t, op));
   if (PT_LOAD(r->nsteps) <= 0) {
     /* Legacy ignores nSteps == 0 but hands out its id anyway, so later
      * updates land on another op (bug 5). Here nothing is registered and the
      * handle's updates are dropped. */
     set_state(op, PT_SLOT_IGNORED);
-    t->finished_since_scan++;
+    list_push(t, &t->done, index_of(t, op));
     pt_trace_count(t, PT_DROP_ZERO_STEPS);
     return;
   }
@@ -320,7 +408,7 @@ __attribute__((noinline, cold)) static void complete(pt_op* op) {
   pt_rec_write_end(e);
   atomic_store_explicit(&t->ring_head, head + 1, memory_order_release);
   set_state(op, PT_SLOT_FINISHED);
-  t->finished_since_scan++;
+  list_push(t, &t->done, index_of(t, op));
   pt_idmap_release(&t->ids, v.comm_hash, v.op_count);
   PT_STORE(t->n_active, PT_LOAD(t->n_active) - 1);
   PT_STORE(t->n_buckets, t->ids.buckets);
@@ -414,7 +502,9 @@ void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
  * all-reduce send with a full window of 4 then reads WAITING_GPU, as NCCL's
  * own rule in raw steps says, not POSTING. */
 static inline void learn_window(pt_op* op, int64_t posted) {
-  const int64_t gap = posted - PT_LOAD(op->rec.counters[PT_CNT_DONE]);
+  int64_t gap; /* DONE is whatever the host last set: the difference may not fit */
+  if (__builtin_sub_overflow(posted, PT_LOAD(op->rec.counters[PT_CNT_DONE]), &gap))
+    gap = posted > 0 ? INT64_MAX : INT64_MIN;
   const uint8_t w = gap > PT_NCCL_STEPS / 2 ? PT_NCCL_STEPS : PT_NCCL_STEPS / 2;
   if (w > PT_LOAD(op->rec.window)) PT_STORE(op->rec.window, w);
 }
@@ -433,11 +523,16 @@ static void advance(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
   advance_at(op, kind, value, flags, 0);
 }
 
-/* The full step number of a step slot: slots keep 16 bits, and every step
- * in flight is within NCCL_STEPS of the DONE counter. */
-static int64_t full_step(const pt_op* op, const pt_step_slot* s) {
-  int64_t done = PT_LOAD(op->rec.counters[PT_CNT_DONE]);
-  return done + (int16_t)(uint16_t)(PT_LOAD(s->step) - (uint16_t)done);
+/* The steps done once a step slot's step is: its full step number + 1.
+ * Slots keep 16 bits, and every step in flight is within NCCL_STEPS of the
+ * DONE counter. Saturates: DONE is whatever the host last set (a ProxyDiag
+ * update may set it to anything), and the sum must stay defined. */
+static int64_t steps_through(const pt_op* op, const pt_step_slot* s) {
+  const int64_t done = PT_LOAD(op->rec.counters[PT_CNT_DONE]);
+  const int64_t ahead = (int16_t)(uint16_t)(PT_LOAD(s->step) - (uint16_t)done) + 1;
+  int64_t n;
+  if (__builtin_add_overflow(done, ahead, &n)) n = ahead > 0 ? INT64_MAX : INT64_MIN;
+  return n;
 }
 
 /* The network took a send: legacy's KERNEL_COPY_READY timestamp (sendT) and
@@ -464,17 +559,24 @@ void pt_op_progress(pt_handle h, int state, int64_t steps, int64_t trans_size) {
   }
 }
 
-pt_handle pt_step_start(pt_handle parent, int step) {
-  pt_op* op = live_op(parent); /* counts a parent that is no op handle */
+pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step) {
+  if (UNLIKELY(!parent)) return NULL;
+  /* The parent must be an op of this trace: checked on the address alone,
+   * so the slab of another communicator — maybe finalized — is never read. */
+  if (UNLIKELY(!t || (uintptr_t)slot_of(parent) - (uintptr_t)t->slab >=
+                         (uintptr_t)t->nslots * PT_SLOT_BYTES)) {
+    pt_trace_count(t, PT_DROP_WRONG_CONTEXT);
+    return NULL;
+  }
+  pt_op* op = live_op(parent); /* counts a parent that is no live op handle */
   if (UNLIKELY(!op)) return NULL;
   pt_step_slot* s = &op->steps[(unsigned)step % PT_NCCL_STEPS];
-  PT_STORE(s->opgen, (uint8_t)op->gen);
   PT_STORE(s->step, (uint16_t)step);
   PT_STORE(s->state, 1);
   /* Stock NCCL starts a send step when it posts the buffer to the GPU. */
   if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE && PT_LOAD(op->rec.op_type) == PT_OP_SEND)
     advance(op, PT_CNT_POSTED, (int64_t)step + 1, PT_FLAG_TIMESTAMP);
-  return (pt_handle)s;
+  return step_handle(op, s);
 }
 
 /* The step slot a step handle names if it is in flight, else NULL. */
@@ -484,9 +586,9 @@ static inline pt_step_slot* live_step(pt_handle h) {
     count_bad_handle();
     return NULL;
   }
-  pt_op* op = slot_of(h);
-  pt_step_slot* s = (pt_step_slot*)h;
-  if (UNLIKELY(PT_LOAD(s->state) == 0 || PT_LOAD(s->opgen) != (uint8_t)op->gen ||
+  const pt_op* op = slot_of(h);
+  pt_step_slot* s = (pt_step_slot*)((uintptr_t)h & PT_ADDR_MASK);
+  if (UNLIKELY(h != step_handle(op, s) || PT_LOAD(s->state) == 0 ||
                PT_LOAD(op->state) == PT_SLOT_FREE)) {
     pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
     return NULL;
@@ -498,7 +600,7 @@ static inline pt_step_slot* live_step(pt_handle h) {
 /* What a stock NCCL step state says about the op's counters (spec
  * nccl-profiler-abi.md §6.6-§6.7). */
 static void step_progress(pt_op* op, const pt_step_slot* s, int state) {
-  const int64_t n = full_step(op, s) + 1;
+  const int64_t n = steps_through(op, s);
   switch (state) {
     case 20: advance(op, PT_CNT_KERNEL_COPY_READY, n, 0); return; /* SendPeerWait: data ready */
     case 9: isend_accepted(op, n); return;                  /* SendWait */
@@ -530,7 +632,7 @@ void pt_handle_stop(pt_handle h) {
       /* Stock NCCL stops a step when the transfer is complete (send) or the
        * GPU has consumed it (recv). */
       if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE)
-        advance(op, PT_CNT_DONE, full_step(op, s) + 1, 0);
+        advance(op, PT_CNT_DONE, steps_through(op, s), 0);
       PT_STORE(s->state, 0);
       return;
     }

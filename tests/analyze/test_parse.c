@@ -1,8 +1,8 @@
 /*
  * test_parse.c — the analyzer's readers: legacy record lines, host log
  * prefixes, logs with interleaved ranks, JSON lines, bad and cut input,
- * duplicates, the latest dump per rank, and memory that does not grow with
- * the input.
+ * duplicates, the latest dump per rank, the records handed out, and memory
+ * that does not grow with the input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -315,6 +315,63 @@ static void test_latest_and_moving(void** state) {
   pt_analysis_free(a);
 }
 
+/* The records handed out (pt_analysis_write_records): the latest dump's,
+ * or with "all-dumps" every dump's, a dump read twice once. */
+static char* records_of(const char* text, int twice, int all) {
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  if (all) assert_int_equal(pt_analysis_set_option(a, "all-dumps", "1"), 0);
+  for (int i = 0; i <= twice; i++) assert_int_equal(pt_analysis_add_buffer(a, "rank0.log", text, strlen(text)), 0);
+  /* too late now: the merge has already let dumps go */
+  assert_int_equal(pt_analysis_set_option(a, "all-dumps", "1"), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_run(a), 0);
+  char* out = NULL;
+  size_t n = 0;
+  FILE* f = open_memstream(&out, &n);
+  assert_int_equal(pt_analysis_write_records(a, f), 0);
+  fclose(f);
+  pt_analysis_free(a);
+  return out;
+}
+
+static int count_lines(const char* s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+static void test_records(void** state) {
+  (void)state;
+  char t[8192] = "";
+  const char* pre = "node0:5:5 [0] NCCL WARN ";
+  for (int d = 0; d < 3; d++) {
+    snprintf(t + strlen(t), sizeof t - strlen(t), "%scommDump for all active ops mapSizeMB:0.00\n", pre);
+    rec(t, sizeof t, pre, 4, 0, 1, 'S', 0, 64, 8 + 4 * d, 4 * d, 4 * d, 0, 4 * d);
+  }
+  char* r = records_of(t, 0, 0);
+  assert_int_equal(count_lines(r), 1);
+  assert_non_null(strstr(r, "{\"type\":\"op\",\"rank\":0,\"peer\":1,\"channel\":0,\"dir\":\"send\",\"commHash\":\"99\","
+                            "\"opCount\":4,\"opId\":0,\"key\":\"<99:4:0>\""));
+  assert_non_null(strstr(r, "\"counters\":{\"posted\":16,\"kernelCopyReady\":8,"));
+  assert_non_null(strstr(r, "\"create_ns\":1750000000100000000,\"last_ns\":1750000000200000000,"
+                            "\"posted_ns\":1750000000150000000,\"send_ns\":null"));
+  assert_non_null(strstr(r, "\"dump\":{\"format\":\"text\",\"nsTimes\":false,\"host\":\"node0\",\"pid\":5,"));
+  assert_non_null(strstr(r, "\"source\":\"rank0.log:6\"}\n"));
+  free(r);
+  r = records_of(t, 1, 1); /* every dump, the second reading of the buffer a copy */
+  assert_int_equal(count_lines(r), 3);
+  assert_non_null(strstr(r, "\"posted\":8,"));
+  assert_non_null(strstr(r, "\"posted\":12,"));
+  assert_true(strstr(r, "\"posted\":8,") < strstr(r, "\"posted\":16,")); /* in the order read */
+  free(r);
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  assert_int_equal(pt_analysis_set_option(a, "all-dumps", "2"), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_option(a, "all-dumps", "0"), 0);
+  assert_int_equal(pt_analysis_write_records(a, NULL), PT_AN_EINVAL);
+  pt_analysis_free(a);
+}
+
 /* Memory follows the records of the last two dumps per rank, not the
  * input: 20 and 2000 successive dumps peak at about the same. */
 static size_t peak_for(int dumps) {
@@ -468,6 +525,7 @@ int main(void) {
       cmocka_unit_test(test_jsonl_errors),  cmocka_unit_test(test_duplicates),
       cmocka_unit_test(test_latest_and_moving), cmocka_unit_test(test_memory_bounded),
       cmocka_unit_test(test_scale_1024),    cmocka_unit_test(test_inputs),
+      cmocka_unit_test(test_records),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,6 +47,7 @@ void* rh_init(rh_plugin* h, uint64_t comm_hash, int rank, int nranks) {
 void rh_op_start(rh_plugin* h, void* ctx, rh_op* op, const rh_op_desc* d) {
   memset(op, 0, sizeof *op);
   op->h = h;
+  op->ctx = ctx;
   op->d = *d;
   if (op->d.slice_steps <= 0) op->d.slice_steps = 1;
   ncclProfilerEventDescr_v6_t e;
@@ -69,6 +70,23 @@ void rh_op_start(rh_plugin* h, void* ctx, rh_op* op, const rh_op_desc* d) {
   e.proxyOp.rawProxyNsteps = d->raw_nsteps;
   op->handle = (void*)0x1;
   assert_int_equal(h->p->startEvent(ctx, &op->handle, &e), ncclSuccess);
+}
+
+void* rh_stock_op_active(rh_plugin* h, void* ctx, int peer, int nsteps, int is_send) {
+  ncclProfilerEventDescr_v6_t e;
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileProxyOp;
+  e.proxyOp.pid = getpid();
+  e.proxyOp.peer = peer;
+  e.proxyOp.nSteps = nsteps;
+  e.proxyOp.isSend = is_send;
+  void* op = NULL;
+  h->p->startEvent(ctx, &op, &e);
+  assert_non_null(op);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  h->p->recordEventState(op, ncclProfilerProxyOpInProgress_v4, &a);
+  return op;
 }
 
 void rh_diag(rh_op* op, int kind, int64_t value, unsigned flags) {
@@ -100,7 +118,7 @@ static void step_start(rh_op* op, int step) {
   e.parentObj = op->handle;
   e.proxyStep.step = step;
   op->steps[step % 8] = (void*)0x1;
-  op->h->p->startEvent(NULL, &op->steps[step % 8], &e);
+  op->h->p->startEvent(op->ctx, &op->steps[step % 8], &e);
 }
 
 static void step_stop(rh_op* op, int step) { op->h->p->stopEvent(op->steps[step % 8]); }

@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
   rh_plugin* h;
   void* handle;
+  void* ctx; /* the context the op was started on: its steps start there too */
   rh_op_desc d;
   int64_t posted, received, transmitted, done, flushed;
   int next_step;
@@ -55,6 +56,9 @@ void rh_advance(rh_op* op, int64_t posted, int64_t received, int64_t transmitted
 /* Start an op, put it in progress and advance it to the given counters. */
 void rh_op_active(rh_plugin* h, void* ctx, rh_op* op, const rh_op_desc* d, int64_t posted,
                   int64_t received, int64_t transmitted, int64_t done, int polls);
+/* An op as NVIDIA NCCL 2.29+ starts it through the v6 table (RCCL fields
+ * zero: counters follow its steps), put in progress; its handle. */
+void* rh_stock_op_active(rh_plugin* h, void* ctx, int peer, int nsteps, int is_send);
 /* The whole op: start, in-progress, every step, stop. */
 void rh_run_full(rh_plugin* h, void* ctx, const rh_op_desc* d, int polls);
 void rh_op_stop(rh_op* op);

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,66 @@ static void test_foreign_pid(void** state) {
   plugin.p->finalize(ctx);
 }
 
+/* A ProxyStep started on communicator X with a parent op of communicator Y
+ * — live, then finalized — is refused and counted against X; Y's freed
+ * memory is never read (ASan: no use after free). */
+static void test_step_parent_of_another_context(void** state) {
+  (void)state;
+  void* x = rh_init(&plugin, 21, 0, 2);
+  void* y = rh_init(&plugin, 22, 0, 2);
+  rh_op opy;
+  rh_op_desc d = desc(0, 8);
+  d.comm_hash = 22;
+  rh_op_active(&plugin, y, &opy, &d, 1, 0, 0, 0, 0);
+  ncclProfilerEventDescr_v6_t e;
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileProxyStep;
+  e.parentObj = opy.handle;
+  e.proxyStep.step = 1;
+  void* h = (void*)0x1;
+  assert_int_equal(plugin.p->startEvent(x, &h, &e), ncclSuccess);
+  assert_null(h);
+  assert_int_equal(drop_count(x, "wrongContext"), 1);
+  assert_int_equal(drop_count(y, "wrongContext"), 0);
+  plugin.p->finalize(y);
+  h = (void*)0x1;
+  assert_int_equal(plugin.p->startEvent(x, &h, &e), ncclSuccess);
+  assert_null(h);
+  assert_int_equal(drop_count(x, "wrongContext"), 2);
+  plugin.p->finalize(x);
+}
+
+/* A stock-NCCL op (zeroed RCCL fields) whose DONE a ProxyDiag update set
+ * near INT64_MAX, then a step stop: defined arithmetic (UBSan), the counter
+ * saturates. */
+static void test_step_stop_after_huge_counter(void** state) {
+  (void)state;
+  void* ctx = rh_init(&plugin, 23, 0, 2);
+  void* op = rh_stock_op_active(&plugin, ctx, 1, 8, 1);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  a.proxyDiag.counterKind = ncclProxyDiagDone;
+  a.proxyDiag.value = INT64_MAX - 3;
+  plugin.p->recordEventState(op, ncclProfilerProxyDiagUpdate, &a);
+  ncclProfilerEventDescr_v6_t e;
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileProxyStep;
+  e.parentObj = op;
+  e.proxyStep.step = 5;
+  void* st = NULL;
+  plugin.p->startEvent(ctx, &st, &e);
+  assert_non_null(st);
+  plugin.p->recordEventState(st, ncclProfilerProxyStepRecvGPUWait, NULL);
+  plugin.p->stopEvent(st);
+  rh_dump(&plugin, ctx);
+  int found = 0;
+  for (int i = 1; i < rh_captured.n; i++)
+    found += strstr(rh_captured.text[i], " done:9223372036854775807") != NULL;
+  assert_int_equal(found, 1);
+  plugin.p->stopEvent(op);
+  plugin.p->finalize(ctx);
+}
+
 /* A context the plugin opted out of (NULL) gets NULL handles. */
 static void test_null_context(void** state) {
   (void)state;
@@ -227,16 +288,23 @@ static void test_bad_env(void** state) {
   rh_log_clear();
   setenv("PROXYTRACE_MAX_OPS", "lots", 1);
   setenv("PROXYTRACE_CLOCK", "sundial", 1);
+  setenv("PROXYTRACE_MAX_MEMORY_MB", "0", 1);
   void* c1 = rh_init(&plugin, 1, 0, 2);
   void* c2 = rh_init(&plugin, 2, 1, 2);
   unsetenv("PROXYTRACE_MAX_OPS");
   unsetenv("PROXYTRACE_CLOCK");
-  int warnings = 0, clock_warnings = 0;
+  unsetenv("PROXYTRACE_MAX_MEMORY_MB");
+  int warnings = 0, clock_warnings = 0, memory_warnings = 0;
   for (int i = 0; i < rh_captured.n; i++) {
     if (strstr(rh_captured.text[i], "PROXYTRACE_MAX_OPS='lots'")) {
       warnings++;
       assert_non_null(strstr(rh_captured.text[i], "16..1048576"));
-      assert_non_null(strstr(rh_captured.text[i], "default 4096"));
+      assert_non_null(strstr(rh_captured.text[i], "default 65536"));
+    }
+    if (strstr(rh_captured.text[i], "PROXYTRACE_MAX_MEMORY_MB='0'")) {
+      memory_warnings++;
+      assert_non_null(strstr(rh_captured.text[i], "1..1048576"));
+      assert_non_null(strstr(rh_captured.text[i], "default 1024"));
     }
     if (strstr(rh_captured.text[i], "PROXYTRACE_CLOCK='sundial'")) {
       clock_warnings++;
@@ -246,10 +314,11 @@ static void test_bad_env(void** state) {
   }
   assert_int_equal(warnings, 1);
   assert_int_equal(clock_warnings, 1);
-  /* default pool: 4096 live ops fit */
+  assert_int_equal(memory_warnings, 1);
+  /* the defaults: 20 000 live ops fit in one communicator (the slab grows) */
   rh_op_desc d = desc(0, 2);
-  static rh_op ops[4096];
-  for (int i = 0; i < 4096; i++) {
+  static rh_op ops[20000];
+  for (int i = 0; i < 20000; i++) {
     rh_op_start(&plugin, c1, &ops[i], &d);
     assert_non_null(ops[i].handle);
     rh_op_in_progress(&ops[i]);
@@ -264,6 +333,8 @@ int main(void) {
       cmocka_unit_test(test_null_arguments),   cmocka_unit_test(test_unknown_types_and_states),
       cmocka_unit_test(test_lifecycle_misuse), cmocka_unit_test(test_foreign_pid),
       cmocka_unit_test(test_null_context),     cmocka_unit_test(test_bad_env),
+      cmocka_unit_test(test_step_parent_of_another_context),
+      cmocka_unit_test(test_step_stop_after_huge_counter),
   };
   return cmocka_run_group_tests_name("bad_input", tests, setup, teardown);
 }

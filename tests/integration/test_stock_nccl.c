@@ -302,6 +302,70 @@ static void test_group_handle_per_table(void** state) {
   t1->finalize(ctx);
 }
 
+/* The Group sentinel handed to a table that never gives it out (a host
+ * mixing tables; found by fuzz_abi): counted as a bad handle, never read as
+ * a slot, and it is no step parent either. */
+static void test_group_handle_in_other_tables(void** state) {
+  (void)state;
+  ncclProfiler_v1_t* t1 = dlsym(plugin.so, "ncclProfiler_v1");
+  void* c1 = NULL;
+  int mask = 0;
+  t1->init(&c1, &mask);
+  void* g = group_handle_of("ncclProfiler_v1", c1);
+  assert_non_null(g);
+  void* ctx = rh_init(&plugin, 31, 0, 2);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  plugin.p->recordEventState(g, ncclProfilerProxyDiagUpdate, &a);
+  plugin.p->recordEventState(g, ncclProfilerProxyStepSendWait, &a);
+  plugin.p->stopEvent(g);
+  ncclProfilerEventDescr_v6_t e;
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileProxyStep;
+  e.parentObj = g;
+  void* h = (void*)0x1;
+  plugin.p->startEvent(ctx, &h, &e);
+  assert_null(h);
+  rh_dump(&plugin, ctx);
+  assert_non_null(strstr(rh_captured.text[1], " badHandle:3 "));
+  assert_non_null(strstr(rh_captured.text[1], " wrongContext:1"));
+  plugin.p->finalize(ctx);
+  t1->finalize(c1);
+}
+
+/* A Coll task handle where an op handle belongs (a host mixing handles;
+ * with its sequence number in the low bits it looks like an op handle's
+ * offset): a ProxyDiag update, a step state and a stop on it, and a step
+ * started under it, are refused without reading it as a slot. */
+static void test_task_handle_where_an_op_is_expected(void** state) {
+  (void)state;
+  void* ctx = rh_init(&plugin, 32, 0, 2);
+  ncclProfilerEventDescr_v6_t e;
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileColl;
+  e.coll.func = "AllReduce";
+  e.coll.seqNumber = 2; /* low byte 2: an op handle's offset range */
+  void* task = NULL;
+  plugin.p->startEvent(ctx, &task, &e);
+  assert_non_null(task);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  a.proxyDiag.counterKind = ncclProxyDiagPosted;
+  a.proxyDiag.value = 1;
+  plugin.p->recordEventState(task, ncclProfilerProxyDiagUpdate, &a);
+  plugin.p->recordEventState(task, ncclProfilerProxyStepSendWait, &a);
+  plugin.p->stopEvent(task);
+  memset(&e, 0, sizeof e);
+  e.type = ncclProfileProxyStep;
+  e.parentObj = task;
+  void* h = (void*)0x1;
+  plugin.p->startEvent(ctx, &h, &e);
+  assert_null(h);
+  rh_dump(&plugin, ctx);
+  assert_non_null(strstr(rh_captured.text[1], " wrongContext:1"));
+  plugin.p->finalize(ctx);
+}
+
 /* ---- NCCL 2.26 (v3): SendDone after the last step stop is no refusal ---- */
 
 static void test_v3_done_after_last_step(void** state) {
@@ -364,19 +428,9 @@ static void test_v6_under_nvidia(void** state) {
   void* ctx = NULL;
   int mask = 0;
   assert_int_equal(plugin.p->init(&ctx, 77, &mask, "c", 2, 4, 1, rh_logger), ncclSuccess);
-  ncclProfilerEventDescr_v6_t d;
-  memset(&d, 0, sizeof d);
-  d.type = ncclProfileProxyOp;
-  d.proxyOp.pid = getpid();
-  d.proxyOp.peer = 3;
-  d.proxyOp.nSteps = 2;
-  d.proxyOp.isSend = 0;
-  void* op = NULL;
-  plugin.p->startEvent(ctx, &op, &d);
-  assert_non_null(op);
+  void* op = rh_stock_op_active(&plugin, ctx, 3, 2, 0);
   ncclProfilerEventStateArgs_v6_t a;
   memset(&a, 0, sizeof a);
-  plugin.p->recordEventState(op, ncclProfilerProxyOpInProgress_v4, &a);
   ncclProfilerEventDescr_v6_t sd;
   memset(&sd, 0, sizeof sd);
   sd.type = ncclProfileProxyStep;
@@ -485,6 +539,9 @@ int main(void) {
       cmocka_unit_test(test_v6_under_nvidia),
       cmocka_unit_test(test_v1_opcounts_from_parents),
       cmocka_unit_test(test_long_op),
+      /* last: bad handles are counted process-wide, in every later dump */
+      cmocka_unit_test(test_group_handle_in_other_tables),
+      cmocka_unit_test(test_task_handle_where_an_op_is_expected),
   };
   return cmocka_run_group_tests_name("stock_nccl", tests, setup, teardown);
 }

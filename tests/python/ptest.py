@@ -64,6 +64,18 @@ def c_cli(args, env=None, cwd=None):
     return run([CLI] + list(args), env=env, cwd=cwd)
 
 
+def sim_job(folder, args, exits=(0, 3)):
+    """The emulator with the plugin under test, run with ARGS: its dumps in
+    FOLDER/dumps, its ground truth in FOLDER/truth.json (those of an earlier
+    run there replaced). Returns FOLDER."""
+    os.makedirs(os.path.join(folder, "dumps"), exist_ok=True)
+    rc, out, err = c_cli(["sim", "--plugin", PLUGIN, "--quiet",
+                          "--dump-dir", os.path.join(folder, "dumps"),
+                          "--truth-json", os.path.join(folder, "truth.json")] + list(args))
+    assert rc in exits, (args, rc, out, err)
+    return folder
+
+
 def tmpdir(testcase):
     """A folder that user nobody can enter, removed after the test."""
     d = tempfile.mkdtemp(prefix="pt-python-")

@@ -35,7 +35,7 @@ OP_KEYS = ["dumpSeq", "rank", "peer", "channel", "dir", "commHash", "opCount", "
 COUNTERS = ["posted", "kernelCopyReady", "rtrRecv", "rtsSend", "received", "transmitted", "flushed",
             "done", "recvTail", "tailOrHead", "fifoSzOrHeadCache"]
 DROPS = ["opsDropped", "opsReclaimed", "zeroStepOps", "staleHandle", "badHandle", "untrackedUpdate",
-         "badCounterKind", "badState", "foreignPid"]
+         "badCounterKind", "badState", "foreignPid", "wrongContext"]
 
 
 def fail(msg):
@@ -69,6 +69,8 @@ def read_dumps(path):
             elif t == "op":
                 if cur is None:
                     fail("%s:%d: an op outside a dump" % (path, n))
+                if "midWrite" in o and o["midWrite"] is not True:
+                    fail("%s:%d: midWrite %r" % (path, n, o["midWrite"]))
                 for k in OP_KEYS:
                     if k not in o:
                         fail("%s:%d: op lacks %s" % (path, n, k))

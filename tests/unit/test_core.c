@@ -177,11 +177,11 @@ static void test_handles(void** state) {
   pt_op_info i = info_of(0, 4);
   pt_handle op = pt_op_start(t, &i);
   assert_int_equal(pt_handle_kind(op), PT_HANDLE_OP);
-  pt_handle st = pt_step_start(op, 9);
+  pt_handle st = pt_step_start(t, op, 9);
   assert_int_equal(pt_handle_kind(st), PT_HANDLE_STEP);
   /* the step handle lives inside the op's own slot */
   assert_true((char*)st > (char*)op && (char*)st < (char*)op + 256);
-  assert_ptr_equal(pt_step_start(op, 1), st); /* 9 % 8 == 1: same slot */
+  assert_ptr_equal(pt_step_start(t, op, 1), st); /* 9 % 8 == 1: same slot */
   pt_drop_stats d0, d1;
   pt_trace_drops(t, &d0);
   pt_op_update(st, PT_CNT_POSTED, 1, 0); /* a step handle is no op handle */
@@ -210,7 +210,7 @@ static void test_handles(void** state) {
   assert_int_equal(d1.n[PT_DROP_BAD_COUNTER], d0.n[PT_DROP_BAD_COUNTER] + 2);
   pt_op_update(NULL, PT_CNT_DONE, 4, 0); /* NULL: nothing, no crash */
   pt_handle_stop(NULL);
-  assert_null(pt_step_start(NULL, 0));
+  assert_null(pt_step_start(t, NULL, 0));
   pt_op_update(op2, PT_CNT_DONE, 4, 0);
   assert_int_equal(pt_trace_active_ops(t), 0);
   /* After a normal completion nothing is lost (stock NCCL 2.23-2.26 send
@@ -253,7 +253,11 @@ static void test_slab_full_of_live_ops(void** state) {
   assert_int_equal(d.n[PT_DROP_OPS_RECLAIMED], 0);
   /* 4 complete without being stopped: their slots are reclaimed at once */
   for (int i = 0; i < 4; i++) pt_op_update(h[i], PT_CNT_DONE, 2, 0);
-  for (int i = 0; i < 4; i++) assert_non_null(pt_op_start(t, &in));
+  for (int i = 0; i < 4; i++) {
+    pt_handle n = pt_op_start(t, &in);
+    assert_non_null(n);
+    pt_op_register(n);
+  }
   assert_null(pt_op_start(t, &in));
   pt_trace_drops(t, &d);
   assert_int_equal(d.n[PT_DROP_OPS_RECLAIMED], 4);
@@ -263,35 +267,39 @@ static void test_slab_full_of_live_ops(void** state) {
   pt_handle_stop(h[0]);
   pt_trace_drops(t, &d);
   assert_int_equal(d.n[PT_DROP_STALE_HANDLE], stale + 1);
-  assert_int_equal(pt_trace_active_ops(t), 12);
+  assert_int_equal(pt_trace_active_ops(t), 16); /* 12 old, 4 new */
   pt_op_update(h[15], PT_CNT_DONE, 2, 0);
-  assert_int_equal(pt_trace_active_ops(t), 11);
+  assert_int_equal(pt_trace_active_ops(t), 15);
   assert_true(pt_trace_reserved_bytes(t) >= 16 * 256);
   pt_trace_destroy(t);
   assert_int_equal(pt_op_slot_bytes(), 256);
 }
 
 /* Ops started but never registered (CollNet, p2p copy-engine transports)
- * are reclaimed once older than the configured age. */
+ * give their slots to new ops as soon as the slab is full, oldest first. */
 static void test_slab_reclaims_unregistered(void** state) {
   (void)state;
   pt_trace_config cfg;
   pt_trace_config_default(&cfg);
   cfg.max_ops = 16;
-  cfg.reclaim_unregistered_ms = 0;
   pt_trace* t;
   assert_int_equal(pt_trace_create(&t, &cfg, 0), 0);
   pt_op_info in = info_of(1, 2);
   pt_handle first = pt_op_start(t, &in);
-  for (int i = 1; i < 16; i++) assert_non_null(pt_op_start(t, &in));
+  pt_handle second = pt_op_start(t, &in);
+  for (int i = 2; i < 16; i++) assert_non_null(pt_op_start(t, &in));
   pt_handle again = pt_op_start(t, &in);
   assert_non_null(again);
   pt_drop_stats d;
   pt_trace_drops(t, &d);
-  assert_int_equal(d.n[PT_DROP_OPS_RECLAIMED], 16);
+  assert_int_equal(d.n[PT_DROP_OPS_RECLAIMED], 1);
   assert_int_equal(d.n[PT_DROP_OPS_DROPPED], 0);
   pt_op_register(first); /* reclaimed: stale, registers nothing */
   assert_int_equal(pt_trace_active_ops(t), 0);
+  pt_op_register(second); /* the next oldest is still there */
+  assert_int_equal(pt_trace_active_ops(t), 1);
+  pt_trace_drops(t, &d);
+  assert_int_equal(d.n[PT_DROP_STALE_HANDLE], 1);
   pt_trace_destroy(t);
 }
 

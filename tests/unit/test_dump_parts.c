@@ -126,7 +126,7 @@ static void test_stock_ops_and_watchdog_inputs(void** state) {
   assert_int_equal(pt_trace_waiting_ops(c->trace), 3);
   const uint64_t t1 = pt_trace_last_progress(c->trace);
   assert_true(t1 > 0);
-  void* s = pt_step_start(op2, 0); /* a send step posts: progress */
+  void* s = pt_step_start(c->trace, op2, 0); /* a send step posts: progress */
   pt_step_state(s, 9, -1);
   assert_true(pt_trace_last_progress(c->trace) >= t1);
   pt_handle_stop(op3); /* stopped before completing: no longer waited on */
@@ -186,7 +186,7 @@ static void test_full_disk(void** state) {
   assert_int_equal(logged_lines, 1);
   assert_non_null(strstr(logged, "no room for dump files"));
   /* Recording goes on, and the next dump that fits is written whole. */
-  void* s = pt_step_start(op, 0);
+  void* s = pt_step_start(c->trace, op, 0);
   pt_handle_stop(s);
   char path[] = "/tmp/pt-unit-XXXXXX";
   int fd = mkstemp(path);

@@ -199,7 +199,7 @@ static void test_stock_steps(void** state) {
   pt_trace* t = new_trace(PT_METRICS_CHANNELS);
   pt_handle h = start(t, 9, 2, 1, 2, 1);
   for (int s = 0; s < 2; s++) {
-    pt_handle st = pt_step_start(h, s); /* POSTED */
+    pt_handle st = pt_step_start(t, h, s); /* POSTED */
     pt_step_state(st, 8, 777);          /* SendGPUWait: a stale size, ignored */
     sleep_us(1500);
     pt_step_state(st, 20, -1);          /* SendPeerWait: data ready */

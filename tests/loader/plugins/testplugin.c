@@ -10,6 +10,7 @@
  *   PT_TEST_FUNC_TABLE     ncclProfiler_v6 is a function, not a table
  *   PT_TEST_UNDEFINED      needs a symbol nothing defines (RTLD_NOW fails)
  *   PT_TEST_CRASH          its constructor aborts the process
+ *   PT_TEST_HANG           its constructor never returns
  *
  * The functions do nothing: the loader never calls them. A constructor
  * counts how often the library was initialised, so tests can check that a
@@ -86,9 +87,15 @@ PT_API int pt_test_ctor_runs;
 #ifdef PT_TEST_CRASH
 #include <stdlib.h>
 #endif
+#ifdef PT_TEST_HANG
+#include <unistd.h>
+#endif
 __attribute__((constructor)) static void count_ctor(void) {
   pt_test_ctor_runs++;
 #ifdef PT_TEST_CRASH
   abort();
+#endif
+#ifdef PT_TEST_HANG
+  for (;;) pause();
 #endif
 }

@@ -1,0 +1,182 @@
+/*
+ * test_growth.c — memory that follows the ops in flight (slab.h): a trace
+ * holds no slot until an op needs one, grows past the old fixed size
+ * without a drop while another thread dumps it, stops at its cap, and the
+ * process-wide budget (PROXYTRACE_MAX_MEMORY_MB) drops exactly the ops past
+ * it, counted, and takes back what a destroyed trace held.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proxytrace/trace.h"
+
+#define CHUNK_BYTES (64u * 256u) /* slots are charged 64 at a time */
+
+static pt_trace* new_trace(uint32_t max_ops) {
+  pt_trace_config cfg;
+  pt_trace_config_default(&cfg);
+  cfg.max_ops = max_ops;
+  pt_trace* t;
+  assert_int_equal(pt_trace_create(&t, &cfg, 0), 0);
+  return t;
+}
+
+/* Starts and registers n ops (op counts from `first`); returns how many got a handle. */
+static int start_ops(pt_trace* t, int first, int n) {
+  int got = 0;
+  for (int i = 0; i < n; i++) {
+    pt_op_info in = {.comm_hash = 7, .op_count = first + i, .peer = 1, .nsteps = 4, .is_send = 1};
+    pt_handle h = pt_op_start(t, &in);
+    if (!h) continue;
+    pt_op_register(h);
+    got++;
+  }
+  return got;
+}
+
+static uint64_t drops(const pt_trace* t, pt_drop_reason r) {
+  pt_drop_stats s;
+  pt_trace_drops(t, &s);
+  return s.n[r];
+}
+
+static void test_idle_trace_holds_no_slot(void** state) {
+  (void)state;
+  const uint64_t before = pt_trace_memory_charged();
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  assert_int_equal(pt_trace_slots_used(t), 0);
+  assert_int_equal(pt_trace_memory_charged(), before);
+  assert_int_equal(start_ops(t, 0, 1), 1);
+  assert_int_equal(pt_trace_slots_used(t), 1);
+  assert_int_equal(pt_trace_memory_charged(), before + CHUNK_BYTES);
+  pt_trace_destroy(t);
+  assert_int_equal(pt_trace_memory_charged(), before);
+}
+
+/* Ops that finish and are stopped are replaced without growth: the trace
+ * keeps about the ops in flight plus the reuse reserve. */
+static void test_reuse_bounds_growth(void** state) {
+  (void)state;
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  for (int i = 0; i < 10000; i++) {
+    pt_op_info in = {.comm_hash = 7, .op_count = i, .peer = 1, .nsteps = 1, .is_send = 1};
+    pt_handle h = pt_op_start(t, &in);
+    assert_non_null(h);
+    pt_op_register(h);
+    pt_op_update(h, PT_CNT_DONE, 1, 0);
+    pt_handle_stop(h);
+  }
+  assert_true(pt_trace_slots_used(t) <= 2 * 64);
+  pt_trace_destroy(t);
+}
+
+/* ---- growth while another thread dumps ---- */
+
+typedef struct {
+  pt_trace* t;
+  _Atomic int done;
+  int dumps;
+  uint32_t last_seen;
+  int monotonic;
+} dumper_arg;
+
+static void* dump_loop(void* p) {
+  dumper_arg* a = p;
+  a->monotonic = 1;
+  while (!atomic_load(&a->done)) {
+    pt_dump* d = pt_trace_snapshot(a->t);
+    assert_non_null(d);
+    const uint32_t n = pt_dump_active(d);
+    if (n < a->last_seen) a->monotonic = 0; /* ops are only added: never fewer */
+    a->last_seen = n;
+    a->dumps++;
+    pt_dump_free(d);
+  }
+  return NULL;
+}
+
+static void test_growth_under_concurrent_dumps(void** state) {
+  (void)state;
+  enum { N = 30000 }; /* past the old fixed 4096 slots */
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  dumper_arg a = {.t = t};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, dump_loop, &a), 0);
+  assert_int_equal(start_ops(t, 0, N), N);
+  atomic_store(&a.done, 1);
+  pthread_join(th, NULL);
+  assert_true(a.monotonic);
+  assert_true(a.dumps > 0);
+  assert_int_equal(drops(t, PT_DROP_OPS_DROPPED), 0);
+  assert_int_equal(drops(t, PT_DROP_OPS_RECLAIMED), 0);
+  assert_int_equal(pt_trace_active_ops(t), N);
+  pt_dump* d = pt_trace_snapshot(t);
+  assert_int_equal(pt_dump_active(d), N);
+  pt_dump_free(d);
+  pt_trace_destroy(t);
+}
+
+/* ---- the cap and the budget ---- */
+
+static void test_cap_per_trace(void** state) {
+  (void)state;
+  pt_trace* t = new_trace(100);
+  assert_int_equal(start_ops(t, 0, 130), 100);
+  assert_int_equal(drops(t, PT_DROP_OPS_DROPPED), 30);
+  pt_trace_destroy(t);
+}
+
+static void find_drops(void* arg, const char* line, int len) {
+  (void)len;
+  if (strstr(line, "proxytrace dropped or refused events") && strstr(line, " opsDropped:100")) ++*(int*)arg;
+}
+
+static void test_budget(void** state) {
+  (void)state;
+  const uint64_t saved = pt_trace_memory_budget();
+  const uint64_t base = pt_trace_memory_charged();
+  pt_trace_set_memory_budget(base + 4 * CHUNK_BYTES); /* room for 256 slots */
+  pt_trace* a = new_trace(1024);
+  pt_trace* b = new_trace(1024);
+  assert_int_equal(start_ops(a, 0, 200), 200); /* 4 chunks: the whole budget */
+  assert_int_equal(pt_trace_memory_charged(), base + 4 * CHUNK_BYTES);
+  /* b has no slot and none free: every op is dropped, each counted */
+  assert_int_equal(start_ops(b, 0, 100), 0);
+  assert_int_equal(drops(b, PT_DROP_OPS_DROPPED), 100);
+  /* a fills its 4 chunks, then drops exactly what is past them */
+  assert_int_equal(start_ops(a, 200, 60), 56);
+  assert_int_equal(drops(a, PT_DROP_OPS_DROPPED), 4);
+  assert_int_equal(pt_trace_memory_charged(), base + 4 * CHUNK_BYTES);
+  /* the dump says so */
+  int said = 0;
+  pt_trace_dump(b, find_drops, &said);
+  assert_int_equal(said, 1);
+  /* a's chunks come back with a; b grows into them */
+  pt_trace_destroy(a);
+  assert_int_equal(pt_trace_memory_charged(), base);
+  assert_int_equal(start_ops(b, 100, 100), 100);
+  assert_int_equal(drops(b, PT_DROP_OPS_DROPPED), 100);
+  pt_trace_destroy(b);
+  pt_trace_set_memory_budget(saved);
+  assert_int_equal(pt_trace_memory_charged(), base);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_idle_trace_holds_no_slot),
+      cmocka_unit_test(test_reuse_bounds_growth),
+      cmocka_unit_test(test_growth_under_concurrent_dumps),
+      cmocka_unit_test(test_cap_per_trace),
+      cmocka_unit_test(test_budget),
+  };
+  return cmocka_run_group_tests_name("growth", tests, NULL, NULL);
+}
