@@ -16,6 +16,10 @@
  *   step path   ProxyStep startEvent, its state records, stopEvent (RCCL:
  *               steps carry no counters; stock NCCL: they drive them)
  *
+ * The step metrics (PROXYTRACE_METRICS_INTERVAL_MS) are measured the same
+ * way: a second copy of the plugin, initialised with metrics on, runs in the
+ * same rounds, and its cost is shown against the plugin without them.
+ *
  * Also: heap allocations per step (malloc is interposed here), bytes per op
  * record, resident memory of 1 and 1000 communicators at rest and of one
  * with 4096 / 65536 / 262144 ops in flight and after they finish (slots are
@@ -124,7 +128,7 @@ static int block_mode;
  * works), KERNEL_COPY_READY twice, TRANSMITTED, DONE; step events around. */
 static int stock_mode; /* 1: NVIDIA NCCL — no RCCL fields, no diag updates */
 
-static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, samples* step,
+static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, samples* step, samples* opev,
                    long* steps_done) {
   ncclProfilerEventDescr_v6_t d;
   memset(&d, 0, sizeof d);
@@ -140,10 +144,14 @@ static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, sampl
     d.proxyOp.proxyNbytes = 1 << 20;
   }
   void* op = NULL;
-  pl->p->startEvent(pl->ctx, &op, &d);
   ncclProfilerEventStateArgs_v6_t a;
   memset(&a, 0, sizeof a);
-  pl->p->recordEventState(op, ncclProfilerProxyOpInProgress_v4, &a);
+  {
+    BLOCK_BEGIN();
+    TIMED(opev, pl->p->startEvent(pl->ctx, &op, &d));
+    TIMED(opev, pl->p->recordEventState(op, ncclProfilerProxyOpInProgress_v4, &a));
+    BLOCK_END(opev, 2);
+  }
   ncclProfilerEventDescr_v6_t sd;
   memset(&sd, 0, sizeof sd);
   sd.type = ncclProfileProxyStep;
@@ -191,7 +199,11 @@ static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, sampl
     }
     (*steps_done)++;
   }
-  pl->p->stopEvent(op);
+  {
+    BLOCK_BEGIN();
+    TIMED(opev, pl->p->stopEvent(op));
+    BLOCK_END(opev, 1);
+  }
 #undef DIAG
 }
 
@@ -205,18 +217,21 @@ static void null_logger(ncclDebugLogLevel l, unsigned long f, const char* file, 
   va_end(ap);
 }
 
-/* Two rows: median (block pass) and p99 (per-call pass), ours vs empty. */
-static void report(const char* what, samples s[2][2], double ns) {
+/* Two rows: median (block pass) and p99 (per-call pass), plugin `x` vs
+ * plugin `y` (0 proxytrace, 1 empty, 2 proxytrace with metrics). */
+static void report_pair(const char* what, samples s[3][2], double ns, int x, int y, int t_med, int t_p99) {
   const struct { const char* label; int pass; double q; int target; } rows[] = {
-      {"median", 1, 0.5, 15}, {"p99", 0, 0.99, 50}};
+      {"median", 1, 0.5, t_med}, {"p99", 0, 0.99, t_p99}};
   for (int r = 0; r < 2; r++) {
-    double a = pct(&s[0][rows[r].pass], rows[r].q, ns), b = pct(&s[1][rows[r].pass], rows[r].q, ns);
+    double a = pct(&s[x][rows[r].pass], rows[r].q, ns), b = pct(&s[y][rows[r].pass], rows[r].q, ns);
     char name[64];
     snprintf(name, sizeof name, "%s, %s", what, rows[r].label);
     printf("%-34s %10.1f %10.1f %10.1f %8.2f   target added <= %d\n", name, a, b, a - b, a / b,
            rows[r].target);
   }
 }
+
+static void report(const char* what, samples s[3][2], double ns) { report_pair(what, s, ns, 0, 1, 15, 50); }
 
 /* ns per clock read, best of 5 runs of 1M reads: the CPU counter read the
  * way the hot path reads it (pt_counter_read: rdtsc on x86, isb + cntvct_el0
@@ -406,22 +421,41 @@ int main(int argc, char** argv) {
   pt_clock_cal cal;
 
   long heap0 = live_bytes, alloc0 = n_alloc;
-  plugin real, empty;
+  plugin real, empty, metered;
   open_plugin(&real, "proxytrace", real_path);
   const double real_first_init_us = first_init_us;
   long heap_init = live_bytes - heap0;
   (void)alloc0;
   open_plugin(&empty, "empty", empty_path);
   memory(&real); /* first: later runs leave freed memory resident */
+  /* The same plugin with step metrics: a copy of the library (a second
+   * dlopen of one path is the same instance), initialised with them on. */
+  char mdir[] = "/tmp/proxytrace-bench-XXXXXX", mcopy[64];
+  if (!mkdtemp(mdir)) { perror("bench: mkdtemp"); return 2; }
+  snprintf(mcopy, sizeof mcopy, "%s/libmetrics.so", mdir);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", real_path, mcopy);
+  if (system(cmd) != 0) { fprintf(stderr, "bench: cannot copy %s\n", real_path); return 2; }
+  setenv("PROXYTRACE_METRICS_INTERVAL_MS", "86400000", 1);
+  setenv("PROXYTRACE_METRICS_DIR", mdir, 1);
+  long heap_m0 = live_bytes;
+  open_plugin(&metered, "proxytrace+metrics", mcopy);
+  long heap_metrics = live_bytes - heap_m0;
+  unsetenv("PROXYTRACE_METRICS_INTERVAL_MS");
+  unsetenv("PROXYTRACE_METRICS_DIR");
 
-  /* [plugin][pass]: pass 0 per call, pass 1 blocks */
-  static samples diag[2][2], step[2][2], sstep[2][2];
-  samples* all[] = {&diag[0][0], &step[0][0], &sstep[0][0]};
-  for (int k = 0; k < 3; k++)
-    for (int i = 0; i < 4; i++) all[k][i].v = __libc_malloc(MAXS * sizeof(uint32_t));
-  long steps_real = 0, steps_empty = 0, dummy = 0;
+  /* [plugin][pass]: plugins proxytrace, empty, with metrics; pass 0 per call, pass 1 blocks */
+  static samples diag[3][2], step[3][2], sstep[3][2], opev[3][2];
+  samples* all[] = {&diag[0][0], &step[0][0], &sstep[0][0], &opev[0][0]};
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < 6; i++) all[k][i].v = __libc_malloc(MAXS * sizeof(uint32_t));
+  long steps_real = 0, steps_empty = 0, steps_metered = 0, dummy = 0;
   samples junk = {__libc_malloc(MAXS * sizeof(uint32_t)), 0};
-  for (int i = 0; i < 50; i++) { run_op(&real, i, 64, &junk, &junk, &dummy); junk.n = 0; } /* warm-up */
+  for (int i = 0; i < 50; i++) { /* warm-up */
+    run_op(&real, i, 64, &junk, &junk, &junk, &dummy);
+    run_op(&metered, i, 64, &junk, &junk, &junk, &dummy);
+    junk.n = 0;
+  }
   long heap_steady0 = live_bytes;
   long allocs_before = n_alloc;
   /* RCCL (diag counters), then stock NCCL (the same step events drive the
@@ -430,8 +464,12 @@ int main(int argc, char** argv) {
     samples (*st)[2] = stock_mode ? sstep : step;
     for (int r = 0; r < rounds; r++) {
       int m = block_mode = r & 1;
-      for (int k = 0; k < 40; k++) run_op(&real, 1000 + r * 40 + k, 64, &diag[0][m], &st[0][m], &steps_real);
-      for (int k = 0; k < 40; k++) run_op(&empty, r * 40 + k, 64, &diag[1][m], &st[1][m], &steps_empty);
+      for (int k = 0; k < 40; k++)
+        run_op(&real, 1000 + r * 40 + k, 64, &diag[0][m], &st[0][m], &opev[0][m], &steps_real);
+      for (int k = 0; k < 40; k++)
+        run_op(&empty, r * 40 + k, 64, &diag[1][m], &st[1][m], &opev[1][m], &steps_empty);
+      for (int k = 0; k < 40; k++)
+        run_op(&metered, 1000 + r * 40 + k, 64, &diag[2][m], &st[2][m], &opev[2][m], &steps_metered);
     }
   }
   stock_mode = 0;
@@ -446,6 +484,12 @@ int main(int argc, char** argv) {
   report("diag update", diag, npt);
   report("step event", step, npt);
   report("stock NCCL step", sstep, npt);
+  report("ProxyOp start/register/stop", opev, npt);
+  printf("%-34s %10s %10s %10s %8s\n", "step metrics (ns)", "+metrics", "proxytrace", "added", "ratio");
+  report_pair("diag update", diag, npt, 2, 0, 3, 50);
+  report_pair("step event", step, npt, 2, 0, 3, 50);
+  report_pair("stock NCCL step", sstep, npt, 2, 0, 3, 50);
+  report_pair("ProxyOp start/register/stop", opev, npt, 2, 0, 50, 200);
 #if PT_CLOCK_HAS_COUNTER
   double c_ns = ns_per_read(1), m_ns = ns_per_read(0);
   printf("clock read (ns)                    %s %.1f, CLOCK_MONOTONIC %.1f (%.2fx)\n",
@@ -461,6 +505,34 @@ int main(int argc, char** argv) {
          (double)heap_init / 1024.0);
   printf("heap growth over %ld ops            %ld bytes (target 0: flat over run length)\n",
          (long)rounds * 40, heap_growth);
+  {
+    /* The metrics' own memory, from the core: idle, then with 64 peers in
+     * both directions (the dumper's part done here). */
+    pt_trace_config mc;
+    pt_trace_config_default(&mc);
+    mc.metrics = PT_METRICS_ON;
+    pt_trace* mt = NULL;
+    if (pt_trace_create(&mt, &mc, 0) == 0) {
+      size_t idle = pt_trace_metrics_bytes(mt);
+      for (int round = 0; round < 64; round++) {
+        pt_trace_metrics_service(mt);
+        for (int peer = 0; peer < 64; peer++)
+          for (int send = 0; send < 2; send++) {
+            pt_op_info info = {.comm_hash = 1, .op_count = round, .peer = peer, .nsteps = 1, .is_send = send};
+            void* h = pt_op_start(mt, &info);
+            pt_op_register(h);
+            pt_op_update(h, PT_CNT_DONE, 1, 0);
+            pt_handle_stop(h);
+          }
+      }
+      printf("metrics memory per communicator    %zu bytes idle, %zu with 64 peers both ways (%zu per edge, %zu per "
+             "op in flight; heap of the metrics plugin's init less the plain one's: %ld)\n",
+             idle, pt_trace_metrics_bytes(mt), pt_metric_edge_bytes(), pt_metric_op_bytes(), heap_metrics - heap_init);
+      pt_trace_destroy(mt);
+    }
+  }
+  printf("metrics allocations per step       %.4f (%ld steps, the metrics plugin included above)\n",
+         (double)allocs_real / (double)(steps_real + steps_metered), steps_real + steps_metered);
 
   /* dump of 10 000 active ops */
   void* big = NULL;
@@ -494,6 +566,9 @@ int main(int argc, char** argv) {
   printf("dump of 10000 active ops           %.2f ms (best of 5, host formatting included)\n", best);
   real.p->finalize(big);
   real.p->finalize(real.ctx);
+  metered.p->finalize(metered.ctx);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", mdir);
+  if (system(cmd) != 0) fprintf(stderr, "bench: could not remove %s\n", mdir);
   dump_formats(10000);
   dump_formats(100000);
   first_init_us = real_first_init_us;

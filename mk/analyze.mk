@@ -48,6 +48,7 @@ install-analyze: build-all
 #                 with Python's json module, --expect, the demo, and the
 #                 sqlite3 example of docs/analyze.md
 #   json-accuracy.sh  the accuracy matrix on the plugin's JSON dump files
+#   metrics.sh    slow GPUs and links named from the step metrics files
 AT := $(B)/tests/analyze
 AT_UNIT := $(AT)/test_parse $(AT)/test_explain
 AT_ACCURACY := $(AT)/test_accuracy
@@ -66,7 +67,7 @@ $(AT_ACCURACY): $(AT)/test_accuracy.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) 
 $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT)/fixtures.o: | test-deps
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY)
-TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) tests/analyze/cli.sh tests/analyze/json-accuracy.sh
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a

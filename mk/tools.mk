@@ -4,5 +4,5 @@
 # file; the link rule itself is in the top Makefile, after every mk file has
 # been read.
 CLI := $(B)/proxytrace
-CLI_OBJS += $(B)/tools/proxytrace.o $(B)/tools/exec.o
+CLI_OBJS += $(B)/tools/proxytrace.o $(B)/tools/exec.o $(B)/tools/top.o
 ALL_TARGETS += $(CLI)

@@ -2,8 +2,10 @@
 # Installs what the tests need when it is missing (Debian): cmocka for the
 # unit tests, the Relacy verifier and a C++ compiler for the seqlock model
 # check, python3 for the golden-file helpers and JSON checks, sqlite3 for the
-# SQL example of docs/analyze.md, and for the Python package's tests Debian's
-# own /usr/bin/python3 with venv and pip (an offline `pip install` into a
+# SQL example of docs/analyze.md, Debian's python3-prometheus-client (its
+# parser checks the metrics files), tmux (`proxytrace top` is tested in a
+# real terminal), and for the Python package's tests Debian's own
+# /usr/bin/python3 with venv and pip (an offline `pip install` into a
 # virtual environment). Idempotent and quiet when
 # everything is already there.
 #
@@ -27,6 +29,8 @@ if [ -x /usr/bin/python3 ]; then
 else
   missing="$missing python3 python3-venv python3-pip"
 fi
+[ -d /usr/lib/python3/dist-packages/prometheus_client ] || missing="$missing python3-prometheus-client"
+command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 case $arch in
   "") ;;
   aarch64)

@@ -12,6 +12,7 @@
 #pragma weak pt_cmd_probe
 #pragma weak pt_cmd_sim
 #pragma weak pt_cmd_demo
+#pragma weak pt_cmd_top
 #pragma weak pt_cmd_analyze
 
 struct command {
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
       {"sim", pt_cmd_sim, "emulate NCCL/RCCL on the CPU and drive a profiler plugin"},
       {"analyze", pt_cmd_analyze, "read every rank's dumps, pair sends with receives, name the culprit"},
       {"demo", pt_cmd_demo, "run the demo job with the built plugin and summarise it"},
+      {"top", pt_cmd_top, "a running job's step metrics per rank and peer, the slowest first"},
   };
   const size_t n = sizeof cmds / sizeof cmds[0];
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -98,6 +98,7 @@ typedef enum {
   PT_CAUSE_SEND_MISSING,      /* the peer has a dump but no record of the send                  */
   PT_CAUSE_CIRCULAR,          /* every stuck op waits on another: a cycle with no origin        */
   PT_CAUSE_SLOW_LINK,         /* a rank's links are much slower than the others'               */
+  PT_CAUSE_SLOW_GPU,          /* a rank's GPU is much slower than the others' (step metrics)    */
   PT_CAUSE_COUNT
 } pt_cause;
 
@@ -123,7 +124,7 @@ typedef struct {
   const int* candidates;    /* ranks that may hold the fault (rank first)        */
   int n_candidates;
   int dependents;           /* stuck ops whose wait leads here                   */
-  double slow_factor;       /* PT_CAUSE_SLOW_LINK: times slower than the median  */
+  double slow_factor;       /* PT_CAUSE_SLOW_LINK, _SLOW_GPU: times slower than the median */
   const char* summary;      /* one line, as the text report prints it            */
 } pt_culprit;
 

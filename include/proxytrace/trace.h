@@ -88,6 +88,7 @@ typedef void* pt_handle;
 
 typedef struct {
   uint32_t max_ops; /* cap on slots; PT_MIN_MAX_OPS..PT_MAX_MAX_OPS */
+  uint32_t metrics; /* PT_METRICS_*: step metrics (below) */
 } pt_trace_config;
 
 /* The process-wide budget, in bytes, of the op slots of every trace
@@ -160,13 +161,16 @@ void pt_op_register(pt_handle op);
 /* One ProxyDiag update: store value and/or stamp the time per flags. */
 void pt_op_update(pt_handle op, unsigned kind, int64_t value, unsigned flags);
 /* Stock NCCL 2.23-2.26 ProxyOp progress states (ncclProfilerProxyOpSendPosted
- * ... RecvDone, 0..7) with their `steps` argument: counters only move up. */
-void pt_op_progress(pt_handle op, int proxy_op_state, int64_t steps);
+ * ... RecvDone, 0..7) with their `steps` argument: counters only move up.
+ * `trans_size` is the args' cumulative transSize (-1: none). */
+void pt_op_progress(pt_handle op, int proxy_op_state, int64_t steps, int64_t trans_size);
 /* A step of op `parent` starts on trace `t` (the context the host passed):
  * returns a handle inside the op's own storage. NULL when the parent is NULL,
  * stale, or an op of another trace (counted, its memory never read). */
 pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step);
-void pt_step_state(pt_handle step, int state);
+/* `trans_size`: the state args' transSize (NCCL 2.27+: the transfer's bytes
+ * at SendWait and RecvFlushWait), -1 when the host gave none. */
+void pt_step_state(pt_handle step, int state, int64_t trans_size);
 /* Stop an op or a step handle. */
 void pt_handle_stop(pt_handle h);
 /* Count an event the caller refused (PXN foreign, unknown state...). With
@@ -314,6 +318,85 @@ int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void*
 pt_status pt_status_of(pt_op_type type, int64_t posted, int64_t received, int64_t transmitted,
                        int64_t done, int nsteps, int window);
 const char* pt_status_name(pt_status s);
+
+/* ---- step metrics: why a job is slow (docs/metrics.md) ----
+ *
+ * With pt_trace_config.metrics on, every registered op's steps are timed
+ * per edge of the communicator: a (peer, direction), and with
+ * PT_METRICS_CHANNELS also a (peer, direction, channel). Times are
+ * histogrammed in nanoseconds in log-scale buckets, four per power of two
+ * (bucket i holds values in (upper(i-1), upper(i)]), bytes in one bucket per
+ * power of two. Recording allocates nothing; pt_trace_metrics_service()
+ * (any one thread, e.g. the dumper) hands over the memory the recording
+ * thread asked for. */
+enum { PT_METRICS_OFF = 0, PT_METRICS_ON = 1, PT_METRICS_CHANNELS = 2 };
+enum { PT_METRIC_GPU = 0, PT_METRIC_NET = 1, PT_METRIC_STEP = 2, PT_METRIC_TIMES = 3 };
+#define PT_METRIC_TIME_BUCKETS 122 /* <=128 ns, 4 per octave up to 2^37 ns, overflow */
+#define PT_METRIC_BYTE_BUCKETS 42  /* <=1 B, 1 per octave up to 2^40 B, overflow */
+typedef struct pt_metrics pt_metrics;
+
+/* A copy of one edge, as the exporter prints it. */
+typedef struct {
+  int peer;
+  int channel; /* -1: every channel */
+  int is_send;
+  uint64_t ops, steps, sized_steps, bytes;
+  uint32_t in_flight;
+  double busy_ns;                      /* time with ops in flight, the open interval included */
+  uint64_t sum_ns[PT_METRIC_TIMES];    /* GPU wait, network, step */
+  uint64_t credit_ns;                  /* send: data ready -> isend posted (in network) */
+  uint64_t h[PT_METRIC_TIMES][PT_METRIC_TIME_BUCKETS];
+  uint64_t hb[PT_METRIC_BYTE_BUCKETS];
+} pt_metric_edge;
+
+/* Upper bound (inclusive) of a bucket; UINT64_MAX for the overflow bucket. */
+uint64_t pt_metric_time_upper_ns(int bucket);
+uint64_t pt_metric_bytes_upper(int bucket);
+/* The bucket of a value. */
+int pt_metric_time_bucket(uint64_t ns);
+int pt_metric_bytes_bucket(uint64_t bytes);
+/* The q-quantile (0..1) of a histogram, as its bucket's upper bound (the
+ * overflow bucket answers its lower bound); 0 when empty. */
+uint64_t pt_metric_time_quantile(const uint64_t h[PT_METRIC_TIME_BUCKETS], double q);
+
+/* 1 when the trace measures steps. */
+int pt_trace_metrics_on(const pt_trace* t);
+/* Calls `fn` with a copy of every edge, newest first; returns how many.
+ * Any thread, concurrently with recording. */
+typedef void (*pt_metric_edge_fn)(void* arg, const pt_metric_edge* e);
+size_t pt_trace_metric_edges(const pt_trace* t, pt_metric_edge_fn fn, void* arg);
+/* Ops that could not be measured (no scratch or edge memory yet). */
+uint64_t pt_trace_metrics_unmeasured(const pt_trace* t);
+/* Memory the metrics hold now, in bytes (edges, scratch, tables, spares). */
+size_t pt_trace_metrics_bytes(const pt_trace* t);
+/* Hands the recording thread what it asked for: scratch chunks, spare
+ * edges, a bigger edge table; frees the table it gave back. One thread at a
+ * time (the dumper); 0, or -1 when an allocation failed (retried later). */
+int pt_trace_metrics_service(pt_trace* t);
+/* One read of every edge of a trace, printed as Prometheus text and as
+ * JSON lines (docs/metrics.md). NULL when out of memory. */
+typedef struct pt_metrics_snap pt_metrics_snap;
+pt_metrics_snap* pt_trace_metrics_snapshot(const pt_trace* t);
+void pt_metrics_snap_free(pt_metrics_snap* s);
+size_t pt_metrics_snap_edges(const pt_metrics_snap* s);
+/* What the files say about where the metrics come from. */
+typedef struct {
+  const char* host;
+  long pid;
+  int rank, nranks;
+  uint64_t comm_hash;
+  const char* comm_name; /* NULL = none */
+  const char* host_lib;  /* "rccl", "nccl", "unknown" */
+  uint32_t interval_ms;
+  int final;             /* the communicator's last export (finalize) */
+} pt_metrics_meta;
+/* Prometheus text exposition format 0.0.4; returns the lines emitted. */
+int pt_metrics_prom(const pt_metrics_snap* s, const pt_metrics_meta* m, pt_line_fn emit, void* arg);
+/* JSON lines: one "metrics" header, one "edge" per edge, one "end". */
+int pt_metrics_json(const pt_metrics_snap* s, const pt_metrics_meta* m, pt_line_fn emit, void* arg);
+/* Bytes of one edge and of one op's scratch (docs). */
+size_t pt_metric_edge_bytes(void);
+size_t pt_metric_op_bytes(void);
 
 /* Memory the trace holds, in bytes (its slots in use so far, the id table
  * and the trace itself), and the per-slot size. */

@@ -39,6 +39,8 @@ int pt_analysis_new(pt_analysis** out) {
 void pt_analysis_free(pt_analysis* a) {
   if (!a) return;
   an_merge_free(a);
+  pt_mset_free(&a->mset);
+  pt_ms_verdict_free(&a->mslow);
   for (size_t i = 0; i < a->n_inputs; i++) {
     an_input* in = &a->inputs[i];
     an_free(&a->mem, in->path);
@@ -109,6 +111,7 @@ int pt_analysis_run(pt_analysis* a) {
   if (!rc) rc = an_pair(a);
   if (!rc) rc = an_explain(a);
   if (!rc) rc = an_slow(a);
+  if (!rc) rc = an_slow_metrics(a);
   if (!rc) find_missing(a);
   /* Pointers into the culprit array, now that it no longer moves. */
   for (size_t k = 0; k < a->n_culprits; k++) {
@@ -119,9 +122,9 @@ int pt_analysis_run(pt_analysis* a) {
     q->pub.cause_name = pt_cause_name(q->pub.cause);
   }
   a->analyze_seconds = an_now() - t0;
-  if (a->n_comms == 0 && a->n_empty == 0) a->verdict = PT_VERDICT_UNUSABLE;
+  if (a->n_comms == 0 && a->n_empty == 0 && a->mset.n == 0) a->verdict = PT_VERDICT_UNUSABLE;
   else if (a->n_stuck) a->verdict = PT_VERDICT_HANG;
-  else if (a->n_slow) a->verdict = PT_VERDICT_SLOW;
+  else if (a->n_slow || a->n_metric_culprits) a->verdict = PT_VERDICT_SLOW;
   else a->verdict = PT_VERDICT_OK;
   return rc;
 }
@@ -140,7 +143,8 @@ const char* pt_verdict_name(pt_verdict v) {
 const char* pt_cause_name(pt_cause c) {
   static const char* const names[PT_CAUSE_COUNT] = {
       "none",         "gpu_not_producing", "gpu_not_consuming", "no_receive_posted", "network",
-      "rank_missing", "rank_behind",       "send_missing",      "circular_wait",     "slow_link"};
+      "rank_missing", "rank_behind",       "send_missing",      "circular_wait",     "slow_link",
+      "slow_gpu"};
   return c >= 0 && c < PT_CAUSE_COUNT ? names[c] : "unknown";
 }
 

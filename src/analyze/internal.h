@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyze/mset.h"
 #include "proxytrace/analyze.h"
 
 /* ---------------------------------------------------------------------------
@@ -335,6 +336,11 @@ typedef struct {
 
 struct pt_analysis {
   an_mem mem;
+  /* The step metrics files among the inputs (mset.h), and the slow edges
+   * named from them. */
+  pt_mset mset;
+  pt_ms_verdict mslow;
+  size_t n_metric_culprits;
   int ran;
   double slow_factor;
   int64_t stall_ms; /* option, -1 = per dump */
@@ -443,6 +449,13 @@ int an_build(pt_analysis* a);
 int an_pair(pt_analysis* a);
 int an_explain(pt_analysis* a);
 int an_slow(pt_analysis* a);
+/* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
+ * otherwise), with the host and pid of the rank's dump if there is one. */
+an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);
+/* slow_metrics.c: slow edges from the step metrics files, when there are
+ * some; they time every step, so they replace the slow ranks op durations
+ * suggested. */
+int an_slow_metrics(pt_analysis* a);
 int an_host_id(pt_analysis* a, const char* host);
 /* Progress of an op: what it has moved (transmitted for sends, received,
  * then consumed, for receives). */

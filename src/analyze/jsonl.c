@@ -205,7 +205,25 @@ static void end_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   an_parser_close(p, od);
 }
 
+/* A line of a step metrics file (docs/metrics.md): its header, an edge, its
+ * end. Edge lines hold hundreds of fields, more than a dump line's parser
+ * keeps: the metrics reader (mset.c) takes them whole. */
+static int starts(const char* s, const char* prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+static int metrics_line(an_parser* p, const char* line) {
+  if (!starts(line, "{\"type\":\"metrics\"") && !starts(line, "{\"type\":\"edge\"") &&
+      !starts(line, "{\"type\":\"end\",\"edges\""))
+    return 0;
+  if (pt_mset_line(&p->a->mset, line) < 0) return -1;
+  an_input* in = &p->a->inputs[p->input];
+  if (!in->dumps) in->format = "metrics";
+  return 1;
+}
+
 void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
+  const int m = metrics_line(p, line);
+  if (m < 0) an_input_error(p->a, p->input, lineno, "out of memory reading a metrics line: skipped");
+  if (m) return;
   an_jobj* o = &p->json;
   char err[200];
   if (an_json_parse(line, len, o, err, sizeof err) != 0) {

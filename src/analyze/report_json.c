@@ -71,7 +71,7 @@ static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   fprintf(f, ",\"scope\":\"%s\",\"candidates\":[", p->scope_node ? "node" : "rank");
   for (int i = 0; i < p->n_candidates; i++) fprintf(f, "%s%d", i ? "," : "", p->candidates[i]);
   fprintf(f, "],\"dependents\":%d,\"slowFactor\":", p->dependents);
-  if (p->cause == PT_CAUSE_SLOW_LINK) fprintf(f, "%.2f", p->slow_factor);
+  if (p->cause == PT_CAUSE_SLOW_LINK || p->cause == PT_CAUSE_SLOW_GPU) fprintf(f, "%.2f", p->slow_factor);
   else fputs("null", f);
   fputs(",\"summary\":", f);
   an_put_str(f, p->summary);
@@ -147,6 +147,19 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     fprintf(f, ",\"sender\":%d,\"receiver\":%d,\"channel\":%d,\"ops\":%u,\"slowOps\":%u,\"factor\":%.2f}", e->sender,
             e->receiver, e->channel, e->ops, e->slow_ops, e->ratio);
   }
+  fputs("],\n\"metrics_slow_edges\":[", f);
+  for (size_t i = 0; i < a->mslow.n_edges; i++) {
+    const pt_ms_slow_edge* e = &a->mslow.edges[i];
+    fputs(i ? "," : "", f);
+    fputs("{\"commHash\":", f);
+    an_put_hash(f, e->comm);
+    fprintf(f, ",\"rank\":%d,\"peer\":%d,\"channel\":", e->rank, e->peer);
+    if (e->channel >= 0) fprintf(f, "%d", e->channel);
+    else fputs("null", f);
+    fprintf(f, ",\"direction\":\"%s\",\"side\":\"%s\",\"factor\":%.2f,\"p50_ns\":%llu,\"median_ns\":%llu}",
+            e->send ? "send" : "recv", e->side == PT_MS_GPU ? "gpu" : "network", e->factor,
+            (unsigned long long)e->p50_ns, (unsigned long long)e->median_ns);
+  }
   fputs("],\n\"communicators\":[", f);
   for (size_t i = 0; i < a->n_comms; i++) {
     const an_comm* c = &a->comms[i];
@@ -166,8 +179,9 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   }
   fprintf(f,
           "],\n\"counts\":{\"stuckOps\":%zu,\"movingOps\":%zu,\"leakedOps\":%zu,\"unmatchedStuckOps\":%zu,"
-          "\"slowDetection\":%s},\n\"inputs\":[",
-          a->n_stuck, a->n_moving, a->n_leaked, a->n_unmatched, a->slow_possible ? "true" : "false");
+          "\"slowDetection\":%s,\"metricsEdges\":%zu},\n\"inputs\":[",
+          a->n_stuck, a->n_moving, a->n_leaked, a->n_unmatched, a->slow_possible || a->mset.n ? "true" : "false",
+          a->mset.n);
   for (size_t i = 0; i < a->n_inputs; i++) {
     const an_input* in = &a->inputs[i];
     fputs(i ? ",\n" : "\n", f);

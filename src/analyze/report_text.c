@@ -119,7 +119,8 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
     }
     fputc('\n', f);
   } else if (a->verdict == PT_VERDICT_SLOW) {
-    fprintf(f, " — nothing is stuck, but %zu edge%s %s slow\n", a->n_slow, a->n_slow == 1 ? "" : "s", a->n_slow == 1 ? "is" : "are");
+    const size_t n = a->n_slow + a->mslow.n_edges;
+    fprintf(f, " — nothing is stuck, but %zu edge%s %s slow\n", n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
   } else if (a->verdict == PT_VERDICT_OK) {
     fprintf(f, " — no op is stuck%s\n", a->slow_possible ? ", no link is slow" : "");
   } else {
@@ -173,6 +174,18 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
     for (size_t i = 0; i < a->n_slow; i++)
       fprintf(f, "  rank %d -> rank %d, channel %d: %u of %u ops slow, up to %.1fx\n", a->slow[i].sender,
               a->slow[i].receiver, a->slow[i].channel, a->slow[i].slow_ops, a->slow[i].ops, a->slow[i].ratio);
+  }
+  if (a->mslow.n_edges && (verbose || a->verdict == PT_VERDICT_SLOW)) {
+    fprintf(f, "\nslow edges in the step metrics (p50 at least %.1fx the median of comparable edges):\n",
+            a->slow_factor);
+    for (size_t i = 0; i < a->mslow.n_edges; i++) {
+      const pt_ms_slow_edge* e = &a->mslow.edges[i];
+      char ch[32] = "";
+      if (e->channel >= 0) snprintf(ch, sizeof ch, ", channel %d", e->channel);
+      fprintf(f, "  rank %d %s rank %d%s: %s %.1fx (p50 %.3f ms, median %.3f ms)\n", e->rank,
+              e->send ? "send to" : "recv from", e->peer, ch, e->side == PT_MS_GPU ? "GPU wait" : "network",
+              e->factor, (double)e->p50_ns / 1e6, (double)e->median_ns / 1e6);
+    }
   }
   if (!a->slow_possible && a->verdict != PT_VERDICT_UNUSABLE && verbose)
     fprintf(f, "\nslow links: not checked — the dumps have millisecond times only (JSON dumps carry ns)\n");

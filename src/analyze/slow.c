@@ -98,7 +98,7 @@ static an_slow_edge* edge_of(pt_analysis* a, an_map* idx, const an_op* op) {
   return e;
 }
 
-static an_culprit* new_culprit(pt_analysis* a, uint64_t comm, int rank) {
+an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank) {
   an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
   if (!q) return NULL;
   q->cand = an_alloc(&a->mem, 3 * sizeof *q->cand);
@@ -281,7 +281,7 @@ int an_slow(pt_analysis* a) {
       i = j;
     }
     if (best < 0) break;
-    an_culprit* q = new_culprit(a, best_comm, best);
+    an_culprit* q = an_slow_culprit(a, best_comm, best);
     if (!q) {
       rc = PT_AN_ENOMEM;
       break;
@@ -326,7 +326,7 @@ int an_slow(pt_analysis* a) {
     a->n_slow = left;
     for (size_t k = 0; k < a->n_slow && rc == 0; k++) {
       an_slow_edge* e = &a->slow[k];
-      an_culprit* q = new_culprit(a, e->comm, e->sender);
+      an_culprit* q = an_slow_culprit(a, e->comm, e->sender);
       if (!q) {
         rc = PT_AN_ENOMEM;
         break;

@@ -68,7 +68,8 @@
   }                                                                                                \
   static ncclResult_t V##_record(void* handle, STATE state, ARGS* args) {                          \
     if (GROUP_HANDLE && handle == pt_group_handle()) return ncclSuccess;                           \
-    if (handle) pt_event_state(handle, state, args ? (int64_t)(STEPS_ARG(args)) : -1);             \
+    if (handle)                                                                                    \
+      pt_event_state(handle, state, args ? (int64_t)(STEPS_ARG(args)) : -1, pt_args_trans_size(args)); \
     return ncclSuccess;                                                                            \
   }                                                                                                \
   static ncclResult_t V##_finalize(void* context) {                                                \

@@ -83,7 +83,7 @@ static ncclResult_t v6_record(void* handle, ncclProfilerEventState_v6_t state,
       pt_event_refused(NULL, handle);
     return ncclSuccess;
   }
-  pt_event_state(handle, state, -1);
+  pt_event_state(handle, state, -1, pt_args_trans_size(args));
   return ncclSuccess;
 }
 

@@ -20,6 +20,12 @@
  *                               0 = never)
  *   PROXYTRACE_DUMP_DIR         write dumps to files there, text and JSON
  *                               (default: none, dumps go to the host log)
+ *   PROXYTRACE_METRICS_INTERVAL_MS  measure every step and write the
+ *                               metrics files this often (default 0 = off)
+ *   PROXYTRACE_METRICS_DIR      where the metrics files go (default:
+ *                               PROXYTRACE_DUMP_DIR; with neither, metrics
+ *                               stay off, said once)
+ *   PROXYTRACE_METRICS_CHANNELS 1: also per channel (default 0)
  *
  * A bad value never stops the host: it is reported once per process, with
  * the accepted values and the default used, and the default applies. The
@@ -63,9 +69,10 @@ int pt_parse_signal(const char* s) {
   }
 }
 
-static atomic_flag warned[7] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
-                                ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
-enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR, W_MEMORY };
+static atomic_flag warned[11] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
+                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
+                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
+enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR, W_MEMORY, W_METRICS, W_MDIR, W_MNODIR, W_MCHAN };
 static atomic_flag told_clock = ATOMIC_FLAG_INIT;
 
 /* A whole number in lo..hi from `name`, or `def` (reported once). */
@@ -80,6 +87,40 @@ static uint32_t env_ms(const char* name, uint32_t def, int which, ncclDebugLogge
                 "using the default %u",
                 name, v, PT_MAX_DUMP_MS, def);
   return def;
+}
+
+/* The step metrics: on with an interval and a directory to write to. */
+static void load_metrics(pt_plugin_config* cfg, ncclDebugLogger_t log) {
+  cfg->metrics_ms = env_ms("PROXYTRACE_METRICS_INTERVAL_MS", 0, W_METRICS, log);
+  const char* v = getenv("PROXYTRACE_METRICS_DIR");
+  if (v && *v) {
+    if (strlen(v) < sizeof cfg->metrics_dir) strcpy(cfg->metrics_dir, v);
+    else if (!atomic_flag_test_and_set(&warned[W_MDIR]))
+      PT_LOG_WARN(log,
+                  "proxytrace: PROXYTRACE_METRICS_DIR is %zu bytes long, more than the %zu a file path "
+                  "inside it leaves room for; using the default (PROXYTRACE_DUMP_DIR)",
+                  strlen(v), sizeof cfg->metrics_dir - 1);
+  }
+  if (!cfg->metrics_dir[0]) memcpy(cfg->metrics_dir, cfg->dump_dir, sizeof cfg->metrics_dir);
+  int channels = 0;
+  v = getenv("PROXYTRACE_METRICS_CHANNELS");
+  if (v && *v) {
+    if (!strcmp(v, "0") || !strcmp(v, "1")) channels = *v == '1';
+    else if (!atomic_flag_test_and_set(&warned[W_MCHAN]))
+      PT_LOG_WARN(log,
+                  "proxytrace: PROXYTRACE_METRICS_CHANNELS='%s' is not 0 or 1; using the default 0 "
+                  "(metrics per peer and direction, not per channel)",
+                  v);
+  }
+  if (cfg->metrics_ms && !cfg->metrics_dir[0]) {
+    if (!atomic_flag_test_and_set(&warned[W_MNODIR]))
+      PT_LOG_WARN(log,
+                  "proxytrace: PROXYTRACE_METRICS_INTERVAL_MS=%u but neither PROXYTRACE_METRICS_DIR nor "
+                  "PROXYTRACE_DUMP_DIR names a directory for the metrics files; metrics stay off",
+                  cfg->metrics_ms);
+    cfg->metrics_ms = 0;
+  }
+  cfg->trace.metrics = !cfg->metrics_ms ? PT_METRICS_OFF : channels ? PT_METRICS_CHANNELS : PT_METRICS_ON;
 }
 
 void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
@@ -146,4 +187,5 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
                   strlen(v), sizeof cfg->dump_dir - 1);
     }
   }
+  load_metrics(cfg, log);
 }

@@ -205,6 +205,8 @@ void pt_ctx_destroy(pt_ctx* c) {
    * registry's reference. sink.c skips RCCL, whose hook dumped just before. */
   if (atomic_load(&c->host_lib) != PT_HOSTLIB_RCCL && pt_trace_waiting_ops(c->trace) > 0)
     pt_sink_dump(c, PT_TRIG_FINALIZE, pt_dump_next_round(), NULL, NULL);
+  /* The communicator's last figures stay on disk (metrics_sink.c). */
+  if (pt_trace_metrics_on(c->trace)) pt_metrics_write(c, 1);
   ctx_unref(c);
 }
 

@@ -19,6 +19,11 @@
  *             flag and writes to the wake fd; signals that arrive while a
  *             dump runs make one more dump.
  *   periodic  (PROXYTRACE_DUMP_INTERVAL_MS).
+ *   metrics   (PROXYTRACE_METRICS_INTERVAL_MS): not a dump: every live
+ *             communicator's step metrics files are rewritten
+ *             (metrics_sink.c); and every 20 ms the recording threads get
+ *             the metrics memory they asked for (src/trace/metrics.c), so
+ *             the hot path never allocates.
  *
  * The thread blocks every signal, so the process's signals keep going to
  * the application's threads, and never touches the proxy threads: dumps
@@ -38,6 +43,7 @@
 #include "plugin/plugin.h"
 #include "trace/clock.h"
 
+#define SERVICE_MS 20 /* metrics memory handed to the recording threads */
 #define CHECK_MIN_MS 5
 #define CHECK_MAX_MS 250
 #define BACKOFF_MAX_SHIFT 30
@@ -109,6 +115,11 @@ static void check_one(pt_ctx* c, void* arg) {
   if (!s->mark || a->now >= s->next) a->due = 1;
 }
 
+static void write_metrics(pt_ctx* c, void* arg) {
+  (void)arg;
+  pt_metrics_write(c, 0);
+}
+
 static void check_stall(uint64_t stall_ticks) {
   round_arg a = {.now = pt_ticks(), .stall_ticks = stall_ticks};
   pt_ctx_for_each(check_one, &a);
@@ -128,9 +139,13 @@ static void* dumper_main(void* arg) {
   uint64_t t = now_ms();
   uint64_t next_periodic = settings.interval_ms ? t + settings.interval_ms : UINT64_MAX;
   uint64_t next_check = settings.stall_ms ? t + check_ms : UINT64_MAX;
+  uint64_t next_metrics = settings.metrics_ms ? t + settings.metrics_ms : UINT64_MAX;
+  uint64_t next_service = settings.metrics_ms ? t + SERVICE_MS : UINT64_MAX;
   while (!atomic_load(&stop)) {
     t = now_ms();
     uint64_t next = next_periodic < next_check ? next_periodic : next_check;
+    if (next_metrics < next) next = next_metrics;
+    if (next_service < next) next = next_service;
     int timeout = next == UINT64_MAX ? -1 : next <= t ? 0 : (int)(next - t > 60000 ? 60000 : next - t);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (poll(&p, fd >= 0 ? 1 : 0, timeout) > 0 && (p.revents & POLLIN)) {
@@ -148,6 +163,14 @@ static void* dumper_main(void* arg) {
     if (t >= next_check) {
       check_stall(stall_ticks);
       next_check = now_ms() + check_ms;
+    }
+    if (t >= next_service) {
+      pt_metrics_service_all();
+      next_service = now_ms() + SERVICE_MS;
+    }
+    if (t >= next_metrics) {
+      pt_ctx_for_each(write_metrics, NULL);
+      next_metrics = now_ms() + settings.metrics_ms;
     }
   }
   return NULL;
@@ -204,8 +227,10 @@ void pt_dumper_first(const pt_plugin_config* cfg, ncclDebugLogger_t log) {
   settings.interval_ms = cfg->interval_ms;
   settings.dump_signal = cfg->dump_signal;
   memcpy(settings.dump_dir, cfg->dump_dir, sizeof settings.dump_dir);
+  settings.metrics_ms = cfg->metrics_ms;
+  memcpy(settings.metrics_dir, cfg->metrics_dir, sizeof settings.metrics_dir);
   if (cfg->dump_signal) pt_signal_install(cfg->dump_signal, log);
-  if (!running && (cfg->stall_ms || cfg->interval_ms || cfg->dump_signal)) start_thread(log);
+  if (!running && (cfg->stall_ms || cfg->interval_ms || cfg->dump_signal || cfg->metrics_ms)) start_thread(log);
   pthread_mutex_unlock(&thread_lock);
 }
 

@@ -49,6 +49,8 @@ typedef struct {
   uint32_t interval_ms; /* PROXYTRACE_DUMP_INTERVAL_MS; 0 = off */
   int dump_signal;      /* PROXYTRACE_DUMP_SIGNAL; 0 = none */
   char dump_dir[PT_DUMP_DIR_MAX]; /* PROXYTRACE_DUMP_DIR; "" = none */
+  uint32_t metrics_ms;  /* PROXYTRACE_METRICS_INTERVAL_MS; 0 = off (then trace.metrics is off) */
+  char metrics_dir[PT_DUMP_DIR_MAX]; /* PROXYTRACE_METRICS_DIR, else PROXYTRACE_DUMP_DIR */
 } pt_plugin_config;
 
 /* Reads PROXYTRACE_* variables. A bad value is reported once per process
@@ -105,6 +107,7 @@ typedef struct pt_ctx {
   pt_stall_state stall;
   int refs;      /* the registry's (until finalize) + one per running dump; registry lock */
   uint64_t walk; /* the last pt_ctx_for_each walk that visited it; registry lock */
+  int metrics_final; /* its last metrics files are written (metrics_sink.c's lock) */
   struct pt_ctx* next;
 } pt_ctx;
 
@@ -155,6 +158,8 @@ typedef struct {
   uint32_t stall_ms, interval_ms;
   int dump_signal;
   char dump_dir[PT_DUMP_DIR_MAX];
+  uint32_t metrics_ms;
+  char metrics_dir[PT_DUMP_DIR_MAX];
 } pt_dump_settings;
 const pt_dump_settings* pt_dump_settings_get(void);
 
@@ -186,6 +191,22 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
 int pt_sink_write_fds(pt_ctx* c, pt_trigger trig, int txt_fd, int json_fd);
 /* Dumps lost to write errors so far in this process. */
 uint64_t pt_sink_lost(void);
+/* The host library's name for the files ("rccl", "nccl", "unknown"). */
+const char* pt_sink_host_lib(pt_ctx* c);
+/* The host name as the files carry it ('/' and ' ' replaced). */
+const char* pt_sink_host_name(void);
+
+/* ---- step metrics files (metrics_sink.c) ---- */
+
+/* Writes `c`'s metrics — Prometheus text and JSON lines — to
+ * PROXYTRACE_METRICS_DIR/proxytrace-metrics-<host>-<pid>-r<rank>-<commHash>
+ * .prom and .jsonl, each through a temporary file and a rename. `final`: the
+ * communicator's last export (finalize); no export follows it. Called on a
+ * reference to `c`, with no lock held. 0, or -1 (said once through the host
+ * log). */
+int pt_metrics_write(pt_ctx* c, int final);
+/* Hands every live context's recording thread the memory it asked for. */
+void pt_metrics_service_all(void);
 /* A per-process round number for dumps taken together. */
 uint64_t pt_dump_next_round(void);
 
@@ -222,8 +243,17 @@ void* pt_event_coll_start(void* ctx, int func, uint64_t seq, uint64_t comm_hash)
 void* pt_event_p2p_start(void* ctx, int func, int peer, uint64_t comm_hash);
 /* Any state on one of our handles, except RCCL's ProxyDiag update:
  * 19 registers an op, 0-7 move a stock op's counters (`steps` < 0 when the
- * host gave no args), 8-12/20 are step states. Others are refused. */
-void pt_event_state(void* handle, int state, int64_t steps);
+ * host gave no args), 8-12/20 are step states. Others are refused.
+ * `trans_size` is the args' transSize (pt_args_trans_size), -1 without. */
+void pt_event_state(void* handle, int state, int64_t steps, int64_t trans_size);
+/* The transSize of any version's state args: the first member of both the
+ * proxyOp (v1-v3) and proxyStep (v4+) arms; -1 for NULL args. */
+static inline int64_t pt_args_trans_size(const void* args) {
+  if (!args) return -1;
+  uint64_t v;
+  __builtin_memcpy(&v, args, sizeof v);
+  return v > (uint64_t)INT64_MAX ? -1 : (int64_t)v;
+}
 /* init of every table: a context (NULL when we opt out — never a failure)
  * and, when there is one, the events we want. `api` is the table's version. */
 void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t comm_hash,

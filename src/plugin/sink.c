@@ -73,6 +73,13 @@ static const char* host_lib_name(int lib) {
   return lib == PT_HOSTLIB_RCCL ? "rccl" : lib == PT_HOSTLIB_NCCL ? "nccl" : "unknown";
 }
 
+const char* pt_sink_host_lib(pt_ctx* c) { return host_lib_name(atomic_load(&c->host_lib)); }
+
+const char* pt_sink_host_name(void) {
+  pthread_once(&host_once, read_host_name);
+  return host_name;
+}
+
 /* ---- the logger ---- */
 
 typedef struct {

@@ -10,78 +10,18 @@
  * Strings are escaped; bytes that are not UTF-8 become U+FFFD.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "trace/dump.h"
+#include "trace/jline.h"
 #include "trace/numfmt.h"
 #include "trace/slab.h"
 
-#define JSON_LINE_MAX 4096 /* longest line: the header, with a 255-byte host name escaped */
-
-typedef struct {
-  char b[JSON_LINE_MAX];
-  size_t len;
-} jline;
-
-static void put(jline* j, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(jline* j, const char* fmt, ...) {
-  if (j->len >= sizeof j->b) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int w = vsnprintf(j->b + j->len, sizeof j->b - j->len, fmt, ap);
-  va_end(ap);
-  if (w > 0) j->len += (size_t)w;
-  if (j->len > sizeof j->b) j->len = sizeof j->b;
-}
-
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if there is none. */
-static size_t utf8_len(const unsigned char* s) {
-  if (s[0] < 0x80) return 1;
-  size_t n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
-  if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
-  return n;
-}
-
-/* A JSON string, or null for NULL. At most `max` bytes of `s` are read. */
-static void put_str(jline* j, const char* s, size_t max) {
-  if (!s) {
-    put(j, "null");
-    return;
-  }
-  put(j, "\"");
-  const unsigned char* p = (const unsigned char*)s;
-  size_t left = strnlen(s, max);
-  while (left && j->len + 8 < sizeof j->b) {
-    size_t n = utf8_len(p);
-    if (n > left) n = 0;
-    if (n == 0) {
-      put(j, "\\ufffd");
-      n = 1;
-    } else if (*p == '"' || *p == '\\') {
-      put(j, "\\%c", *p);
-    } else if (*p == '\n' || *p == '\t' || *p == '\r') {
-      put(j, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
-    } else if (*p < 0x20) {
-      put(j, "\\u%04x", *p);
-    } else {
-      memcpy(j->b + j->len, p, n);
-      j->len += n;
-    }
-    p += n;
-    left -= n;
-  }
-  put(j, "\"");
-}
-
 /* "key":ns or "key":null */
-static void put_time(jline* j, const char* key, const pt_clock_cal* cal, uint64_t ticks) {
-  if (ticks) put(j, ",\"%s\":%" PRId64, key, pt_ticks_to_unix_ns(cal, ticks));
-  else put(j, ",\"%s\":null", key);
+static void put_time(pt_jline* j, const char* key, const pt_clock_cal* cal, uint64_t ticks) {
+  if (ticks) pt_jput(j, ",\"%s\":%" PRId64, key, pt_ticks_to_unix_ns(cal, ticks));
+  else pt_jput(j, ",\"%s\":null", key);
 }
 
 static const char* const counter_names[PT_CNT_NUM] = {
@@ -101,26 +41,26 @@ static const char* origin_name(uint8_t o) {
   }
 }
 
-static void header(jline* j, const pt_dump* d, const pt_dump_meta* m) {
+static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
   /* Hundredths by hand: printf's %f follows the host's LC_NUMERIC, which may
    * print a comma. */
   const long long mb100 = (long long)(d->map_size_mb * 100.0 + 0.5);
-  put(j, "{\"type\":\"dump\",\"schema\":1,\"tool\":\"proxytrace\",\"version\":\"%d.%d.%d\",\"host\":",
+  pt_jput(j, "{\"type\":\"dump\",\"schema\":1,\"tool\":\"proxytrace\",\"version\":\"%d.%d.%d\",\"host\":",
       PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
-  put_str(j, m->host, 255);
-  put(j, ",\"pid\":%ld,\"rank\":%d,\"nRanks\":%d,\"nNodes\":%d,\"commHash\":\"%" PRIu64 "\",\"commName\":",
+  pt_jput_str(j, m->host, 255);
+  pt_jput(j, ",\"pid\":%ld,\"rank\":%d,\"nRanks\":%d,\"nNodes\":%d,\"commHash\":\"%" PRIu64 "\",\"commName\":",
       m->pid, d->rank, m->nranks, m->nnodes, m->comm_hash);
-  put_str(j, m->comm_name && *m->comm_name ? m->comm_name : NULL, 255);
-  put(j, ",\"hostLib\":\"%s\",\"profilerApi\":%d,\"clock\":\"%s\",\"trigger\":\"%s\",\"dumpSeq\":%" PRIu64
+  pt_jput_str(j, m->comm_name && *m->comm_name ? m->comm_name : NULL, 255);
+  pt_jput(j, ",\"hostLib\":\"%s\",\"profilerApi\":%d,\"clock\":\"%s\",\"trigger\":\"%s\",\"dumpSeq\":%" PRIu64
          ",\"round\":%" PRIu64 ",\"time_ns\":%" PRId64 ",\"activeOps\":%u,\"finishedOps\":%u,"
          "\"mapSizeMB\":%lld.%02lld,\"stallMs\":%u",
       m->host_lib, m->profiler_api, pt_clock_source(), m->trigger, m->seq, m->round, d->time_ns,
       d->n_active, d->n_finished, mb100 / 100, mb100 % 100, m->stall_ms);
   put_time(j, "lastProgress_ns", &d->cal, m->last_progress_ticks);
-  put(j, ",\"lostDumps\":%" PRIu64 ",\"maxOps\":%u,\"drops\":{", m->lost_dumps, d->nslots);
+  pt_jput(j, ",\"lostDumps\":%" PRIu64 ",\"maxOps\":%u,\"drops\":{", m->lost_dumps, d->nslots);
   for (int i = 0; i < PT_DROP_NUM; i++)
-    put(j, "%s\"%s\":%" PRIu64, i ? "," : "", pt_drop_name((pt_drop_reason)i), d->drops.n[i]);
-  put(j, "}}");
+    pt_jput(j, "%s\"%s\":%" PRIu64, i ? "," : "", pt_drop_name((pt_drop_reason)i), d->drops.n[i]);
+  pt_jput(j, "}}");
 }
 
 /* Appends the literal s. */
@@ -140,7 +80,7 @@ static char* time_at(char* q, const char* key_lit, size_t key_len, const pt_cloc
 /* One op line, written by hand (numfmt.h) into j: the bytes the printf
  * formats of schema 1 gave, at a fraction of their cost. Its longest form is
  * well under 2 KiB (fixed names, one key, integers of at most 20 digits). */
-static void op(jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t seq) {
+static void op(pt_jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t seq) {
   const pt_rec_view* v = &e->v;
   char* q = j->b + j->len;
   LIT(q, "{\"type\":\"op\",\"dumpSeq\":");
@@ -218,23 +158,19 @@ static void op(jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t seq)
   j->len = (size_t)(q - j->b);
 }
 
-static int emit_line(jline* j, pt_line_fn emit, void* arg) {
-  emit(arg, j->b, (int)(j->len < sizeof j->b ? j->len : sizeof j->b - 1));
-  j->len = 0;
-  return 1;
-}
 
 int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg) {
-  jline j = {.len = 0};
+  char buf[4096]; /* longest line: the header, with a 255-byte host name escaped */
+  pt_jline j = {buf, sizeof buf, 0};
   int lines = 0;
   header(&j, d, m);
-  lines += emit_line(&j, emit, arg);
+  lines += pt_jline_emit(&j, emit, arg);
   for (size_t i = 0; i < d->n; i++) {
     op(&j, d, pt_dump_at(d, i), m->seq);
-    lines += emit_line(&j, emit, arg);
+    lines += pt_jline_emit(&j, emit, arg);
   }
-  put(&j, "{\"type\":\"end\",\"dumpSeq\":%" PRIu64 ",\"records\":%zu}", m->seq, d->n);
-  lines += emit_line(&j, emit, arg);
+  pt_jput(&j, "{\"type\":\"end\",\"dumpSeq\":%" PRIu64 ",\"records\":%zu}", m->seq, d->n);
+  lines += pt_jline_emit(&j, emit, arg);
   return lines;
 }
 

@@ -85,7 +85,7 @@ typedef struct {
 typedef struct pt_op {
   alignas(PT_SLOT_BYTES) _Atomic uint8_t state; /* PT_SLOT_*; changed inside the record seqlock */
   uint8_t step_driven; /* pt_op_info.step_driven */
-  uint8_t reserved[2];
+  uint16_t mop;        /* its metrics scratch, index + 1; 0 = not measured (metrics.h) */
   uint32_t gen;
   uint32_t next, prev; /* links of the slot's list (PT_NO_SLOT at the ends) */
   struct pt_trace* trace;
@@ -118,6 +118,7 @@ struct pt_trace {
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];
   _Atomic uint64_t drops[PT_DROP_NUM];
+  pt_metrics* metrics; /* step metrics, NULL when off (metrics.h) */
   /* Debug builds (PT_DEBUG): the thread that writes this trace, claimed by
    * its first write; see pt_writer_check in trace.c. */
   _Atomic uintptr_t writer;

@@ -15,6 +15,7 @@
 #endif
 
 #include "trace/clock.h"
+#include "trace/metrics.h"
 #include "trace/slab.h"
 #include "trace/vmem.h"
 
@@ -83,7 +84,10 @@ static int charge_chunk(void) {
 
 /* ---- lifecycle ---- */
 
-void pt_trace_config_default(pt_trace_config* cfg) { cfg->max_ops = PT_DEFAULT_MAX_OPS; }
+void pt_trace_config_default(pt_trace_config* cfg) {
+  cfg->max_ops = PT_DEFAULT_MAX_OPS;
+  cfg->metrics = PT_METRICS_OFF;
+}
 
 int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) {
   pt_trace_config cfg;
@@ -112,12 +116,18 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
   t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
   PT_STORE(t->my_rank, my_rank);
   for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
+  if (cfg.metrics && !(t->metrics = pt_metrics_create(cfg.metrics == PT_METRICS_CHANNELS))) {
+    pt_trace_destroy(t);
+    errno = ENOMEM;
+    return -1;
+  }
   *out = t;
   return 0;
 }
 
 void pt_trace_destroy(pt_trace* t) {
   if (!t) return;
+  pt_metrics_destroy(t->metrics);
   pt_idmap_free(&t->ids);
   atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)t->n_charged * PT_SLOT_BYTES, RLX);
   pt_vmem_release(t->slab, (size_t)t->nslots * PT_SLOT_BYTES);
@@ -381,12 +391,14 @@ void pt_op_register(pt_handle h) {
   PT_STORE(t->n_active, PT_LOAD(t->n_active) + 1);
   PT_STORE(t->t_progress, now); /* a new op: the stall clock starts here */
   PT_STORE(t->n_buckets, t->ids.buckets);
+  if (t->metrics) pt_metrics_op_begin(t->metrics, op, now);
 }
 
 /* DONE reached nSteps: freeze the record into the ring and drop it from the
  * active set; its id bucket goes when it was the bucket's last record. */
 __attribute__((noinline, cold)) static void complete(pt_op* op) {
   pt_trace* t = op->trace;
+  if (op->mop) pt_metrics_op_end(t->metrics, op, pt_ticks());
   pt_rec_view v;
   pt_rec_to_view(&op->rec, &v);
   uint64_t head = PT_LOAD(t->ring_head);
@@ -425,9 +437,10 @@ static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned 
   const uint64_t now = now_or_0                                               ? now_or_0
                        : same_poll && store && !(flags & PT_FLAG_TIMESTAMP) && last ? last
                                                                                       : pt_ticks();
+  const int64_t old = PT_LOAD(r->counters[kind]);
   pt_rec_write_begin(r);
   if (store) {
-    if (is_progress_counter(kind) && PT_LOAD(r->counters[kind]) != value) {
+    if (is_progress_counter(kind) && old != value) {
       PT_STORE(r->t_progress, now);
       PT_STORE(op->trace->t_progress, now); /* what the stall watchdog reads */
     }
@@ -440,6 +453,8 @@ static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned 
     else if (kind == PT_CNT_KERNEL_COPY_READY) PT_STORE(r->t_kernel, now);
   }
   pt_rec_write_end(r);
+  if (op->mop && store && ((PT_M_KINDS >> kind) & 1))
+    pt_metrics_counter(op->trace->metrics, op, kind, old, value, now);
   if (store && kind == PT_CNT_DONE && value == (int64_t)PT_LOAD(r->nsteps)) complete(op);
 }
 
@@ -528,9 +543,10 @@ static void isend_accepted(pt_op* op, int64_t transmitted) {
   advance_at(op, PT_CNT_TRANSMITTED, transmitted, 0, now);
 }
 
-void pt_op_progress(pt_handle h, int state, int64_t steps) {
+void pt_op_progress(pt_handle h, int state, int64_t steps, int64_t trans_size) {
   pt_op* op = active_op(h);
   if (!op) return;
+  if (op->mop && trans_size >= 0) pt_metrics_size(op->trace->metrics, op, trans_size, 1);
   switch (state) {
     case 0: advance(op, PT_CNT_POSTED, steps, PT_FLAG_TIMESTAMP); return;       /* SendPosted */
     case 1: advance(op, PT_CNT_KERNEL_COPY_READY, steps, 0); return;            /* SendRemFifoWait */
@@ -595,12 +611,16 @@ static void step_progress(pt_op* op, const pt_step_slot* s, int state) {
   }
 }
 
-void pt_step_state(pt_handle h, int state) {
+void pt_step_state(pt_handle h, int state, int64_t trans_size) {
   pt_step_slot* s = live_step(h);
   if (!s) return;
   PT_STORE(s->state, (uint8_t)(state > 1 && state < 255 ? state : 1));
   pt_op* op = slot_of(h);
-  if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE) step_progress(op, s, state);
+  if (!op->step_driven || PT_LOAD(op->state) != PT_SLOT_ACTIVE) return;
+  /* NCCL 2.27+: the transfer's bytes at SendWait and RecvFlushWait. */
+  if (op->mop && trans_size >= 0 && (state == 9 || state == 11))
+    pt_metrics_size(op->trace->metrics, op, trans_size, 0);
+  step_progress(op, s, state);
 }
 
 void pt_handle_stop(pt_handle h) {
@@ -624,6 +644,7 @@ void pt_handle_stop(pt_handle h) {
           /* Stopped before DONE reached nSteps (abort, error path): keep the
            * record in the dumps — legacy does too — but the handle is gone,
            * and the host no longer waits on it. */
+          if (op->mop) pt_metrics_op_end(op->trace->metrics, op, pt_ticks());
           set_state(op, PT_SLOT_DETACHED);
           PT_STORE(op->trace->n_detached, PT_LOAD(op->trace->n_detached) + 1);
           return;

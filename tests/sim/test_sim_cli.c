@@ -87,6 +87,9 @@ static void test_bad_options_exit_2(void** state) {
   expect_bad("--stall", "1:x:2", "--stall");
   expect_bad("--no-recv", "a", "--no-recv");
   expect_bad("--slow-link", "1:1", "--slow-link");
+  expect_bad("--slow-gpu", "1:1001", "--slow-gpu takes RANK:FACTOR with FACTOR 2..1000");
+  expect_bad("--slow-gpu", "1", "--slow-gpu");
+  expect_bad("--pace", "200000", "microseconds 0..100000");
   expect_bad("--kill", "1", "--kill");
   expect_bad("--pxn", "1", "--pxn");
   expect_bad("--leak-ops", "0", "--leak-ops");
@@ -161,9 +164,14 @@ static void test_faults_checked_against_job(void** state) {
   const char* r5[] = {"--fault-call", "2", NULL}; /* 2 calls */
   assert_int_equal(parse(&c, r5), 2);
   const char* ok[] = {"--pxn", "1:2", "--stall", "3:all:0", "--kill", "7:0", "--leak-ops", "2:1", "--no-recv", "2",
-                      "--slow-link", "5:10", "--fault-iter=1", "--fault-call", "1", NULL};
+                      "--slow-link", "5:10", "--fault-iter=1", "--fault-call", "1", "--slow-gpu", "6:3",
+                      "--pace", "250", NULL};
   assert_int_equal(parse(&c, ok), 0);
-  assert_int_equal(c.n_faults, 6);
+  assert_int_equal(c.n_faults, 7);
+  assert_int_equal(c.faults[6].kind, PT_FAULT_SLOW_GPU);
+  assert_int_equal(c.faults[6].rank, 6);
+  assert_int_equal(c.faults[6].arg, 3);
+  assert_int_equal(c.pace_us, 250);
   assert_int_equal(c.faults[0].kind, PT_FAULT_PXN);
   assert_int_equal(c.faults[0].arg, 2);
   assert_int_equal(c.faults[1].channel, -1);

@@ -55,6 +55,7 @@ static const scenario scenarios[] = {
     {"no-recv in sendrecv", {"--no-recv", "3", "--fault-call", "1", NULL}},
     {"kill", {"--kill", "0:2", NULL}},
     {"slow link", {"--slow-link", "1:4", "--jitter", "2", NULL}},
+    {"slow GPU, paced", {"--slow-gpu", "2:3", "--pace", "20", "--iters", "1", NULL}},
     {"pxn", {"--pxn", "1:0", NULL}},
     {"leak-ops", {"--leak-ops", "2", NULL}},
     {"jitter, retries, flush", {"--jitter", "3", "--recv-retry", "0.2", "--gdr-flush", "--gpu-batch", "3", NULL}},

@@ -216,7 +216,7 @@ static void test_handles(void** state) {
   /* After a normal completion nothing is lost (stock NCCL 2.23-2.26 send
    * SendDone after the last step stop): not counted. */
   pt_op_update(op2, PT_CNT_DONE, 4, 0);
-  pt_op_progress(op2, 3, 4);
+  pt_op_progress(op2, 3, 4, -1);
   pt_trace_drops(t, &d1);
   assert_int_equal(d1.n[PT_DROP_UNTRACKED], d0.n[PT_DROP_UNTRACKED]);
   /* An op stopped before completing is gone for good: counted. */

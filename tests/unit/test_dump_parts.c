@@ -127,7 +127,7 @@ static void test_stock_ops_and_watchdog_inputs(void** state) {
   const uint64_t t1 = pt_trace_last_progress(c->trace);
   assert_true(t1 > 0);
   void* s = pt_step_start(c->trace, op2, 0); /* a send step posts: progress */
-  pt_step_state(s, 9);
+  pt_step_state(s, 9, -1);
   assert_true(pt_trace_last_progress(c->trace) >= t1);
   pt_handle_stop(op3); /* stopped before completing: no longer waited on */
   assert_int_equal(pt_trace_waiting_ops(c->trace), 2);

@@ -171,7 +171,7 @@ static void test_stale_step_handle_of_previous_op(void** state) {
   assert_ptr_not_equal(sb, sa);
   const uint64_t stale = drops(t, PT_DROP_STALE_HANDLE);
   pt_handle_stop(sa);    /* late stop of A's step 3 */
-  pt_step_state(sa, 12); /* and a late state */
+  pt_step_state(sa, 12, -1); /* and a late state */
   assert_int_equal(drops(t, PT_DROP_STALE_HANDLE), stale + 2);
   assert_int_equal(counter(b, PT_CNT_DONE), 0);
   assert_int_equal(counter(b, PT_CNT_TRANSMITTED), 0);
@@ -273,12 +273,12 @@ static void test_step_arithmetic_saturates(void** state) {
   pt_op_register(op);
   pt_op_update(op, PT_CNT_DONE, INT64_MAX - 3, 0);
   pt_handle s = pt_step_start(t, op, 5);
-  pt_step_state(s, 12);
+  pt_step_state(s, 12, -1);
   pt_handle_stop(s);
   assert_true(counter(op, PT_CNT_DONE) == INT64_MAX);
   pt_op_update(op, PT_CNT_DONE, INT64_MIN + 2, 0);
   s = pt_step_start(t, op, 0x7ffe);
-  pt_step_state(s, 11);
+  pt_step_state(s, 11, -1);
   pt_handle_stop(s);
   assert_true(counter(op, PT_CNT_DONE) >= INT64_MIN + 2);
   pt_trace_destroy(t);

@@ -106,6 +106,11 @@ void pt_sim_usage(FILE* f) {
 "  --gdr-flush           receives are flushed (GPU Direct RDMA), FLUSHED counter\n"
 "  --hang-polls N        progress rounds on a hung job before it is aborted\n"
 "                        (default 50)\n"
+"  --pace US             real time: each poll a waiting phase draws lasts US\n"
+"                        microseconds, and a proxy thread with nothing to do\n"
+"                        sleeps until its next op is due, so step times are\n"
+"                        draws times US whatever the CPU load (0..100000,\n"
+"                        default 0: polls as fast as they go)\n"
 "  --hold SECONDS        after those rounds, keep the proxy threads polling the\n"
 "                        stuck ops for this long before the abort, so the\n"
 "                        plugin's watchdogs and signals act as in a real hang\n"
@@ -117,7 +122,7 @@ void pt_sim_usage(FILE* f) {
 "  --comm-dump N         RCCL only: a watchdog thread calls ncclCommDump for\n"
 "                        every rank N times, while the job runs (default 0)\n"
 "\n"
-"Faults (strike in one call of one iteration; slow-link, pxn, leak-ops in all).\n"
+"Faults (strike in one call of one iteration; slow-link, slow-gpu, pxn, leak-ops in all).\n"
 "A step S counts transfers of sliceSteps raw steps (2 for a SIMPLE all-reduce,\n"
 "else 1), as NCCL 2.24+ number ProxyStep events; the dump's counters (po, trans,\n"
 "done, ns) count raw steps, and the summary gives both. A step the op does not\n"
@@ -126,7 +131,10 @@ void pt_sim_usage(FILE* f) {
 "  --stall R:C:S         rank R's GPU stops producing data on channel C (or all)\n"
 "                        from transfer S\n"
 "  --no-recv R[:C[:S]]   rank R posts no receives (from transfer S, default 0)\n"
-"  --slow-link R:F       rank R's network link is F times slower\n"
+"  --slow-link R:F       rank R's network link is F times slower: the network\n"
+"                        phases of its transfers, both ends (F 2..1000)\n"
+"  --slow-gpu R:F        rank R's GPU is F times slower: producing what it\n"
+"                        sends, consuming what it receives (F 2..1000)\n"
 "  --kill R:S            rank R dies at transfer S (its dump never comes)\n"
 "  --pxn R:H             rank R's network sends run on the proxy of rank H (same\n"
 "                        node): foreign pid, context and parent for H's plugin\n"
@@ -215,7 +223,7 @@ static const struct {
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
-    {"signal-after", 1}, {"truth-json", 1},
+    {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -352,8 +360,11 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_seconds(val, slot)) return bad(err, opt, val, "a number of seconds 0..3600");
   } else if (!strcmp(opt, "scenario")) {
     return read_scenario(c, val, out, err, depth);
+  } else if (!strcmp(opt, "pace")) {
+    if (to_int(val, 0, 100000, &c->pace_us)) return bad(err, opt, val, "microseconds 0..100000");
   } else if (!strcmp(opt, "stall") || !strcmp(opt, "no-recv") || !strcmp(opt, "slow-link") ||
-             !strcmp(opt, "kill") || !strcmp(opt, "pxn") || !strcmp(opt, "leak-ops")) {
+             !strcmp(opt, "slow-gpu") || !strcmp(opt, "kill") || !strcmp(opt, "pxn") ||
+             !strcmp(opt, "leak-ops")) {
     if (c->n_faults >= PT_SIM_MAX_FAULTS) return bad(err, opt, val, "at most 32 faults");
     if (sim_fault_parse(opt, val, &c->faults[c->n_faults], err) != 0) return 2;
     c->n_faults++;

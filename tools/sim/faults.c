@@ -13,7 +13,10 @@
  *   no-recv RANK[:CHANNEL[:STEP]]  RANK posts no receives (from STEP; a
  *                              send/recv call with none at all is a call
  *                              to ncclRecv that never happens)
- *   slow-link RANK:FACTOR      RANK's network link is FACTOR times slower
+ *   slow-link RANK:FACTOR      RANK's network link is FACTOR times slower:
+ *                              the network phases of its transfers, both ends
+ *   slow-gpu RANK:FACTOR       RANK's GPU is FACTOR times slower: producing
+ *                              the data it sends, consuming what it receives
  *   kill RANK:STEP             RANK dies at STEP: no more events, no dump
  *   pxn RANK:HELPER            RANK's network sends are progressed by the
  *                              proxy of HELPER (same node), with RANK's
@@ -87,6 +90,10 @@ int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* 
     f->kind = PT_FAULT_SLOW_LINK;
     if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 2, 1000, &f->arg)) return 0;
     fprintf(err, "proxytrace sim: --slow-link takes RANK:FACTOR with FACTOR 2..1000, got '%s'\n", value);
+  } else if (!strcmp(kind, "slow-gpu")) {
+    f->kind = PT_FAULT_SLOW_GPU;
+    if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 2, 1000, &f->arg)) return 0;
+    fprintf(err, "proxytrace sim: --slow-gpu takes RANK:FACTOR with FACTOR 2..1000, got '%s'\n", value);
   } else if (!strcmp(kind, "kill")) {
     f->kind = PT_FAULT_KILL;
     if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 0, 1 << 30, &f->step)) return 0;
@@ -140,6 +147,7 @@ const char* sim_fault_name(pt_fault_kind k) {
     case PT_FAULT_KILL: return "kill";
     case PT_FAULT_PXN: return "pxn";
     case PT_FAULT_LEAK_OPS: return "leak-ops";
+    case PT_FAULT_SLOW_GPU: return "slow-gpu";
   }
   return "?";
 }
@@ -149,6 +157,8 @@ void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len) {
   if (f->channel < 0) snprintf(ch, sizeof ch, "all");
   else snprintf(ch, sizeof ch, "%d", f->channel);
   if (f->kind == PT_FAULT_KILL) snprintf(buf, len, "--kill %d:%d", f->rank, f->step);
+  else if (f->kind == PT_FAULT_SLOW_LINK || f->kind == PT_FAULT_SLOW_GPU)
+    snprintf(buf, len, "--%s %d:%d", sim_fault_name(f->kind), f->rank, f->arg);
   else snprintf(buf, len, "--%s %d:%s:%d", sim_fault_name(f->kind), f->rank, ch, f->step);
 }
 
@@ -165,6 +175,7 @@ void sim_fault_describe(const pt_sim_fault* f, int slice, char* buf, size_t len)
     case PT_FAULT_STALL: snprintf(buf, len, "GPU of rank %d stops producing data on %s from %s", f->rank, ch, step); break;
     case PT_FAULT_NO_RECV: snprintf(buf, len, "rank %d posts no receives on %s from %s", f->rank, ch, step); break;
     case PT_FAULT_SLOW_LINK: snprintf(buf, len, "rank %d's network link is %dx slower", f->rank, f->arg); break;
+    case PT_FAULT_SLOW_GPU: snprintf(buf, len, "rank %d's GPU is %dx slower", f->rank, f->arg); break;
     case PT_FAULT_KILL: snprintf(buf, len, "rank %d dies at %s", f->rank, step); break;
     case PT_FAULT_PXN: snprintf(buf, len, "rank %d's sends go through rank %d's proxy (PXN)", f->rank, f->arg); break;
     case PT_FAULT_LEAK_OPS:

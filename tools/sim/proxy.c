@@ -46,6 +46,7 @@
  * --hang-polls rounds (and then --hold seconds, run.c), the job is hung and
  * the thread leaves, as a proxy does when the communicator is aborted.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +54,11 @@
 #include "internal.h"
 
 #define NCCL_STEPS 8
+
+/* The phases an op waits in: the GPU's (producing a send's data, consuming
+ * a receive's) and the network's (the receiver's credit, the send's
+ * completion, the receive's arrival, the flush). */
+enum { PH_GPU, PH_TX, PH_NET, PH_RECV, PH_FLUSH, PH_CONS, PH_NUM };
 
 /* One element of the host's proxy-args pool, as far as events go. */
 typedef struct {
@@ -68,7 +74,8 @@ typedef struct {
   void* parent;     /* the task handle (Coll / P2p)                        */
   int mask;         /* the task's copy of the activation mask              */
   int posted, trans, done, recvd; /* in transfers (profiler steps)         */
-  int w_gpu, w_tx, w_net, w_recv, w_flush, w_cons; /* -1 = not drawn      */
+  int w[PH_NUM];    /* polls the phase still waits; -1 = not drawn          */
+  uint64_t due[PH_NUM]; /* --pace: when the phase is ready (CLOCK_MONOTONIC ns) */
   int post_tries, peer_waits;
   int inprogress, finished;
   uint64_t rng;
@@ -82,6 +89,7 @@ typedef struct {
   const pt_sim_config* c;
   uint64_t calls;
   int diag_ok;      /* state 31 reaches the plugin                         */
+  uint64_t next_due; /* --pace: the earliest phase due after this round    */
   pop* ops;
   int n, cap;
   pool_elem* pool;  /* every element this proxy allocated                  */
@@ -91,17 +99,36 @@ typedef struct {
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
-static int draw(proxy* px, pop* o) {
-  int j = px->c->jitter, f = o->op->slow;
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls a phase waits: 0..jitter, times a slow link's factor for the
+ * network's phases and a slow GPU's for the GPU's. */
+static int draw(proxy* px, pop* o, int ph) {
+  int j = px->c->jitter, f = ph == PH_GPU || ph == PH_CONS ? o->op->slow_gpu : o->op->slow;
   int d = j > 0 ? (int)(sim_rand(&o->rng) % (uint64_t)(j + 1)) : 0;
   return f > 1 ? d * f + f : d;
 }
 
-/* 1 when the head of a phase is ready this poll. */
-static int countdown(proxy* px, pop* o, int* w) {
-  if (*w < 0) *w = draw(px, o);
-  if (*w > 0) {
-    (*w)--;
+/* 1 when the head of a phase is ready this poll. The caller resets
+ * o->w[ph] to -1 once the phase is over. With --pace the draw is a time:
+ * ready when it has passed. */
+static int countdown(proxy* px, pop* o, int ph) {
+  const int pace = px->c->pace_us;
+  if (o->w[ph] < 0) {
+    o->w[ph] = draw(px, o, ph);
+    if (pace > 0) o->due[ph] = mono_ns() + (uint64_t)o->w[ph] * (uint64_t)pace * 1000u;
+  }
+  if (pace > 0) {
+    if (mono_ns() >= o->due[ph]) return 1;
+    if (o->due[ph] < px->next_due) px->next_due = o->due[ph];
+    return 0;
+  }
+  if (o->w[ph] > 0) {
+    o->w[ph]--;
     return 0;
   }
   return 1;
@@ -293,7 +320,7 @@ static void send_progress(proxy* px, pop* o) {
   }
   if (o->trans < o->posted) {
     int t = o->trans;
-    int ready = t < op->lim_ready && countdown(px, o, &o->w_gpu);
+    int ready = t < op->lim_ready && countdown(px, o, PH_GPU);
     int tail = ready ? imin(o->posted, op->lim_ready) : t;
     diag(px, o, ncclProxyDiagRecvTail, op->base + (int64_t)tail * slice, 0);
     diag(px, o, ncclProxyDiagTailOrHead, op->base + (int64_t)t * slice, 0);
@@ -307,14 +334,14 @@ static void send_progress(proxy* px, pop* o) {
       else step_state(px, o, t, ncclProfilerProxyStepSendPeerWait_v4);
       if (o->peer_waits++ > 0) op->seen.retries += (int64_t)(px->calls - before);
       diag(px, o, ncclProxyDiagKernelCopyReady, (int64_t)t * slice + slice, 0);
-      if (t < op->lim_tx && countdown(px, o, &o->w_tx)) {
+      if (t < op->lim_tx && countdown(px, o, PH_TX)) {
         diag(px, o, ncclProxyDiagKernelCopyReady, 0,
              NCCL_PROXY_DIAG_FLAG_TIMESTAMP | NCCL_PROXY_DIAG_FLAG_COUNTER_SKIP);
         /* transSize grows before the records from 2.24, after them on
          * 2.23 (v2.23.4-1 net.cc:1136-1138). */
         if (!h->raw_step_events) add_size(px, o, xfer_size(op, t));
         o->trans++;
-        o->w_gpu = o->w_tx = -1;
+        o->w[PH_GPU] = o->w[PH_TX] = -1;
         o->peer_waits = 0;
         if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendTransmitted, o->trans);
         step_state(px, o, t, ncclProfilerProxyStepSendWait);
@@ -325,9 +352,9 @@ static void send_progress(proxy* px, pop* o) {
       }
     }
   }
-  if (o->done < o->trans && countdown(px, o, &o->w_net)) {
+  if (o->done < o->trans && countdown(px, o, PH_NET)) {
     int t = o->done++;
-    o->w_net = -1;
+    o->w[PH_NET] = -1;
     step_stop(px, o, t);
     if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendDone, o->done);
     diag(px, o, ncclProxyDiagDone, (int64_t)o->done * slice, 0);
@@ -361,9 +388,9 @@ static void recv_progress(proxy* px, pop* o) {
     }
   }
   /* A receive completed; with GPU-direct RDMA a flush is posted. */
-  if (o->recvd < o->posted && o->recvd < op->lim_recv && countdown(px, o, &o->w_recv)) {
+  if (o->recvd < o->posted && o->recvd < op->lim_recv && countdown(px, o, PH_RECV)) {
     int t = o->recvd++;
-    o->w_recv = -1;
+    o->w[PH_RECV] = -1;
     add_size(px, o, xfer_size(op, t));
     if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpRecvReceived, o->recvd);
     step_state(px, o, t, ncclProfilerProxyStepRecvFlushWait);
@@ -372,9 +399,9 @@ static void recv_progress(proxy* px, pop* o) {
     return;
   }
   /* The flush completed (or none was needed): the data goes to the GPU. */
-  if (o->trans < o->recvd && (!c->gdr_flush || countdown(px, o, &o->w_flush))) {
+  if (o->trans < o->recvd && (!c->gdr_flush || countdown(px, o, PH_FLUSH))) {
     int t = o->trans++;
-    o->w_flush = -1;
+    o->w[PH_FLUSH] = -1;
     if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpRecvTransmitted, o->trans);
     step_state(px, o, t, ncclProfilerProxyStepRecvGPUWait);
     diag(px, o, ncclProxyDiagTransmitted, (int64_t)o->trans * slice, 0);
@@ -385,10 +412,10 @@ static void recv_progress(proxy* px, pop* o) {
    * --gpu-batch steps, each stopped. */
   if (o->done < o->trans) {
     int avail = imin(o->trans, op->lim_consume) - o->done, k = 0;
-    if (avail > 0 && countdown(px, o, &o->w_cons)) {
+    if (avail > 0 && countdown(px, o, PH_CONS)) {
       k = 1 + (c->gpu_batch > 1 ? (int)(sim_rand(&o->rng) % (uint64_t)c->gpu_batch) : 0);
       k = imin(k, avail);
-      o->w_cons = -1;
+      o->w[PH_CONS] = -1;
     }
     diag(px, o, ncclProxyDiagTailOrHead, op->base + (int64_t)(o->done + k) * slice, 0);
     diag(px, o, ncclProxyDiagFifoSzOrHeadCache, op->base + (int64_t)o->done * slice, 0);
@@ -452,6 +479,20 @@ static void ctrl_once(proxy* px, int state) {
 
 /* --- the thread ----------------------------------------------------------- */
 
+/* --pace: after a round in which no op moved, sleep until the earliest
+ * phase is due (a poll's time when none is), as a proxy thread with nothing
+ * to progress yields the CPU. */
+static void pace_idle(proxy* px, int64_t moved) {
+  for (int i = 0; i < px->n; i++) moved += px->ops[i].posted + px->ops[i].trans + px->ops[i].done + px->ops[i].recvd;
+  if (moved) return;
+  const uint64_t now = mono_ns(), poll = (uint64_t)px->c->pace_us * 1000u;
+  uint64_t until = px->next_due == UINT64_MAX || px->next_due > now + poll ? now + poll : px->next_due;
+  if (until <= now) return;
+  struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
 static uint64_t gpu_timer(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -495,7 +536,7 @@ static int append(proxy* px, int b) {
     pop* o = &px->ops[px->n++];
     memset(o, 0, sizeof *o);
     o->op = op;
-    o->w_gpu = o->w_tx = o->w_net = o->w_recv = o->w_flush = o->w_cons = -1;
+    for (int ph = 0; ph < PH_NUM; ph++) o->w[ph] = -1;
     o->rng = sim_mix(px->c->seed ^ sim_mix(((uint64_t)op->batch << 32) ^ ((uint64_t)op->rank << 16) ^
                                            ((uint64_t)op->channel << 2) ^ (uint64_t)op->is_send ^
                                            ((uint64_t)op->kind << 1)));
@@ -580,6 +621,10 @@ void* sim_proxy_main(void* arg) {
     uint64_t rounds = 0;
     for (;;) {
       int all_done = 1, all_blocked = 1;
+      int64_t moved = 0; /* --pace: the counters' sum before and after the round */
+      for (int i = 0; i < px.n && px.c->pace_us > 0; i++)
+        moved -= px.ops[i].posted + px.ops[i].trans + px.ops[i].done + px.ops[i].recvd;
+      px.next_due = UINT64_MAX;
       for (int i = 0; i < px.n; i++) {
         pop* o = &px.ops[i];
         if (o->finished) continue;
@@ -591,6 +636,7 @@ void* sim_proxy_main(void* arg) {
         if (!o->finished && !blocked(o)) all_blocked = 0;
       }
       if (all_done) break;
+      if (px.c->pace_us > 0) pace_idle(&px, moved);
       if (all_blocked && (rk->dead || sim_hang_abort(run, ++stuck))) {
         hung = 1;
         break;

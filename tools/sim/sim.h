@@ -62,7 +62,8 @@ typedef enum {
   PT_FAULT_SLOW_LINK, /* a rank's network link is slow                     */
   PT_FAULT_KILL,      /* a rank dies                                       */
   PT_FAULT_PXN,       /* a rank's sends go through a local peer's proxy    */
-  PT_FAULT_LEAK_OPS   /* non-network proxy ops that are never stopped      */
+  PT_FAULT_LEAK_OPS,  /* non-network proxy ops that are never stopped      */
+  PT_FAULT_SLOW_GPU   /* a rank's GPU produces and consumes data slowly    */
 } pt_fault_kind;
 
 typedef struct {
@@ -70,7 +71,7 @@ typedef struct {
   int rank;    /* the faulty rank                                          */
   int channel; /* -1 = every channel                                       */
   int step;    /* transfer (profiler step) from which the fault strikes    */
-  int arg;     /* slow link: factor; pxn: helper rank; leak: ops per batch */
+  int arg;     /* slow link, slow GPU: factor; pxn: helper rank; leak: ops per batch */
 } pt_sim_fault;
 
 /* Where the logger's lines go: one call per line, without the newline. */
@@ -98,6 +99,8 @@ typedef struct {
   int gpu_batch;       /* steps the GPU may consume between two polls     */
   int gdr_flush;       /* receives are flushed (FLUSHED counter)          */
   int hang_polls;      /* polls on a hung job before it is aborted        */
+  int pace_us;         /* >0: a poll of a waiting phase lasts this long,
+                          and an idle proxy thread sleeps (real time)     */
   double hold_s;       /* then keep polling the stuck ops this long       */
   double signal_after_s; /* send PROXYTRACE_DUMP_SIGNAL after this long; <0 = never */
   int comm_dumps;      /* RCCL ncclCommDump rounds from a watchdog thread  */
@@ -203,7 +206,8 @@ typedef struct {
   int last_bytes;    /* bytes of the last transfer                       */
   int chunk_xfers;   /* transfers per ring step (allreduce)              */
   int64_t base;      /* the connection's step base before this op (raw) */
-  int slow;          /* delay factor of a slow link, 1 = none            */
+  int slow;          /* delay factor of a slow link (network phases), 1 = none */
+  int slow_gpu;      /* delay factor of a slow GPU (its own GPU phases)  */
 
   /* Oracle: how far each phase gets, in transfers. */
   int lim_post;      /* recv: receives posted at most                    */

@@ -216,9 +216,13 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
       continue;
     }
     complete(op);
-    for (int f = 0; f < c->n_faults; f++)
+    for (int f = 0; f < c->n_faults; f++) {
+      /* A slow link slows both ends of its transfers, a slow GPU only what
+       * that rank's own GPU does. */
       if (c->faults[f].kind == PT_FAULT_SLOW_LINK && (op->rank == c->faults[f].rank || op->peer == c->faults[f].rank))
         op->slow = c->faults[f].arg;
+      if (c->faults[f].kind == PT_FAULT_SLOW_GPU && op->rank == c->faults[f].rank) op->slow_gpu = c->faults[f].arg;
+    }
   }
   if (!hang_faults) return 0;
 
@@ -412,7 +416,8 @@ static void fault_effect(const pt_sim_job* job, const pt_sim_fault* f, int* hits
 
 void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   int slow = 0;
-  for (int i = 0; i < c->n_faults; i++) slow |= c->faults[i].kind == PT_FAULT_SLOW_LINK;
+  for (int i = 0; i < c->n_faults; i++)
+    slow |= c->faults[i].kind == PT_FAULT_SLOW_LINK || c->faults[i].kind == PT_FAULT_SLOW_GPU;
   const char* verdict = job->hung_batch >= 0 ? "hang" : slow ? "slow" : "ok";
   fprintf(f,
           "{\"type\":\"truth\",\"schema\":1,\"commHash\":\"%llu\",\"nRanks\":%d,\"nodes\":%d,\"ranksPerNode\":%d,"
@@ -455,6 +460,11 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
       cause = "slow_link";
       hits = 1;
       exact = job->nodes >= 3;
+      channel = -1;
+    } else if (ft->kind == PT_FAULT_SLOW_GPU) {
+      /* A GPU wait is the rank's own: the step metrics name it exactly. */
+      cause = "slow_gpu";
+      hits = exact = 1;
       channel = -1;
     }
     if (!cause || !hits) continue;

@@ -62,6 +62,7 @@ static pt_sim_op* push(opvec* v) {
   op->seen.cnt[10] = -1; /* FIFO_SZ_OR_HEAD_CACHE starts at -1 */
   op->seen.last_kind = 100;
   op->slow = 1;
+  op->slow_gpu = 1;
   return op;
 }
 

@@ -1,0 +1,68 @@
+/*
+ * slow_metrics.c — slow, not hung, from the step metrics files
+ * (docs/metrics.md): the culprits mset.c names — a rank's GPU, or the rank
+ * (or link) where slow network edges meet — as culprits of the analysis,
+ * causes slow_gpu and slow_link, each with its factor against the median of
+ * the comparable edges.
+ *
+ * The metrics time every step of every edge, GPU wait and network apart;
+ * the dumps time only the ops they still hold, whole. So when metrics
+ * files are among the inputs their verdict replaces the slow ranks that op
+ * durations suggested (slow.c); a hang found in the dumps still comes
+ * first, and the slow edges of the metrics are then only listed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+static void summary(an_culprit* q, const pt_ms_culprit* c) {
+  char where[96] = "";
+  if (q->host[0]) snprintf(where, sizeof where, " (%s)", q->host);
+  if (c->side == PT_MS_GPU)
+    snprintf(q->summary, sizeof q->summary,
+             "rank %d%s: its GPU is slow — its steps wait %.1fx as long for the GPU as the median of comparable "
+             "edges (%zu edges)",
+             c->rank, where, c->factor, c->edges);
+  else if (c->peer >= 0)
+    snprintf(q->summary, sizeof q->summary,
+             "rank %d%s: its network link to rank %d is slow — steps take %.1fx as long in the network as the median "
+             "of comparable edges; it is slow with rank %d only, so either end may be the slow one",
+             c->rank, where, c->peer, c->factor, c->peer);
+  else
+    snprintf(q->summary, sizeof q->summary,
+             "rank %d%s: its network links are slow — steps to and from it take %.1fx as long in the network as the "
+             "median of comparable edges (%zu edges)",
+             c->rank, where, c->factor, c->edges);
+}
+
+int an_slow_metrics(pt_analysis* a) {
+  if (!a->mset.n) return 0;
+  if (pt_mset_slow(&a->mset, a->slow_factor, &a->mslow) != 0) return PT_AN_ENOMEM;
+  if (a->n_stuck) return 0;
+  /* The metrics' verdict replaces the one from op durations. */
+  size_t keep = 0;
+  for (size_t k = 0; k < a->n_culprits; k++)
+    if (a->culprits[k].pub.cause != PT_CAUSE_SLOW_LINK) a->culprits[keep++] = a->culprits[k];
+    else an_free(&a->mem, a->culprits[k].cand);
+  a->n_culprits = keep;
+  a->n_slow = 0;
+  for (size_t i = 0; i < a->mslow.n_culprits; i++) {
+    const pt_ms_culprit* c = &a->mslow.culprits[i];
+    an_culprit* q = an_slow_culprit(a, c->comm, c->rank);
+    if (!q) return PT_AN_ENOMEM;
+    pt_culprit* p = &q->pub;
+    p->cause = c->side == PT_MS_GPU ? PT_CAUSE_SLOW_GPU : PT_CAUSE_SLOW_LINK;
+    p->peer = c->peer;
+    p->slow_factor = c->factor;
+    if (c->peer >= 0) {
+      q->cand[1] = c->peer;
+      p->n_candidates = 2;
+    }
+    if (!q->host[0]) an_copy(q->host, sizeof q->host, c->host);
+    if (!p->pid) p->pid = (int)c->pid;
+    summary(q, c);
+    a->n_metric_culprits++;
+  }
+  return 0;
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# `proxytrace analyze` with the step metrics files (docs/metrics.md) among
+# its inputs: on RCCL and NCCL profiles, a --slow-gpu names that rank's GPU
+# (cause slow_gpu), a --slow-link that rank's links (slow_link), each with
+# its factor, and agrees with the emulator's ground truth (--expect); a
+# healthy job is "ok" (exit 0) and names no culprit; the metrics alone, without a dump, still
+# give the verdict; a hung job stays a hang, the metrics do not hide it.
+# $1: the build folder.
+B=${1:-build}
+PT="$(cd "$B" && pwd)/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-}
+PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+PY=python3
+
+job() { # job NAME HOST FAULT...: a 3-node send/recv job in real time, dumps and metrics in $T/NAME
+  name=$1 host=$2; shift 2
+  $RUN "$PT" sim --plugin "$PLUGIN" --quiet --host "$host" --nodes 3 --ranks-per-node 2 --channels 2 --iters 3 \
+    --ops sendrecv:8M --pace 400 "$@" --dump-dir "$T/$name" --truth-json "$T/$name.truth" \
+    --env PROXYTRACE_METRICS_INTERVAL_MS=60000 >"$T/out" 2>&1
+}
+
+n=0
+for host in rccl nccl-2.25 nccl-2.28 nccl-2.30; do
+  for fault in "" "--slow-gpu 1:4" "--slow-link 4:4"; do
+    name="$host-$n"
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    job "$name" "$host" $fault || { cat "$T/out"; fail "$name: sim failed"; }
+    $RUN "$PT" analyze --expect "$T/$name.truth" "$T/$name" >"$T/report" 2>&1
+    rc=$?
+    grep -q "agrees with the ground truth" "$T/report" || { cat "$T/report"; fail "$host '$fault': disagrees"; }
+    $RUN "$PT" analyze --json "$T/$name" >"$T/$name.json"
+    rc=$?
+    case $fault in
+      "") want=ok; cause=""; wrc=0 ;;
+      *gpu*) want=slow; cause=slow_gpu; wrc=1 ;;
+      *) want=slow; cause=slow_link; wrc=1 ;;
+    esac
+    [ $rc -eq $wrc ] || fail "$host '$fault': exit $rc, want $wrc"
+    "$PY" - "$T/$name.json" "$want" "$cause" <<'PYEOF' || fail "$host '$fault': the JSON verdict"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want, cause = sys.argv[2], sys.argv[3]
+assert d["verdict"] == want, d["verdict"]
+assert d["counts"]["metricsEdges"] > 0
+if cause:
+    c = d["culprits"]
+    assert len(c) == 1 and c[0]["cause"] == cause and c[0]["slowFactor"] >= 3, c
+    assert d["metrics_slow_edges"] and all(e["side"] == ("gpu" if cause == "slow_gpu" else "network")
+                                           for e in d["metrics_slow_edges"]), d["metrics_slow_edges"]
+else:  # an edge may stand out on a loaded machine; a culprit may not
+    assert not d["culprits"], d["culprits"]
+PYEOF
+  done
+done
+
+# The metrics alone: no dump file, the same verdict.
+mkdir "$T/only"
+cp "$T"/rccl-1/proxytrace-metrics-*.jsonl "$T/only/"
+$RUN "$PT" analyze "$T/only" >"$T/report" 2>&1
+[ $? -eq 1 ] && grep -q "its GPU is slow" "$T/report" || { cat "$T/report"; fail "metrics alone: no verdict"; }
+
+# A hang with a slow GPU elsewhere: still a hang, the stalled rank first.
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 3 --ranks-per-node 2 --channels 2 --iters 2 --ops sendrecv:8M \
+  --pace 400 --stall 2:0:1 --slow-gpu 5:4 --dump-dir "$T/hang" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
+  --env PROXYTRACE_STALL_MS=0 >"$T/out" 2>&1
+[ $? -eq 3 ] || { cat "$T/out"; fail "hang: the job did not hang"; }
+$RUN "$PT" analyze --json "$T/hang" >"$T/hang.json"
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"] == "hang", d["verdict"]' "$T/hang.json" ||
+  fail "hang: the verdict is not hang"
+echo "analyze with metrics: all checks passed"

@@ -1,0 +1,62 @@
+#!/bin/sh
+# `proxytrace top` on the metrics files of emulated jobs: --once names the
+# slow edge first, network-side for a slow link and GPU-side for a slow GPU;
+# and in a real terminal (tmux), as a person sees it: the view of an empty
+# directory fills in when the files come, and `q` leaves.
+# $1: the build folder.
+B=${1:-build}
+PT="$(cd "$B" && pwd)/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-}
+PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+T=$(mktemp -d)
+SOCK="pt-top-$$"
+trap 'tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+job() { # job DIR FAULT...: a 3-node send/recv job in real time, metrics to DIR
+  d=$1; shift
+  $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 3 --ranks-per-node 2 --channels 2 --iters 3 \
+    --ops sendrecv:8M --pace 200 "$@" --env PROXYTRACE_METRICS_INTERVAL_MS=1000 \
+    --env PROXYTRACE_METRICS_DIR="$d" >"$T/out" 2>&1 || { cat "$T/out"; fail "sim $*"; }
+}
+
+job "$T/link" --slow-link 2:8
+$RUN "$PT" top "$T/link" --once >"$T/once" || fail "top --once exits non-zero"
+first=$(sed -n 3p "$T/once")
+echo "$first" | grep -q "network-side" || { cat "$T/once"; fail "slow link: first row is not network-side"; }
+echo "$first" | awk '{exit !($1 == 2 || $2 == 2)}' || { cat "$T/once"; fail "slow link: first row is not rank 2's"; }
+[ "$(grep -c 'slow' "$T/once")" -le 5 ] || { cat "$T/once"; fail "slow link: healthy edges marked slow"; }
+
+job "$T/gpu" --slow-gpu 3:8
+$RUN "$PT" top "$T/gpu" --once >"$T/once" || fail "top --once exits non-zero"
+first=$(sed -n 3p "$T/once")
+echo "$first" | awk '{exit !($1 == 3)}' && echo "$first" | grep -q "GPU-side" ||
+  { cat "$T/once"; fail "slow GPU: first row is not rank 3, GPU-side"; }
+
+job "$T/ok"
+$RUN "$PT" top "$T/ok" --once >"$T/once" || fail "top --once exits non-zero"
+! grep -q "slow [0-9]" "$T/once" || { cat "$T/once"; fail "healthy job: an edge marked slow"; }
+
+# Bad input.
+$RUN "$PT" top "$T/none" --once >/dev/null 2>"$T/err"
+[ $? -eq 1 ] && grep -q "cannot read" "$T/err" || fail "missing directory: want exit 1 and a message"
+$RUN "$PT" top "$T/ok" --interval 5 >/dev/null 2>"$T/err"
+[ $? -eq 2 ] && grep -q "milliseconds 100..3600000" "$T/err" || fail "bad --interval: want exit 2 and the range"
+
+# In a terminal: starts on an empty directory, fills in, q quits.
+mkdir "$T/live"
+tmux -L "$SOCK" new-session -d -x 160 -y 30 "$RUN $PT top $T/live --interval 200; echo exited >$T/exited; sleep 30" ||
+  fail "tmux cannot start"
+screen() { tmux -L "$SOCK" capture-pane -p -t 0; }
+waitfor() { # waitfor TEXT: up to 5 s for TEXT on the screen
+  for _ in $(seq 1 50); do screen | grep -q "$1" && return 0; sleep 0.1; done
+  screen; fail "the terminal never showed '$1'"
+}
+waitfor "no metrics yet"
+cp "$T/link"/proxytrace-metrics-* "$T/live/"
+waitfor "network-side"
+screen | grep -q "^RANK  PEER" || fail "no column header on the screen"
+tmux -L "$SOCK" send-keys -t 0 q
+for _ in $(seq 1 50); do [ -f "$T/exited" ] && break; sleep 0.1; done
+[ -f "$T/exited" ] || { screen; fail "q did not quit"; }
+echo "top: all checks passed"

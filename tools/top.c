@@ -1,0 +1,292 @@
+/*
+ * top.c — `proxytrace top DIR`: a terminal view of a running job's step
+ * metrics, from the files the plugin rewrites in PROXYTRACE_METRICS_DIR
+ * (docs/metrics.md): one row per rank, peer and direction with its
+ * throughput, p50 and p99 step time and how that time splits between
+ * waiting for the GPU and the network, the slowest first. Refreshed every
+ * --interval; `q` or Ctrl-C leaves. `--once` prints one frame and exits,
+ * for scripts.
+ *
+ * The rows come from the JSON lines files (.jsonl), read whole at every
+ * refresh (src/analyze/mset.c, which also names the slow edges as
+ * `proxytrace analyze` does): the plugin replaces them by a rename, so a
+ * read never sees half a file. Throughput is the bytes moved between two refreshes over the
+ * time between them once there are two, else the file's own figure (bytes
+ * over the time the edge had operations in flight).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze/mset.h"
+#include "commands.h"
+
+#define SLOW_FACTOR 3.0 /* as `proxytrace analyze`'s default --slow-factor */
+
+/* One refresh: the edges read, and per edge what the view adds. */
+typedef struct {
+  pt_mset set;
+  double* rate;   /* bytes/s shown */
+  double* ratio;  /* step p50 over the median of comparable edges */
+  int* side;      /* -1, or PT_MS_GPU / PT_MS_NET when the edge is slow */
+  double* factor; /* its factor then */
+  size_t* order;  /* rows, the slowest first */
+  size_t rows;
+} view;
+
+static void view_free(view* v) {
+  pt_mset_free(&v->set);
+  free(v->rate);
+  free(v->ratio);
+  free(v->side);
+  free(v->factor);
+  free(v->order);
+  memset(v, 0, sizeof *v);
+}
+
+static int same_edge(const pt_ms_edge* a, const pt_ms_edge* b) {
+  return a->comm == b->comm && a->rank == b->rank && a->peer == b->peer && a->send == b->send &&
+         a->channel == b->channel && a->pid == b->pid && !strcmp(a->host, b->host);
+}
+
+static const view* g_view;
+static int by_slowest(const void* x, const void* y) {
+  const size_t i = *(const size_t*)x, j = *(const size_t*)y;
+  const double a = g_view->ratio[i], b = g_view->ratio[j];
+  if (a != b) return a < b ? 1 : -1;
+  const pt_ms_edge* p = &g_view->set.e[i];
+  const pt_ms_edge* q = &g_view->set.e[j];
+  if (p->p99_ns[PT_MS_STEP] != q->p99_ns[PT_MS_STEP]) return p->p99_ns[PT_MS_STEP] < q->p99_ns[PT_MS_STEP] ? 1 : -1;
+  if (p->rank != q->rank) return p->rank - q->rank;
+  if (p->peer != q->peer) return p->peer - q->peer;
+  return q->send - p->send;
+}
+
+/* Reads `dir` into `v`; ranks and marks its rows; throughput against `prev`
+ * where it has the same edge. -1 when `dir` cannot be read. */
+static int load(view* v, const char* dir, int channels, const view* prev) {
+  view_free(v);
+  if (pt_mset_read(&v->set, dir) != 0) return -1;
+  const size_t n = v->set.n;
+  v->rate = calloc(n + 1, sizeof *v->rate);
+  v->ratio = calloc(n + 1, sizeof *v->ratio);
+  v->side = malloc((n + 1) * sizeof *v->side);
+  v->factor = calloc(n + 1, sizeof *v->factor);
+  v->order = malloc((n + 1) * sizeof *v->order);
+  if (!v->rate || !v->ratio || !v->side || !v->factor || !v->order) return -1;
+  pt_mset_ratios(&v->set, PT_MS_STEP, v->ratio);
+  pt_ms_verdict verdict;
+  const int judged = pt_mset_slow(&v->set, SLOW_FACTOR, &verdict) == 0;
+  for (size_t i = 0; i < n; i++) {
+    const pt_ms_edge* e = &v->set.e[i];
+    v->side[i] = -1;
+    for (size_t k = 0; judged && k < verdict.n_edges; k++) {
+      const pt_ms_slow_edge* x = &verdict.edges[k];
+      if (x->comm == e->comm && x->rank == e->rank && x->peer == e->peer && x->send == e->send &&
+          x->channel == e->channel && x->factor > v->factor[i]) {
+        v->side[i] = x->side;
+        v->factor[i] = x->factor;
+      }
+    }
+    v->rate[i] = (double)e->throughput;
+    for (size_t j = 0; prev && j < prev->set.n; j++) {
+      const pt_ms_edge* p = &prev->set.e[j];
+      if (!same_edge(p, e)) continue;
+      if (e->time_ns > p->time_ns && e->bytes >= p->bytes)
+        v->rate[i] = (double)(e->bytes - p->bytes) * 1e9 / (double)(e->time_ns - p->time_ns);
+      break;
+    }
+    if (channels || e->channel < 0) v->order[v->rows++] = i;
+  }
+  if (judged) pt_ms_verdict_free(&verdict);
+  g_view = v;
+  qsort(v->order, v->rows, sizeof *v->order, by_slowest);
+  return 0;
+}
+
+/* ---- printing ---- */
+
+static void fmt_time(char* b, size_t n, uint64_t ns) {
+  if (!ns) snprintf(b, n, "-");
+  else if (ns < 1000) snprintf(b, n, "%" PRIu64 "ns", ns);
+  else if (ns < 1000000) snprintf(b, n, "%.0fus", ns / 1e3);
+  else if (ns < 1000000000) snprintf(b, n, "%.1fms", ns / 1e6);
+  else snprintf(b, n, "%.2fs", ns / 1e9);
+}
+
+static void fmt_rate(char* b, size_t n, double bps, uint64_t bytes) {
+  if (!bytes) snprintf(b, n, "-");
+  else if (bps >= 1e9) snprintf(b, n, "%.1f GB/s", bps / 1e9);
+  else if (bps >= 1e6) snprintf(b, n, "%.1f MB/s", bps / 1e6);
+  else snprintf(b, n, "%.1f kB/s", bps / 1e3);
+}
+
+static void frame(FILE* out, const view* v, const char* dir, int max_rows, int clear) {
+  if (clear) fputs("\x1b[H\x1b[2J", out);
+  char when[32];
+  time_t now = time(NULL);
+  strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
+  fprintf(out, "proxytrace top  %s  %zu communicators, %zu edges  %s  (slowest first; q quits)\n", dir,
+          v->set.files, v->rows, when);
+  fprintf(out, "%-5s %-5s %-4s %-4s %8s %11s %9s %9s %5s %5s  %s\n", "RANK", "PEER", "DIR", "CH", "STEPS",
+          "THROUGHPUT", "STEP p50", "STEP p99", "GPU%", "NET%", "HOST / NOTE");
+  if (!v->rows) fprintf(out, "(no metrics yet: PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR=%s)\n", dir);
+  for (size_t k = 0; k < v->rows && (max_rows <= 0 || (int)k < max_rows); k++) {
+    const size_t i = v->order[k];
+    const pt_ms_edge* r = &v->set.e[i];
+    char tp[24], p50[16], p99[16], ch[16], note[96] = "";
+    fmt_rate(tp, sizeof tp, v->rate[i], r->bytes);
+    fmt_time(p50, sizeof p50, r->p50_ns[PT_MS_STEP]);
+    fmt_time(p99, sizeof p99, r->p99_ns[PT_MS_STEP]);
+    if (r->channel < 0) snprintf(ch, sizeof ch, "all");
+    else snprintf(ch, sizeof ch, "%d", r->channel);
+    const double both = (double)r->sum_ns[PT_MS_GPU] + (double)r->sum_ns[PT_MS_NET];
+    const int gpu = both > 0 ? (int)(100.0 * (double)r->sum_ns[PT_MS_GPU] / both + 0.5) : 0;
+    if (v->side[i] >= 0)
+      snprintf(note, sizeof note, "  <- slow %.1fx, %s-side", v->factor[i], v->side[i] == PT_MS_GPU ? "GPU" : "network");
+    fprintf(out, "%-5d %-5d %-4s %-4s %8llu %11s %9s %9s %4d%% %4d%%  %s%s\n", r->rank, r->peer,
+            r->send ? "send" : "recv", ch, (unsigned long long)r->steps, tp, p50, p99, gpu,
+            both > 0 ? 100 - gpu : 0, r->host, note);
+  }
+  fflush(out);
+}
+
+/* ---- the terminal ---- */
+
+static struct termios saved;
+static int raw_on;
+static volatile sig_atomic_t quit;
+
+static void restore(void) {
+  if (raw_on) tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+  raw_on = 0;
+}
+
+static void on_signal(int sig) {
+  (void)sig;
+  quit = 1;
+}
+
+static void raw_mode(void) {
+  if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved) != 0) return;
+  struct termios t = saved;
+  t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+  t.c_cc[VMIN] = 0;
+  t.c_cc[VTIME] = 0;
+  if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0) {
+    raw_on = 1;
+    atexit(restore);
+  }
+}
+
+static int term_rows(void) {
+  struct winsize w;
+  return ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_row > 3 ? w.ws_row - 3 : 0;
+}
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "usage: proxytrace top DIR [--once] [--interval MS] [--rows N] [--channels]\n"
+          "\n"
+          "A running job's step metrics, from the files the proxytrace plugin writes to\n"
+          "DIR (PROXYTRACE_METRICS_DIR; PROXYTRACE_METRICS_INTERVAL_MS turns them on):\n"
+          "one row per rank, peer and direction, the slowest first — throughput, p50\n"
+          "and p99 step time, and the share of step time spent waiting for the GPU and\n"
+          "for the network. A row whose p50 GPU wait or network time is %.0fx the\n"
+          "median of the comparable rows (same communicator and direction) is marked\n"
+          "slow, GPU-side or network-side, as `proxytrace analyze` names them.\n"
+          "\n"
+          "  --once          print one frame and exit (for scripts)\n"
+          "  --interval MS   refresh period (default 1000; 100..3600000)\n"
+          "  --rows N        rows shown (default: what the terminal holds; --once: all)\n"
+          "  --channels      also one row per channel (PROXYTRACE_METRICS_CHANNELS=1)\n"
+          "\n"
+          "Keys: q quits. Exit status: 0, 1 when DIR cannot be read, 2 for a bad option.\n",
+          SLOW_FACTOR);
+}
+
+int pt_cmd_top(int argc, char** argv) {
+  const char* dir = NULL;
+  int once = 0, channels = 0, rows = -1;
+  long interval = 1000;
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--once")) {
+      once = 1;
+    } else if (!strcmp(a, "--channels")) {
+      channels = 1;
+    } else if ((!strcmp(a, "--interval") || !strcmp(a, "--rows")) && i + 1 < argc) {
+      char* end;
+      errno = 0;
+      long v = strtol(argv[++i], &end, 10);
+      const int is_rows = !strcmp(a, "--rows");
+      if (errno || *end || end == argv[i] || (is_rows ? v < 1 || v > 1000000 : v < 100 || v > 3600000)) {
+        fprintf(stderr, "proxytrace top: bad value '%s' for %s: %s\n", argv[i], a,
+                is_rows ? "a number of rows 1..1000000" : "milliseconds 100..3600000");
+        return 2;
+      }
+      if (is_rows) rows = (int)v;
+      else interval = v;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "proxytrace top: unknown option '%s'\n", a);
+      usage(stderr);
+      return 2;
+    } else if (!dir) {
+      dir = a;
+    } else {
+      fprintf(stderr, "proxytrace top: one directory only ('%s' and '%s')\n", dir, a);
+      return 2;
+    }
+  }
+  if (!dir) {
+    usage(stderr);
+    return 2;
+  }
+  view cur = {0}, prev = {0};
+  if (load(&cur, dir, channels, NULL) != 0) {
+    fprintf(stderr, "proxytrace top: cannot read %s: %s\n", dir, strerror(errno));
+    view_free(&cur);
+    return 1;
+  }
+  if (once) {
+    frame(stdout, &cur, dir, rows, 0);
+    view_free(&cur);
+    return 0;
+  }
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  raw_mode();
+  int keys = 1; /* stdin still open: read keys from it */
+  while (!quit) {
+    frame(stdout, &cur, dir, rows > 0 ? rows : term_rows(), 1);
+    struct pollfd p = {.fd = keys ? STDIN_FILENO : -1, .events = POLLIN};
+    if (poll(&p, 1, (int)interval) > 0 && (p.revents & (POLLIN | POLLHUP))) {
+      char c;
+      const ssize_t got = read(STDIN_FILENO, &c, 1);
+      if (got == 1 && (c == 'q' || c == 'Q')) break;
+      if (got <= 0) keys = 0; /* no more keys (a closed stdin): refresh on the timer alone */
+    }
+    view t = prev;
+    prev = cur;
+    cur = t;
+    load(&cur, dir, channels, &prev); /* a directory gone meanwhile shows empty */
+  }
+  restore();
+  fputs("\n", stdout);
+  view_free(&cur);
+  view_free(&prev);
+  return 0;
+}
