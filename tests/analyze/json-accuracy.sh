@@ -23,7 +23,7 @@ RUN=${PROXYTRACE_EMULATOR:-}
 PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-n=0; exact=0; node=0; limit=0; differ=0; nodump=0
+n=0; exact=0; node=0; limit=0; differ=0; nodump=0; retried=0
 TIMED=1
 case "$(readelf -d "$PT" 2>/dev/null)" in *libasan*|*libtsan*) TIMED=0 ;; esac
 NOSLOW=""
@@ -42,9 +42,13 @@ for host in rccl nccl-2.30 nccl-2.28; do
       # NVIDIA hosts dump a job that completes only periodically: give them
       # time to (a few ms are all an emulated job takes)
       [ "$host" != rccl ] && extra="--env PROXYTRACE_DUMP_INTERVAL_MS=1 --iters 40"
-      $RUN "$PT" sim --host "$host" --plugin "$PLUGIN" --nodes "$1" --ranks-per-node "$2" --channels 2 --iters 4 \
-        $fault --env PROXYTRACE_DUMP_DIR="$d/files" --env PROXYTRACE_STALL_MS=50 --hold 0.3 $extra \
-        --truth-json "$d/truth.json" --quiet >"$d/sim.out" 2>&1
+      run_job() {
+        rm -rf "$d/files"
+        $RUN "$PT" sim --host "$host" --plugin "$PLUGIN" --nodes "$1" --ranks-per-node "$2" --channels 2 --iters 4 \
+          $fault --env PROXYTRACE_DUMP_DIR="$d/files" --env PROXYTRACE_STALL_MS=50 --hold 0.3 $extra \
+          --truth-json "$d/truth.json" --quiet >"$d/sim.out" 2>&1
+      }
+      run_job "$@"
       if [ ! -d "$d/files" ]; then
         if [ $n -eq 0 ]; then
           echo "this plugin writes no dump files (PROXYTRACE_DUMP_DIR): nothing to check"
@@ -56,17 +60,17 @@ for host in rccl nccl-2.30 nccl-2.28; do
       fi
       $RUN "$PT" analyze $NOSLOW --expect "$d/truth.json" "$d/files" >"$d/analyze.out" 2>&1
       verdict=$(tail -n 1 "$d/analyze.out")
-      # Slowness is timed, on a machine other tests share: a slow link gets
-      # a second run when the first is not seen, and so does a job found
-      # slow where nothing was injected (a proxy thread the machine did not
-      # schedule for long enough looks like a slow link).
-      case "$fault/$verdict" in
-        *slow-link*/*agrees*) ;;
-        *slow-link*|*/*"the verdict is slow, the ground truth says ok"*)
-          rm -rf "$d/files"
-          $RUN "$PT" sim --host "$host" --plugin "$PLUGIN" --nodes "$1" --ranks-per-node "$2" --channels 2 --iters 4 \
-            $fault --env PROXYTRACE_DUMP_DIR="$d/files" $extra --truth-json "$d/truth.json" --quiet >"$d/sim.out" 2>&1
-          $RUN "$PT" analyze --expect "$d/truth.json" "$d/files" >"$d/analyze.out" 2>&1
+      # The emulated job is timed on a machine other tests share: a slow
+      # link may not show, a proxy thread not scheduled for long enough
+      # looks like a slow link, and a rank's stall dump may come late. A
+      # job whose verdict differs is run once more (the analysis of given
+      # files is deterministic: a real fault in it differs twice).
+      case "$verdict" in
+        *"agrees with the ground truth"*|*"millisecond times only"*) ;;
+        *)
+          retried=$((retried + 1))
+          run_job "$@"
+          $RUN "$PT" analyze $NOSLOW --expect "$d/truth.json" "$d/files" >"$d/analyze.out" 2>&1
           verdict=$(tail -n 1 "$d/analyze.out") ;;
       esac
       case "$verdict" in
@@ -81,5 +85,5 @@ for host in rccl nccl-2.30 nccl-2.28; do
   done
 done
 echo "JSON files: $n jobs, $exact exact, $node at node level, $limit within a documented limit, $differ differ;" \
-  "$nodump completed before any dump"
+  "$nodump completed before any dump; $retried run twice"
 [ $differ -eq 0 ]
