@@ -26,7 +26,7 @@ case "$B" in
   *-thread) SLACK=2000; HOLD=1.2; ITERS=300 ;;
   *aarch64*) SLACK=3000; HOLD=2; ITERS=500; CLOCK=75 ;;
   *-address) SLACK=2000; HOLD=1.2; ITERS=2000 ;;
-  *) SLACK=500; HOLD=0.8; ITERS=4000 ;;
+  *) SLACK=1000; HOLD=0.8; ITERS=4000 ;;
 esac
 
 sim() { $RUN "$PT" sim --plugin "$PLUGIN" --quiet "$@"; }
