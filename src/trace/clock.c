@@ -128,7 +128,7 @@ static int counter_usable(uint64_t* hz) {
     why_monotonic = "this CPU's TSC is not invariant";
     return 0;
   }
-  if (__get_cpuid_max(0, NULL) >= 0x15u && __get_cpuid(0x15u, &a, &b, &c, &d) && a && b && c)
+  if ((unsigned)__get_cpuid_max(0, NULL) >= 0x15u && __get_cpuid(0x15u, &a, &b, &c, &d) && a && b && c)
     *hz = (uint64_t)c * b / a;
   return 1;
 #elif defined(__aarch64__)
