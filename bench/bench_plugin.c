@@ -275,7 +275,9 @@ static void to_bytes(void* arg, const char* line, int len) {
 }
 
 /* One dump of n active ops: the snapshot, then the text and the JSON
- * printed from it, as a dump file gets them (best of 5 each). */
+ * printed from it, as a dump file gets them (best of 5 each; the first of
+ * the five also on its own: it pays for the memory the snapshot touches
+ * first, as the first dump of a process does). */
 static void dump_formats(uint32_t n) {
   pt_trace* t;
   pt_trace_config cfg;
@@ -292,10 +294,11 @@ static void dump_formats(uint32_t n) {
   }
   const size_t cap = (size_t)n * 1200 + (1 << 20);
   bytes b = {__libc_malloc(cap), 0, cap};
+  memset(b.buf, 0, cap); /* the sink's buffer is warm: only the dump's own memory is first-touched */
   pt_dump_meta m = {.host = "node0", .pid = 1, .nranks = 64, .nnodes = 8, .comm_hash = 0x1234567890ull,
                     .comm_name = "bench", .host_lib = "rccl", .profiler_api = 6, .trigger = "stall", .seq = 1,
                     .round = 1, .stall_ms = 10000, .last_progress_ticks = pt_trace_last_progress(t)};
-  double best[3] = {1e9, 1e9, 1e9};
+  double best[3] = {1e9, 1e9, 1e9}, first[3] = {0, 0, 0};
   size_t text_bytes = 0, json_bytes = 0;
   int lines = 0;
   for (int i = 0; i < 5; i++) {
@@ -311,14 +314,20 @@ static void dump_formats(uint32_t n) {
     json_bytes = b.n;
     double t3 = now_ms();
     pt_dump_free(d);
+    if (i == 0) {
+      first[0] = t1 - t0;
+      first[1] = t2 - t1;
+      first[2] = t3 - t2;
+    }
     if (t1 - t0 < best[0]) best[0] = t1 - t0;
     if (t2 - t1 < best[1]) best[1] = t2 - t1;
     if (t3 - t2 < best[2]) best[2] = t3 - t2;
   }
   printf("dump of %6u active ops           snapshot+sort %.2f ms; text %.2f ms (%.2f M lines/s, %zu KiB); "
-         "JSON %.2f ms (%.2f M lines/s, %zu KiB); total text %.2f ms, JSON %.2f ms (target <= 15 at 100000)\n",
+         "JSON %.2f ms (%.2f M lines/s, %zu KiB); total text %.2f ms, JSON %.2f ms (target <= 15 at 100000); "
+         "first dump: total text %.2f ms, JSON %.2f ms\n",
          n, best[0], best[1], lines / best[1] / 1e3, text_bytes >> 10, best[2], lines / best[2] / 1e3,
-         json_bytes >> 10, best[0] + best[1], best[0] + best[2]);
+         json_bytes >> 10, best[0] + best[1], best[0] + best[2], first[0] + first[1], first[0] + first[2]);
   __libc_free(b.buf);
   pt_trace_destroy(t);
 }

@@ -12,13 +12,13 @@
 
 typedef struct {
   pt_rec_view v;
-  char key[PT_KEY_MAX];
   uint8_t state; /* PT_SLOT_ACTIVE, PT_SLOT_DETACHED, or PT_SLOT_FINISHED (ring) */
   uint8_t mid_write; /* copied while the proxy thread was inside a write to it (record.h) */
   uint64_t order;
 } pt_dump_entry;
 
 struct pt_dump {
+  void* mem;           /* dumpmem.h: es and ord live in it */
   pt_dump_entry* es;   /* in snapshot order: live slots, then the ring */
   uint32_t* ord;       /* es indices, sorted as printed */
   size_t n;
@@ -35,5 +35,15 @@ struct pt_dump {
 
 /* The i-th entry as printed. */
 static inline const pt_dump_entry* pt_dump_at(const pt_dump* d, size_t i) { return &d->es[d->ord[i]]; }
+
+/* Printing goes through the entries in key order, not memory order: each
+ * loop asks for the entry a few ahead, so that its cache lines arrive while
+ * the current line is written. */
+#define PT_DUMP_PREFETCH 4
+static inline void pt_dump_prefetch(const pt_dump* d, size_t i) {
+  if (i >= d->n) return;
+  const char* p = (const char*)&d->es[d->ord[i]];
+  for (size_t off = 0; off < sizeof(pt_dump_entry) + 63; off += 64) __builtin_prefetch(p + off);
+}
 
 #endif
