@@ -108,7 +108,6 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
     d->es[n].mid_write = pt_op_read(&t->slab[i], &st, &d->es[n].v) == PT_READ_MID_WRITE;
     if (st != PT_SLOT_ACTIVE && st != PT_SLOT_DETACHED) continue;
     d->es[n].state = st;
-    d->es[n].order = i;
     pt_order_key_make(&keys[n], &d->es[n].v, &kc); /* while the copy is in cache */
     d->origins |= 1u << (d->es[n].v.origin & 7u);
     n++;
@@ -122,7 +121,6 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
     d->es[n].v = ring[i];
     d->es[n].mid_write = 0;
     d->es[n].state = PT_SLOT_FINISHED;
-    d->es[n].order = ring_order[i];
     pt_order_key_make(&keys[n], &ring[i], &kc);
     d->origins |= 1u << (ring[i].origin & 7u);
   }
@@ -185,30 +183,38 @@ static int format_mid_write(const pt_dump* d, char* buf, size_t cap) {
   return len < (int)cap ? len : (int)cap - 1;
 }
 
-int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg) {
+static int print_text(const pt_dump* d, pt_lines* l) {
   char line[PT_LINE_MAX];
-  int lines = 0;
-  int len = pt_format_header(line, sizeof line, d->map_size_mb);
-  emit(arg, line, len);
-  lines++;
-  len = format_drops(d, line, sizeof line);
+  int lines = 1;
+  pt_lines_put(l, line, pt_format_header(line, sizeof line, d->map_size_mb));
+  int len = format_drops(d, line, sizeof line);
   if (len > 0) {
-    emit(arg, line, len);
+    pt_lines_put(l, line, len);
     lines++;
   }
   len = format_mid_write(d, line, sizeof line);
   if (len > 0) {
-    emit(arg, line, len);
+    pt_lines_put(l, line, len);
     lines++;
   }
   pt_line_memo memo = {0};
   for (size_t i = 0; i < d->n; i++) {
     pt_dump_prefetch(d, i + PT_DUMP_PREFETCH);
-    const char* end = pt_put_record(line, &pt_dump_at(d, i)->v, NULL, d->rank, &d->cal, &memo);
-    emit(arg, line, (int)(end - line));
+    char* q = pt_lines_begin(l, PT_LINE_MAX);
+    pt_lines_end(l, pt_put_record(q, &pt_dump_at(d, i)->v, NULL, d->rank, &d->cal, &memo));
     lines++;
   }
   return lines;
+}
+
+int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg) {
+  pt_lines l = {.emit = emit, .arg = arg};
+  return print_text(d, &l);
+}
+
+int pt_dump_text_out(const pt_dump* d, pt_out* o) {
+  pt_lines l = {.o = o};
+  return print_text(d, &l);
 }
 
 int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {

@@ -82,9 +82,9 @@ char* pt_put_record(char* q, const pt_rec_view* v, const char* key, int my_rank,
   *q++ = ',';
   q = pt_put_i64(q, v->pattern);
   *q++ = ',';
-  q = pt_put_u64(q, v->total_bytes);
+  q = pt_put_u64_same(q, v->total_bytes, &memo->size[1]);
   *q++ = ',';
-  q = pt_put_u64(q, v->chunk_size);
+  q = pt_put_u64_same(q, v->chunk_size, &memo->size[2]);
   LIT(", ");
   q = pt_put_i64(q, my_rank);
   LIT("->");
@@ -98,7 +98,7 @@ char* pt_put_record(char* q, const pt_rec_view* v, const char* key, int my_rank,
   LIT(", ns:");
   q = pt_put_i64(q, v->nsteps);
   LIT(", nb:");
-  q = pt_put_u64(q, v->nbytes);
+  q = pt_put_u64_same(q, v->nbytes, &memo->size[0]);
   LIT(", po:");
   q = pt_put_i64(q, c[PT_CNT_POSTED]);
   LIT(", ke:");

@@ -27,6 +27,7 @@ int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key,
  * before the first line. */
 typedef struct {
   pt_num_memo hash, t[5];
+  pt_size_memo size[3]; /* nBytes, totalBytes, chunkSize */
 } pt_line_memo;
 /* The key written at q, which has PT_KEY_MAX bytes of room (numfmt.h: bytes
  * past the returned end may be overwritten); returns its end. */

@@ -151,13 +151,32 @@ static inline char* pt_put_i64(char* p, int64_t v) {
   return pt_put_u64(p, (uint64_t)v);
 }
 
-/* A NUL-terminated string, without its NUL. The strings a dump line holds
- * are short (names, one key): a byte loop beats a call to memcpy. */
 /* pt_put_i64 through a memo (negative values bypass it). */
 static inline char* pt_put_i64_memo(char* p, int64_t v, pt_num_memo* m) {
   return v < 0 ? pt_put_i64(p, v) : pt_put_u64_memo(p, (uint64_t)v, m);
 }
 
+/* The last value of 100..10^8-1 a field printed, as its digits' word: the
+ * sizes of the ops of one collective (nBytes, totalBytes, chunkSize) repeat
+ * from line to line. len 0 (zeroed): empty. */
+typedef struct {
+  uint64_t v, word;
+  uint64_t len;
+} pt_size_memo;
+
+static inline char* pt_put_u64_same(char* p, uint64_t v, pt_size_memo* m) {
+  if (v < 100 || v >= 100000000) return pt_put_u64(p, v);
+  if (v != m->v || !m->len) {
+    m->len = pt_num_digits(v);
+    m->word = pt_digits8((uint32_t)v) >> (8 * (8 - m->len));
+    m->v = v;
+  }
+  pt_store8(p, m->word);
+  return p + m->len;
+}
+
+/* A NUL-terminated string, without its NUL. The strings a dump line holds
+ * are short (names): a byte loop beats a call to memcpy. */
 static inline char* pt_put_str(char* p, const char* s) {
   while (*s) *p++ = *s++;
   return p;

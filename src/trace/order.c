@@ -30,6 +30,21 @@ __extension__ typedef unsigned __int128 u128;
 static u128 field_code(uint64_t mag, int neg) {
   if (mag < 10 && !neg) /* one digit: ids, small opCounts */
     return (u128)(mag + 2) << 76 | (((u128)1 << 76) - 1);
+  if (mag < 10000000) { /* at most 8 characters with the '-': 32 bits, from the digits' word */
+    const unsigned nd = pt_num_digits(mag);
+    /* each digit byte + 2 ('0' becomes 2), the first digit in the top byte */
+    uint64_t x = __builtin_bswap64((pt_digits8((uint32_t)mag) - 0x2e2e2e2e2e2e2e2eull) >> (8 * (8 - nd)));
+    x = (x | x >> 4) & 0x00ff00ff00ff00ffull; /* byte pairs into one byte each */
+    x = (x | x >> 8) & 0x0000ffff0000ffffull;
+    x = (x | x >> 16) & 0xffffffffull; /* the nd nibbles at the top of 32 bits */
+    unsigned chars = nd;
+    if (neg) {
+      x = 1u << 28 | x >> 4;
+      chars++;
+    }
+    x |= (1ull << (4 * (8 - chars))) - 1; /* the pad */
+    return (u128)x << 48 | (((u128)1 << 48) - 1);
+  }
   u128 f = 0;
   unsigned sh = 0;
   while (mag >= 100) {

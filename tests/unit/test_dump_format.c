@@ -64,8 +64,8 @@ static void test_integers(void** state) {
   }
 }
 
-/* Through a memo: runs of values that share their digits above 10^8, and
- * values that do not, in any order. */
+/* Through the memos: runs of values that share their digits above 10^8,
+ * and values that do not, in any order; sizes that repeat or change. */
 static void test_integers_memo(void** state) {
   (void)state;
   pt_num_memo mu = {0}, mi = {0};
@@ -81,6 +81,13 @@ static void test_integers_memo(void** state) {
     int64_t s = (int64_t)(r % 5 == 0 ? u : u >> 1);
     *pt_put_i64_memo(a, s, &mi) = 0;
     snprintf(b, sizeof b, "%lld", (long long)s);
+    assert_string_equal(a, b);
+    /* sizes: repeated, or any (the memo of the last value below 10^8) */
+    static pt_size_memo ms;
+    static uint64_t size = 1 << 20;
+    if (r % 7 == 0) size = r % 11 == 0 ? any_u64() : next() % 200000000;
+    *pt_put_u64_same(a, size, &ms) = 0;
+    snprintf(b, sizeof b, "%llu", (unsigned long long)size);
     assert_string_equal(a, b);
   }
 }
@@ -388,6 +395,34 @@ static void reference_json(char* b, size_t n, const pt_dump* d, const pt_dump_en
   snprintf(b + l, n - (size_t)l, "%s}", e->mid_write ? ",\"midWrite\":true" : "");
 }
 
+/* A dump file's buffer of the smallest size, flushed into one string. */
+typedef struct {
+  char* all;
+  size_t n, cap;
+  int flushes;
+} flushed;
+
+static void flush_into(pt_out* o) {
+  flushed* f = o->arg;
+  assert_true(f->n + o->len <= f->cap);
+  memcpy(f->all + f->n, o->buf, o->len);
+  f->n += o->len;
+  f->flushes++;
+  o->len = 0;
+}
+
+/* The lines a pt_line_fn got, each with its newline: what the buffer path
+ * must hold. */
+static void joined(const line_sink* s, int first, char* out, size_t* n) {
+  *n = 0;
+  for (int i = first; i < s->lines; i++) {
+    size_t l = strlen(s->buf + s->starts[i]);
+    memcpy(out + *n, s->buf + s->starts[i], l);
+    *n += l;
+    out[(*n)++] = '\n';
+  }
+}
+
 static void test_dump_lines_match_printf(void** state) {
   (void)state;
   const uint32_t nops = 3000;
@@ -425,7 +460,12 @@ static void test_dump_lines_match_printf(void** state) {
   static char text[8 << 20], json[16 << 20];
   static size_t text_starts[8192], json_starts[8192];
   line_sink ts = {text, 0, sizeof text, 0, text_starts}, js = {json, 0, sizeof json, 0, json_starts};
-  pt_dump_meta m = {.host = "h", .pid = 1, .comm_hash = 1, .host_lib = "rccl", .trigger = "api", .seq = 9};
+  /* names at their longest once escaped: a header line of about 2.7 KiB */
+  static char host[256], name[256];
+  memset(host, 0xff, 255);
+  memset(name, '"', 255);
+  pt_dump_meta m = {.host = host, .pid = 1, .comm_hash = 1, .comm_name = name, .host_lib = "rccl",
+                    .trigger = "api", .seq = 9};
   assert_true(d->n + 8 < 8192);
   const int tl = pt_dump_text(d, keep_line, &ts);
   const int jl = pt_dump_json(d, &m, keep_line, &js);
@@ -442,6 +482,24 @@ static void test_dump_lines_match_printf(void** state) {
     reference_json(ref, sizeof ref, d, e, m.seq);
     assert_string_equal(json + json_starts[1 + i], ref);
   }
+  /* the same bytes written in place into a file's buffer, flushed when full */
+  static char want[16 << 20], got[16 << 20], obuf[PT_OUT_MIN];
+  size_t wn;
+  flushed f = {got, 0, sizeof got, 0};
+  pt_out o = {.buf = obuf, .cap = sizeof obuf, .flush = flush_into, .arg = &f};
+  assert_int_equal(pt_dump_text_out(d, &o), tl);
+  flush_into(&o);
+  joined(&ts, 0, want, &wn);
+  assert_true(f.flushes > 10);
+  assert_int_equal(f.n, wn);
+  assert_memory_equal(got, want, wn);
+  f = (flushed){got, 0, sizeof got, 0};
+  assert_int_equal(pt_dump_json_out(d, &m, &o), jl);
+  flush_into(&o);
+  joined(&js, 0, want, &wn);
+  assert_int_equal(f.n, wn);
+  assert_memory_equal(got, want, wn);
+  assert_true(strlen(json) > 2500); /* the header, whole: longer than a record line may be */
   pt_dump_free(d);
   pt_trace_destroy(t);
 }
