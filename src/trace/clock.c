@@ -213,16 +213,6 @@ void pt_clock_calibration(pt_clock_cal* cal) {
   cal->ns_per_tick = r > 0.0 ? r : 1.0;
 }
 
-int64_t pt_ticks_to_unix_ns(const pt_clock_cal* cal, uint64_t ticks) {
-  if (ticks == 0) return 0;
-  double delta_ns = ((double)ticks - (double)cal->tick0) * cal->ns_per_tick;
-  return cal->real_ns0 + (int64_t)delta_ns;
-}
-
-int64_t pt_ticks_to_unix_ms(const pt_clock_cal* cal, uint64_t ticks) {
-  return pt_ticks_to_unix_ns(cal, ticks) / 1000000;
-}
-
 double pt_ticks_to_ms(const pt_clock_cal* cal, uint64_t a, uint64_t b) {
   return ((double)b - (double)a) * cal->ns_per_tick / 1e6;
 }

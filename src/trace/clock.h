@@ -96,10 +96,17 @@ int pt_clock_describe(char* buf, size_t n);
  * Within 2 ms of loading it sleeps out the rest of those 2 ms (dumps only;
  * never on init or the hot path). */
 void pt_clock_calibration(pt_clock_cal* cal);
-/* Unix-epoch nanoseconds of a tick value; 0 stays 0. */
-int64_t pt_ticks_to_unix_ns(const pt_clock_cal* cal, uint64_t ticks);
+/* Unix-epoch nanoseconds of a tick value; 0 stays 0. Inline: a dump
+ * converts four or five timestamps per line. */
+static inline int64_t pt_ticks_to_unix_ns(const pt_clock_cal* cal, uint64_t ticks) {
+  if (ticks == 0) return 0;
+  double delta_ns = ((double)ticks - (double)cal->tick0) * cal->ns_per_tick;
+  return cal->real_ns0 + (int64_t)delta_ns;
+}
 /* Unix-epoch milliseconds (truncated) of a tick value; 0 stays 0. */
-int64_t pt_ticks_to_unix_ms(const pt_clock_cal* cal, uint64_t ticks);
+static inline int64_t pt_ticks_to_unix_ms(const pt_clock_cal* cal, uint64_t ticks) {
+  return pt_ticks_to_unix_ns(cal, ticks) / 1000000;
+}
 /* Milliseconds between two tick values (b - a), for ages and durations. */
 double pt_ticks_to_ms(const pt_clock_cal* cal, uint64_t a, uint64_t b);
 /* Ticks in `ms` milliseconds, without waiting: from the CPU's stated rate,

@@ -71,20 +71,29 @@ static u128 field_code(uint64_t mag, int neg) {
 
 static u128 signed_code(int64_t v) { return v < 0 ? field_code(0 - (uint64_t)v, 1) : field_code((uint64_t)v, 0); }
 
-void pt_order_key_make(pt_order_key* k, const pt_rec_view* v, pt_order_cache* cache) {
-  if (!cache->set || cache->hash != v->comm_hash) {
-    const u128 a = field_code(v->comm_hash, 0);
-    cache->hash = v->comm_hash;
+void pt_order_key_of(pt_order_key* k, uint64_t comm_hash, int64_t op_count, int64_t op_id, pt_order_cache* cache) {
+  if (!cache->set || cache->hash != comm_hash) {
+    const u128 a = field_code(comm_hash, 0);
+    cache->hash = comm_hash;
     cache->w0 = (uint64_t)(a >> 16);
     cache->w1 = (uint64_t)(a & 0xffff) << 48;
     cache->set = 1;
   }
-  const u128 b = signed_code(v->op_count), c = signed_code(v->op_id);
+  if (!cache->count_set || cache->count != op_count) {
+    cache->count_code = signed_code(op_count);
+    cache->count = op_count;
+    cache->count_set = 1;
+  }
+  const u128 b = cache->count_code, c = signed_code(op_id);
   /* 3 x 80 bits, most significant first, into 4 x 64 */
   k->w[0] = cache->w0;
   k->w[1] = cache->w1 | (uint64_t)(b >> 32);
   k->w[2] = (uint64_t)(b & 0xffffffffu) << 32 | (uint64_t)(c >> 48);
   k->w[3] = (uint64_t)(c & 0xffffffffffffull) << 16;
+}
+
+void pt_order_key_make(pt_order_key* k, const pt_rec_view* v, pt_order_cache* cache) {
+  pt_order_key_of(k, v->comm_hash, v->op_count, v->op_id, cache);
 }
 
 /* The byte at position `pos` (0: most significant of w[0] .. 31). */

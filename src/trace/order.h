@@ -18,15 +18,27 @@ typedef struct {
   uint64_t w[4];
 } pt_order_key;
 
-/* The commHash part of the last key made: the records of a communicator
- * nearly all carry one commHash, coded once. Zeroed before the first key. */
+/* The commHash part of the last key made (the records of a communicator
+ * nearly all carry one commHash, coded once) and the opCount part (the ops
+ * of one collective, on every channel and peer, are usually in neighbouring
+ * slots). Zeroed before the first key. */
 typedef struct {
   uint64_t hash, w0, w1;
-  int set;
+  int set, count_set;
+  int64_t count;
+  __extension__ unsigned __int128 count_code;
 } pt_order_cache;
 
-/* The key of v's "<commHash:opCount:proxyOpId>" (%llu:%lld:%lld). */
+/* The key of "<comm_hash:op_count:op_id>" (%llu:%lld:%lld). */
+void pt_order_key_of(pt_order_key* k, uint64_t comm_hash, int64_t op_count, int64_t op_id, pt_order_cache* cache);
+/* The key of v's "<commHash:opCount:proxyOpId>". */
 void pt_order_key_make(pt_order_key* k, const pt_rec_view* v, pt_order_cache* cache);
+/* <0, 0, >0 as a's key string sorts before, with, after b's. */
+static inline int pt_order_key_cmp(const pt_order_key* a, const pt_order_key* b) {
+  for (int w = 0; w < 4; w++)
+    if (a->w[w] != b->w[w]) return a->w[w] < b->w[w] ? -1 : 1;
+  return 0;
+}
 /* Bytes of scratch memory pt_order_sort needs for n keys. */
 size_t pt_order_scratch_bytes(size_t n);
 /* ord[0..n) holds indices into k, in the order that equal keys are to keep;

@@ -11,7 +11,10 @@
  * including negative ids, prefixes ("12" and "123") and keys that differ
  * only in commHash.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -216,6 +219,149 @@ static void test_print_order_is_byte_order(void** state) {
     if (strcmp(got.keys[i - 1], got.keys[i]) > 0)
       fail_msg("%s printed before %s", got.keys[i - 1], got.keys[i]);
   pt_trace_destroy(t);
+}
+
+/* The finished ring merged among live records copied in print order: every
+ * key printed in byte order, a finished record before a live one of the
+ * same key, finished ones of one key in completion order, live ones of one
+ * key in slot order. Finished keys fall before the first live key, between
+ * live keys, on live keys and after the last one. */
+typedef struct {
+  int n;
+  char key[2560][PT_KEY_MAX];
+  char state[2560][16];
+  int peer[2560];
+} json_ops;
+
+static void collect_op(void* arg, const char* line, int len) {
+  json_ops* o = arg;
+  (void)len;
+  if (strncmp(line, "{\"type\":\"op\"", 12) != 0) return;
+  assert_true(o->n < 2560);
+  const char* k = strstr(line, "\"key\":\"");
+  const char* st = strstr(line, "\"state\":\"");
+  const char* pe = strstr(line, "\"peer\":");
+  assert_true(k && st && pe);
+  assert_int_equal(sscanf(k + 7, "%[^\"]", o->key[o->n]), 1);
+  assert_int_equal(sscanf(st + 9, "%15[^\"]", o->state[o->n]), 1);
+  o->peer[o->n] = atoi(pe + 7);
+  o->n++;
+}
+
+static pt_handle start_op(pt_trace* t, uint64_t hash, int64_t count, int peer) {
+  pt_op_info info = {.comm_hash = hash, .op_count = count, .peer = peer, .nsteps = 1, .is_send = 1};
+  pt_handle h = pt_op_start(t, &info);
+  assert_non_null(h);
+  pt_op_register(h);
+  return h;
+}
+
+static void finish_op(pt_handle h) {
+  pt_op_update(h, PT_CNT_DONE, 1, 0);
+  pt_handle_stop(h);
+}
+
+static void test_ring_merged_in_print_order(void** state) {
+  (void)state;
+  pt_trace* t;
+  pt_trace_config cfg;
+  pt_trace_config_default(&cfg);
+  cfg.max_ops = 256;
+  assert_int_equal(pt_trace_create(&t, &cfg, 0), 0);
+  /* finished: <7:5:0> twice (peers 1, 2: the id restarts once its bucket
+   * empties), <7:0:0>, <7:3:0>, <7:9:0>; live: <7:5:0> (peer 3), <7:2:0>,
+   * <7:4:0>, <7:10:0>, <7:5:1> (peer 5: the bucket is live again) */
+  finish_op(start_op(t, 7, 5, 1));
+  finish_op(start_op(t, 7, 9, 10));
+  start_op(t, 7, 4, 20);
+  finish_op(start_op(t, 7, 5, 2));
+  finish_op(start_op(t, 7, 0, 11));
+  start_op(t, 7, 5, 3);
+  start_op(t, 7, 10, 21);
+  start_op(t, 7, 2, 22);
+  finish_op(start_op(t, 7, 3, 12));
+  start_op(t, 7, 5, 5);
+  static const struct {
+    const char* key;
+    const char* state;
+    int peer;
+  } want[] = {{"<7:0:0>", "finished", 11}, {"<7:10:0>", "active", 21}, {"<7:2:0>", "active", 22},
+              {"<7:3:0>", "finished", 12}, {"<7:4:0>", "active", 20},  {"<7:5:0>", "finished", 1},
+              {"<7:5:0>", "finished", 2},  {"<7:5:0>", "active", 3},   {"<7:5:1>", "active", 5},
+              {"<7:9:0>", "finished", 10}};
+  pt_dump* d = pt_trace_snapshot(t);
+  assert_non_null(d);
+  static json_ops got;
+  got.n = 0;
+  pt_dump_meta m = {.host = "h", .host_lib = "rccl", .trigger = "test", .seq = 1};
+  pt_dump_json(d, &m, collect_op, &got);
+  pt_dump_free(d);
+  assert_int_equal(got.n, (int)(sizeof want / sizeof want[0]));
+  for (int i = 0; i < got.n; i++) {
+    assert_string_equal(got.key[i], want[i].key);
+    assert_string_equal(got.state[i], want[i].state);
+    assert_int_equal(got.peer[i], want[i].peer);
+  }
+  pt_trace_destroy(t);
+}
+
+/* Dumps taken while the proxy thread starts and finishes ops (slots reused
+ * by ops of other keys between a snapshot's order and its copies, which
+ * then orders the copies again): each dump's keys in byte order, finished
+ * before live among equal keys. */
+typedef struct {
+  pt_trace* t;
+  _Atomic int stop;
+  _Atomic uint64_t ops; /* started so far */
+} churn_arg;
+
+static void* churn(void* p) {
+  churn_arg* a = p;
+  pt_handle live[64] = {0};
+  for (uint64_t i = 0; !atomic_load(&a->stop); i++) {
+    atomic_store(&a->ops, i);
+    const unsigned s = (unsigned)(i * 7919u % 64u);
+    if (live[s]) finish_op(live[s]);
+    pt_op_info info = {.comm_hash = 3, .op_count = (int64_t)(i % 1000), .peer = 1, .nsteps = 1, .is_send = 1};
+    live[s] = pt_op_start(a->t, &info);
+    if (live[s]) pt_op_register(live[s]);
+  }
+  for (int s = 0; s < 64; s++)
+    if (live[s]) finish_op(live[s]);
+  return NULL;
+}
+
+static void test_order_under_churn(void** state) {
+  (void)state;
+  churn_arg a = {0};
+  pt_trace_config cfg;
+  pt_trace_config_default(&cfg);
+  cfg.max_ops = 2000 + 64; /* no spare slot: a finished op's slot is the next op's */
+  assert_int_equal(pt_trace_create(&a.t, &cfg, 0), 0);
+  /* never finished: every dump has them, and copies them while the churn goes on */
+  for (int i = 0; i < 2000; i++) start_op(a.t, 3, 1000 + i, 2);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, churn, &a), 0);
+  while (atomic_load(&a.ops) < 1000) sched_yield(); /* under way */
+  pt_dump_meta m = {.host = "h", .host_lib = "rccl", .trigger = "test", .seq = 1};
+  static json_ops got;
+  for (int dump = 0; dump < 100; dump++) {
+    pt_dump* d = pt_trace_snapshot(a.t);
+    assert_non_null(d);
+    got.n = 0;
+    pt_dump_json(d, &m, collect_op, &got);
+    pt_dump_free(d);
+    assert_true(got.n >= 2000);
+    for (int i = 1; i < got.n; i++) {
+      const int c = strcmp(got.key[i - 1], got.key[i]);
+      if (c > 0 || (c == 0 && strcmp(got.state[i - 1], "finished") != 0 && strcmp(got.state[i], "finished") == 0))
+        fail_msg("dump %d: %s (%s) printed before %s (%s)", dump, got.key[i - 1], got.state[i - 1], got.key[i],
+                 got.state[i]);
+    }
+  }
+  atomic_store(&a.stop, 1);
+  pthread_join(th, NULL);
+  pt_trace_destroy(a.t);
 }
 
 /* ---- the radix sort against qsort of the key strings ---- */
@@ -512,6 +658,8 @@ int main(void) {
       cmocka_unit_test(test_dump_lines_match_printf),
       cmocka_unit_test(test_lines_and_keys),
       cmocka_unit_test(test_print_order_is_byte_order),
+      cmocka_unit_test(test_ring_merged_in_print_order),
+      cmocka_unit_test(test_order_under_churn),
   };
   return cmocka_run_group_tests_name("dump formatting", tests, NULL, NULL);
 }
