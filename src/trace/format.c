@@ -94,7 +94,7 @@ char* pt_put_record(char* q, const pt_rec_view* v, const char* key, int my_rank,
   LIT("), chan:");
   q = pt_put_i64(q, v->channel);
   LIT(", status:");
-  q = pt_put_str(q, pt_status_name(pt_rec_status(v)));
+  q = pt_put_name(q, pt_status_label(pt_rec_status(v)));
   LIT(", ns:");
   q = pt_put_i64(q, v->nsteps);
   LIT(", nb:");

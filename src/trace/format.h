@@ -17,6 +17,8 @@
 
 /* The legacy status of a record, from its counters (§3.6). */
 pt_status pt_rec_status(const pt_rec_view* v);
+/* pt_status_name's text as a padded name (numfmt.h), for the dump lines. */
+const pt_name* pt_status_label(pt_status s);
 /* "<commHash:opCount:proxyOpId>" */
 int pt_format_key(char* buf, size_t n, const pt_rec_view* v);
 /* One record line, without the trailing newline; key NULL: v's key. */

@@ -33,20 +33,22 @@ static void put_time(pt_jline* j, const char* key, const pt_clock_cal* cal, uint
   X(PT_CNT_FLUSHED, "flushed") X(PT_CNT_DONE, "done") X(PT_CNT_RECV_TAIL, "recvTail")                     \
   X(PT_CNT_TAIL_OR_HEAD, "tailOrHead") X(PT_CNT_FIFO_SZ_OR_HEAD_CACHE, "fifoSzOrHeadCache")
 
-#define NAME_AT(k, name) [k] = name,
-static const char* const counter_names[PT_CNT_NUM] = {COUNTERS(NAME_AT)};
+#define NAME_AT(k, name) [k] = PT_NAME(name),
+static const pt_name counter_names[PT_CNT_NUM] = {COUNTERS(NAME_AT)};
 #undef NAME_AT
 
-static const char* state_name(uint8_t s) {
-  return s == PT_SLOT_FINISHED ? "finished" : s == PT_SLOT_DETACHED ? "detached" : "active";
+static const pt_name* state_name(uint8_t s) {
+  static const pt_name names[] = {PT_NAME("active"), PT_NAME("detached"), PT_NAME("finished")};
+  return &names[s == PT_SLOT_FINISHED ? 2 : s == PT_SLOT_DETACHED];
 }
 
-static const char* origin_name(uint8_t o) {
+static const pt_name* origin_name(uint8_t o) {
+  static const pt_name names[] = {PT_NAME("none"), PT_NAME("host"), PT_NAME("coll"), PT_NAME("p2p")};
   switch (o) {
-    case PT_ORIGIN_HOST: return "host";
-    case PT_ORIGIN_COLL: return "coll";
-    case PT_ORIGIN_P2P: return "p2p";
-    default: return "none";
+    case PT_ORIGIN_HOST: return &names[1];
+    case PT_ORIGIN_COLL: return &names[2];
+    case PT_ORIGIN_P2P: return &names[3];
+    default: return &names[0];
   }
 }
 
@@ -84,6 +86,14 @@ static char* time_ns(char* q, const pt_clock_cal* cal, uint64_t ticks, pt_num_me
 /* ,"k":ns or ,"k":null */
 #define TIME(q, k, cal, t, memo) (LIT((q), ",\"" k "\":"), (q) = time_ns((q), (cal), (t), (memo)))
 
+/* The `len` bytes at s, written earlier in this line, again at q: 16 bytes
+ * copied when they fit (numfmt.h's room rule; memmove: s + 16 may reach q). */
+static inline char* again(char* q, const char* s, size_t len) {
+  if (len <= 16) memmove(q, s, 16);
+  else memmove(q, s, len);
+  return q + len;
+}
+
 /* One op line, written by hand (numfmt.h) at q: the bytes the printf
  * formats of schema 1 gave, at a fraction of their cost. Its longest form is
  * about 1.3 KiB (fixed names, one key, integers of at most 20 digits):
@@ -100,17 +110,29 @@ static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq,
   q = pt_put_i64(q, v->channel);
   if (v->op_type == PT_OP_SEND) LIT(q, ",\"dir\":\"send\",\"commHash\":\"");
   else LIT(q, ",\"dir\":\"recv\",\"commHash\":\"");
+  const char* hash = q;
   q = pt_put_u64_memo(q, v->comm_hash, &memo->hash);
+  const size_t hash_len = (size_t)(q - hash);
   LIT(q, "\",\"opCount\":");
+  const char* count = q;
   q = pt_put_i64(q, v->op_count);
+  const size_t count_len = (size_t)(q - count);
   LIT(q, ",\"opId\":");
+  const char* id = q;
   q = pt_put_i64(q, v->op_id);
-  LIT(q, ",\"key\":\"");
-  q = pt_put_key(q, v, memo);
+  const size_t id_len = (size_t)(q - id);
+  /* the key: the same three numbers, copied from where they were just written */
+  LIT(q, ",\"key\":\"<");
+  q = again(q, hash, hash_len);
+  *q++ = ':';
+  q = again(q, count, count_len);
+  *q++ = ':';
+  q = again(q, id, id_len);
+  *q++ = '>';
   LIT(q, "\",\"state\":\"");
-  q = pt_put_str(q, state_name(e->state));
+  q = pt_put_name(q, state_name(e->state));
   LIT(q, "\",\"status\":\"");
-  q = pt_put_str(q, pt_status_name(pt_rec_status(v)));
+  q = pt_put_name(q, pt_status_label(pt_rec_status(v)));
   LIT(q, "\",\"nSteps\":");
   q = pt_put_i64(q, v->nsteps);
   LIT(q, ",\"nBytes\":");
@@ -126,7 +148,7 @@ static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq,
   LIT(q, ",\"chunkSize\":");
   q = pt_put_u64_same(q, v->chunk_size, &memo->size[2]);
   LIT(q, ",\"opCountFrom\":\"");
-  q = pt_put_str(q, origin_name(v->origin));
+  q = pt_put_name(q, origin_name(v->origin));
   LIT(q, "\",\"coll\":");
   if (v->origin == PT_ORIGIN_COLL || v->origin == PT_ORIGIN_P2P) {
     *q++ = '"';
@@ -146,7 +168,7 @@ static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq,
   q--; /* the last ',' */  LIT(q, "},\"lastCounter\":");
   if (v->last_kind < PT_CNT_NUM) {
     *q++ = '"';
-    q = pt_put_str(q, counter_names[v->last_kind]);
+    q = pt_put_name(q, &counter_names[v->last_kind]);
     *q++ = '"';
   } else {
     LIT(q, "null");

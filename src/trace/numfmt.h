@@ -175,6 +175,22 @@ static inline char* pt_put_u64_same(char* p, uint64_t v, pt_size_memo* m) {
   return p + m->len;
 }
 
+/* A name from a fixed table (statuses, states, counters) with its length,
+ * padded so that it is copied as one 24-byte block: a line holds several,
+ * and a byte loop over them cost as much as a third of its numbers. */
+typedef struct {
+  char s[24];
+  unsigned char len;
+} pt_name;
+#define PT_NAME(lit) {lit, sizeof lit - 1}
+
+/* Room: 24 bytes at p (the bytes past the name may be overwritten, as for
+ * a number). */
+static inline char* pt_put_name(char* p, const pt_name* n) {
+  memcpy(p, n->s, sizeof n->s);
+  return p + n->len;
+}
+
 /* A NUL-terminated string, without its NUL. The strings a dump line holds
  * are short (names): a byte loop beats a call to memcpy. */
 static inline char* pt_put_str(char* p, const char* s) {

@@ -4,6 +4,7 @@
  * proxy dump prints). Counters are compared as int, as legacy does.
  */
 #include "proxytrace/trace.h"
+#include "trace/format.h"
 
 pt_status pt_status_of(pt_op_type type, int64_t posted64, int64_t received64,
                        int64_t transmitted64, int64_t done64, int nsteps, int window) {
@@ -23,9 +24,13 @@ pt_status pt_status_of(pt_op_type type, int64_t posted64, int64_t received64,
   return PT_STATUS_DONE;
 }
 
-const char* pt_status_name(pt_status s) {
-  static const char* const names[] = {"INIT", "POSTING", "SENDING", "RECEIVING",
-                                      "WAITING_GPU", "FLUSHING", "DONE", "ILLEGAL"};
-  if ((unsigned)s < sizeof names / sizeof names[0]) return names[s];
-  return "";
+const pt_name* pt_status_label(pt_status s) {
+  static const pt_name names[] = {PT_NAME("INIT"),        PT_NAME("POSTING"),  PT_NAME("SENDING"),
+                                  PT_NAME("RECEIVING"),   PT_NAME("WAITING_GPU"), PT_NAME("FLUSHING"),
+                                  PT_NAME("DONE"),        PT_NAME("ILLEGAL")};
+  static const pt_name none = PT_NAME("");
+  if ((unsigned)s < sizeof names / sizeof names[0]) return &names[s];
+  return &none;
 }
+
+const char* pt_status_name(pt_status s) { return pt_status_label(s)->s; }
