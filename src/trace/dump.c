@@ -144,11 +144,14 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
   pt_clock_calibration(&d->cal);
   uint64_t head;
   d->map_size_mb = map_size_mb(t, finished_in_ring(t, &head));
-  /* The order first, from each live slot's key as it reads now (one cache
-   * line of the slot, no seqlock: a hint, checked below). */
+  /* The order first, from each live slot's key as it reads now (no
+   * seqlock: a hint, checked below). */
   uint32_t m = 0;
   for (uint32_t i = 0; i < used; i++) {
-    if (i + SLAB_PREFETCH < used) __builtin_prefetch(&t->slab[i + SLAB_PREFETCH]);
+    if (i + SLAB_PREFETCH < used) { /* state and the key fields: the slot's first two lines */
+      __builtin_prefetch(&t->slab[i + SLAB_PREFETCH]);
+      __builtin_prefetch((const char*)&t->slab[i + SLAB_PREFETCH] + 64);
+    }
     const pt_op* op = &t->slab[i];
     const uint8_t st = PT_LOAD(op->state);
     if (st != PT_SLOT_ACTIVE && st != PT_SLOT_DETACHED) continue;

@@ -20,7 +20,7 @@ typedef struct {
 
 struct pt_dump {
   void* mem;           /* dumpmem.h: es and ord live in it */
-  pt_dump_entry* es;   /* in snapshot order: live slots, then the ring */
+  pt_dump_entry* es;   /* live records (in print order, as a rule), then the ring */
   uint32_t* ord;       /* es indices, sorted as printed */
   size_t n;
   uint32_t n_active;   /* entries from live slots (active or detached) */
@@ -37,9 +37,10 @@ struct pt_dump {
 /* The i-th entry as printed. */
 static inline const pt_dump_entry* pt_dump_at(const pt_dump* d, size_t i) { return &d->es[d->ord[i]]; }
 
-/* Printing goes through the entries in key order, not memory order: each
- * loop asks for the entry a few ahead, so that its cache lines arrive while
- * the current line is written. */
+/* Printing goes through the entries in key order: memory order but for the
+ * ring's entries, or any order after the snapshot sorted its copies again
+ * (dump.c). Each loop asks for the entry a few ahead, so that its cache
+ * lines arrive while the current line is written. */
 #define PT_DUMP_PREFETCH 4
 static inline void pt_dump_prefetch(const pt_dump* d, size_t i) {
   if (i >= d->n) return;

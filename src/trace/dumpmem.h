@@ -2,7 +2,7 @@
  * dumpmem.h — the working memory of a dump's snapshot (the copies of the
  * records, their keys, the print order), kept from one dump to the next.
  *
- * A snapshot of 100 000 records needs about 26 MB. Fresh memory costs a page
+ * A snapshot of 100 000 records needs about 29 MB. Fresh memory costs a page
  * fault per 4 KiB page at its first write (zeroed by the kernel): on a
  * virtual machine that alone took longer than formatting the whole dump
  * (malloc gives big blocks fresh from mmap each time until its thresholds
