@@ -318,6 +318,13 @@ typedef struct {
 static void* churn(void* p) {
   churn_arg* a = p;
   pt_handle live[64] = {0};
+  /* never finished: every dump has them, and copies them while the churn
+   * goes on (this thread writes the trace: one writer per trace) */
+  for (int i = 0; i < 2000; i++) { /* no cmocka assertion off the test's thread: the dumps count them */
+    pt_op_info info = {.comm_hash = 3, .op_count = 1000 + i, .peer = 2, .nsteps = 1, .is_send = 1};
+    pt_handle h = pt_op_start(a->t, &info);
+    if (h) pt_op_register(h);
+  }
   for (uint64_t i = 0; !atomic_load(&a->stop); i++) {
     atomic_store(&a->ops, i);
     const unsigned s = (unsigned)(i * 7919u % 64u);
@@ -338,8 +345,6 @@ static void test_order_under_churn(void** state) {
   pt_trace_config_default(&cfg);
   cfg.max_ops = 2000 + 64; /* no spare slot: a finished op's slot is the next op's */
   assert_int_equal(pt_trace_create(&a.t, &cfg, 0), 0);
-  /* never finished: every dump has them, and copies them while the churn goes on */
-  for (int i = 0; i < 2000; i++) start_op(a.t, 3, 1000 + i, 2);
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, churn, &a), 0);
   while (atomic_load(&a.ops) < 1000) sched_yield(); /* under way */
