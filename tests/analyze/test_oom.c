@@ -111,13 +111,12 @@ static void slurp(int fd, char* buf, size_t cap) {
 /* The command with argv, standard output and error to files; no allocation
  * of its own between arming and disarming. */
 static void run(char** argv, int argc, long fail_at, int persistent, result* r) {
-  if (out_fd < 0) {
-    char p[] = "/tmp/pt-oom-XXXXXX";
-    out_fd = mkstemp(p);
-    unlink(p);
-    char q[] = "/tmp/pt-oom-XXXXXX";
-    err_fd = mkstemp(q);
-    unlink(q);
+  if (out_fd < 0) { /* two unnamed files in a scratch directory */
+    char* dir = at_mkdtemp();
+    assert_non_null(dir);
+    out_fd = open(at_write(dir, "out", ""), O_RDWR);
+    err_fd = open(at_write(dir, "err", ""), O_RDWR);
+    at_rmdir(dir);
     assert_true(out_fd >= 0 && err_fd >= 0);
   }
   fflush(stdout);
@@ -189,16 +188,24 @@ static void sweep(const char* what, char** argv, int argc, int want_rc) {
   assert_int_equal(check(argv, argc, 1, 1), 1);
 }
 
+/* Under TSan: says why, and skips. */
+static void need_interposed_malloc(void) {
+  if (FA_INTERPOSED) return;
+  print_message("      skipped: TSan's runtime cannot have malloc interposed (tests/common/failalloc.h); "
+                "the plain and ASan builds run this\n");
+  skip();
+}
+
 static void test_hang(void** state) {
   (void)state;
-  if (!FA_INTERPOSED) skip(); /* TSan: no interposed malloc (failalloc.h) */
+  need_interposed_malloc();
   char* argv[] = {"analyze", hang_dir};
   sweep("hang, 4 ranks (JSON lines, text, logs)", argv, 2, 1);
 }
 
 static void test_hang_records(void** state) {
   (void)state;
-  if (!FA_INTERPOSED) skip();
+  need_interposed_malloc();
   char* argv[] = {"analyze", "--records", "--all-dumps", hang_dir};
   run(argv, 4, 0, 0, &base);
   assert_int_equal(base.rc, 0);
@@ -217,7 +224,7 @@ static void test_hang_records(void** state) {
 
 static void test_slow_metrics(void** state) {
   (void)state;
-  if (!FA_INTERPOSED) skip();
+  need_interposed_malloc();
   char* argv[] = {"analyze", "-v", slow_dir};
   sweep("slow GPU, 6 ranks, step metrics", argv, 3, 1);
 }
@@ -226,7 +233,7 @@ static void test_slow_metrics(void** state) {
  * analysis were whole, and freeing it gives everything back. */
 static void test_library_after_failure(void** state) {
   (void)state;
-  if (!FA_INTERPOSED) skip();
+  need_interposed_malloc();
   pt_analysis* a;
   fa_arm(0, 0);
   assert_int_equal(pt_analysis_new(&a), 0);
