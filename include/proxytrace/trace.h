@@ -288,6 +288,20 @@ int64_t pt_dump_time_ns(const pt_dump* d);
 /* The legacy lines (as pt_trace_dump). Returns the number of lines. */
 int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg);
 
+/* A caller's buffer (a dump file's) that the formatters write whole lines
+ * into, each ending in '\n', with no copy per line. `flush` must empty it
+ * (len back to 0); it is called whenever the next line might not fit, and
+ * what is left at the end is the caller's to flush. cap >= PT_OUT_MIN. */
+#define PT_OUT_MIN 8192
+typedef struct pt_out {
+  char* buf;
+  size_t cap, len;
+  void (*flush)(struct pt_out* o);
+  void* arg;
+} pt_out;
+/* pt_dump_text and pt_dump_json (below) into a buffer: the same lines. */
+int pt_dump_text_out(const pt_dump* d, pt_out* o);
+
 /* What a dump says about where it comes from (docs/dump-json.md). */
 typedef struct {
   const char* host;      /* host name */
@@ -311,6 +325,7 @@ int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n)
 /* JSON lines, schema 1: one "dump" header, one "op" per record, one "end".
  * Returns the number of lines. */
 int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg);
+int pt_dump_json_out(const pt_dump* d, const pt_dump_meta* m, pt_out* o);
 
 /* Status and names (spec §3.6, §3.1). `window` is the steps an op may have
  * in flight, in the counters' unit: NCCL_STEPS (pass 0) for RCCL and raw
