@@ -169,7 +169,10 @@ void pt_op_progress(pt_handle op, int proxy_op_state, int64_t steps, int64_t tra
  * stale, or an op of another trace (counted, its memory never read). */
 pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step);
 /* `trans_size`: the state args' transSize (NCCL 2.27+: the transfer's bytes
- * at SendWait and RecvFlushWait), -1 when the host gave none. */
+ * at SendWait and RecvFlushWait), -1 when the host gave none. Handed an op
+ * or task handle, counts a bad state (a state that kind does not take), on
+ * the op's trace for an op handle; anything else that is no step handle
+ * counts a bad handle. */
 void pt_step_state(pt_handle step, int state, int64_t trans_size);
 /* Stop an op or a step handle. */
 void pt_handle_stop(pt_handle h);

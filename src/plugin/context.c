@@ -34,8 +34,6 @@
 
 #include "plugin/plugin.h"
 
-#define PT_CTX_MAGIC 0x70747478u /* "ptctx" */
-#define PT_CTX_DEAD 0xdeadc7c7u
 #define PT_P2P_PEERS_UNKNOWN 4096 /* peers whose p2p sequences are kept when init gives no size */
 
 static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -208,15 +206,6 @@ void pt_ctx_destroy(pt_ctx* c) {
   /* The communicator's last figures stay on disk (metrics_sink.c). */
   if (pt_trace_metrics_on(c->trace)) pt_metrics_write(c, 1);
   ctx_unref(c);
-}
-
-pt_trace* pt_ctx_trace(void* ctx) {
-  pt_ctx* c = ctx;
-  /* Acquire: pairs with the store that published the context, so the fields
-   * read after the check (trace, comm_hash) are the ones written before it,
-   * whichever thread created the context and however the host passed it on. */
-  if (!c || atomic_load_explicit(&c->magic, memory_order_acquire) != PT_CTX_MAGIC) return NULL;
-  return c->trace;
 }
 
 uint64_t pt_ctx_comm_hash(void* ctx) {

@@ -114,6 +114,11 @@ struct pt_trace {
   _Atomic uint32_t n_active;  /* ACTIVE + DETACHED slots */
   _Atomic uint32_t n_detached; /* DETACHED slots (they never leave) */
   _Atomic uint64_t t_progress; /* last progress of any op, or last registration */
+  /* The last stock SendPeerWait: its step handle and time, which the
+   * SendWait of the same step right after it takes as its own (trace.c,
+   * step_progress). Proxy thread only. */
+  pt_handle isend_step;
+  uint64_t isend_ticks;
   _Atomic uint32_t n_buckets; /* mirror of ids.buckets for readers */
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];
