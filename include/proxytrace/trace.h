@@ -401,6 +401,15 @@ int pt_metrics_json(const pt_metrics_snap* s, const pt_metrics_meta* m, pt_line_
 size_t pt_metric_edge_bytes(void);
 size_t pt_metric_op_bytes(void);
 
+/* Populates the slab pages the trace's next new ops will take (twice as
+ * many slots ahead of the high-water mark as it took since the last call,
+ * 64..1024), so that the recording thread's first write to a fresh slot
+ * takes no page fault. A system call: one thread at a time, never the
+ * recording one (the dumper; trace creation does it once), concurrently
+ * with recording. 0, or -1 when the system had no memory for them (the
+ * recording thread's first writes fault them in instead, as without). */
+int pt_trace_prefault(pt_trace* t);
+
 /* Memory the trace holds, in bytes (its slots in use so far, the id table
  * and the trace itself), and the per-slot size. */
 size_t pt_trace_reserved_bytes(const pt_trace* t);

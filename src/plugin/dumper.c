@@ -19,6 +19,9 @@
  *             flag and writes to the wake fd; signals that arrive while a
  *             dump runs make one more dump.
  *   periodic  (PROXYTRACE_DUMP_INTERVAL_MS).
+ *   prefault  not a dump: every 50 ms each live communicator's next slab
+ *             pages are populated ahead of its proxy thread, whose first
+ *             write to a fresh slot then takes no page fault (slab.h).
  *   metrics   (PROXYTRACE_METRICS_INTERVAL_MS): not a dump: every live
  *             communicator's step metrics files are rewritten
  *             (metrics_sink.c); and every 20 ms the recording threads get
@@ -43,7 +46,8 @@
 #include "plugin/plugin.h"
 #include "trace/clock.h"
 
-#define SERVICE_MS 20 /* metrics memory handed to the recording threads */
+#define SERVICE_MS 20  /* metrics memory handed to the recording threads */
+#define PREFAULT_MS 50 /* slab pages populated ahead of the recording threads */
 #define CHECK_MIN_MS 5
 #define CHECK_MAX_MS 250
 #define BACKOFF_MAX_SHIFT 30
@@ -115,6 +119,11 @@ static void check_one(pt_ctx* c, void* arg) {
   if (!s->mark || a->now >= s->next) a->due = 1;
 }
 
+static void prefault_one(pt_ctx* c, void* arg) {
+  (void)arg;
+  pt_trace_prefault(c->trace);
+}
+
 static void write_metrics(pt_ctx* c, void* arg) {
   (void)arg;
   pt_metrics_write(c, 0);
@@ -141,11 +150,13 @@ static void* dumper_main(void* arg) {
   uint64_t next_check = settings.stall_ms ? t + check_ms : UINT64_MAX;
   uint64_t next_metrics = settings.metrics_ms ? t + settings.metrics_ms : UINT64_MAX;
   uint64_t next_service = settings.metrics_ms ? t + SERVICE_MS : UINT64_MAX;
+  uint64_t next_prefault = t + PREFAULT_MS;
   while (!atomic_load(&stop)) {
     t = now_ms();
     uint64_t next = next_periodic < next_check ? next_periodic : next_check;
     if (next_metrics < next) next = next_metrics;
     if (next_service < next) next = next_service;
+    if (next_prefault < next) next = next_prefault;
     int timeout = next == UINT64_MAX ? -1 : next <= t ? 0 : (int)(next - t > 60000 ? 60000 : next - t);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (poll(&p, fd >= 0 ? 1 : 0, timeout) > 0 && (p.revents & POLLIN)) {
@@ -167,6 +178,10 @@ static void* dumper_main(void* arg) {
     if (t >= next_service) {
       pt_metrics_service_all();
       next_service = now_ms() + SERVICE_MS;
+    }
+    if (t >= next_prefault) {
+      pt_ctx_for_each(prefault_one, NULL);
+      next_prefault = now_ms() + PREFAULT_MS;
     }
     if (t >= next_metrics) {
       pt_ctx_for_each(write_metrics, NULL);

@@ -25,11 +25,16 @@
  * charged to the process-wide budget (PROXYTRACE_MAX_MEMORY_MB) a chunk of
  * PT_CHUNK_SLOTS at a time by one atomic add; a new op takes a fresh slot
  * while fewer than PT_REUSE_MIN slots are free, else the oldest free one —
- * so an idle communicator holds no slot page and a busy one about as many
+ * so an idle communicator holds the slot pages populated at creation (below)
+ * and a busy one about as many
  * slots as it has ops in flight, plus PT_REUSE_MIN. Nothing is allocated,
  * locked or called on the way: the kernel supplies a zeroed page at the
  * first write to it (a page fault, no system call). Dumps read slots below
- * `n_init` only.
+ * `n_init` only. That fault is taken off the recording path where it can
+ * be: pt_trace_prefault, called at creation and then by the dumper thread
+ * every 50 ms, populates the pages of the next slots ahead of `n_init`
+ * (`n_ready`), at least PT_PREFAULT_MIN slots and twice what the trace took
+ * since the last call, up to PT_PREFAULT_MAX.
  *
  * Every slot is in exactly one list, by state: FREE slots in `free`,
  * STARTED ones in `started` (oldest first), FINISHED and IGNORED ones —
@@ -101,6 +106,8 @@ typedef struct {
 } pt_slot_list;
 
 #define PT_CHUNK_SLOTS 64u /* slots charged to the budget at a time (16 KiB) */
+#define PT_PREFAULT_MIN 64u    /* slots populated ahead of n_init at least (16 KiB)... */
+#define PT_PREFAULT_MAX 1024u  /* ... and at most (256 KiB) */
 #define PT_REUSE_MIN 64u   /* free slots kept before one is reused */
 
 struct pt_trace {
@@ -108,6 +115,9 @@ struct pt_trace {
   uint32_t nslots;           /* the cap: slots reserved */
   _Atomic uint32_t n_init;   /* slots handed out so far (release: readers acquire) */
   uint32_t n_charged;        /* slots charged to the budget (PT_CHUNK_SLOTS multiples) */
+  /* Slots whose pages are populated, how far ahead of n_init, and n_init at
+   * the last look (pt_trace_prefault: one thread at a time). */
+  uint32_t n_ready, ready_ahead, ready_seen;
   pt_slot_list free, started, done; /* proxy thread only */
   pt_idmap ids;               /* proxy thread only */
   _Atomic int my_rank;

@@ -113,6 +113,8 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
     return -1;
   }
   t->nslots = cfg.max_ops;
+  t->ready_ahead = PT_PREFAULT_MIN;
+  pt_trace_prefault(t); /* the first ops' pages: an idle communicator keeps 16 KiB */
   t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
   PT_STORE(t->my_rank, my_rank);
   for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
@@ -132,6 +134,27 @@ void pt_trace_destroy(pt_trace* t) {
   atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)t->n_charged * PT_SLOT_BYTES, RLX);
   pt_vmem_release(t->slab, (size_t)t->nslots * PT_SLOT_BYTES);
   free(t);
+}
+
+/* The pages of the next slots, populated ahead of the recording thread:
+ * its first write to a fresh slot then takes no page fault. Pages stay
+ * populated until the trace is destroyed, as the slots in them do. */
+int pt_trace_prefault(pt_trace* t) {
+  const uint32_t used = atomic_load_explicit(&t->n_init, memory_order_acquire);
+  const uint32_t grown = used - t->ready_seen;
+  t->ready_seen = used;
+  if (grown > t->ready_ahead / 2) { /* a lead of twice the last growth, whole chunks */
+    const uint64_t ahead = ((uint64_t)grown * 2 + PT_CHUNK_SLOTS - 1) / PT_CHUNK_SLOTS * PT_CHUNK_SLOTS;
+    t->ready_ahead = ahead < PT_PREFAULT_MAX ? (uint32_t)ahead : PT_PREFAULT_MAX;
+  }
+  const uint32_t target = t->nslots - used < t->ready_ahead ? t->nslots : used + t->ready_ahead;
+  if (target <= t->n_ready) return 0;
+  const uint32_t from = t->n_ready > used ? t->n_ready : used; /* below: written already */
+  if (pt_vmem_populate((char*)t->slab + (size_t)from * PT_SLOT_BYTES,
+                       (size_t)(target - from) * PT_SLOT_BYTES) < 0)
+    return -1;
+  t->n_ready = target;
+  return 0;
 }
 
 /* ---- counters of refused events ---- */
