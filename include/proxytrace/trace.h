@@ -124,7 +124,7 @@ typedef struct {
 
 /* Events refused or dropped, by reason. Counted, never fatal. */
 typedef enum {
-  PT_DROP_OPS_DROPPED = 0, /* slab full, nothing reclaimable: op not recorded */
+  PT_DROP_OPS_DROPPED = 0, /* no free or reclaimable slot, none fresh: op not recorded */
   PT_DROP_OPS_RECLAIMED,   /* slots taken back from finished or never-registered ops */
   PT_DROP_ZERO_STEPS,      /* registered with nSteps == 0: ignored, as legacy does */
   PT_DROP_STALE_HANDLE,    /* handle of a stopped or reclaimed op or step */
@@ -134,6 +134,10 @@ typedef enum {
   PT_DROP_BAD_STATE,       /* state or event type that does not apply */
   PT_DROP_FOREIGN,         /* events of another process (PXN) */
   PT_DROP_WRONG_CONTEXT,   /* ProxyStep whose parent op is not of the step's communicator */
+  PT_DROP_OVER_BUDGET,     /* of OPS_DROPPED, those below the communicator's cap
+                            * (PROXYTRACE_MAX_OPS): the process-wide budget
+                            * (PROXYTRACE_MAX_MEMORY_MB) was spent; the rest
+                            * found the cap reached */
   PT_DROP_NUM
 } pt_drop_reason;
 

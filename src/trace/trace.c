@@ -172,7 +172,8 @@ void pt_trace_count(pt_trace* t, pt_drop_reason r) {
 const char* pt_drop_name(pt_drop_reason r) {
   static const char* const names[PT_DROP_NUM] = {
       "opsDropped", "opsReclaimed", "zeroStepOps", "staleHandle", "badHandle",
-      "untrackedUpdate", "badCounterKind", "badState", "foreignPid", "wrongContext"};
+      "untrackedUpdate", "badCounterKind", "badState", "foreignPid", "wrongContext",
+      "opsOverBudget"};
   return (unsigned)r < PT_DROP_NUM ? names[r] : "?";
 }
 
@@ -347,7 +348,10 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   WRITER(t);
   const uint32_t idx = take_slot(t);
   if (UNLIKELY(idx == PT_NO_SLOT)) {
-    pt_trace_count(t, PT_DROP_OPS_DROPPED); /* every slot holds a registered op */
+    /* Every slot handed out holds a registered op, and no fresh one was
+     * given: the cap is reached, or below it the budget is spent. */
+    pt_trace_count(t, PT_DROP_OPS_DROPPED);
+    if (PT_LOAD(t->n_init) < t->nslots) pt_trace_count(t, PT_DROP_OVER_BUDGET);
     return NULL;
   }
   pt_op* op = &t->slab[idx];

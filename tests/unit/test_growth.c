@@ -132,12 +132,59 @@ static void test_cap_per_trace(void** state) {
   pt_trace* t = new_trace(100);
   assert_int_equal(start_ops(t, 0, 130), 100);
   assert_int_equal(drops(t, PT_DROP_OPS_DROPPED), 30);
+  assert_int_equal(drops(t, PT_DROP_OVER_BUDGET), 0); /* all at the cap */
   pt_trace_destroy(t);
+}
+
+typedef struct {
+  char line[2][2048];
+  int n;
+} first_lines;
+
+static void keep_line(void* arg, const char* line, int len) {
+  first_lines* l = arg;
+  if (l->n < 2) snprintf(l->line[l->n], sizeof l->line[0], "%.*s", len, line);
+  l->n++;
+}
+
+/* Both causes in one trace: the budget first, then the cap. */
+static void test_drop_causes(void** state) {
+  (void)state;
+  const uint64_t saved = pt_trace_memory_budget();
+  const uint64_t base = pt_trace_memory_charged();
+  pt_trace_set_memory_budget(base + 2 * CHUNK_BYTES); /* room for 128 slots */
+  pt_trace* t = new_trace(192);
+  assert_int_equal(start_ops(t, 0, 135), 128);
+  assert_int_equal(drops(t, PT_DROP_OPS_DROPPED), 7);
+  assert_int_equal(drops(t, PT_DROP_OVER_BUDGET), 7);
+  pt_trace_set_memory_budget(saved); /* room again: the trace grows to its cap */
+  assert_int_equal(start_ops(t, 135, 75), 64);
+  assert_int_equal(drops(t, PT_DROP_OPS_DROPPED), 7 + 11);
+  assert_int_equal(drops(t, PT_DROP_OVER_BUDGET), 7);
+  /* the text dump's drop line and the JSON header say both */
+  pt_dump* d = pt_trace_snapshot(t);
+  assert_non_null(d);
+  first_lines text = {0}, json = {0};
+  pt_dump_text(d, keep_line, &text);
+  assert_true(text.n >= 2);
+  assert_non_null(strstr(text.line[1], "proxytrace dropped or refused events (max ops 192):"));
+  assert_non_null(strstr(text.line[1], " opsDropped:18 "));
+  assert_non_null(strstr(text.line[1], " opsOverBudget:7"));
+  pt_dump_meta m = {.host = "h", .pid = 1, .host_lib = "nccl", .profiler_api = 6, .trigger = "api"};
+  pt_dump_json(d, &m, keep_line, &json);
+  assert_true(json.n >= 1);
+  assert_non_null(strstr(json.line[0], "\"drops\":{\"opsDropped\":18,"));
+  assert_non_null(strstr(json.line[0], ",\"opsOverBudget\":7}"));
+  pt_dump_free(d);
+  pt_trace_destroy(t);
+  assert_int_equal(pt_trace_memory_charged(), base);
 }
 
 static void find_drops(void* arg, const char* line, int len) {
   (void)len;
-  if (strstr(line, "proxytrace dropped or refused events") && strstr(line, " opsDropped:100")) ++*(int*)arg;
+  if (strstr(line, "proxytrace dropped or refused events") && strstr(line, " opsDropped:100") &&
+      strstr(line, " opsOverBudget:100"))
+    ++*(int*)arg;
 }
 
 static void test_budget(void** state) {
@@ -152,9 +199,11 @@ static void test_budget(void** state) {
   /* b has no slot and none free: every op is dropped, each counted */
   assert_int_equal(start_ops(b, 0, 100), 0);
   assert_int_equal(drops(b, PT_DROP_OPS_DROPPED), 100);
+  assert_int_equal(drops(b, PT_DROP_OVER_BUDGET), 100);
   /* a fills its 4 chunks, then drops exactly what is past them */
   assert_int_equal(start_ops(a, 200, 60), 56);
   assert_int_equal(drops(a, PT_DROP_OPS_DROPPED), 4);
+  assert_int_equal(drops(a, PT_DROP_OVER_BUDGET), 4);
   assert_int_equal(pt_trace_memory_charged(), base + 4 * CHUNK_BYTES);
   /* the dump says so */
   int said = 0;
@@ -177,6 +226,7 @@ int main(void) {
       cmocka_unit_test(test_growth_under_concurrent_dumps),
       cmocka_unit_test(test_cap_per_trace),
       cmocka_unit_test(test_budget),
+      cmocka_unit_test(test_drop_causes),
   };
   return cmocka_run_group_tests_name("growth", tests, NULL, NULL);
 }
