@@ -409,9 +409,10 @@ size_t pt_metric_op_bytes(void);
  * many slots ahead of the high-water mark as it took since the last call,
  * 64..1024), so that the recording thread's first write to a fresh slot
  * takes no page fault. A system call: one thread at a time, never the
- * recording one (the dumper; trace creation does it once), concurrently
- * with recording. 0, or -1 when the system had no memory for them (the
- * recording thread's first writes fault them in instead, as without). */
+ * recording one (the dumper thread, or the creating thread before the
+ * trace is handed to it), concurrently with recording. 0, or -1 when the
+ * system had no memory for them (the recording thread's first writes
+ * fault them in instead, as without). */
 int pt_trace_prefault(pt_trace* t);
 
 /* Memory the trace holds, in bytes (its slots in use so far, the id table

@@ -171,6 +171,9 @@ pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int
   registry = c;
   pthread_mutex_unlock(&registry_lock);
   if (first) pt_dumper_first(&cfg, defer_log);
+  /* The first slab pages, populated off the init caller's thread where a
+   * dumper thread runs (madvise costs it tens of µs in a virtual machine). */
+  if (!pt_dumper_prefault_soon()) pt_trace_prefault(c->trace);
   const int n = take_deferred(msgs);
   pthread_mutex_unlock(&lifecycle_lock);
   log_deferred(log, msgs, n);

@@ -19,9 +19,10 @@
  *             flag and writes to the wake fd; signals that arrive while a
  *             dump runs make one more dump.
  *   periodic  (PROXYTRACE_DUMP_INTERVAL_MS).
- *   prefault  not a dump: every 50 ms each live communicator's next slab
- *             pages are populated ahead of its proxy thread, whose first
- *             write to a fresh slot then takes no page fault (slab.h).
+ *   prefault  not a dump: every 50 ms, and right after a communicator is
+ *             created, each live communicator's next slab pages are
+ *             populated ahead of its proxy thread, whose first write to a
+ *             fresh slot then takes no page fault (slab.h).
  *   metrics   (PROXYTRACE_METRICS_INTERVAL_MS): not a dump: every live
  *             communicator's step metrics files are rewritten
  *             (metrics_sink.c); and every 20 ms the recording threads get
@@ -57,6 +58,7 @@ static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER; /* running, thre
 static int running;
 static pthread_t thread;
 static _Atomic int stop;
+static _Atomic int prefault_asked; /* a new context's first pages (pt_dumper_prefault_soon) */
 
 const pt_dump_settings* pt_dump_settings_get(void) { return &settings; }
 
@@ -167,6 +169,7 @@ static void* dumper_main(void* arg) {
     if (atomic_load(&stop)) break;
     if (pt_signal_take()) dump_round(PT_TRIG_SIGNAL, stall_ticks);
     t = now_ms();
+    if (atomic_exchange(&prefault_asked, 0)) next_prefault = t;
     if (t >= next_periodic) {
       dump_round(PT_TRIG_PERIODIC, stall_ticks);
       next_periodic = now_ms() + settings.interval_ms;
@@ -191,6 +194,16 @@ static void* dumper_main(void* arg) {
   return NULL;
 }
 
+/* Wakes the thread from its poll. */
+static void wake(void) {
+  int fd = pt_signal_wake_fd();
+  if (fd >= 0) {
+    const uint64_t one = 1;
+    ssize_t w = write(fd, &one, sizeof one);
+    (void)w;
+  }
+}
+
 static void start_thread(ncclDebugLogger_t log) {
   sigset_t all, old;
   sigfillset(&all);
@@ -211,12 +224,7 @@ static void start_thread(ncclDebugLogger_t log) {
 static void stop_thread(int wait_ms) {
   if (!running) return;
   atomic_store(&stop, 1);
-  int fd = pt_signal_wake_fd();
-  if (fd >= 0) {
-    const uint64_t one = 1;
-    ssize_t w = write(fd, &one, sizeof one);
-    (void)w;
-  }
+  wake();
   if (pthread_equal(pthread_self(), thread)) {
     pthread_detach(thread); /* the last finalize came from a logger the dumper called */
   } else if (wait_ms < 0) {
@@ -234,6 +242,16 @@ static void stop_thread(int wait_ms) {
     if (pthread_timedjoin_np(thread, NULL, &ts) != 0) pthread_detach(thread);
   }
   running = 0;
+}
+
+int pt_dumper_prefault_soon(void) {
+  pthread_mutex_lock(&thread_lock);
+  const int r = running;
+  pthread_mutex_unlock(&thread_lock);
+  if (!r) return 0;
+  atomic_store(&prefault_asked, 1);
+  wake();
+  return 1;
 }
 
 void pt_dumper_first(const pt_plugin_config* cfg, ncclDebugLogger_t log) {

@@ -178,6 +178,11 @@ const pt_dump_settings* pt_dump_settings_get(void);
  * the signal handler), or the last one was removed (stop and join it). */
 void pt_dumper_first(const pt_plugin_config* cfg, ncclDebugLogger_t log);
 void pt_dumper_last(void);
+/* Called by context.c with its lifecycle lock held, for a context just
+ * registered: asks the dumper thread to populate its first slab pages now
+ * (pt_trace_prefault) and returns 1, or returns 0 when no dumper thread
+ * runs (the caller populates them itself). */
+int pt_dumper_prefault_soon(void);
 /* Fork and exit: the dumper thread does not survive a fork, and is stopped
  * before the library goes away. */
 void pt_dumper_after_fork_child(void);

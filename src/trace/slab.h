@@ -25,14 +25,14 @@
  * charged to the process-wide budget (PROXYTRACE_MAX_MEMORY_MB) a chunk of
  * PT_CHUNK_SLOTS at a time by one atomic add; a new op takes a fresh slot
  * while fewer than PT_REUSE_MIN slots are free, else the oldest free one —
- * so an idle communicator holds the slot pages populated at creation (below)
+ * so an idle communicator holds the slot pages populated after creation (below)
  * and a busy one about as many
  * slots as it has ops in flight, plus PT_REUSE_MIN. Nothing is allocated,
  * locked or called on the way: the kernel supplies a zeroed page at the
  * first write to it (a page fault, no system call). Dumps read slots below
  * `n_init` only. That fault is taken off the recording path where it can
- * be: pt_trace_prefault, called at creation and then by the dumper thread
- * every 50 ms, populates the pages of the next slots ahead of `n_init`
+ * be: pt_trace_prefault, called by the dumper thread right after creation
+ * and then every 50 ms, populates the pages of the next slots ahead of `n_init`
  * (`n_ready`), at least PT_PREFAULT_MIN slots and twice what the trace took
  * since the last call, up to PT_PREFAULT_MAX.
  *

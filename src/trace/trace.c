@@ -113,8 +113,7 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
     return -1;
   }
   t->nslots = cfg.max_ops;
-  t->ready_ahead = PT_PREFAULT_MIN;
-  pt_trace_prefault(t); /* the first ops' pages: an idle communicator keeps 16 KiB */
+  t->ready_ahead = PT_PREFAULT_MIN; /* pt_trace_prefault populates nothing before it is called */
   t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
   PT_STORE(t->my_rank, my_rank);
   for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
