@@ -165,6 +165,15 @@ void an_dump_commit(an_parser* p, an_dump* d) {
   pt_analysis* a = p->a;
   a->dumps++;
   a->inputs[d->input].dumps++;
+  if (d->rank < -1 || d->rank > AN_MAX_RANK) {
+    an_input_error(a, d->input, d->line, "dump header with rank %d out of range: the rank is taken as unknown",
+                   d->rank);
+    d->rank = -1;
+  }
+  if (d->nranks < 0 || d->nranks > AN_MAX_RANK + 1) {
+    an_input_error(a, d->input, d->line, "dump header with nRanks %d out of range: taken as unknown", d->nranks);
+    d->nranks = 0;
+  }
   if (d->rank < 0 && d->n_ops == 0) d->rank = a->inputs[d->input].rank_hint;
   if (d->n_ops == 0) {
     if (d->has_comm && d->rank >= 0) {

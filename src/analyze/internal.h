@@ -221,6 +221,13 @@ typedef struct {
 
 #define AN_MAX_ERRORS_KEPT 20
 
+/* The largest rank number the analysis takes (ranks, peers; nRanks one
+ * more). The fuzz build lowers it, so that what an input costs follows
+ * its size rather than the numbers written in it. */
+#ifndef AN_MAX_RANK
+#define AN_MAX_RANK (1 << 24)
+#endif
+
 typedef struct {
   char* path;
   const char* format;
@@ -314,6 +321,7 @@ typedef struct {
                            every operation of the communicator */
   int64_t seen_ns;      /* when its latest dump was taken; 0 unknown (legacy) */
   int64_t foreign;      /* foreign-pid refusals its node's dumps report */
+  int waited_on;        /* stuck ops that wait on it, missing (find_missing) */
 } an_rank;
 
 typedef struct {

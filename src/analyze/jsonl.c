@@ -112,7 +112,7 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
       an_input_error(a, p->input, lineno, "op line without an integer '%s': skipped", need[i]);
       return;
     }
-  if (v[0] < 0 || v[0] > 1 << 24 || v[1] < 0 || v[1] > 1 << 24 || v[2] < 0 || v[2] > 1 << 16) {
+  if (v[0] < 0 || v[0] > AN_MAX_RANK || v[1] < 0 || v[1] > AN_MAX_RANK || v[2] < 0 || v[2] > 1 << 16) {
     an_input_error(a, p->input, lineno, "op line with rank, peer or channel out of range: skipped");
     return;
   }

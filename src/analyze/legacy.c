@@ -158,7 +158,7 @@ int an_legacy_record(const char* s, size_t len, an_op* op, char* why, size_t why
     snprintf(why, why_len, "malformed record line: unexpected text at column %zu", c.pos + 1);
     return -1;
   }
-  if (v[3] < 0 || v[3] > 1 << 24 || v[4] < 0 || v[4] > 1 << 24 || ch < 0 || ch > 1 << 16) {
+  if (v[3] < 0 || v[3] > AN_MAX_RANK || v[4] < 0 || v[4] > AN_MAX_RANK || ch < 0 || ch > 1 << 16) {
     snprintf(why, why_len, "record line with rank, peer or channel out of range");
     return -1;
   }

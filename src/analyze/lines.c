@@ -40,16 +40,24 @@ void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* f
 }
 
 /* rank<R>.…, …-r<R>-… : the rank a file name says, or -1. */
+/* A rank number in a file name: digits, at most AN_MAX_RANK; -1 if not. */
+static int hint_number(const char* s) {
+  long v = 0;
+  for (; *s >= '0' && *s <= '9'; s++)
+    if ((v = v * 10 + (*s - '0')) > AN_MAX_RANK) return -1;
+  return (int)v;
+}
+
 static int rank_hint(const char* path) {
   const char* base = strrchr(path, '/');
   base = base ? base + 1 : path;
   const char* p = strstr(base, "rank");
-  if (p && p[4] >= '0' && p[4] <= '9') return atoi(p + 4);
+  if (p && p[4] >= '0' && p[4] <= '9') return hint_number(p + 4);
   for (p = base; (p = strstr(p, "-r")) != NULL; p += 2) {
     if (p[2] < '0' || p[2] > '9') continue;
     const char* e = p + 2;
     while (*e >= '0' && *e <= '9') e++;
-    if (*e == '-' || *e == '.') return atoi(p + 2);
+    if (*e == '-' || *e == '.') return hint_number(p + 2);
   }
   return -1;
 }

@@ -223,20 +223,44 @@ int an_build(pt_analysis* a) {
   for (size_t i = 0; i < a->n_slots && rc == 0;) {
     size_t j = i;
     while (j < a->n_slots && order[j]->comm == order[i]->comm) j++;
+    const size_t next = j;
     an_comm* c = &a->comms[a->n_comms++];
     c->comm = order[i]->comm;
     c->stuck_op_count = -1;
     c->first_item = it;
-    int nranks = 0;
+    /* The size the dumps state (nRanks) bounds the communicator: a rank or
+     * peer beyond it is a corrupt number, which would otherwise make one
+     * communicator of millions of ranks without a dump. Without a stated
+     * size (or when no dump's rank is within it), the highest rank or peer
+     * seen gives it. */
+    int stated = 0, nranks = 0, within = 0;
+    for (size_t k = i; k < j; k++)
+      if (order[k]->latest->nranks > stated) stated = order[k]->latest->nranks;
+    for (size_t k = i; k < j; k++) within |= order[k]->rank < stated;
+    if (!within) stated = 0;
+    size_t kept = i;
     for (size_t k = i; k < j; k++) {
       const an_dump* d = order[k]->latest;
-      if (d->nranks > nranks) nranks = d->nranks;
+      if (stated && order[k]->rank >= stated) {
+        an_input_error(a, d->input, d->line,
+                       "dump of rank %d, beyond the %d ranks its communicator's dumps state: skipped", order[k]->rank,
+                       stated);
+        continue;
+      }
+      order[kept++] = order[k];
       if (order[k]->rank + 1 > nranks) nranks = order[k]->rank + 1;
-      for (size_t q = 0; q < d->n_ops; q++)
-        if (d->ops[q].peer + 1 > nranks) nranks = d->ops[q].peer + 1;
+      for (size_t q = 0; q < d->n_ops; q++) {
+        if (stated && d->ops[q].peer >= stated)
+          an_input_error(a, d->ops[q].input, d->ops[q].line,
+                         "op with peer %d, beyond the %d ranks its communicator's dumps state", d->ops[q].peer, stated);
+        else if (d->ops[q].peer + 1 > nranks)
+          nranks = d->ops[q].peer + 1;
+      }
     }
+    j = kept;
     for (size_t e = 0; e < a->n_empty; e++)
-      if (a->empty_ranks[e].rank + 1 > nranks && a->empty_ranks[e].rank < (1 << 24)) nranks = a->empty_ranks[e].rank + 1;
+      if (a->empty_ranks[e].rank + 1 > nranks) nranks = a->empty_ranks[e].rank + 1;
+    if (stated) nranks = stated;
     c->nranks = nranks;
     c->ranks = an_alloc(&a->mem, ((size_t)nranks + 1) * sizeof *c->ranks);
     if (!c->ranks) {
@@ -316,7 +340,7 @@ int an_build(pt_analysis* a) {
       }
     }
     c->n_items = it - c->first_item;
-    i = j;
+    i = next;
   }
   an_free(&a->mem, order);
   an_free(&a->mem, prev_ops);
