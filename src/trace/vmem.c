@@ -44,8 +44,14 @@ void pt_vmem_touch(void* p, size_t bytes) {
   for (; a < end; a += page) __atomic_fetch_add(a, 0, __ATOMIC_RELAXED);
 }
 
-/* 0 until a populate call said the kernel has no MADV_POPULATE_WRITE. */
+/* 0 until a populate call found MADV_POPULATE_WRITE missing or inert. */
 static _Atomic int no_populate;
+
+/* 1 when the page at `p` is resident (mincore(2)). */
+static int resident(void* p) {
+  unsigned char v = 0;
+  return mincore(p, 1, &v) == 0 && (v & 1);
+}
 
 int pt_vmem_populate(void* p, size_t bytes) {
   const size_t page = pt_vmem_page();
@@ -53,10 +59,14 @@ int pt_vmem_populate(void* p, size_t bytes) {
   unsigned char* end = (unsigned char*)p + bytes;
   if (a >= end) return 0;
   if (!atomic_load_explicit(&no_populate, memory_order_relaxed)) {
-    if (madvise(a, (size_t)(end - a), MADV_POPULATE_WRITE) == 0) return 0;
-    if (errno != EINVAL) return -1; /* ENOMEM and the like: the recording path faults instead */
+    /* The last page tells whether it worked: kernels before 5.14 refuse
+     * the advice (EINVAL), and an emulator (qemu-user) may accept it and
+     * do nothing. */
+    const int rc = madvise(a, (size_t)(end - a), MADV_POPULATE_WRITE);
+    if (rc == 0 && resident((void*)((uintptr_t)(end - 1) & ~(uintptr_t)(page - 1)))) return 0;
+    if (rc != 0 && errno != EINVAL) return -1; /* ENOMEM: the recording path faults instead */
     atomic_store_explicit(&no_populate, 1, memory_order_relaxed);
   }
-  pt_vmem_touch(a, (size_t)(end - a)); /* before Linux 5.14 */
+  pt_vmem_touch(a, (size_t)(end - a));
   return 1;
 }

@@ -19,10 +19,11 @@ void pt_vmem_release(void* p, size_t bytes);
 size_t pt_vmem_page(void);
 /* Backs every page of [p, p + bytes) of a reservation with memory, without
  * changing a byte of it, while another thread may be writing there: with
- * madvise(MADV_POPULATE_WRITE) (Linux 5.14+), else with pt_vmem_touch. A
- * system call: never on the recording path. 0 populated, 1 populated by
- * touching (the kernel has no MADV_POPULATE_WRITE), -1 not populated (out
- * of memory: the recording thread's writes fault the pages in instead). */
+ * madvise(MADV_POPULATE_WRITE) (Linux 5.14+), checked with mincore(2) on
+ * the last page, else with pt_vmem_touch. System calls: never on the
+ * recording path. 0 populated, 1 populated by touching (the kernel has no
+ * MADV_POPULATE_WRITE, or it did nothing: an emulator), -1 not populated
+ * (out of memory: the recording thread's writes fault the pages in). */
 int pt_vmem_populate(void* p, size_t bytes);
 /* The fallback: an atomic add of 0 to the first byte of each page, a write
  * that faults the page in and changes nothing. Atomic, so it is safe while
