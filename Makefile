@@ -102,6 +102,10 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+# The failing allocator of the fault tests (tests/common/failalloc.h), which
+# mk/tests.mk and mk/analyze.mk both link.
+FA_OBJ := $(B)/tests/common/failalloc.o
+
 # mk/plugin.mk first: others name its targets (PLUGIN_SO, TRACE_A) as prerequisites.
 include mk/plugin.mk $(filter-out mk/plugin.mk,$(sort $(wildcard mk/*.mk)))
 

@@ -44,6 +44,9 @@ install-analyze: build-all
 #                 out (--records), bounded memory
 #   test_explain  pairing, causes and culprits on hand-written dumps
 #   test_accuracy the emulator's faults against its ground truth
+#   test_oom      the command with its Nth allocation failing, every N
+#                 (tests/common/failalloc.c): the same report or "out of
+#                 memory" and exit 2, nothing kept
 #   cli.sh        the command: exit statuses, --json and --chrome read back
 #                 with Python's json module, --expect, the demo, and the
 #                 sqlite3 example of docs/analyze.md
@@ -52,7 +55,8 @@ install-analyze: build-all
 AT := $(B)/tests/analyze
 AT_UNIT := $(AT)/test_parse $(AT)/test_explain
 AT_ACCURACY := $(AT)/test_accuracy
-AT_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/analyze -DAT_SRC_DIR='"$(abspath tests/analyze)"'
+AT_OOM := $(AT)/test_oom
+AT_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/analyze -Itests/common -DAT_SRC_DIR='"$(abspath tests/analyze)"'
 
 $(AT)/%.o: tests/analyze/%.c
 	@mkdir -p $(dir $@)
@@ -64,10 +68,14 @@ $(AT_UNIT): $(AT)/%: $(AT)/%.o $(AT)/fixtures.o $(ANALYZE_A)
 $(AT_ACCURACY): $(AT)/test_accuracy.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) -lcmocka -lm $(LDLIBS_PT)
 
-$(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT)/fixtures.o: | test-deps
+$(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) \
+	  -lcmocka -lm $(LDLIBS_PT)
 
-TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY)
-TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh
+$(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-deps
+
+TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a

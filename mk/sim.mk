@@ -53,9 +53,10 @@ $(ST)/%.o: tests/sim/%.c
 $(ST_TESTS): $(ST)/%: $(ST)/%.o $(ST_HELPER) $(SIM_OBJS) $(LOADER_A) $(ST_PLUGINS) $(PLUGIN_SO)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ST_HELPER) $(ST_EXTRA) $(SIM_OBJS) $(LOADER_A) -lcmocka $(LDLIBS_PT)
 
-# The slow-edge matrix names slow edges from the metrics files (src/analyze/mset.c).
-$(ST)/test_slow_matrix: ST_EXTRA := $(B)/src/analyze/mset.o
-$(ST)/test_slow_matrix: $(B)/src/analyze/mset.o
+# The slow-edge matrix names slow edges from the metrics files (src/analyze/mset.c,
+# which allocates through src/analyze/memory.c).
+$(ST)/test_slow_matrix: ST_EXTRA := $(B)/src/analyze/mset.o $(B)/src/analyze/memory.o
+$(ST)/test_slow_matrix: $(B)/src/analyze/mset.o $(B)/src/analyze/memory.o
 
 TEST_TARGETS += $(ST_PLUGINS) $(ST_TESTS)
 TEST_RUNS += $(ST_TESTS) tests/sim/cli.sh tests/sim/dump-files.sh tests/sim/metrics-files.sh tests/sim/top.sh

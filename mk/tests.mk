@@ -4,6 +4,8 @@
 # tests/integration/test_*.c   cmocka tests that dlopen the built plugin and
 #                              drive it through the ABI (rccl_host.c)
 # tests/integration/*.sh       shell tests, given the build folder
+# tests/common/failalloc.c     a malloc that fails the Nth call (test_faults
+#                              here, the analyzer's test_oom)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(B)/tests/integration/%,\
   $(sort $(wildcard tests/integration/test_*.c)))
@@ -17,7 +19,11 @@ $(UNIT_TESTS): $(B)/tests/unit/%: $(B)/tests/unit/%.o $(TRACE_A) $(PLUGIN_OBJS)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter-out $(B)/src/plugin/abi_v6.o $(B)/src/plugin/dump_hook.o,$(PLUGIN_OBJS)) $(TRACE_A) -lcmocka $(LDLIBS_PT)
 
 $(INTEG_TESTS): $(B)/tests/integration/%: $(B)/tests/integration/%.o $(RH_OBJ) $(PLUGIN_SO)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(RH_OBJ) -lcmocka $(LDLIBS_PT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(RH_OBJ) $(INTEG_EXTRA) -lcmocka $(LDLIBS_PT)
+
+$(B)/tests/integration/test_faults.o: ALL_CFLAGS += -Itests/common
+$(B)/tests/integration/test_faults: $(FA_OBJ)
+$(B)/tests/integration/test_faults: INTEG_EXTRA := $(FA_OBJ)
 
 # Two fake host libraries for test_host_detect: one exports the symbol by
 # which the plugin tells RCCL, the other does not (built plainly: they stand

@@ -4,8 +4,10 @@
  *
  * The work is the analyzer library's (include/proxytrace/analyze.h); this
  * file reads the options, runs it, and maps the verdict to the exit status:
- * 0 nothing wrong, 1 a hang or a slow link, 2 unusable input or a bad
- * option, 3 (with --expect) the analysis differs from the ground truth.
+ * 0 nothing wrong, 1 a hang or a slow link, 2 unusable input, a bad
+ * option or no memory, 3 (with --expect) the analysis differs from the
+ * ground truth. Out of memory anywhere, the report is not printed at all:
+ * one line says so, and the exit status is 2.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,9 +44,10 @@ static void usage(FILE* f) {
           "  --                  the arguments after it are paths, even if they start with '-'\n"
           "\n"
           "Exit status: 0 nothing is stuck or slow, 1 a hang or a slow link was found,\n"
-          "2 no input held a dump or an option is bad, 3 --expect: the analysis\n"
-          "differs from the ground truth. With --records: 0 the records are printed\n"
-          "(problems with the inputs on stderr), 2 an option is bad.\n",
+          "2 no input held a dump, an option is bad or memory ran out, 3 --expect: the\n"
+          "analysis differs from the ground truth. With --records: 0 the records are\n"
+          "printed (problems with the inputs on stderr), 2 an option is bad or memory\n"
+          "ran out.\n",
           PT_ANALYZE_SCHEMA);
 }
 
@@ -86,20 +89,22 @@ static void report_input_problems(const pt_analysis* a) {
   if (!st.dumps) fprintf(stderr, "proxytrace analyze: no input held a dump\n");
 }
 
+static int out_of_memory(void) {
+  fprintf(stderr, "proxytrace analyze: out of memory\n");
+  return 2;
+}
+
 int pt_cmd_analyze(int argc, char** argv) {
   int json = 0, verbose = 0, records = 0, all_dumps = 0;
   const char* chrome = NULL;
   const char* expect = NULL;
   pt_analysis* a;
-  if (pt_analysis_new(&a) != 0) {
-    fprintf(stderr, "proxytrace analyze: out of memory\n");
-    return 2;
-  }
+  if (pt_analysis_new(&a) != 0) return out_of_memory();
   int npaths = 0, rc = 0;
   char** paths = calloc((size_t)argc + 1, sizeof *paths);
   if (!paths) {
     pt_analysis_free(a);
-    return 2;
+    return out_of_memory();
   }
   int opts = 1; /* until "--": what follows are paths, whatever they look like */
   for (int i = 1; i < argc && rc == 0; i++) {
@@ -147,7 +152,7 @@ int pt_cmd_analyze(int argc, char** argv) {
     fprintf(stderr, "proxytrace analyze: --all-dumps goes with --records\n");
     rc = 2;
   }
-  if (rc == 0 && all_dumps && pt_analysis_set_option(a, "all-dumps", "1") != 0) rc = 2;
+  if (rc == 0 && all_dumps && pt_analysis_set_option(a, "all-dumps", "1") != 0) rc = out_of_memory();
   if (rc == 0 && npaths == 0) {
     fprintf(stderr, "proxytrace analyze: no PATH given (see proxytrace analyze --help)\n");
     rc = 2;
@@ -162,27 +167,36 @@ int pt_cmd_analyze(int argc, char** argv) {
     pt_analysis_free(a);
     return rc < 0 ? 0 : rc;
   }
+  /* Adding and running fail only for memory (the arguments are good). */
   for (int i = 0; i < npaths && rc == 0; i++)
     if (pt_analysis_add_path(a, paths[i]) != 0) rc = 2;
   if (rc == 0 && pt_analysis_run(a) != 0) rc = 2;
-  if (rc != 0) {
-    fprintf(stderr, "proxytrace analyze: out of memory\n");
+  int w = 0;
+  if (rc == 0)
+    w = records ? pt_analysis_write_records(a, stdout)
+        : json  ? pt_analysis_write_json(a, stdout)
+                : pt_analysis_write_text(a, stdout, verbose);
+  if (rc != 0 || w == PT_AN_ENOMEM) {
+    rc = out_of_memory();
   } else {
     pt_verdict v = pt_analysis_verdict(a);
+    if (w != 0) {
+      fprintf(stderr, "proxytrace analyze: cannot write the report: %s\n", strerror(errno));
+      rc = 2;
+    }
     if (records) {
-      if (pt_analysis_write_records(a, stdout) != 0) rc = 2;
       report_input_problems(a);
       v = PT_VERDICT_OK; /* the verdict is not this mode's answer */
-    } else if (json) pt_analysis_write_json(a, stdout);
-    else pt_analysis_write_text(a, stdout, verbose);
+    }
     if (chrome && pt_analysis_write_chrome_path(a, chrome) != 0) {
       fprintf(stderr, "proxytrace analyze: cannot write --chrome %s: %s\n", chrome, strerror(errno));
       rc = 2;
     }
     if (rc == 0) rc = v == PT_VERDICT_OK ? 0 : v == PT_VERDICT_UNUSABLE ? 2 : 1;
     if (truth) {
-      char why[512];
+      char why[512] = "out of memory";
       int m = pt_analysis_compare_truth(a, truth, why, sizeof why);
+      if (m == PT_AN_ENOMEM) snprintf(why, sizeof why, "out of memory");
       fprintf(json ? stderr : stdout, "%sground truth (%s): %s\n", json ? "proxytrace analyze: " : "\n", expect, why);
       if (m < 0) rc = 2;
       else if (m == PT_TRUTH_DIFFERS) rc = 3;

@@ -84,7 +84,7 @@ static int load(view* v, const char* dir, int channels, const view* prev) {
   v->factor = calloc(n + 1, sizeof *v->factor);
   v->order = malloc((n + 1) * sizeof *v->order);
   if (!v->rate || !v->ratio || !v->side || !v->factor || !v->order) return -1;
-  pt_mset_ratios(&v->set, PT_MS_STEP, v->ratio);
+  if (pt_mset_ratios(&v->set, PT_MS_STEP, v->ratio) != 0) return -1;
   pt_ms_verdict verdict;
   const int judged = pt_mset_slow(&v->set, SLOW_FACTOR, &verdict) == 0;
   for (size_t i = 0; i < n; i++) {

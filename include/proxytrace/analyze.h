@@ -45,6 +45,13 @@
  * it is recorded with the input (pt_analysis_input) and in the reports; the
  * verdict is PT_VERDICT_UNUSABLE only when no input held a dump.
  *
+ * Out of memory: once any allocation of an analysis has failed, it is not
+ * whole (a dump or a record may be missing), and it never answers as if it
+ * were: that call and every later pt_analysis_add_*, pt_analysis_run and
+ * writer return PT_AN_ENOMEM (pt_analysis_json NULL) and write nothing, and
+ * the verdict is PT_VERDICT_UNUSABLE; pt_analysis_free still frees it all.
+ * A writer's own scratch memory failing fails that call only.
+ *
  * Thread safety: one analysis belongs to one thread at a time; different
  * analyses are independent. Nothing here keeps global state.
  *
@@ -75,7 +82,7 @@ extern "C" {
 enum {
   PT_AN_OK = 0,
   PT_AN_EINVAL = -1, /* NULL argument, analysis already run, bad option  */
-  PT_AN_ENOMEM = -2, /* out of memory (the analysis stays usable)        */
+  PT_AN_ENOMEM = -2, /* out of memory: the analysis is not whole (above) */
   PT_AN_EIO = -3     /* an output could not be written                   */
 };
 

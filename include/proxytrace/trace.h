@@ -295,6 +295,20 @@ int64_t pt_dump_time_ns(const pt_dump* d);
 /* The legacy lines (as pt_trace_dump). Returns the number of lines. */
 int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg);
 
+/* A caller's buffer (a dump file's) that the formatters write whole lines
+ * into, each ending in '\n', with no copy per line. `flush` must empty it
+ * (len back to 0); it is called whenever the next line might not fit, and
+ * what is left at the end is the caller's to flush. cap >= PT_OUT_MIN. */
+#define PT_OUT_MIN 8192
+typedef struct pt_out {
+  char* buf;
+  size_t cap, len;
+  void (*flush)(struct pt_out* o);
+  void* arg;
+} pt_out;
+/* pt_dump_text and pt_dump_json (below) into a buffer: the same lines. */
+int pt_dump_text_out(const pt_dump* d, pt_out* o);
+
 /* What a dump says about where it comes from (docs/dump-json.md). */
 typedef struct {
   const char* host;      /* host name */
@@ -318,6 +332,7 @@ int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n)
 /* JSON lines, schema 1: one "dump" header, one "op" per record, one "end".
  * Returns the number of lines. */
 int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg);
+int pt_dump_json_out(const pt_dump* d, const pt_dump_meta* m, pt_out* o);
 
 /* Status and names (spec §3.6, §3.1). `window` is the steps an op may have
  * in flight, in the counters' unit: NCCL_STEPS (pass 0) for RCCL and raw
@@ -408,11 +423,11 @@ size_t pt_metric_op_bytes(void);
 /* Populates the slab pages the trace's next new ops will take (twice as
  * many slots ahead of the high-water mark as it took since the last call,
  * 64..1024), so that the recording thread's first write to a fresh slot
- * takes no page fault. A system call: one thread at a time, never the
- * recording one (the dumper thread, or the creating thread before the
- * trace is handed to it), concurrently with recording. 0, or -1 when the
- * system had no memory for them (the recording thread's first writes
- * fault them in instead, as without). */
+ * takes no page fault. System calls: any thread but the recording one
+ * (the dumper thread; the init caller where none runs), concurrently with
+ * recording; a call while another runs on the same trace returns at once.
+ * 0, or -1 when the system had no memory for them (the recording thread's
+ * first writes fault them in instead, as without). */
 int pt_trace_prefault(pt_trace* t);
 
 /* Memory the trace holds, in bytes (its slots in use so far, the id table

@@ -20,7 +20,7 @@ double an_now(void) {
 int pt_analysis_new(pt_analysis** out) {
   if (!out) return PT_AN_EINVAL;
   *out = NULL;
-  an_mem mem = {0, 0};
+  an_mem mem = {0};
   pt_analysis* a = an_alloc(&mem, sizeof *a);
   if (!a) return PT_AN_ENOMEM;
   a->mem = mem;
@@ -115,12 +115,14 @@ int pt_analysis_run(pt_analysis* a) {
   if (!a || a->ran) return PT_AN_EINVAL;
   a->ran = 1;
   double t0 = an_now();
-  int rc = an_build(a);
+  int rc = an_outcome(a, 0); /* an input not read whole: no verdict */
+  if (!rc) rc = an_build(a);
   if (!rc) rc = an_pair(a);
   if (!rc) rc = an_explain(a);
   if (!rc) rc = an_slow(a);
   if (!rc) rc = an_slow_metrics(a);
   if (!rc) rc = find_missing(a);
+  rc = an_outcome(a, rc);
   /* Pointers into the culprit array, now that it no longer moves. */
   for (size_t k = 0; k < a->n_culprits; k++) {
     an_culprit* q = &a->culprits[k];
@@ -130,12 +132,17 @@ int pt_analysis_run(pt_analysis* a) {
     q->pub.cause_name = pt_cause_name(q->pub.cause);
   }
   a->analyze_seconds = an_now() - t0;
-  if (a->n_comms == 0 && a->n_empty == 0 && a->mset.n == 0) a->verdict = PT_VERDICT_UNUSABLE;
+  /* Out of memory: no verdict rather than one from part of the records. */
+  if (rc || (a->n_comms == 0 && a->n_empty == 0 && a->mset.n == 0)) a->verdict = PT_VERDICT_UNUSABLE;
   else if (a->n_stuck) a->verdict = PT_VERDICT_HANG;
   else if (a->n_slow || a->n_metric_culprits) a->verdict = PT_VERDICT_SLOW;
   else a->verdict = PT_VERDICT_OK;
   return rc;
 }
+
+int an_failed(const pt_analysis* a) { return a->mem.failed || a->mset.mem.failed || a->mslow.mem.failed; }
+
+int an_outcome(const pt_analysis* a, int rc) { return an_failed(a) ? PT_AN_ENOMEM : rc; }
 
 pt_verdict pt_analysis_verdict(const pt_analysis* a) { return a ? a->verdict : PT_VERDICT_UNUSABLE; }
 
@@ -199,7 +206,7 @@ void pt_analysis_get_stats(const pt_analysis* a, pt_analysis_stats* out) {
 void pt_analysis_string_free(char* s) { free(s); }
 
 char* pt_analysis_json(const pt_analysis* a) {
-  if (!a) return NULL;
+  if (!a || an_failed(a)) return NULL;
   char* buf = NULL;
   size_t len = 0;
   FILE* f = open_memstream(&buf, &len);
@@ -214,6 +221,7 @@ char* pt_analysis_json(const pt_analysis* a) {
 
 int pt_analysis_write_chrome_path(const pt_analysis* a, const char* path) {
   if (!a || !path) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
   FILE* f = fopen(path, "w");
   if (!f) return PT_AN_EIO;
   int rc = pt_analysis_write_chrome(a, f);

@@ -38,6 +38,7 @@ static void us(FILE* f, int64_t ns, int64_t t0) { fprintf(f, "%.3f", (double)(ns
 
 int pt_analysis_write_chrome(const pt_analysis* a, FILE* f) {
   if (!a || !f) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
   int64_t t0 = 0;
   for (size_t i = 0; i < a->n_items; i++) {
     int64_t c = a->items[i].op->create_ns;

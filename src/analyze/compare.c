@@ -53,7 +53,9 @@ static int matches(const expect* e, const pt_culprit* q) {
 
 int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why, size_t why_len) {
   if (!a || !truth) return PT_AN_EINVAL;
-  an_jobj* o = an_alloc((an_mem*)&a->mem, sizeof *o);
+  if (an_failed(a)) return PT_AN_ENOMEM;
+  an_mem scratch = {0}; /* its failure leaves the analysis whole */
+  an_jobj* o = an_alloc(&scratch, sizeof *o);
   if (!o) return PT_AN_ENOMEM;
   char err[200];
   int rc = PT_AN_EINVAL;
@@ -133,6 +135,6 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
         verdict);
   rc = worst;
 out:
-  an_free((an_mem*)&a->mem, o);
+  an_free(&scratch, o);
   return rc;
 }

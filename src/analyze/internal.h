@@ -2,7 +2,8 @@
  * internal.h — what the analyzer's files share.
  *
  *   memory.c     allocations counted against the analysis (held and peak
- *                bytes: the scale figures and tests read them)
+ *                bytes: the scale figures and tests read them), and whether
+ *                one failed (memory.h)
  *   map.c        a hash index from 64-bit keys to chains of items
  *   lines.c      inputs read as streams of lines (files, directories,
  *                streams, buffers) — never slurped
@@ -25,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyze/memory.h"
 #include "analyze/mset.h"
 #include "proxytrace/analyze.h"
 
@@ -32,24 +34,13 @@
  * Memory (memory.c)
  * ------------------------------------------------------------------------- */
 
-typedef struct {
-  size_t held, peak;
-} an_mem;
-
-void* an_alloc(an_mem* m, size_t n); /* zeroed; NULL when out of memory */
-double an_now(void);                  /* monotonic seconds (analysis.c) */
-void* an_realloc(an_mem* m, void* p, size_t n);
-void an_free(an_mem* m, void* p);
-char* an_strdup(an_mem* m, const char* s);
+double an_now(void); /* monotonic seconds (analysis.c) */
 /* Copies `src` into dst[n], cut to fit. */
 static inline void an_copy(char* dst, size_t n, const char* src) {
   size_t i = 0;
   for (; src && src[i] && i + 1 < n; i++) dst[i] = src[i];
   if (n) dst[i] = 0;
 }
-/* Makes room for one more item of `size` bytes in *v (n items, cap
- * capacity); returns the new item, zeroed, or NULL. */
-void* an_grow(an_mem* m, void** v, size_t* n, size_t* cap, size_t size);
 
 /* ---------------------------------------------------------------------------
  * Hash index (map.c): key -> chain of item indices. Keys are 64-bit mixes of
@@ -394,6 +385,12 @@ struct pt_analysis {
 /* ---------------------------------------------------------------------------
  * Between the stages
  * ------------------------------------------------------------------------- */
+
+/* analysis.c: an allocation of the analysis failed (memory.h): it is not
+ * whole, and the API says so instead of answering. */
+int an_failed(const pt_analysis* a);
+/* `rc`, or PT_AN_ENOMEM when the analysis is not whole. */
+int an_outcome(const pt_analysis* a, int rc);
 
 /* lines.c: feed one input's lines to the parser. */
 typedef struct an_parser an_parser;

@@ -137,7 +137,8 @@ int an_read_stream(pt_analysis* a, uint32_t input, FILE* f) {
     size_t got = fread(buf + have, 1, cap - 1 - have, f);
     bytes += got;
     int end = got == 0;
-    if (end && ferror(f)) an_input_error(a, input, lineno + 1, "read error: %s", strerror(errno));
+    if (end && ferror(f) && !an_mem_errno(&a->mem, errno))
+      an_input_error(a, input, lineno + 1, "read error: %s", strerror(errno));
     if (skipping) {
       char* nl = memchr(buf, '\n', got);
       if (!nl) {
@@ -206,6 +207,7 @@ static int add_file(pt_analysis* a, const char* path) {
   if (rc) return rc;
   FILE* f = fopen(path, "rb");
   if (!f) {
+    if (an_mem_errno(&a->mem, errno)) return PT_AN_ENOMEM; /* the FILE itself */
     char buf[256];
     snprintf(buf, sizeof buf, "cannot open: %s", strerror(errno));
     a->inputs[in].error = an_strdup(&a->mem, buf);
@@ -220,12 +222,16 @@ static int add_file(pt_analysis* a, const char* path) {
 
 static int by_name(const void* x, const void* y) { return strcmp(*(char* const*)x, *(char* const*)y); }
 
+/* Each pt_analysis_add_* answers PT_AN_ENOMEM once an allocation of the
+ * analysis has failed (memory.h): its inputs are then not read whole. */
 int pt_analysis_add_path(pt_analysis* a, const char* path) {
   if (!a || !path || a->ran) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
   struct stat sb;
-  if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return add_file(a, path);
+  if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return an_outcome(a, add_file(a, path));
   DIR* dir = opendir(path);
-  if (!dir) return add_file(a, path); /* recorded as unreadable, with why */
+  if (!dir && an_mem_errno(&a->mem, errno)) return PT_AN_ENOMEM;
+  if (!dir) return an_outcome(a, add_file(a, path)); /* recorded as unreadable, with why */
   char** names = NULL;
   size_t n = 0, cap = 0;
   int rc = 0;
@@ -250,19 +256,21 @@ int pt_analysis_add_path(pt_analysis* a, const char* path) {
     an_free(&a->mem, names[i]);
   }
   an_free(&a->mem, names);
-  return rc;
+  return an_outcome(a, rc);
 }
 
 int pt_analysis_add_stream(pt_analysis* a, const char* name, FILE* f) {
   if (!a || !f || a->ran) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
   uint32_t in;
   int rc = an_input_add(a, name ? name : "(stream)", &in);
-  return rc ? rc : an_read_stream(a, in, f);
+  return an_outcome(a, rc ? rc : an_read_stream(a, in, f));
 }
 
 int pt_analysis_add_buffer(pt_analysis* a, const char* name, const char* data, size_t len) {
   if (!a || (!data && len) || a->ran) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
   uint32_t in;
   int rc = an_input_add(a, name ? name : "(buffer)", &in);
-  return rc ? rc : an_read_buffer(a, in, data ? data : "", len);
+  return an_outcome(a, rc ? rc : an_read_buffer(a, in, data ? data : "", len));
 }

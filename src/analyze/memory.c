@@ -5,12 +5,17 @@
  * latest two dumps per communicator and rank), not to the input it reads.
  * Counting each block against the analysis lets the scale check and the
  * tests hold it to that: pt_analysis_get_stats() reports the bytes held now
- * and the peak. Each block carries its size in a small header.
+ * and the peak. Each block carries its size in a small header. This is the
+ * only place the analyzer calls the allocator, and the one place a failure
+ * is noted (memory.h says what follows from it).
  */
+#include "analyze/memory.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "analyze/internal.h"
 
 typedef union {
   size_t size;
@@ -18,8 +23,11 @@ typedef union {
 } header;
 
 void* an_alloc(an_mem* m, size_t n) {
-  header* h = calloc(1, sizeof *h + n);
-  if (!h) return NULL;
+  header* h = n <= SIZE_MAX - sizeof *h ? calloc(1, sizeof *h + n) : NULL;
+  if (!h) {
+    m->failed = 1;
+    return NULL;
+  }
   h->size = n;
   m->held += n;
   if (m->held > m->peak) m->peak = m->held;
@@ -30,8 +38,11 @@ void* an_realloc(an_mem* m, void* p, size_t n) {
   if (!p) return an_alloc(m, n);
   header* h = (header*)p - 1;
   size_t old = h->size;
-  header* nh = realloc(h, sizeof *nh + n);
-  if (!nh) return NULL;
+  header* nh = n <= SIZE_MAX - sizeof *nh ? realloc(h, sizeof *nh + n) : NULL;
+  if (!nh) {
+    m->failed = 1;
+    return NULL;
+  }
   if (n > old) memset((char*)(nh + 1) + old, 0, n - old);
   nh->size = n;
   m->held = m->held - old + n;
@@ -64,4 +75,10 @@ void* an_grow(an_mem* m, void** v, size_t* n, size_t* cap, size_t size) {
   void* item = (char*)*v + (*n)++ * size;
   memset(item, 0, size);
   return item;
+}
+
+int an_mem_errno(an_mem* m, int err) {
+  if (err != ENOMEM) return 0;
+  m->failed = 1;
+  return 1;
 }

@@ -16,17 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Room for one more element of `size` bytes in *v (n used of *cap). */
-static int grow(void** v, size_t* cap, size_t n, size_t size) {
-  if (n < *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 16;
-  void* nv = realloc(*v, c * size);
-  if (!nv) return -1;
-  *v = nv;
-  *cap = c;
-  return 0;
-}
-
 /* ---- reading ---- */
 
 /* The value after "key": at or after `from`, or NULL. */
@@ -74,9 +63,8 @@ int pt_mset_line(pt_mset* s, const char* line) {
     return 1;
   }
   if (strncmp(line, "{\"type\":\"edge\"", 14) != 0) return strncmp(line, "{\"type\":\"end\"", 13) ? 0 : 1;
-  if (grow((void**)&s->e, &s->cap, s->n, sizeof *s->e) != 0) return -1;
-  pt_ms_edge* e = &s->e[s->n++];
-  memset(e, 0, sizeof *e);
+  pt_ms_edge* e = an_grow(&s->mem, (void**)&s->e, &s->n, &s->cap, sizeof *s->e);
+  if (!e) return -1;
   e->comm = s->comm;
   memcpy(e->host, s->host, sizeof e->host);
   e->pid = s->pid;
@@ -104,22 +92,43 @@ int pt_mset_line(pt_mset* s, const char* line) {
   return 1;
 }
 
+/* The next line of f into *line (grown as needed): 1, 0 at the end, -1
+ * out of memory. */
+static int next_line(an_mem* m, FILE* f, char** line, size_t* cap) {
+  size_t n = 0;
+  for (;;) {
+    if (*cap - n < 2) {
+      size_t c = *cap ? *cap * 2 : 4096;
+      char* nl = an_realloc(m, *line, c);
+      if (!nl) return -1;
+      *line = nl;
+      *cap = c;
+    }
+    if (!fgets(*line + n, (int)(*cap - n), f)) return n > 0;
+    n += strlen(*line + n);
+    if (n && (*line)[n - 1] == '\n') return 1;
+  }
+}
+
 static int read_file(pt_mset* s, const char* path) {
   FILE* f = fopen(path, "r");
-  if (!f) return -1;
+  if (!f) {
+    an_mem_errno(&s->mem, errno);
+    return -1;
+  }
   char* line = NULL;
   size_t cap = 0;
-  int rc = 0;
-  while (getline(&line, &cap, f) > 0) {
+  int rc = 0, got;
+  while ((got = next_line(&s->mem, f, &line, &cap)) > 0) {
     int r = pt_mset_line(s, line);
-    if (r < 0) {
-      rc = -1;
-      errno = ENOMEM;
-      break;
-    }
+    if (r < 0) break;
     if (r == 0) s->bad_lines++;
   }
-  free(line);
+  if (got < 0 || s->mem.failed) {
+    rc = -1;
+    errno = ENOMEM;
+  }
+  an_free(&s->mem, line);
   fclose(f);
   return rc;
 }
@@ -134,7 +143,10 @@ int pt_mset_read(pt_mset* s, const char* path) {
   if (stat(path, &st) != 0) return -1;
   if (!S_ISDIR(st.st_mode)) return read_file(s, path);
   DIR* d = opendir(path);
-  if (!d) return -1;
+  if (!d) {
+    an_mem_errno(&s->mem, errno);
+    return -1;
+  }
   struct dirent* de;
   int rc = 0;
   while ((de = readdir(d)) && rc == 0) {
@@ -148,7 +160,7 @@ int pt_mset_read(pt_mset* s, const char* path) {
 }
 
 void pt_mset_free(pt_mset* s) {
-  free(s->e);
+  an_free(&s->mem, s->e);
   memset(s, 0, sizeof *s);
 }
 
@@ -179,10 +191,11 @@ static int comparable(const pt_ms_edge* e, int which) {
   return e->steps >= PT_MS_MIN_STEPS && e->count[which] > 0;
 }
 
-void pt_mset_ratios(const pt_mset* s, int which, double* ratio) {
-  size_t* ix = malloc((s->n + 1) * sizeof *ix);
+int pt_mset_ratios(const pt_mset* s, int which, double* ratio) {
+  an_mem scratch = {0};
+  size_t* ix = an_alloc(&scratch, (s->n + 1) * sizeof *ix);
   for (size_t i = 0; i < s->n; i++) ratio[i] = 0;
-  if (!ix) return;
+  if (!ix) return -1;
   size_t k = 0;
   for (size_t i = 0; i < s->n; i++)
     if (comparable(&s->e[i], which)) ix[k++] = i;
@@ -197,7 +210,8 @@ void pt_mset_ratios(const pt_mset* s, int which, double* ratio) {
     }
     i = j;
   }
-  free(ix);
+  an_free(&scratch, ix);
+  return 0;
 }
 
 static int cmp_double(const void* a, const void* b) {
@@ -210,26 +224,26 @@ typedef struct {
   size_t n, cap;
 } vec;
 
-static int push(vec* v, const pt_ms_slow_edge* e) {
-  if (grow((void**)&v->v, &v->cap, v->n, sizeof *v->v) != 0) return -1;
-  v->v[v->n++] = *e;
+static int push(an_mem* m, vec* v, const pt_ms_slow_edge* e) {
+  pt_ms_slow_edge* at = an_grow(m, (void**)&v->v, &v->n, &v->cap, sizeof *v->v);
+  if (!at) return -1;
+  *at = *e;
   return 0;
 }
 
 static int add_culprit(pt_ms_verdict* v, const pt_ms_culprit* c) {
-  pt_ms_culprit* nc = realloc(v->culprits, (v->n_culprits + 1) * sizeof *nc);
-  if (!nc) return -1;
-  v->culprits = nc;
-  v->culprits[v->n_culprits++] = *c;
+  pt_ms_culprit* at = an_grow(&v->mem, (void**)&v->culprits, &v->n_culprits, &v->cap_culprits, sizeof *at);
+  if (!at) return -1;
+  *at = *c;
   return 0;
 }
 
-/* The median factor of the slow edges of side `side` that `match` selects. */
+/* The median factor of the slow edges of side `side` that `match` selects;
+ * f: room for sl->n factors. */
 static double median_factor(const vec* sl, uint64_t comm, int side, int rank, int peer, const char* skip,
-                            size_t* count) {
-  double* f = malloc((sl->n + 1) * sizeof *f);
+                            double* f, size_t* count) {
   size_t k = 0;
-  for (size_t i = 0; f && i < sl->n; i++) {
+  for (size_t i = 0; i < sl->n; i++) {
     const pt_ms_slow_edge* e = &sl->v[i];
     if (e->comm != comm || e->side != side || e->channel >= 0 || (skip && skip[i])) continue;
     const int touches = side == PT_MS_GPU ? e->rank == rank
@@ -242,7 +256,6 @@ static double median_factor(const vec* sl, uint64_t comm, int side, int rank, in
     qsort(f, k, sizeof *f, cmp_double);
     m = f[(k - 1) / 2 + (k % 2 == 0)]; /* the upper median: how much slower it is */
   }
-  free(f);
   *count = k;
   return m;
 }
@@ -277,22 +290,24 @@ static void where(const pt_mset* s, uint64_t comm, int rank, pt_ms_culprit* c) {
 
 int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
   memset(v, 0, sizeof *v);
-  double* r[2] = {malloc((s->n + 1) * sizeof(double)), malloc((s->n + 1) * sizeof(double))};
+  double* r[2] = {an_alloc(&v->mem, (s->n + 1) * sizeof(double)), an_alloc(&v->mem, (s->n + 1) * sizeof(double))};
   vec sl = {0};
   char* skip = NULL;
+  double* factors = NULL;
   int rc = -1;
   if (!r[0] || !r[1]) goto out;
-  pt_mset_ratios(s, PT_MS_GPU, r[0]);
-  pt_mset_ratios(s, PT_MS_NET, r[1]);
+  if (pt_mset_ratios(s, PT_MS_GPU, r[0]) != 0 || pt_mset_ratios(s, PT_MS_NET, r[1]) != 0) goto out;
   for (size_t i = 0; i < s->n; i++) {
     const pt_ms_edge* e = &s->e[i];
     for (int side = 0; side < 2; side++) {
       if (r[side][i] < factor) continue;
       const pt_ms_slow_edge x = {e->comm, e->rank, e->peer, e->channel, e->send, side, r[side][i],
                                  e->p50_ns[side], (uint64_t)((double)e->p50_ns[side] / r[side][i])};
-      if (push(&sl, &x) != 0) goto out;
+      if (push(&v->mem, &sl, &x) != 0) goto out;
     }
   }
+  factors = an_alloc(&v->mem, (sl.n + 1) * sizeof *factors);
+  if (!factors) goto out;
   /* GPU-side: each rank whose own edges wait for its GPU. */
   for (size_t i = 0; i < sl.n; i++) {
     const pt_ms_slow_edge* e = &sl.v[i];
@@ -302,7 +317,7 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
       seen = v->culprits[k].comm == e->comm && v->culprits[k].rank == e->rank && v->culprits[k].side == PT_MS_GPU;
     if (seen) continue;
     pt_ms_culprit c = {.comm = e->comm, .rank = e->rank, .peer = -1, .side = PT_MS_GPU};
-    c.factor = median_factor(&sl, e->comm, PT_MS_GPU, e->rank, -1, NULL, &c.edges);
+    c.factor = median_factor(&sl, e->comm, PT_MS_GPU, e->rank, -1, NULL, factors, &c.edges);
     /* Two slow edges, or every edge the rank has: one edge of several may
      * be a thread that was not scheduled. */
     size_t own = 0;
@@ -315,7 +330,7 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
   const size_t n_gpu = v->n_culprits;
   /* Network-side: the rank most slow edges meet at, one at a time; edges
    * into or out of a slow GPU are explained by it. */
-  skip = calloc(sl.n + 1, 1);
+  skip = an_alloc(&v->mem, sl.n + 1);
   if (!skip) goto out;
   for (size_t i = 0; i < sl.n; i++) {
     const pt_ms_slow_edge* e = &sl.v[i];
@@ -356,7 +371,7 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
       other = other == -2 || other == o ? o : -1;
     }
     pt_ms_culprit c = {.comm = comm, .rank = best, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
-    c.factor = median_factor(&sl, comm, PT_MS_NET, best, -1, skip, &c.edges);
+    c.factor = median_factor(&sl, comm, PT_MS_NET, best, -1, skip, factors, &c.edges);
     where(s, comm, best, &c);
     if (add_culprit(v, &c) != 0) goto out;
     for (size_t q = 0; q < sl.n; q++)
@@ -367,16 +382,17 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
   sl.v = NULL;
   rc = 0;
 out:
-  free(r[0]);
-  free(r[1]);
-  free(skip);
-  free(sl.v);
+  an_free(&v->mem, r[0]);
+  an_free(&v->mem, r[1]);
+  an_free(&v->mem, skip);
+  an_free(&v->mem, factors);
+  an_free(&v->mem, sl.v);
   if (rc) pt_ms_verdict_free(v);
   return rc;
 }
 
 void pt_ms_verdict_free(pt_ms_verdict* v) {
-  free(v->edges);
-  free(v->culprits);
+  an_free(&v->mem, v->edges);
+  an_free(&v->mem, v->culprits);
   memset(v, 0, sizeof *v);
 }

@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/memory.h"
+
 enum { PT_MS_GPU = 0, PT_MS_NET = 1, PT_MS_STEP = 2, PT_MS_TIMES = 3 };
 
 /* One edge line of a metrics file. */
@@ -42,6 +44,7 @@ typedef struct {
 } pt_ms_edge;
 
 typedef struct {
+  an_mem mem;        /* what the set holds ({0}: nothing yet) */
   pt_ms_edge* e;
   size_t n, cap;
   size_t files;      /* metrics headers read */
@@ -63,8 +66,9 @@ int pt_mset_read(pt_mset* s, const char* path);
 void pt_mset_free(pt_mset* s);
 
 /* Each edge's ratio of `which` (PT_MS_*) p50 to the median of its
- * comparable edges (0 when it has none): ratio[i] for s->e[i]. */
-void pt_mset_ratios(const pt_mset* s, int which, double* ratio);
+ * comparable edges (0 when it has none): ratio[i] for s->e[i]. 0, or -1
+ * out of memory. */
+int pt_mset_ratios(const pt_mset* s, int which, double* ratio);
 
 typedef struct {
   uint64_t comm;
@@ -86,10 +90,11 @@ typedef struct {
 } pt_ms_culprit;
 
 typedef struct {
+  an_mem mem;      /* what the verdict holds */
   pt_ms_slow_edge* edges;
   size_t n_edges;
   pt_ms_culprit* culprits;
-  size_t n_culprits;
+  size_t n_culprits, cap_culprits;
 } pt_ms_verdict;
 
 #define PT_MS_MIN_STEPS 8   /* an edge with fewer steps is not compared */

@@ -94,20 +94,20 @@ static int cmp_comm(const void* x, const void* y) {
 }
 
 /* Places ranks without a dump on a node (see the file comment). */
-static void place_missing(an_comm* c) {
+static void place_missing(pt_analysis* a, an_comm* c) {
   int nodes = 0;
   for (int r = 0; r < c->nranks; r++)
     if (c->ranks[r].node + 1 > nodes) nodes = c->ranks[r].node + 1;
   if (nodes == 0) return;
-  int* count = calloc((size_t)nodes, sizeof *count);
+  int* count = an_alloc(&a->mem, (size_t)nodes * sizeof *count);
   /* near[2r], near[2r+1]: the node of the nearest rank below and above r
    * whose dump names one (-1: none). Two passes, so that a communicator of
    * many ranks with few dumps (a corrupt rank number, say) costs O(ranks),
    * not O(ranks^2). */
-  int* near = malloc(2 * (size_t)c->nranks * sizeof *near);
-  if (!count || !near) {
-    free(count);
-    free(near);
+  int* near = an_alloc(&a->mem, 2 * (size_t)c->nranks * sizeof *near);
+  if (!count || !near) { /* the analysis is marked: no verdict from it */
+    an_free(&a->mem, count);
+    an_free(&a->mem, near);
     return;
   }
   int most = 0;
@@ -132,8 +132,8 @@ static void place_missing(an_comm* c) {
       count[node]++;
     }
   }
-  free(count);
-  free(near);
+  an_free(&a->mem, count);
+  an_free(&a->mem, near);
 }
 
 /* Two ranks joined by a network op (one that progressed: a never-started
@@ -305,7 +305,7 @@ int an_build(pt_analysis* a) {
       for (int q = 0; q < nranks; q++)
         if (c->ranks[q].node == c->ranks[r].node && c->ranks[q].foreign < fp) c->ranks[q].foreign = fp;
     }
-    place_missing(c);
+    place_missing(a, c);
 
     for (size_t k = i; k < j; k++) {
       const an_slot* s = order[k];

@@ -88,8 +88,10 @@ static int by_comm_rank(const void* x, const void* y) {
 
 int pt_analysis_write_records(const pt_analysis* a, FILE* f) {
   if (!a || !f) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
   size_t n = a->all_dumps ? a->n_every : a->n_slots;
-  an_rec_dump* v = calloc(n ? n : 1, sizeof *v);
+  an_mem scratch = {0}; /* the writer's own: its failure leaves the analysis whole */
+  an_rec_dump* v = an_alloc(&scratch, (n ? n : 1) * sizeof *v);
   if (!v) return PT_AN_ENOMEM;
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
@@ -99,6 +101,6 @@ int pt_analysis_write_records(const pt_analysis* a, FILE* f) {
   qsort(v, m, sizeof *v, by_comm_rank);
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < v[i].d->n_ops; j++) record_json(f, a, v[i].d, &v[i].d->ops[j]);
-  free(v);
+  an_free(&scratch, v);
   return ferror(f) ? PT_AN_EIO : 0;
 }

@@ -88,6 +88,7 @@ static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
 
 int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   if (!a || !f) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
   fprintf(f, "{\"schema\":%d,\"tool\":\"proxytrace analyze\",\"version\":\"%d.%d.%d\",\"verdict\":\"%s\",\"summary\":",
           PT_ANALYZE_SCHEMA, PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH, pt_verdict_name(a->verdict));
   if (a->n_culprits) an_put_str(f, a->culprits[0].summary);

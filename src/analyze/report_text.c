@@ -105,6 +105,12 @@ static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) 
 
 int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   if (!a || !f) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
+  /* The table's rows, before the first byte: short of memory, nothing is
+   * written rather than part of the report. */
+  an_mem scratch = {0};
+  int32_t* rows = a->n_stuck ? an_alloc(&scratch, (a->n_items + 1) * sizeof *rows) : NULL;
+  if (a->n_stuck && !rows) return PT_AN_ENOMEM;
   const char* v = a->verdict == PT_VERDICT_HANG ? "HANG" : a->verdict == PT_VERDICT_SLOW ? "SLOW"
                   : a->verdict == PT_VERDICT_OK ? "OK" : "NO DUMP";
   fprintf(f, "proxytrace analyze: %s", v);
@@ -132,15 +138,14 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
     fprintf(f, "\nstuck edges (each side's step, status and what it waits for; [n] = culprit n)\n");
     fprintf(f, "  ch  opCount  sender -> receiver\n");
     size_t n_rows = 0, skipped = 0;
-    int32_t* rows = malloc((a->n_items + 1) * sizeof *rows);
-    for (size_t i = 0; rows && i < a->n_items; i++) {
+    for (size_t i = 0; i < a->n_items; i++) {
       const an_item* x = &a->items[i];
       if (!x->stuck) continue;
       if (x->partner >= 0 && a->items[x->partner].stuck && (size_t)x->partner < i) continue;
       rows[n_rows++] = (int32_t)i;
     }
-    if (rows) qsort_r(rows, n_rows, sizeof *rows, by_row, (void*)a);
-    for (size_t r = 0; rows && r < n_rows; r++) {
+    qsort_r(rows, n_rows, sizeof *rows, by_row, (void*)a);
+    for (size_t r = 0; r < n_rows; r++) {
       size_t i = (size_t)rows[r];
       const an_item* x = &a->items[i];
       if (!verbose && r >= TABLE_ROWS) {
@@ -157,7 +162,6 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
       side(f, a, s, 1, 1, lead);
       side(f, a, rv, 0, 0, lead);
     }
-    free(rows);
     if (skipped) fprintf(f, "  … %zu more edges (-v shows them all)\n", skipped);
   }
   if (a->n_missing) {
@@ -210,5 +214,6 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
       fprintf(f, "  %s: … %d more problems\n", in->path, in->n_errors - AN_MAX_ERRORS_KEPT);
   }
   if (!verbose && shown > ERRORS_SHOWN) fprintf(f, "  … (-v lists every problem)\n");
+  an_free(&scratch, rows);
   return ferror(f) ? PT_AN_EIO : 0;
 }

@@ -17,8 +17,9 @@
  * context are no-ops. The event path never takes a lock.
  *
  * A second lock orders the lifecycle: the first context added starts the
- * dumper, the last one removed stops and joins it (outside the registry
- * lock, which the dumper needs between contexts). Warnings raised while it
+ * dumper, the last one removed stops it (outside the registry lock, which
+ * the dumper needs between contexts) and waits for it once both locks are
+ * released (its logger may create a communicator meanwhile). Warnings raised while it
  * is held are kept and logged after it is released. Fork handlers take both
  * locks, so a child never inherits them held and can create and destroy
  * communicators of its own; the dumper thread does not survive the fork,
@@ -48,8 +49,10 @@ static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 static void before_fork(void) {
   pthread_mutex_lock(&lifecycle_lock);
   pthread_mutex_lock(&registry_lock);
+  pt_dumper_before_fork();
 }
 static void after_fork_parent(void) {
+  pt_dumper_after_fork_parent();
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&lifecycle_lock);
 }
@@ -198,8 +201,12 @@ void pt_ctx_destroy(pt_ctx* c) {
   if (found) atomic_store(&c->magic, PT_CTX_DEAD);
   const int last = found && registry == NULL;
   pthread_mutex_unlock(&registry_lock);
-  if (last) pt_dumper_last();
+  const int wait = last && pt_dumper_last();
   pthread_mutex_unlock(&lifecycle_lock);
+  /* Its dump in progress calls the host's logger, which may create a
+   * communicator (the lifecycle lock) or not return: waited for unlocked,
+   * and a bounded time (dumper.c). */
+  if (wait) pt_dumper_wait();
   if (!found) return; /* not ours, or finalized twice: left alone */
   /* Stock NCCL has no dump hook: a communicator destroyed (or aborted) with
    * ops still waiting leaves them in a dump — taken here, unlocked, on the

@@ -32,14 +32,25 @@
  * The thread blocks every signal, so the process's signals keep going to
  * the application's threads, and never touches the proxy threads: dumps
  * read the records under their seqlocks (src/trace/dump.c). It is stopped
- * and joined by the last finalize, by the library's destructor when the
- * process exits (or the library is unloaded) without one, and does not
- * exist in a fork child until that child creates a communicator.
+ * by the last finalize, by the library's destructor when the process exits
+ * (or the library is unloaded) without one, and does not exist in a fork
+ * child until that child creates a communicator.
+ *
+ * Stopping waits for the dump in progress, which calls the host's logger:
+ * foreign code that may be slow, never return, or create a communicator.
+ * So the last finalize asks the thread to stop under the lifecycle lock but
+ * waits for it after releasing that lock (pt_dumper_wait), and at most
+ * PT_FINALIZE_WAIT_MS; past that the thread is let go (detached) and ends
+ * its dump on its own. Until the stopped thread has ended — "draining" — a
+ * first communicator does not start another (two would share the contexts'
+ * stall state): its settings are kept, and whoever sees the thread end (the
+ * waiting finalize, or the thread itself when let go) starts the next one.
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,12 +63,22 @@
 #define CHECK_MIN_MS 5
 #define CHECK_MAX_MS 250
 #define BACKOFF_MAX_SHIFT 30
+#define PT_FINALIZE_WAIT_MS 2000 /* the last finalize waits no longer for a dump */
+#define PT_UNLOAD_WAIT_MS 2000   /* nor does the library's destructor */
 
-static pt_dump_settings settings;
-static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER; /* running, thread */
-static int running;
+static pt_dump_settings settings; /* changed only while no thread runs */
+/* thread_lock guards everything below but gen. Lock order: context.c's
+ * lifecycle lock, its registry lock, then this one. */
+static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t thread_ended = PTHREAD_COND_INITIALIZER;
+static int running;  /* a thread runs and was not asked to stop */
+static int draining; /* a thread was asked to stop and has not ended */
+static int ended;    /* ... it has (it is returning) */
+static int let_go;   /* ... it is detached: it ends the drain itself */
+static int wanted;   /* a first communicator came while draining: */
+static pt_plugin_config wanted_cfg; /* its settings */
 static pthread_t thread;
-static _Atomic int stop;
+static _Atomic unsigned gen; /* a thread runs while gen is the one it was started with */
 static _Atomic int prefault_asked; /* a new context's first pages (pt_dumper_prefault_soon) */
 
 const pt_dump_settings* pt_dump_settings_get(void) { return &settings; }
@@ -139,8 +160,10 @@ static void check_stall(uint64_t stall_ticks) {
 
 /* ---- the thread ---- */
 
+static void end_drain(void);
+
 static void* dumper_main(void* arg) {
-  (void)arg;
+  const unsigned mine = (unsigned)(uintptr_t)arg;
   pthread_setname_np(pthread_self(), "proxytrace dump");
   const int fd = pt_signal_wake_fd();
   const uint64_t stall_ticks = settings.stall_ms ? pt_ms_to_ticks(settings.stall_ms) : 0;
@@ -153,7 +176,7 @@ static void* dumper_main(void* arg) {
   uint64_t next_metrics = settings.metrics_ms ? t + settings.metrics_ms : UINT64_MAX;
   uint64_t next_service = settings.metrics_ms ? t + SERVICE_MS : UINT64_MAX;
   uint64_t next_prefault = t + PREFAULT_MS;
-  while (!atomic_load(&stop)) {
+  while (atomic_load(&gen) == mine) {
     t = now_ms();
     uint64_t next = next_periodic < next_check ? next_periodic : next_check;
     if (next_metrics < next) next = next_metrics;
@@ -166,7 +189,7 @@ static void* dumper_main(void* arg) {
       ssize_t r = read(fd, &v, sizeof v);
       (void)r;
     }
-    if (atomic_load(&stop)) break;
+    if (atomic_load(&gen) != mine) break;
     if (pt_signal_take()) dump_round(PT_TRIG_SIGNAL, stall_ticks);
     t = now_ms();
     if (atomic_exchange(&prefault_asked, 0)) next_prefault = t;
@@ -191,6 +214,11 @@ static void* dumper_main(void* arg) {
       next_metrics = now_ms() + settings.metrics_ms;
     }
   }
+  pthread_mutex_lock(&thread_lock);
+  ended = 1;
+  pthread_cond_broadcast(&thread_ended);
+  if (let_go) end_drain(); /* nobody joins this thread: it hands over itself */
+  pthread_mutex_unlock(&thread_lock);
   return NULL;
 }
 
@@ -208,8 +236,8 @@ static void start_thread(ncclDebugLogger_t log) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: the dumper takes no signal */
-  atomic_store(&stop, 0);
-  int rc = pthread_create(&thread, NULL, dumper_main, NULL);
+  const unsigned mine = atomic_load(&gen);
+  int rc = pthread_create(&thread, NULL, dumper_main, (void*)(uintptr_t)mine);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc == 0) {
     running = 1;
@@ -221,27 +249,21 @@ static void start_thread(ncclDebugLogger_t log) {
               strerror(rc));
 }
 
-static void stop_thread(int wait_ms) {
-  if (!running) return;
-  atomic_store(&stop, 1);
-  wake();
-  if (pthread_equal(pthread_self(), thread)) {
-    pthread_detach(thread); /* the last finalize came from a logger the dumper called */
-  } else if (wait_ms < 0) {
-    pthread_join(thread, NULL);
-  } else {
-    /* At exit: a dumper stuck in the host's logger must not hang the exit. */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += wait_ms / 1000;
-    ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
-    if (pthread_timedjoin_np(thread, NULL, &ts) != 0) pthread_detach(thread);
-  }
+/* Asks the running thread to stop (thread_lock held): it is draining. On
+ * the thread itself (the last finalize came from a logger it called) it is
+ * let go at once. Returns whether there is a thread to wait for. */
+static int stop_thread(void) {
+  if (!running) return 0;
   running = 0;
+  atomic_fetch_add(&gen, 1);
+  wake();
+  draining = 1;
+  ended = 0;
+  let_go = 0;
+  if (!pthread_equal(pthread_self(), thread)) return 1;
+  pthread_detach(thread);
+  let_go = 1;
+  return 0;
 }
 
 int pt_dumper_prefault_soon(void) {
@@ -254,8 +276,9 @@ int pt_dumper_prefault_soon(void) {
   return 1;
 }
 
-void pt_dumper_first(const pt_plugin_config* cfg, ncclDebugLogger_t log) {
-  pthread_mutex_lock(&thread_lock);
+/* Settings of a first communicator; the thread if a trigger needs it
+ * (thread_lock held, no thread running or draining). */
+static void apply(const pt_plugin_config* cfg, ncclDebugLogger_t log) {
   settings.stall_ms = cfg->stall_ms;
   settings.interval_ms = cfg->interval_ms;
   settings.dump_signal = cfg->dump_signal;
@@ -263,27 +286,85 @@ void pt_dumper_first(const pt_plugin_config* cfg, ncclDebugLogger_t log) {
   settings.metrics_ms = cfg->metrics_ms;
   memcpy(settings.metrics_dir, cfg->metrics_dir, sizeof settings.metrics_dir);
   if (cfg->dump_signal) pt_signal_install(cfg->dump_signal, log);
-  if (!running && (cfg->stall_ms || cfg->interval_ms || cfg->dump_signal || cfg->metrics_ms)) start_thread(log);
+  if (cfg->stall_ms || cfg->interval_ms || cfg->dump_signal || cfg->metrics_ms) start_thread(log);
+}
+
+/* The draining thread has ended (thread_lock held): a first communicator
+ * that came meanwhile gets its thread now. */
+static void end_drain(void) {
+  draining = ended = let_go = 0;
+  if (!wanted) return;
+  wanted = 0;
+  apply(&wanted_cfg, NULL);
+}
+
+/* Waits up to `ms` for the draining thread (thread_lock held); joins it if
+ * it ended, else lets it go. A thread let go already ends the drain itself. */
+static void wait_drained(int ms) {
+  if (!draining || pthread_equal(pthread_self(), thread)) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (long)(ms % 1000) * 1000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  while (draining && !ended && pthread_cond_timedwait(&thread_ended, &thread_lock, &ts) == 0) {
+  }
+  if (!draining || let_go) return;
+  if (ended) {
+    pthread_join(thread, NULL); /* past its last use of the lock: at once */
+    end_drain();
+  } else {
+    pthread_detach(thread); /* still inside the host's logger */
+    let_go = 1;
+  }
+}
+
+void pt_dumper_first(const pt_plugin_config* cfg, ncclDebugLogger_t log) {
+  pthread_mutex_lock(&thread_lock);
+  if (draining) {
+    wanted = 1;
+    wanted_cfg = *cfg;
+  } else if (!running) {
+    apply(cfg, log);
+  }
   pthread_mutex_unlock(&thread_lock);
 }
 
-void pt_dumper_last(void) {
+int pt_dumper_last(void) {
   pthread_mutex_lock(&thread_lock);
-  stop_thread(-1);
+  wanted = 0;
+  const int wait = stop_thread();
   pt_signal_uninstall();
   pthread_mutex_unlock(&thread_lock);
+  return wait;
 }
 
+void pt_dumper_wait(void) {
+  pthread_mutex_lock(&thread_lock);
+  wait_drained(PT_FINALIZE_WAIT_MS);
+  pthread_mutex_unlock(&thread_lock);
+}
+
+void pt_dumper_before_fork(void) { pthread_mutex_lock(&thread_lock); }
+void pt_dumper_after_fork_parent(void) { pthread_mutex_unlock(&thread_lock); }
+
 void pt_dumper_after_fork_child(void) {
-  /* Only the forking thread exists in the child; thread_lock is taken only
-   * under context.c's lifecycle lock, which the fork handlers hold. */
-  running = 0;
+  /* Only the forking thread exists in the child; no thread waits there. */
+  running = draining = ended = let_go = wanted = 0;
+  pthread_cond_init(&thread_ended, NULL);
   pt_signal_reset_after_fork();
+  pthread_mutex_unlock(&thread_lock);
 }
 
 __attribute__((destructor)) static void dumper_at_unload(void) {
   pthread_mutex_lock(&thread_lock);
-  stop_thread(2000);
+  wanted = 0; /* the process, or the library, is going: no next thread */
+  stop_thread();
+  /* At exit: a dumper stuck in the host's logger must not hang the exit. */
+  wait_drained(PT_UNLOAD_WAIT_MS);
   pt_signal_uninstall();
   pthread_mutex_unlock(&thread_lock);
 }

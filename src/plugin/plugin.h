@@ -175,16 +175,23 @@ const pt_dump_settings* pt_dump_settings_get(void);
 
 /* Called by context.c with its lifecycle lock held: a context was added to
  * an empty registry (start the dumper thread if a trigger needs it, install
- * the signal handler), or the last one was removed (stop and join it). */
+ * the signal handler), or the last one was removed (ask the thread to stop;
+ * 1: then call pt_dumper_wait once the lock is released). */
 void pt_dumper_first(const pt_plugin_config* cfg, ncclDebugLogger_t log);
-void pt_dumper_last(void);
+int pt_dumper_last(void);
+/* Waits for the stopped thread's dump in progress, at most
+ * PT_FINALIZE_WAIT_MS (dumper.c); with no lock of context.c held. */
+void pt_dumper_wait(void);
 /* Called by context.c with its lifecycle lock held, for a context just
  * registered: asks the dumper thread to populate its first slab pages now
  * (pt_trace_prefault) and returns 1, or returns 0 when no dumper thread
  * runs (the caller populates them itself). */
 int pt_dumper_prefault_soon(void);
-/* Fork and exit: the dumper thread does not survive a fork, and is stopped
+/* Fork (context.c's handlers, after its own locks): the dumper's lock is
+ * held across the fork; the thread does not survive it. It is stopped
  * before the library goes away. */
+void pt_dumper_before_fork(void);
+void pt_dumper_after_fork_parent(void);
 void pt_dumper_after_fork_child(void);
 
 /* The signal: a handler that only sets a flag and writes to the wake fd,

@@ -108,37 +108,35 @@ static int first_time(int what) { return !atomic_flag_test_and_set(&said[what]);
 
 /* ---- files ---- */
 
+/* A dump file's buffer: the formatters write their lines straight into it
+ * (pt_out), and it is written out whenever full. */
 typedef struct {
+  pt_out o;
   int fd;
   int err; /* errno of the first failed write */
-  size_t n;
   char buf[FILE_BUF];
 } fbuf;
 
-static void fb_flush(fbuf* f) {
+static void fb_flush(pt_out* o) {
+  fbuf* f = o->arg;
   size_t off = 0;
-  while (!f->err && off < f->n) {
-    ssize_t w = write(f->fd, f->buf + off, f->n - off);
+  while (!f->err && off < o->len) {
+    ssize_t w = write(f->fd, o->buf + off, o->len - off);
     if (w > 0) off += (size_t)w;
     else if (w < 0 && errno == EINTR) continue;
     else f->err = w < 0 ? errno : EIO;
   }
-  f->n = 0;
+  o->len = 0;
 }
 
-static void fb_line(void* arg, const char* line, int len) {
-  fbuf* f = arg;
-  if (f->err || len < 0) return;
-  if (f->n + (size_t)len + 1 > sizeof f->buf) fb_flush(f);
-  if ((size_t)len + 1 > sizeof f->buf) { /* longer than the buffer: straight through */
-    memcpy(f->buf, line, sizeof f->buf - 1);
-    f->n = sizeof f->buf - 1;
-    fb_flush(f);
-    return;
-  }
-  memcpy(f->buf + f->n, line, (size_t)len);
-  f->n += (size_t)len;
-  f->buf[f->n++] = '\n';
+/* One line of the caller's, with its newline. */
+static void fb_line(fbuf* f, const char* line, int len) {
+  if (len < 0) return;
+  if ((size_t)len + 1 > sizeof f->buf) len = (int)sizeof f->buf - 1;
+  if (f->o.len + (size_t)len + 1 > sizeof f->buf) fb_flush(&f->o);
+  memcpy(f->buf + f->o.len, line, (size_t)len);
+  f->o.len += (size_t)len;
+  f->buf[f->o.len++] = '\n';
 }
 
 static int ensure_dir(const char* dir, const logger* l) {
@@ -194,17 +192,17 @@ static int write_fds(const pt_dump* d, const pt_dump_meta* m, const int fds[2], 
   int err = 0;
   pthread_mutex_lock(&files_lock);
   for (int k = 0; k < 2; k++) {
+    f->o = (pt_out){.buf = f->buf, .cap = sizeof f->buf, .len = 0, .flush = fb_flush, .arg = f};
     f->fd = fds[k];
     f->err = 0;
-    f->n = 0;
     if (k == 0) {
       char banner[1024];
       fb_line(f, banner, pt_dump_banner(d, m, banner, sizeof banner));
-      pt_dump_text(d, fb_line, f);
+      pt_dump_text_out(d, &f->o);
     } else {
-      pt_dump_json(d, m, fb_line, f);
+      pt_dump_json_out(d, m, &f->o);
     }
-    fb_flush(f);
+    fb_flush(&f->o);
     if (f->err && !err) err = f->err;
   }
   pthread_mutex_unlock(&files_lock);

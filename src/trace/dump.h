@@ -6,19 +6,20 @@
 #ifndef PT_TRACE_DUMP_H
 #define PT_TRACE_DUMP_H
 
+#include <string.h>
+
 #include "trace/clock.h"
 #include "trace/format.h"
 #include "trace/record.h"
 
 typedef struct {
   pt_rec_view v;
-  char key[PT_KEY_MAX];
   uint8_t state; /* PT_SLOT_ACTIVE, PT_SLOT_DETACHED, or PT_SLOT_FINISHED (ring) */
   uint8_t mid_write; /* copied while the proxy thread was inside a write to it (record.h) */
-  uint64_t order;
 } pt_dump_entry;
 
 struct pt_dump {
+  void* mem;           /* dumpmem.h: es and ord live in it */
   pt_dump_entry* es;   /* in snapshot order: live slots, then the ring */
   uint32_t* ord;       /* es indices, sorted as printed */
   size_t n;
@@ -35,5 +36,60 @@ struct pt_dump {
 
 /* The i-th entry as printed. */
 static inline const pt_dump_entry* pt_dump_at(const pt_dump* d, size_t i) { return &d->es[d->ord[i]]; }
+
+/* Printing goes through the entries in key order, not memory order: each
+ * loop asks for the entry a few ahead, so that its cache lines arrive while
+ * the current line is written. */
+#define PT_DUMP_PREFETCH 4
+static inline void pt_dump_prefetch(const pt_dump* d, size_t i) {
+  if (i >= d->n) return;
+  const char* p = (const char*)&d->es[d->ord[i]];
+  for (size_t off = 0; off < sizeof(pt_dump_entry) + 63; off += 64) __builtin_prefetch(p + off);
+}
+
+/* Where a print loop puts its lines: into a caller's buffer (pt_out: the
+ * line is written in place, then ends with '\n'), or one at a time to a
+ * pt_line_fn (written in `line`, then handed over without its newline). */
+#define PT_LINES_ROOM 2048 /* the longest line a loop writes in place, with the slack numfmt.h needs */
+typedef struct {
+  pt_out* o;
+  pt_line_fn emit;
+  void* arg;
+  char line[PT_LINES_ROOM];
+} pt_lines;
+
+/* Where the next line (at most `room` bytes, less than the buffer's cap;
+ * PT_LINES_ROOM at most in line mode) goes. */
+static inline char* pt_lines_begin(pt_lines* l, size_t room) {
+  if (!l->o) return l->line;
+  if (l->o->cap - l->o->len < room + 1) {
+    l->o->flush(l->o);
+    if (l->o->cap - l->o->len < room + 1) l->o->len = 0; /* a flush that kept its bytes: overwritten, not overrun */
+  }
+  return l->o->buf + l->o->len;
+}
+
+/* The line begun ends at `end`. */
+static inline void pt_lines_end(pt_lines* l, char* end) {
+  if (!l->o) {
+    l->emit(l->arg, l->line, (int)(end - l->line));
+    return;
+  }
+  *end++ = '\n';
+  l->o->len = (size_t)(end - l->o->buf);
+}
+
+/* A line written elsewhere. */
+static inline void pt_lines_put(pt_lines* l, const char* s, int len) {
+  if (len < 0) return;
+  if (!l->o) {
+    l->emit(l->arg, s, len);
+    return;
+  }
+  if ((size_t)len >= l->o->cap) len = (int)l->o->cap - 1;
+  char* p = pt_lines_begin(l, (size_t)len);
+  memcpy(p, s, (size_t)len);
+  pt_lines_end(l, p + len);
+}
 
 #endif

@@ -25,17 +25,22 @@ static int finish(char* buf, size_t n, const char* src, size_t len) {
 }
 
 /* "<%llu:%lld:%lld>" */
-int pt_format_key(char* buf, size_t n, const pt_rec_view* v) {
-  char tmp[PT_KEY_MAX];
-  char* p = n >= PT_KEY_MAX ? buf : tmp;
-  char* q = p;
+char* pt_put_key(char* q, const pt_rec_view* v, pt_line_memo* memo) {
   *q++ = '<';
-  q = pt_put_u64(q, v->comm_hash);
+  q = pt_put_u64_memo(q, v->comm_hash, &memo->hash);
   *q++ = ':';
   q = pt_put_i64(q, v->op_count);
   *q++ = ':';
   q = pt_put_i64(q, v->op_id);
   *q++ = '>';
+  return q;
+}
+
+int pt_format_key(char* buf, size_t n, const pt_rec_view* v) {
+  char tmp[PT_KEY_MAX];
+  char* p = n >= PT_KEY_MAX ? buf : tmp;
+  pt_line_memo memo = {0};
+  char* q = pt_put_key(p, v, &memo);
   *q = 0;
   return p == buf ? (int)(q - p) : finish(buf, n, tmp, (size_t)(q - p));
 }
@@ -50,25 +55,26 @@ pt_status pt_rec_status(const pt_rec_view* v) {
  * "[fu,pr,pa,tb,ck]:%d,%d,%d,%u,%u, %d->%d(%s), chan:%d, status:%s, ns:%d, nb:%u, "
  * "po:%lld, ke:%lld, tail/h:%lld, recvT:%lld, connSz/h:%lld, trans:%lld, flushed:%lld, "
  * "recvd:%lld, done:%lld" — the line legacy prints (RCCL src/misc/proxytrace.cc). */
-int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key, int my_rank,
-                     const pt_clock_cal* cal) {
+char* pt_put_record(char* q, const pt_rec_view* v, const char* key, int my_rank, const pt_clock_cal* cal,
+                    pt_line_memo* memo) {
   const int64_t* c = v->counters;
-  char tmp[PT_LINE_MAX];
-  char* p = n >= PT_LINE_MAX ? buf : tmp;
-  char* q = p;
 #define LIT(s) (memcpy(q, s, sizeof s - 1), q += sizeof s - 1)
   LIT("createT:");
-  q = pt_put_i64(q, pt_ticks_to_unix_ms(cal, v->t_create));
+  q = pt_put_i64_memo(q, pt_ticks_to_unix_ms(cal, v->t_create), &memo->t[0]);
   LIT(", lastT:");
-  q = pt_put_i64(q, pt_ticks_to_unix_ms(cal, v->t_last));
+  q = pt_put_i64_memo(q, pt_ticks_to_unix_ms(cal, v->t_last), &memo->t[1]);
   LIT(", postT:");
-  q = pt_put_i64(q, pt_ticks_to_unix_ms(cal, v->t_posted));
+  q = pt_put_i64_memo(q, pt_ticks_to_unix_ms(cal, v->t_posted), &memo->t[2]);
   LIT(", sendT:");
-  q = pt_put_i64(q, pt_ticks_to_unix_ms(cal, v->t_kernel));
+  q = pt_put_i64_memo(q, pt_ticks_to_unix_ms(cal, v->t_kernel), &memo->t[3]);
   LIT(", cntNm:");
   q = pt_put_i64(q, v->last_kind);
   LIT(", ");
-  for (const char* k = key; *k && k < key + PT_KEY_MAX - 1; k++) *q++ = *k;
+  if (key) {
+    for (const char* k = key; *k && k < key + PT_KEY_MAX - 1; k++) *q++ = *k;
+  } else {
+    q = pt_put_key(q, v, memo);
+  }
   LIT(", [fu,pr,pa,tb,ck]:");
   q = pt_put_i64(q, v->func_idx);
   *q++ = ',';
@@ -76,9 +82,9 @@ int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key,
   *q++ = ',';
   q = pt_put_i64(q, v->pattern);
   *q++ = ',';
-  q = pt_put_u64(q, v->total_bytes);
+  q = pt_put_u64_same(q, v->total_bytes, &memo->size[1]);
   *q++ = ',';
-  q = pt_put_u64(q, v->chunk_size);
+  q = pt_put_u64_same(q, v->chunk_size, &memo->size[2]);
   LIT(", ");
   q = pt_put_i64(q, my_rank);
   LIT("->");
@@ -92,7 +98,7 @@ int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key,
   LIT(", ns:");
   q = pt_put_i64(q, v->nsteps);
   LIT(", nb:");
-  q = pt_put_u64(q, v->nbytes);
+  q = pt_put_u64_same(q, v->nbytes, &memo->size[0]);
   LIT(", po:");
   q = pt_put_i64(q, c[PT_CNT_POSTED]);
   LIT(", ke:");
@@ -112,6 +118,15 @@ int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key,
   LIT(", done:");
   q = pt_put_i64(q, c[PT_CNT_DONE]);
 #undef LIT
+  return q;
+}
+
+int pt_format_record(char* buf, size_t n, const pt_rec_view* v, const char* key, int my_rank,
+                     const pt_clock_cal* cal) {
+  char tmp[PT_LINE_MAX];
+  char* p = n >= PT_LINE_MAX ? buf : tmp;
+  pt_line_memo memo = {0};
+  char* q = pt_put_record(p, v, key, my_rank, cal, &memo);
   *q = 0;
   return p == buf ? (int)(q - p) : finish(buf, n, tmp, (size_t)(q - p));
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "trace/dump.h"
+#include "trace/format.h"
 #include "trace/jline.h"
 #include "trace/numfmt.h"
 #include "trace/slab.h"
@@ -24,9 +25,17 @@ static void put_time(pt_jline* j, const char* key, const pt_clock_cal* cal, uint
   else pt_jput(j, ",\"%s\":null", key);
 }
 
-static const char* const counter_names[PT_CNT_NUM] = {
-    "posted",      "kernelCopyReady", "rtrRecv", "rtsSend",    "received",         "transmitted",
-    "flushed",     "done",            "recvTail", "tailOrHead", "fifoSzOrHeadCache"};
+/* The counters in index order with their JSON names, once for both uses
+ * below: the name table and the unrolled "counters" object. */
+#define COUNTERS(X)                                                                                 \
+  X(PT_CNT_POSTED, "posted") X(PT_CNT_KERNEL_COPY_READY, "kernelCopyReady") X(PT_CNT_RTR_RECV, "rtrRecv") \
+  X(PT_CNT_RTS_SEND, "rtsSend") X(PT_CNT_RECEIVED, "received") X(PT_CNT_TRANSMITTED, "transmitted")      \
+  X(PT_CNT_FLUSHED, "flushed") X(PT_CNT_DONE, "done") X(PT_CNT_RECV_TAIL, "recvTail")                     \
+  X(PT_CNT_TAIL_OR_HEAD, "tailOrHead") X(PT_CNT_FIFO_SZ_OR_HEAD_CACHE, "fifoSzOrHeadCache")
+
+#define NAME_AT(k, name) [k] = name,
+static const char* const counter_names[PT_CNT_NUM] = {COUNTERS(NAME_AT)};
+#undef NAME_AT
 
 static const char* state_name(uint8_t s) {
   return s == PT_SLOT_FINISHED ? "finished" : s == PT_SLOT_DETACHED ? "detached" : "active";
@@ -66,23 +75,21 @@ static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
 /* Appends the literal s. */
 #define LIT(q, s) (memcpy((q), s, sizeof s - 1), (q) += sizeof s - 1)
 
-/* ,"key":ns or ,"key":null, written at q */
-static char* time_at(char* q, const char* key_lit, size_t key_len, const pt_clock_cal* cal,
-                     uint64_t ticks) {
-  memcpy(q, key_lit, key_len);
-  q += key_len;
-  if (ticks) return pt_put_i64(q, pt_ticks_to_unix_ns(cal, ticks));
+/* ns or null, written at q */
+static char* time_ns(char* q, const pt_clock_cal* cal, uint64_t ticks, pt_num_memo* memo) {
+  if (ticks) return pt_put_i64_memo(q, pt_ticks_to_unix_ns(cal, ticks), memo);
   LIT(q, "null");
   return q;
 }
-#define TIME(q, k, cal, t) ((q) = time_at((q), ",\"" k "\":", sizeof ",\"" k "\":" - 1, (cal), (t)))
+/* ,"k":ns or ,"k":null */
+#define TIME(q, k, cal, t, memo) (LIT((q), ",\"" k "\":"), (q) = time_ns((q), (cal), (t), (memo)))
 
-/* One op line, written by hand (numfmt.h) into j: the bytes the printf
+/* One op line, written by hand (numfmt.h) at q: the bytes the printf
  * formats of schema 1 gave, at a fraction of their cost. Its longest form is
- * well under 2 KiB (fixed names, one key, integers of at most 20 digits). */
-static void op(pt_jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t seq) {
+ * about 1.3 KiB (fixed names, one key, integers of at most 20 digits):
+ * PT_LINES_ROOM holds it. Returns its end. */
+static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq, pt_line_memo* memo) {
   const pt_rec_view* v = &e->v;
-  char* q = j->b + j->len;
   LIT(q, "{\"type\":\"op\",\"dumpSeq\":");
   q = pt_put_u64(q, seq);
   LIT(q, ",\"rank\":");
@@ -93,13 +100,13 @@ static void op(pt_jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t s
   q = pt_put_i64(q, v->channel);
   if (v->op_type == PT_OP_SEND) LIT(q, ",\"dir\":\"send\",\"commHash\":\"");
   else LIT(q, ",\"dir\":\"recv\",\"commHash\":\"");
-  q = pt_put_u64(q, v->comm_hash);
+  q = pt_put_u64_memo(q, v->comm_hash, &memo->hash);
   LIT(q, "\",\"opCount\":");
   q = pt_put_i64(q, v->op_count);
   LIT(q, ",\"opId\":");
   q = pt_put_i64(q, v->op_id);
   LIT(q, ",\"key\":\"");
-  q = pt_put_str(q, e->key);
+  q = pt_put_key(q, v, memo);
   LIT(q, "\",\"state\":\"");
   q = pt_put_str(q, state_name(e->state));
   LIT(q, "\",\"status\":\"");
@@ -107,7 +114,7 @@ static void op(pt_jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t s
   LIT(q, "\",\"nSteps\":");
   q = pt_put_i64(q, v->nsteps);
   LIT(q, ",\"nBytes\":");
-  q = pt_put_u64(q, v->nbytes);
+  q = pt_put_u64_same(q, v->nbytes, &memo->size[0]);
   LIT(q, ",\"func\":");
   q = pt_put_i64(q, v->func_idx);
   LIT(q, ",\"proto\":");
@@ -115,9 +122,9 @@ static void op(pt_jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t s
   LIT(q, ",\"pattern\":");
   q = pt_put_i64(q, v->pattern);
   LIT(q, ",\"totalBytes\":");
-  q = pt_put_u64(q, v->total_bytes);
+  q = pt_put_u64_same(q, v->total_bytes, &memo->size[1]);
   LIT(q, ",\"chunkSize\":");
-  q = pt_put_u64(q, v->chunk_size);
+  q = pt_put_u64_same(q, v->chunk_size, &memo->size[2]);
   LIT(q, ",\"opCountFrom\":\"");
   q = pt_put_str(q, origin_name(v->origin));
   LIT(q, "\",\"coll\":");
@@ -131,16 +138,12 @@ static void op(pt_jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t s
   } else {
     LIT(q, "null,\"seq\":null");
   }
+  /* the names as literals: one store each, no loop over their bytes */
   LIT(q, ",\"counters\":{");
-  for (int k = 0; k < PT_CNT_NUM; k++) {
-    if (k) *q++ = ',';
-    *q++ = '"';
-    q = pt_put_str(q, counter_names[k]);
-    *q++ = '"';
-    *q++ = ':';
-    q = pt_put_i64(q, v->counters[k]);
-  }
-  LIT(q, "},\"lastCounter\":");
+#define COUNTER(k, name) (LIT(q, "\"" name "\":"), q = pt_put_i64(q, v->counters[k]), *q++ = ',');
+  COUNTERS(COUNTER)
+#undef COUNTER
+  q--; /* the last ',' */  LIT(q, "},\"lastCounter\":");
   if (v->last_kind < PT_CNT_NUM) {
     *q++ = '"';
     q = pt_put_str(q, counter_names[v->last_kind]);
@@ -148,30 +151,42 @@ static void op(pt_jline* j, const pt_dump* d, const pt_dump_entry* e, uint64_t s
   } else {
     LIT(q, "null");
   }
-  TIME(q, "create_ns", &d->cal, v->t_create);
-  TIME(q, "last_ns", &d->cal, v->t_last);
-  TIME(q, "posted_ns", &d->cal, v->t_posted);
-  TIME(q, "send_ns", &d->cal, v->t_kernel);
-  TIME(q, "progress_ns", &d->cal, v->t_progress);
+  TIME(q, "create_ns", &d->cal, v->t_create, &memo->t[0]);
+  TIME(q, "last_ns", &d->cal, v->t_last, &memo->t[1]);
+  TIME(q, "posted_ns", &d->cal, v->t_posted, &memo->t[2]);
+  TIME(q, "send_ns", &d->cal, v->t_kernel, &memo->t[3]);
+  TIME(q, "progress_ns", &d->cal, v->t_progress, &memo->t[4]);
   if (e->mid_write) LIT(q, ",\"midWrite\":true"); /* only then: see docs/dump-json.md */
   *q++ = '}';
-  j->len = (size_t)(q - j->b);
+  return q;
 }
 
 
-int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg) {
+static int print_json(const pt_dump* d, const pt_dump_meta* m, pt_lines* l) {
   char buf[4096]; /* longest line: the header, with a 255-byte host name escaped */
   pt_jline j = {buf, sizeof buf, 0};
-  int lines = 0;
   header(&j, d, m);
-  lines += pt_jline_emit(&j, emit, arg);
+  pt_lines_put(l, j.b, (int)(j.len < j.cap ? j.len : j.cap - 1));
+  pt_line_memo memo = {0};
   for (size_t i = 0; i < d->n; i++) {
-    op(&j, d, pt_dump_at(d, i), m->seq);
-    lines += pt_jline_emit(&j, emit, arg);
+    pt_dump_prefetch(d, i + PT_DUMP_PREFETCH);
+    char* q = pt_lines_begin(l, PT_LINES_ROOM);
+    pt_lines_end(l, op(q, d, pt_dump_at(d, i), m->seq, &memo));
   }
+  j.len = 0;
   pt_jput(&j, "{\"type\":\"end\",\"dumpSeq\":%" PRIu64 ",\"records\":%zu}", m->seq, d->n);
-  lines += pt_jline_emit(&j, emit, arg);
-  return lines;
+  pt_lines_put(l, j.b, (int)(j.len < j.cap ? j.len : j.cap - 1));
+  return (int)d->n + 2;
+}
+
+int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg) {
+  pt_lines l = {.emit = emit, .arg = arg};
+  return print_json(d, m, &l);
+}
+
+int pt_dump_json_out(const pt_dump* d, const pt_dump_meta* m, pt_out* o) {
+  pt_lines l = {.o = o};
+  return print_json(d, m, &l);
 }
 
 int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n) {

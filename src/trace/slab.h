@@ -116,8 +116,9 @@ struct pt_trace {
   _Atomic uint32_t n_init;   /* slots handed out so far (release: readers acquire) */
   uint32_t n_charged;        /* slots charged to the budget (PT_CHUNK_SLOTS multiples) */
   /* Slots whose pages are populated, how far ahead of n_init, and n_init at
-   * the last look (pt_trace_prefault: one thread at a time). */
+   * the last look (pt_trace_prefault, under `prefaulting`). */
   uint32_t n_ready, ready_ahead, ready_seen;
+  _Atomic int prefaulting; /* 1 while a thread is in pt_trace_prefault */
   pt_slot_list free, started, done; /* proxy thread only */
   pt_idmap ids;               /* proxy thread only */
   _Atomic int my_rank;

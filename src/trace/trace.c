@@ -138,7 +138,7 @@ void pt_trace_destroy(pt_trace* t) {
 /* The pages of the next slots, populated ahead of the recording thread:
  * its first write to a fresh slot then takes no page fault. Pages stay
  * populated until the trace is destroyed, as the slots in them do. */
-int pt_trace_prefault(pt_trace* t) {
+static int prefault(pt_trace* t) {
   const uint32_t used = atomic_load_explicit(&t->n_init, memory_order_acquire);
   const uint32_t grown = used - t->ready_seen;
   t->ready_seen = used;
@@ -154,6 +154,16 @@ int pt_trace_prefault(pt_trace* t) {
     return -1;
   t->n_ready = target;
   return 0;
+}
+
+int pt_trace_prefault(pt_trace* t) {
+  /* One thread at a time; another that comes meanwhile (a dumper thread
+   * ending while the init of a next first communicator populates its own)
+   * has nothing to add. */
+  if (atomic_exchange_explicit(&t->prefaulting, 1, memory_order_acquire)) return 0;
+  const int rc = prefault(t);
+  atomic_store_explicit(&t->prefaulting, 0, memory_order_release);
+  return rc;
 }
 
 /* ---- counters of refused events ---- */

@@ -3,7 +3,7 @@
  * every allocation of init failing in turn, the dump's allocation failing,
  * finalize with ops and steps in flight. An interposed allocator (this
  * program's malloc family, forwarding to the next one — libc's or a
- * sanitizer's) fails the Nth call while armed. Each fault has a defined
+ * sanitizer's: tests/common/failalloc.c) fails the Nth call while armed. Each fault has a defined
  * outcome: init opts out of the communicator with one warning and frees
  * what it took; a dump says it had no memory and loses nothing; finalize
  * frees everything (ASan's leak check runs at exit).
@@ -12,8 +12,6 @@
  * one, so under TSan (a build for data races; nothing here is threaded)
  * the allocation cases are skipped; they run in the plain and ASan builds.
  */
-#include <dlfcn.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,132 +25,8 @@
 
 #include <cmocka.h>
 
+#include "failalloc.h"
 #include "rccl_host.h"
-
-/* ---- the failing allocator ---- */
-
-#if defined(__SANITIZE_THREAD__)
-#define INTERPOSED 0
-#else
-#define INTERPOSED 1
-#endif
-
-static _Atomic int armed, persistent;
-static _Atomic long calls, fail_at, failed, live_bytes;
-
-#if INTERPOSED
-static void* (*real_malloc)(size_t);
-static void* (*real_calloc)(size_t, size_t);
-static void* (*real_realloc)(void*, size_t);
-static void* (*real_aligned_alloc)(size_t, size_t);
-static void (*real_free)(void*);
-
-/* dlsym may allocate before the real functions are known. */
-static _Alignas(16) char boot[4096];
-static size_t boot_used;
-
-static void* boot_alloc(size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (boot_used + n > sizeof boot) return NULL;
-  void* p = boot + boot_used;
-  boot_used += n;
-  return p;
-}
-
-static int is_boot(const void* p) {
-  return (const char*)p >= boot && (const char*)p < boot + sizeof boot;
-}
-
-static void resolve(void) {
-  static int resolving;
-  if (real_free || resolving) return;
-  resolving = 1;
-  real_malloc = dlsym(RTLD_NEXT, "malloc");
-  real_calloc = dlsym(RTLD_NEXT, "calloc");
-  real_realloc = dlsym(RTLD_NEXT, "realloc");
-  real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-  real_free = dlsym(RTLD_NEXT, "free");
-  resolving = 0;
-}
-
-/* Armed: count allocations; fail the one numbered fail_at (1-based), or
- * with `persistent` every one from there on (memory that stays short). */
-static int should_fail(void) {
-  if (!atomic_load(&armed)) return 0;
-  long n = atomic_fetch_add(&calls, 1) + 1;
-  if (atomic_load(&persistent) ? n < atomic_load(&fail_at) : n != atomic_load(&fail_at)) return 0;
-  atomic_fetch_add(&failed, 1);
-  return 1;
-}
-
-static void track(void* p, int sign) {
-  if (p && atomic_load(&armed)) atomic_fetch_add(&live_bytes, sign * (long)malloc_usable_size(p));
-}
-
-void* malloc(size_t n) {
-  resolve();
-  if (!real_malloc) return boot_alloc(n);
-  if (should_fail()) return NULL;
-  void* p = real_malloc(n);
-  track(p, 1);
-  return p;
-}
-
-void* calloc(size_t a, size_t b) {
-  resolve();
-  if (!real_calloc) {
-    void* p = boot_alloc(a * b);
-    if (p) memset(p, 0, a * b);
-    return p;
-  }
-  if (should_fail()) return NULL;
-  void* p = real_calloc(a, b);
-  track(p, 1);
-  return p;
-}
-
-void* realloc(void* q, size_t n) {
-  resolve();
-  if (should_fail()) return NULL;
-  track(q, -1);
-  void* p = real_realloc(q, n);
-  track(p, 1);
-  return p;
-}
-
-void* aligned_alloc(size_t al, size_t n) {
-  resolve();
-  if (should_fail()) return NULL;
-  void* p = real_aligned_alloc(al, n);
-  track(p, 1);
-  return p;
-}
-
-void free(void* p) {
-  if (!p || is_boot(p)) return;
-  resolve();
-  track(p, -1);
-  real_free(p);
-}
-#endif
-
-static void arm_mode(long n, int always) {
-  atomic_store(&persistent, always);
-  atomic_store(&calls, 0);
-  atomic_store(&failed, 0);
-  atomic_store(&live_bytes, 0);
-  atomic_store(&fail_at, n);
-  atomic_store(&armed, 1);
-}
-
-static void arm(long n) { arm_mode(n, 0); }
-/* Keep counting bytes (and failing nothing) across what follows. */
-static void track_only(void) {
-  atomic_store(&persistent, 0);
-  atomic_store(&fail_at, 0);
-  atomic_store(&armed, 1);
-}
-static void disarm(void) { atomic_store(&armed, 0); }
 
 /* ---- a logger that allocates nothing ---- */
 
@@ -226,14 +100,14 @@ static void* init_ctx(uint64_t hash) {
  * init opts out. (No dumper thread here: PROXYTRACE_STALL_MS=0.) */
 static void test_init_allocation_failures(void** state) {
   (void)state;
-  if (!INTERPOSED) skip();
+  if (!FA_INTERPOSED) skip();
   int opted_out = 0, survived = 0;
   for (long n = 1; n < 64; n++) {
     clear_log();
-    arm(n);
+    fa_arm(n, 0);
     void* ctx = init_ctx(7);
-    const long made = atomic_load(&calls), was_failed = atomic_load(&failed);
-    disarm();
+    const long made = fa_calls(), was_failed = fa_failed();
+    fa_disarm();
     if (!was_failed) { /* past the last allocation: a working context */
       assert_non_null(ctx);
       assert_int_equal(n_all, 0);
@@ -245,9 +119,9 @@ static void test_init_allocation_failures(void** state) {
     }
     if (ctx) {
       survived++;
-      track_only(); /* what init kept must go with finalize */
+      fa_track_only(); /* what init kept must go with finalize */
       plugin.p->finalize(ctx);
-      disarm();
+      fa_disarm();
     } else {
       opted_out++;
       assert_int_equal(n_all, 1);
@@ -256,16 +130,16 @@ static void test_init_allocation_failures(void** state) {
     /* Nothing kept. (Less than nothing happens: the libc's dlerror buffer,
      * when the failing allocation was the libc's own inside dlsym, is let go
      * instead of replaced.) */
-    assert_true(atomic_load(&live_bytes) <= 0);
+    assert_true(fa_live_bytes() <= 0);
   }
   assert_true(opted_out >= 3); /* context, trace, slab, id table */
   clear_log();
-  arm_mode(1, 1);
+  fa_arm(1, 1);
   void* ctx = init_ctx(7);
-  disarm();
+  fa_disarm();
   assert_null(ctx);
   assert_int_equal(n_all, 1);
-  assert_true(atomic_load(&live_bytes) <= 0);
+  assert_true(fa_live_bytes() <= 0);
 }
 
 static void* ctx_with_ops(uint64_t hash, rh_op* ops, int n) {
@@ -285,16 +159,16 @@ static void* ctx_with_ops(uint64_t hash, rh_op* ops, int n) {
  * lost: once memory is back, the dump has every record. */
 static void test_dump_allocation_failure(void** state) {
   (void)state;
-  if (!INTERPOSED) skip();
+  if (!FA_INTERPOSED) skip();
   rh_op ops[3];
   void* ctx = ctx_with_ops(8, ops, 3);
   int whole = 0, short_dumps = 0;
   for (long n = 1; n < 16; n++) {
     clear_log();
-    arm(n);
+    fa_arm(n, 0);
     plugin.dump(ctx, logger);
-    const long was_failed = atomic_load(&failed);
-    disarm();
+    const long was_failed = fa_failed();
+    fa_disarm();
     if (!was_failed) break;
     assert_non_null(strstr(lines[0], "commDump for all active ops"));
     if (n_all == 4) {
@@ -307,9 +181,9 @@ static void test_dump_allocation_failure(void** state) {
     }
   }
   clear_log();
-  arm_mode(1, 1);
+  fa_arm(1, 1);
   plugin.dump(ctx, logger);
-  disarm();
+  fa_disarm();
   assert_int_equal(n_all, 2);
   assert_non_null(strstr(lines[1], "proxytrace: no memory for a dump of"));
   print_message("      dump with its Nth allocation failing: %d whole, %d short; short memory: "
@@ -326,16 +200,16 @@ static void test_dump_allocation_failure(void** state) {
  * once; once memory is back they have every record again. */
 static void test_dumper_allocation_failure(void** state) {
   (void)state;
-  if (!INTERPOSED) skip();
+  if (!FA_INTERPOSED) skip();
   setenv("PROXYTRACE_DUMP_INTERVAL_MS", "20", 1);
   rh_op ops[2];
   void* ctx = ctx_with_ops(9, ops, 2);
   unsetenv("PROXYTRACE_DUMP_INTERVAL_MS");
   usleep(100 * 1000);
   clear_log();
-  arm_mode(1, 1);
+  fa_arm(1, 1);
   usleep(200 * 1000); /* about ten periodic rounds, every one short of memory */
-  disarm();
+  fa_disarm();
   const int said = logged("no memory for a dump; dumps are skipped");
   const int records_meanwhile = logged("status:");
   clear_log();

@@ -6,7 +6,9 @@
  * thread's periodic dumps, a slow logger while other threads create and
  * destroy communicators, and fork() from inside a dump and from another
  * thread during one: each completes, within a watchdog alarm that fails the
- * test if anything deadlocks.
+ * test if anything deadlocks. And the last finalize with the dumper thread
+ * inside the logger: bounded when the logger does not return, and no
+ * deadlock when that logger creates a communicator meanwhile.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -259,6 +261,131 @@ static void test_dumper_logger_reenters(void** state) {
   alarm(0);
 }
 
+/* ---- the last finalize and the dumper thread ---- */
+
+static int on_dumper_thread(void) {
+  char name[32] = "";
+  pthread_getname_np(pthread_self(), name, sizeof name);
+  return !strcmp(name, "proxytrace dump");
+}
+
+static atomic_int gate, entered, released, left, finalizing, late_lines;
+static void* late_ctx;
+
+/* Holds the dumper thread's first line until released (10 s at most). */
+static void stuck_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                         const char* fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+  if (!on_dumper_thread() || !atomic_exchange(&gate, 0)) return;
+  atomic_store(&entered, 1);
+  for (int i = 0; i < 10000 && !atomic_load(&released); i++) usleep(1000);
+  atomic_store(&left, 1);
+}
+
+static void late_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                        const char* fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+  if (on_dumper_thread()) atomic_fetch_add(&late_lines, 1);
+}
+
+/* On the dumper thread, once the last finalize has begun: creates a
+ * communicator (with an op waiting, so that its periodic dumps print). */
+static void init_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                        const char* fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+  if (!on_dumper_thread() || !atomic_exchange(&gate, 0)) return;
+  atomic_store(&entered, 1);
+  while (!atomic_load(&finalizing)) usleep(1000);
+  usleep(50 * 1000); /* finalize is waiting for this thread by now */
+  int mask = 0;
+  void* c = NULL;
+  plugin.p->init(&c, 111, &mask, "late", 2, 2, 0, late_logger);
+  late_ctx = c;
+  atomic_store(&left, 1);
+}
+
+static void* dumped_ctx(uint64_t hash, ncclDebugLogger_t log, rh_op* op) {
+  void* ctx = NULL;
+  int mask = 0;
+  plugin.p->init(&ctx, hash, &mask, "last", 2, 2, 0, log);
+  assert_non_null(ctx);
+  rh_op_desc d = {.comm_hash = hash, .op_count = 0, .peer = 1, .is_send = 1, .raw_nsteps = 8,
+                  .slice_steps = 1, .chunk_size = 64};
+  rh_op_active(&plugin, ctx, op, &d, 2, 0, 1, 0, 0);
+  return ctx;
+}
+
+static void reset_gate(void) {
+  atomic_store(&entered, 0);
+  atomic_store(&released, 0);
+  atomic_store(&left, 0);
+  atomic_store(&finalizing, 0);
+  atomic_store(&late_lines, 0);
+  atomic_store(&gate, 1);
+}
+
+/* The dumper thread is inside the host's logger, which does not return, when
+ * the last communicator is finalized: finalize waits for it a bounded time
+ * (PT_FINALIZE_WAIT_MS, 2 s), not for the logger. The dump then ends on its
+ * own, and the next communicator gets a dumper thread again. */
+static void test_last_finalize_bounded(void** state) {
+  (void)state;
+  setenv("PROXYTRACE_DUMP_INTERVAL_MS", "20", 1);
+  rh_op op;
+  reset_gate();
+  void* ctx = dumped_ctx(100, stuck_logger, &op);
+  alarm(30);
+  while (!atomic_load(&entered)) usleep(1000);
+  rh_op_stop(&op);
+  const double t0 = now_ms();
+  plugin.p->finalize(ctx);
+  const double took = now_ms() - t0;
+  atomic_store(&released, 1);
+  while (!atomic_load(&left)) usleep(1000);
+  /* a dumper again for the next communicator */
+  atomic_store(&late_lines, 0);
+  ctx = dumped_ctx(101, late_logger, &op);
+  while (atomic_load(&late_lines) < 4) usleep(1000);
+  rh_op_stop(&op);
+  plugin.p->finalize(ctx);
+  alarm(0);
+  unsetenv("PROXYTRACE_DUMP_INTERVAL_MS");
+  print_message("      last finalize with the dumper stuck in the logger: %.0f ms\n", took);
+  assert_true(took >= 1500 && took < 3500);
+}
+
+/* The dumper thread's logger creates a communicator while the last
+ * finalize waits for that thread: neither waits for the other, and the new
+ * communicator has a dumper thread (its periodic dumps print). */
+static void test_dumper_logger_inits_during_last_finalize(void** state) {
+  (void)state;
+  setenv("PROXYTRACE_DUMP_INTERVAL_MS", "20", 1);
+  rh_op op;
+  reset_gate();
+  late_ctx = NULL;
+  void* ctx = dumped_ctx(110, init_logger, &op);
+  alarm(20);
+  while (!atomic_load(&entered)) usleep(1000);
+  rh_op_stop(&op);
+  atomic_store(&finalizing, 1);
+  const double t0 = now_ms();
+  plugin.p->finalize(ctx);
+  const double took = now_ms() - t0;
+  while (!atomic_load(&left)) usleep(1000);
+  assert_non_null(late_ctx);
+  rh_op late_op;
+  rh_op_desc d = {.comm_hash = 111, .op_count = 0, .peer = 1, .is_send = 1, .raw_nsteps = 8,
+                  .slice_steps = 1, .chunk_size = 64};
+  rh_op_active(&plugin, late_ctx, &late_op, &d, 2, 0, 1, 0, 0);
+  while (atomic_load(&late_lines) < 4) usleep(1000);
+  rh_op_stop(&late_op);
+  plugin.p->finalize(late_ctx);
+  alarm(0);
+  unsetenv("PROXYTRACE_DUMP_INTERVAL_MS");
+  print_message("      last finalize while the dumper's logger creates a communicator: %.0f ms\n", took);
+  assert_true(took < 1500);
+}
+
 static int setup(void** state) {
   (void)state;
   /* No dumper thread unless a test asks for one (a fork child of a process
@@ -281,6 +408,8 @@ int main(void) {
       cmocka_unit_test(test_slow_logger_blocks_nobody),
       cmocka_unit_test(test_fork_during_a_dump),
       cmocka_unit_test(test_dumper_logger_reenters),
+      cmocka_unit_test(test_last_finalize_bounded),
+      cmocka_unit_test(test_dumper_logger_inits_during_last_finalize),
   };
   return cmocka_run_group_tests_name("logger", tests, setup, teardown);
 }
