@@ -124,7 +124,7 @@ typedef struct {
 
 /* Events refused or dropped, by reason. Counted, never fatal. */
 typedef enum {
-  PT_DROP_OPS_DROPPED = 0, /* slab full, nothing reclaimable: op not recorded */
+  PT_DROP_OPS_DROPPED = 0, /* no free or reclaimable slot, none fresh: op not recorded */
   PT_DROP_OPS_RECLAIMED,   /* slots taken back from finished or never-registered ops */
   PT_DROP_ZERO_STEPS,      /* registered with nSteps == 0: ignored, as legacy does */
   PT_DROP_STALE_HANDLE,    /* handle of a stopped or reclaimed op or step */
@@ -134,6 +134,10 @@ typedef enum {
   PT_DROP_BAD_STATE,       /* state or event type that does not apply */
   PT_DROP_FOREIGN,         /* events of another process (PXN) */
   PT_DROP_WRONG_CONTEXT,   /* ProxyStep whose parent op is not of the step's communicator */
+  PT_DROP_OVER_BUDGET,     /* of OPS_DROPPED, those below the communicator's cap
+                            * (PROXYTRACE_MAX_OPS): the process-wide budget
+                            * (PROXYTRACE_MAX_MEMORY_MB) was spent; the rest
+                            * found the cap reached */
   PT_DROP_NUM
 } pt_drop_reason;
 
@@ -169,7 +173,10 @@ void pt_op_progress(pt_handle op, int proxy_op_state, int64_t steps, int64_t tra
  * stale, or an op of another trace (counted, its memory never read). */
 pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step);
 /* `trans_size`: the state args' transSize (NCCL 2.27+: the transfer's bytes
- * at SendWait and RecvFlushWait), -1 when the host gave none. */
+ * at SendWait and RecvFlushWait), -1 when the host gave none. Handed an op
+ * or task handle, counts a bad state (a state that kind does not take), on
+ * the op's trace for an op handle; anything else that is no step handle
+ * counts a bad handle. */
 void pt_step_state(pt_handle step, int state, int64_t trans_size);
 /* Stop an op or a step handle. */
 void pt_handle_stop(pt_handle h);
@@ -412,6 +419,16 @@ int pt_metrics_json(const pt_metrics_snap* s, const pt_metrics_meta* m, pt_line_
 /* Bytes of one edge and of one op's scratch (docs). */
 size_t pt_metric_edge_bytes(void);
 size_t pt_metric_op_bytes(void);
+
+/* Populates the slab pages the trace's next new ops will take (twice as
+ * many slots ahead of the high-water mark as it took since the last call,
+ * 64..1024), so that the recording thread's first write to a fresh slot
+ * takes no page fault. System calls: any thread but the recording one
+ * (the dumper thread; the init caller where none runs), concurrently with
+ * recording; a call while another runs on the same trace returns at once.
+ * 0, or -1 when the system had no memory for them (the recording thread's
+ * first writes fault them in instead, as without). */
+int pt_trace_prefault(pt_trace* t);
 
 /* Memory the trace holds, in bytes (its slots in use so far, the id table
  * and the trace itself), and the per-slot size. */

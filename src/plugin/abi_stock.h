@@ -43,13 +43,13 @@
     if (!handle) return ncclSuccess;                                                               \
     *handle = NULL;                                                                                \
     if (!d) return ncclSuccess;                                                                    \
-    if (d->type == ncclProfileProxyOp) {                                                           \
+    if (d->type == ncclProfileProxyStep) { /* the most frequent start: tested first */            \
+      *handle = pt_event_step_start(context, d->parentObj, d->proxyStep.step);                     \
+    } else if (d->type == ncclProfileProxyOp) {                                                    \
       *handle = pt_event_stock_op_start(context, d->proxyOp.pid, d->rank, d->proxyOp.channelId,    \
                                         d->proxyOp.peer, d->proxyOp.nSteps,                        \
                                         d->proxyOp.chunkSize, d->proxyOp.isSend, d->parentObj);    \
       if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
-    } else if (d->type == ncclProfileProxyStep) {                                                  \
-      *handle = pt_event_step_start(context, d->parentObj, d->proxyStep.step);                     \
     } else if (d->type == ncclProfileColl) {                                                       \
       *handle = pt_event_coll_start(context, FUNC(d->coll.func), d->coll.seqNumber, HASH(d, coll)); \
     } else if (d->type == ncclProfileP2p) {                                                        \

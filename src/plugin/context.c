@@ -35,8 +35,6 @@
 
 #include "plugin/plugin.h"
 
-#define PT_CTX_MAGIC 0x70747478u /* "ptctx" */
-#define PT_CTX_DEAD 0xdeadc7c7u
 #define PT_P2P_PEERS_UNKNOWN 4096 /* peers whose p2p sequences are kept when init gives no size */
 
 static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -176,6 +174,9 @@ pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int
   registry = c;
   pthread_mutex_unlock(&registry_lock);
   if (first) pt_dumper_first(&cfg, defer_log);
+  /* The first slab pages, populated off the init caller's thread where a
+   * dumper thread runs (madvise costs it tens of µs in a virtual machine). */
+  if (!pt_dumper_prefault_soon()) pt_trace_prefault(c->trace);
   const int n = take_deferred(msgs);
   pthread_mutex_unlock(&lifecycle_lock);
   log_deferred(log, msgs, n);
@@ -215,15 +216,6 @@ void pt_ctx_destroy(pt_ctx* c) {
   /* The communicator's last figures stay on disk (metrics_sink.c). */
   if (pt_trace_metrics_on(c->trace)) pt_metrics_write(c, 1);
   ctx_unref(c);
-}
-
-pt_trace* pt_ctx_trace(void* ctx) {
-  pt_ctx* c = ctx;
-  /* Acquire: pairs with the store that published the context, so the fields
-   * read after the check (trace, comm_hash) are the ones written before it,
-   * whichever thread created the context and however the host passed it on. */
-  if (!c || atomic_load_explicit(&c->magic, memory_order_acquire) != PT_CTX_MAGIC) return NULL;
-  return c->trace;
 }
 
 uint64_t pt_ctx_comm_hash(void* ctx) {

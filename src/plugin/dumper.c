@@ -19,6 +19,10 @@
  *             flag and writes to the wake fd; signals that arrive while a
  *             dump runs make one more dump.
  *   periodic  (PROXYTRACE_DUMP_INTERVAL_MS).
+ *   prefault  not a dump: every 50 ms, and right after a communicator is
+ *             created, each live communicator's next slab pages are
+ *             populated ahead of its proxy thread, whose first write to a
+ *             fresh slot then takes no page fault (slab.h).
  *   metrics   (PROXYTRACE_METRICS_INTERVAL_MS): not a dump: every live
  *             communicator's step metrics files are rewritten
  *             (metrics_sink.c); and every 20 ms the recording threads get
@@ -54,7 +58,8 @@
 #include "plugin/plugin.h"
 #include "trace/clock.h"
 
-#define SERVICE_MS 20 /* metrics memory handed to the recording threads */
+#define SERVICE_MS 20  /* metrics memory handed to the recording threads */
+#define PREFAULT_MS 50 /* slab pages populated ahead of the recording threads */
 #define CHECK_MIN_MS 5
 #define CHECK_MAX_MS 250
 #define BACKOFF_MAX_SHIFT 30
@@ -74,6 +79,7 @@ static int wanted;   /* a first communicator came while draining: */
 static pt_plugin_config wanted_cfg; /* its settings */
 static pthread_t thread;
 static _Atomic unsigned gen; /* a thread runs while gen is the one it was started with */
+static _Atomic int prefault_asked; /* a new context's first pages (pt_dumper_prefault_soon) */
 
 const pt_dump_settings* pt_dump_settings_get(void) { return &settings; }
 
@@ -136,6 +142,11 @@ static void check_one(pt_ctx* c, void* arg) {
   if (!s->mark || a->now >= s->next) a->due = 1;
 }
 
+static void prefault_one(pt_ctx* c, void* arg) {
+  (void)arg;
+  pt_trace_prefault(c->trace);
+}
+
 static void write_metrics(pt_ctx* c, void* arg) {
   (void)arg;
   pt_metrics_write(c, 0);
@@ -164,11 +175,13 @@ static void* dumper_main(void* arg) {
   uint64_t next_check = settings.stall_ms ? t + check_ms : UINT64_MAX;
   uint64_t next_metrics = settings.metrics_ms ? t + settings.metrics_ms : UINT64_MAX;
   uint64_t next_service = settings.metrics_ms ? t + SERVICE_MS : UINT64_MAX;
+  uint64_t next_prefault = t + PREFAULT_MS;
   while (atomic_load(&gen) == mine) {
     t = now_ms();
     uint64_t next = next_periodic < next_check ? next_periodic : next_check;
     if (next_metrics < next) next = next_metrics;
     if (next_service < next) next = next_service;
+    if (next_prefault < next) next = next_prefault;
     int timeout = next == UINT64_MAX ? -1 : next <= t ? 0 : (int)(next - t > 60000 ? 60000 : next - t);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (poll(&p, fd >= 0 ? 1 : 0, timeout) > 0 && (p.revents & POLLIN)) {
@@ -179,6 +192,7 @@ static void* dumper_main(void* arg) {
     if (atomic_load(&gen) != mine) break;
     if (pt_signal_take()) dump_round(PT_TRIG_SIGNAL, stall_ticks);
     t = now_ms();
+    if (atomic_exchange(&prefault_asked, 0)) next_prefault = t;
     if (t >= next_periodic) {
       dump_round(PT_TRIG_PERIODIC, stall_ticks);
       next_periodic = now_ms() + settings.interval_ms;
@@ -191,6 +205,10 @@ static void* dumper_main(void* arg) {
       pt_metrics_service_all();
       next_service = now_ms() + SERVICE_MS;
     }
+    if (t >= next_prefault) {
+      pt_ctx_for_each(prefault_one, NULL);
+      next_prefault = now_ms() + PREFAULT_MS;
+    }
     if (t >= next_metrics) {
       pt_ctx_for_each(write_metrics, NULL);
       next_metrics = now_ms() + settings.metrics_ms;
@@ -202,6 +220,16 @@ static void* dumper_main(void* arg) {
   if (let_go) end_drain(); /* nobody joins this thread: it hands over itself */
   pthread_mutex_unlock(&thread_lock);
   return NULL;
+}
+
+/* Wakes the thread from its poll. */
+static void wake(void) {
+  int fd = pt_signal_wake_fd();
+  if (fd >= 0) {
+    const uint64_t one = 1;
+    ssize_t w = write(fd, &one, sizeof one);
+    (void)w;
+  }
 }
 
 static void start_thread(ncclDebugLogger_t log) {
@@ -228,12 +256,7 @@ static int stop_thread(void) {
   if (!running) return 0;
   running = 0;
   atomic_fetch_add(&gen, 1);
-  int fd = pt_signal_wake_fd();
-  if (fd >= 0) {
-    const uint64_t one = 1;
-    ssize_t w = write(fd, &one, sizeof one);
-    (void)w;
-  }
+  wake();
   draining = 1;
   ended = 0;
   let_go = 0;
@@ -241,6 +264,16 @@ static int stop_thread(void) {
   pthread_detach(thread);
   let_go = 1;
   return 0;
+}
+
+int pt_dumper_prefault_soon(void) {
+  pthread_mutex_lock(&thread_lock);
+  const int r = running;
+  pthread_mutex_unlock(&thread_lock);
+  if (!r) return 0;
+  atomic_store(&prefault_asked, 1);
+  wake();
+  return 1;
 }
 
 /* Settings of a first communicator; the thread if a trigger needs it

@@ -56,7 +56,7 @@ void* pt_event_p2p_start(void* ctx, int func, int peer, uint64_t comm_hash) {
   return seq < 0 ? NULL : pt_task_handle(1, func, (uint64_t)seq);
 }
 
-void pt_event_state(void* h, int state, int64_t steps, int64_t trans_size) {
+void pt_event_op_state(void* h, int state, int64_t steps, int64_t trans_size) {
   const pt_handle_kind_t kind = pt_handle_kind(h);
   switch (state) {
     case 19: /* ncclProfilerProxyOpInProgress_v4 */
@@ -67,11 +67,7 @@ void pt_event_state(void* h, int state, int64_t steps, int64_t trans_size) {
       if (kind != PT_HANDLE_OP) break;
       if (steps >= 0) pt_op_progress(h, state, steps, trans_size);
       return;
-    case 8: case 9: case 10: case 11: case 12: case 20: /* ProxyStep states */
-      if (kind != PT_HANDLE_STEP) break;
-      pt_step_state(h, state, trans_size);
-      return;
-    default:
+    default: /* the step states (8-12, 20) went to the core (plugin.h) */
       break;
   }
   pt_event_refused(NULL, h);

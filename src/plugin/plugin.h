@@ -118,9 +118,19 @@ pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int
 /* Under stock NCCL, a communicator destroyed with ops still waiting dumps
  * them first (trigger "finalize"). */
 void pt_ctx_destroy(pt_ctx* ctx);
+#define PT_CTX_MAGIC 0x70747478u /* "ptctx": a live context */
+#define PT_CTX_DEAD 0xdeadc7c7u  /* finalized */
+
 /* The context's trace if `ctx` is a live context of this process, else NULL.
- * Cheap: a magic check, no lock (for the event path). */
-pt_trace* pt_ctx_trace(void* ctx);
+ * Cheap: a magic check, no lock, inline (for the event path). Acquire:
+ * pairs with the store that published the context, so the fields read after
+ * the check (trace, comm_hash) are the ones written before it, whichever
+ * thread created the context and however the host passed it on. */
+static inline pt_trace* pt_ctx_trace(void* ctx) {
+  pt_ctx* c = ctx;
+  if (!c || atomic_load_explicit(&c->magic, memory_order_acquire) != PT_CTX_MAGIC) return NULL;
+  return c->trace;
+}
 /* The commHash the host gave at init, or learned (0 if none). */
 uint64_t pt_ctx_comm_hash(void* ctx);
 void pt_ctx_learn_comm_hash(void* ctx, uint64_t comm_hash);
@@ -172,6 +182,11 @@ int pt_dumper_last(void);
 /* Waits for the stopped thread's dump in progress, at most
  * PT_FINALIZE_WAIT_MS (dumper.c); with no lock of context.c held. */
 void pt_dumper_wait(void);
+/* Called by context.c with its lifecycle lock held, for a context just
+ * registered: asks the dumper thread to populate its first slab pages now
+ * (pt_trace_prefault) and returns 1, or returns 0 when no dumper thread
+ * runs (the caller populates them itself). */
+int pt_dumper_prefault_soon(void);
 /* Fork (context.c's handlers, after its own locks): the dumper's lock is
  * held across the fork; the thread does not survive it. It is stopped
  * before the library goes away. */
@@ -251,8 +266,14 @@ void* pt_event_p2p_start(void* ctx, int func, int peer, uint64_t comm_hash);
 /* Any state on one of our handles, except RCCL's ProxyDiag update:
  * 19 registers an op, 0-7 move a stock op's counters (`steps` < 0 when the
  * host gave no args), 8-12/20 are step states. Others are refused.
- * `trans_size` is the args' transSize (pt_args_trans_size), -1 without. */
-void pt_event_state(void* handle, int state, int64_t steps, int64_t trans_size);
+ * `trans_size` is the args' transSize (pt_args_trans_size), -1 without.
+ * The step states, one per ProxyStep callback, go straight to the core,
+ * which checks the handle's kind itself (inline: one call per callback). */
+void pt_event_op_state(void* handle, int state, int64_t steps, int64_t trans_size);
+static inline void pt_event_state(void* handle, int state, int64_t steps, int64_t trans_size) {
+  if ((unsigned)(state - 8) <= 12u - 8u || state == 20) pt_step_state(handle, state, trans_size);
+  else pt_event_op_state(handle, state, steps, trans_size);
+}
 /* The transSize of any version's state args: the first member of both the
  * proxyOp (v1-v3) and proxyStep (v4+) arms; -1 for NULL args. */
 static inline int64_t pt_args_trans_size(const void* args) {

@@ -38,6 +38,12 @@
 #include <stdatomic.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#if defined(__has_include)
+#if __has_include(<sys/platform/x86.h>) /* glibc 2.33+ */
+#include <sys/platform/x86.h>
+#define PT_GLIBC_X86_FEATURES 1
+#endif
+#endif
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +59,8 @@ static uint64_t anchor_mono_ns;
 static int64_t anchor_real_ns;
 static _Atomic int anchored;
 static uint64_t anchor_tick;         /* anchor_counter or anchor_mono_ns, by source */
-static double nominal_ns_per_tick;   /* the CPU's stated rate; 0 if none */
+static pthread_once_t stated_once = PTHREAD_ONCE_INIT;
+static double nominal_ns_per_tick;   /* the CPU's stated rate; 0 if none (stated_once) */
 static const char* why_monotonic = ""; /* why the counter is not used */
 
 #define SETTLE_NS 2000000ull    /* shortest baseline a dump converts with */
@@ -113,43 +120,55 @@ const char* pt_clock_default(void) {
 #endif
 }
 
-/* Whether the CPU counter can be used here; *hz is its stated rate when the
- * CPU states one (0: measure it). x86: CPUID's invariant-TSC bit (leaf
- * 0x80000007 EDX bit 8, from which Linux sets constant_tsc and nonstop_tsc),
- * and the rate from leaf 0x15 (TSC/crystal ratio times the crystal's Hz)
- * where the CPU fills it in. */
-static int counter_usable(uint64_t* hz) {
-  *hz = 0;
+/* Whether the CPU counter can be used here. x86: CPUID's invariant-TSC bit
+ * (leaf 0x80000007 EDX bit 8, from which Linux sets constant_tsc and
+ * nonstop_tsc), read from glibc's copy of CPUID (taken when the process
+ * started) where glibc offers it: a CPUID instruction in a virtual machine
+ * traps to the hypervisor (about 10 µs each here), and the first init must
+ * not pay for several. */
+static int counter_usable(void) {
 #if defined(__x86_64__) || defined(__i386__)
+#ifdef PT_GLIBC_X86_FEATURES
+  const int ok = CPU_FEATURE_PRESENT(INVARIANT_TSC);
+#else
   unsigned a, b, c, d;
-  int ok = __get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u &&
-           __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8));
-  if (!ok) {
-    why_monotonic = "this CPU's TSC is not invariant";
-    return 0;
-  }
-  if ((unsigned)__get_cpuid_max(0, NULL) >= 0x15u && __get_cpuid(0x15u, &a, &b, &c, &d) && a && b && c)
-    *hz = (uint64_t)c * b / a;
-  return 1;
+  const int ok = __get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u &&
+                 __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8));
+#endif
+  if (!ok) why_monotonic = "this CPU's TSC is not invariant";
+  return ok;
 #elif defined(__aarch64__)
-  uint64_t f;
-  __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
-  *hz = f & 0xffffffffu; /* bits 63:32 are RES0 */
   return 1;
 #else
   return 0;
 #endif
 }
 
+/* The counter's rate as the CPU states it, in Hz, or 0: x86 CPUID leaf
+ * 0x15 (TSC/crystal ratio times the crystal's Hz) where the CPU fills it
+ * in, aarch64 CNTFRQ_EL0. Asked once, when a dump or a threshold first
+ * needs it, not at init. */
+static void stated_rate(void) {
+  uint64_t hz = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  if ((unsigned)__get_cpuid_max(0, NULL) >= 0x15u && __get_cpuid(0x15u, &a, &b, &c, &d) && a && b && c)
+    hz = (uint64_t)c * b / a;
+#elif defined(__aarch64__)
+  uint64_t f;
+  __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+  hz = f & 0xffffffffu; /* bits 63:32 are RES0 */
+#endif
+  nominal_ns_per_tick = pt_clock_counter && hz ? 1e9 / (double)hz : 0.0;
+}
+
 static void init_once(void) {
   if (!atomic_load(&anchored)) take_anchor();
   pt_clock_choice want = pt_clock_parse(getenv("PROXYTRACE_CLOCK"));
-  uint64_t hz = 0;
   if (want == PT_CLOCK_MONOTONIC) why_monotonic = "PROXYTRACE_CLOCK=monotonic";
   else if (!PT_CLOCK_HAS_COUNTER) why_monotonic = "no CPU counter is read on " PT_CLOCK_ARCH;
-  else pt_clock_counter = counter_usable(&hz);
+  else pt_clock_counter = counter_usable();
   anchor_tick = pt_clock_counter ? anchor_counter : anchor_mono_ns;
-  nominal_ns_per_tick = pt_clock_counter && hz ? 1e9 / (double)hz : 0.0;
 }
 
 void pt_clock_init(void) { pthread_once(&once, init_once); }
@@ -173,6 +192,7 @@ static double rate_now(uint64_t min_ns, const char** how) {
   const uint64_t span = mono - anchor_mono_ns;
   const double measured =
       span >= min_ns && tick > anchor_tick ? (double)span / (double)(tick - anchor_tick) : 0.0;
+  pthread_once(&stated_once, stated_rate);
   const double nominal = nominal_ns_per_tick;
   if (nominal > 0.0 && span < 1000000000ull &&
       (measured == 0.0 || (measured > nominal * 0.95 && measured < nominal * 1.05))) {

@@ -66,8 +66,9 @@ typedef struct {
   uint64_t t_create, t_last, t_posted, t_kernel, t_progress;
 } pt_rec_view;
 
-static inline void pt_rec_write_begin(pt_rec* r) { pt_seq_write_begin(&r->seq); }
-static inline void pt_rec_write_end(pt_rec* r) { pt_seq_write_end(&r->seq); }
+/* A write: w = pt_rec_write_begin(r); stores; pt_rec_write_end(r, w). */
+static inline uint32_t pt_rec_write_begin(pt_rec* r) { return pt_seq_write_begin(&r->seq); }
+static inline void pt_rec_write_end(pt_rec* r, uint32_t w) { pt_seq_write_end(&r->seq, w); }
 
 /* Record <-> view copies; the writer-side copy is also how a finished op is
  * frozen into the ring. */

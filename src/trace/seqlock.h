@@ -47,15 +47,18 @@ typedef _Atomic uint32_t pt_seq;
 #define PT_SEQ_FENCE(mo) atomic_thread_fence(mo)
 #endif
 
-static inline void pt_seq_write_begin(pt_seq* seq) {
-  uint32_t s = PT_SEQ_LOAD(seq, memory_order_relaxed);
-  PT_SEQ_STORE(seq, s + 1, memory_order_relaxed);
+/* Returns the odd value it stored, for pt_seq_write_end: the one writer
+ * knows the sequence, so the end does not load it again (a load that would
+ * wait for the store just made, on every write). */
+static inline uint32_t pt_seq_write_begin(pt_seq* seq) {
+  uint32_t s = PT_SEQ_LOAD(seq, memory_order_relaxed) + 1;
+  PT_SEQ_STORE(seq, s, memory_order_relaxed);
   PT_SEQ_FENCE(memory_order_release); /* W */
+  return s;
 }
 
-static inline void pt_seq_write_end(pt_seq* seq) {
-  uint32_t s = PT_SEQ_LOAD(seq, memory_order_relaxed);
-  PT_SEQ_STORE(seq, s + 1, memory_order_release); /* E */
+static inline void pt_seq_write_end(pt_seq* seq, uint32_t odd) {
+  PT_SEQ_STORE(seq, odd + 1, memory_order_release); /* E */
 }
 
 /* The version a copy starts from; odd while a write is in progress. */

@@ -25,11 +25,16 @@
  * charged to the process-wide budget (PROXYTRACE_MAX_MEMORY_MB) a chunk of
  * PT_CHUNK_SLOTS at a time by one atomic add; a new op takes a fresh slot
  * while fewer than PT_REUSE_MIN slots are free, else the oldest free one —
- * so an idle communicator holds no slot page and a busy one about as many
+ * so an idle communicator holds the slot pages populated after creation (below)
+ * and a busy one about as many
  * slots as it has ops in flight, plus PT_REUSE_MIN. Nothing is allocated,
  * locked or called on the way: the kernel supplies a zeroed page at the
  * first write to it (a page fault, no system call). Dumps read slots below
- * `n_init` only.
+ * `n_init` only. That fault is taken off the recording path where it can
+ * be: pt_trace_prefault, called by the dumper thread right after creation
+ * and then every 50 ms, populates the pages of the next slots ahead of `n_init`
+ * (`n_ready`), at least PT_PREFAULT_MIN slots and twice what the trace took
+ * since the last call, up to PT_PREFAULT_MAX.
  *
  * Every slot is in exactly one list, by state: FREE slots in `free`,
  * STARTED ones in `started` (oldest first), FINISHED and IGNORED ones —
@@ -101,6 +106,8 @@ typedef struct {
 } pt_slot_list;
 
 #define PT_CHUNK_SLOTS 64u /* slots charged to the budget at a time (16 KiB) */
+#define PT_PREFAULT_MIN 64u    /* slots populated ahead of n_init at least (16 KiB)... */
+#define PT_PREFAULT_MAX 1024u  /* ... and at most (256 KiB) */
 #define PT_REUSE_MIN 64u   /* free slots kept before one is reused */
 
 struct pt_trace {
@@ -108,12 +115,21 @@ struct pt_trace {
   uint32_t nslots;           /* the cap: slots reserved */
   _Atomic uint32_t n_init;   /* slots handed out so far (release: readers acquire) */
   uint32_t n_charged;        /* slots charged to the budget (PT_CHUNK_SLOTS multiples) */
+  /* Slots whose pages are populated, how far ahead of n_init, and n_init at
+   * the last look (pt_trace_prefault, under `prefaulting`). */
+  uint32_t n_ready, ready_ahead, ready_seen;
+  _Atomic int prefaulting; /* 1 while a thread is in pt_trace_prefault */
   pt_slot_list free, started, done; /* proxy thread only */
   pt_idmap ids;               /* proxy thread only */
   _Atomic int my_rank;
   _Atomic uint32_t n_active;  /* ACTIVE + DETACHED slots */
   _Atomic uint32_t n_detached; /* DETACHED slots (they never leave) */
   _Atomic uint64_t t_progress; /* last progress of any op, or last registration */
+  /* The last stock SendPeerWait: its step handle and time, which the
+   * SendWait of the same step right after it takes as its own (trace.c,
+   * step_progress). Proxy thread only. */
+  pt_handle isend_step;
+  uint64_t isend_ticks;
   _Atomic uint32_t n_buckets; /* mirror of ids.buckets for readers */
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];

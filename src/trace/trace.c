@@ -113,6 +113,7 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
     return -1;
   }
   t->nslots = cfg.max_ops;
+  t->ready_ahead = PT_PREFAULT_MIN; /* pt_trace_prefault populates nothing before it is called */
   t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
   PT_STORE(t->my_rank, my_rank);
   for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
@@ -134,6 +135,37 @@ void pt_trace_destroy(pt_trace* t) {
   free(t);
 }
 
+/* The pages of the next slots, populated ahead of the recording thread:
+ * its first write to a fresh slot then takes no page fault. Pages stay
+ * populated until the trace is destroyed, as the slots in them do. */
+static int prefault(pt_trace* t) {
+  const uint32_t used = atomic_load_explicit(&t->n_init, memory_order_acquire);
+  const uint32_t grown = used - t->ready_seen;
+  t->ready_seen = used;
+  if (grown > t->ready_ahead / 2) { /* a lead of twice the last growth, whole chunks */
+    const uint64_t ahead = ((uint64_t)grown * 2 + PT_CHUNK_SLOTS - 1) / PT_CHUNK_SLOTS * PT_CHUNK_SLOTS;
+    t->ready_ahead = ahead < PT_PREFAULT_MAX ? (uint32_t)ahead : PT_PREFAULT_MAX;
+  }
+  const uint32_t target = t->nslots - used < t->ready_ahead ? t->nslots : used + t->ready_ahead;
+  if (target <= t->n_ready) return 0;
+  const uint32_t from = t->n_ready > used ? t->n_ready : used; /* below: written already */
+  if (pt_vmem_populate((char*)t->slab + (size_t)from * PT_SLOT_BYTES,
+                       (size_t)(target - from) * PT_SLOT_BYTES) < 0)
+    return -1;
+  t->n_ready = target;
+  return 0;
+}
+
+int pt_trace_prefault(pt_trace* t) {
+  /* One thread at a time; another that comes meanwhile (a dumper thread
+   * ending while the init of a next first communicator populates its own)
+   * has nothing to add. */
+  if (atomic_exchange_explicit(&t->prefaulting, 1, memory_order_acquire)) return 0;
+  const int rc = prefault(t);
+  atomic_store_explicit(&t->prefaulting, 0, memory_order_release);
+  return rc;
+}
+
 /* ---- counters of refused events ---- */
 
 /* Events that cannot name their trace — a pointer that is no handle of ours
@@ -149,7 +181,8 @@ void pt_trace_count(pt_trace* t, pt_drop_reason r) {
 const char* pt_drop_name(pt_drop_reason r) {
   static const char* const names[PT_DROP_NUM] = {
       "opsDropped", "opsReclaimed", "zeroStepOps", "staleHandle", "badHandle",
-      "untrackedUpdate", "badCounterKind", "badState", "foreignPid", "wrongContext"};
+      "untrackedUpdate", "badCounterKind", "badState", "foreignPid", "wrongContext",
+      "opsOverBudget"};
   return (unsigned)r < PT_DROP_NUM ? names[r] : "?";
 }
 
@@ -271,9 +304,9 @@ static inline pt_op* live_op(pt_handle h) {
 }
 
 static inline void set_state(pt_op* op, uint8_t s) {
-  pt_rec_write_begin(&op->rec);
+  const uint32_t w = pt_rec_write_begin(&op->rec);
   PT_STORE(op->state, s);
-  pt_rec_write_end(&op->rec);
+  pt_rec_write_end(&op->rec, w);
 }
 
 /* The host is done with the slot (stop): back to the free list, last. */
@@ -324,14 +357,17 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   WRITER(t);
   const uint32_t idx = take_slot(t);
   if (UNLIKELY(idx == PT_NO_SLOT)) {
-    pt_trace_count(t, PT_DROP_OPS_DROPPED); /* every slot holds a registered op */
+    /* Every slot handed out holds a registered op, and no fresh one was
+     * given: the cap is reached, or below it the budget is spent. */
+    pt_trace_count(t, PT_DROP_OPS_DROPPED);
+    if (PT_LOAD(t->n_init) < t->nslots) pt_trace_count(t, PT_DROP_OVER_BUDGET);
     return NULL;
   }
   pt_op* op = &t->slab[idx];
   op->gen++; /* every handle of the slot's previous op is stale from here */
   op->step_driven = info->step_driven ? 1 : 0;
   pt_rec* r = &op->rec;
-  pt_rec_write_begin(r);
+  const uint32_t w = pt_rec_write_begin(r);
   PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
   PT_STORE(r->last_kind, PT_CNT_UNINITIALIZED);
   PT_STORE(r->window, 0);
@@ -357,7 +393,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   PT_STORE(r->t_progress, 0);
   for (int s = 0; s < PT_NCCL_STEPS; s++) PT_STORE(op->steps[s].state, 0);
   PT_STORE(op->state, PT_SLOT_STARTED);
-  pt_rec_write_end(r);
+  pt_rec_write_end(r, w);
   list_push(t, &t->started, idx);
   return op_handle(op);
 }
@@ -383,11 +419,11 @@ void pt_op_register(pt_handle h) {
   }
   int64_t id = pt_idmap_acquire(&t->ids, PT_LOAD(r->comm_hash), PT_LOAD(r->op_count));
   const uint64_t now = pt_ticks();
-  pt_rec_write_begin(r);
+  const uint32_t w = pt_rec_write_begin(r);
   PT_STORE(r->op_id, id);
   PT_STORE(r->t_create, now);
   PT_STORE(op->state, PT_SLOT_ACTIVE);
-  pt_rec_write_end(r);
+  pt_rec_write_end(r, w);
   PT_STORE(t->n_active, PT_LOAD(t->n_active) + 1);
   PT_STORE(t->t_progress, now); /* a new op: the stall clock starts here */
   PT_STORE(t->n_buckets, t->ids.buckets);
@@ -403,9 +439,9 @@ __attribute__((noinline, cold)) static void complete(pt_op* op) {
   pt_rec_to_view(&op->rec, &v);
   uint64_t head = PT_LOAD(t->ring_head);
   pt_rec* e = &t->ring[head % PT_FINISHED_RING];
-  pt_rec_write_begin(e);
+  const uint32_t w = pt_rec_write_begin(e);
   pt_rec_from_view(e, &v);
-  pt_rec_write_end(e);
+  pt_rec_write_end(e, w);
   atomic_store_explicit(&t->ring_head, head + 1, memory_order_release);
   set_state(op, PT_SLOT_FINISHED);
   list_push(t, &t->done, index_of(t, op));
@@ -419,26 +455,17 @@ static inline int is_progress_counter(unsigned kind) {
          kind == PT_CNT_DONE;
 }
 
-/* One counter update on an active op (kind already checked). Inlined into
- * pt_op_update, the hottest entry point. */
-static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned kind,
+/* One counter update on an active op (kind already checked), from `old`,
+ * the counter's value now, stamped `now`; `sent` also stamps sendT (the
+ * isend that took a stock send step). Inlined into pt_op_update, the
+ * hottest entry point, and into each stock step event with its kind and
+ * flags constant, so each gets only the code its update needs. */
+static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned kind, int64_t old,
                                                             int64_t value, unsigned flags,
-                                                            uint64_t now_or_0) {
+                                                            uint64_t now, int sent) {
   pt_rec* r = &op->rec;
   const int store = !(flags & PT_FLAG_COUNTER_SKIP);
-  /* RCCL reports each poll of a waiting op as a burst of counters emitted
-   * back to back (send: RECV_TAIL, TAIL_OR_HEAD, FIFO_SZ; recv: TAIL_OR_HEAD,
-   * FIFO_SZ — spec rccl-proxytrace.md §2.4). The burst's first update reads
-   * the clock; the rest reuse its time, nanoseconds apart, saving most clock
-   * reads on the busiest path. Only lastT is affected, and only by those ns. */
-  const int same_poll = kind == PT_CNT_FIFO_SZ_OR_HEAD_CACHE ||
-                        (kind == PT_CNT_TAIL_OR_HEAD && PT_LOAD(r->op_type) == PT_OP_SEND);
-  const uint64_t last = PT_LOAD(r->t_last);
-  const uint64_t now = now_or_0                                               ? now_or_0
-                       : same_poll && store && !(flags & PT_FLAG_TIMESTAMP) && last ? last
-                                                                                      : pt_ticks();
-  const int64_t old = PT_LOAD(r->counters[kind]);
-  pt_rec_write_begin(r);
+  const uint32_t w = pt_rec_write_begin(r);
   if (store) {
     if (is_progress_counter(kind) && old != value) {
       PT_STORE(r->t_progress, now);
@@ -452,15 +479,28 @@ static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned 
     if (kind == PT_CNT_POSTED) PT_STORE(r->t_posted, now);
     else if (kind == PT_CNT_KERNEL_COPY_READY) PT_STORE(r->t_kernel, now);
   }
-  pt_rec_write_end(r);
+  if (sent) PT_STORE(r->t_kernel, now);
+  pt_rec_write_end(r, w);
   if (op->mop && store && ((PT_M_KINDS >> kind) & 1))
     pt_metrics_counter(op->trace->metrics, op, kind, old, value, now);
   if (store && kind == PT_CNT_DONE && value == (int64_t)PT_LOAD(r->nsteps)) complete(op);
 }
 
+/* An RCCL ProxyDiag update. RCCL reports each poll of a waiting op as a
+ * burst of counters emitted back to back (send: RECV_TAIL, TAIL_OR_HEAD,
+ * FIFO_SZ; recv: TAIL_OR_HEAD, FIFO_SZ — spec rccl-proxytrace.md §2.4). The
+ * burst's first update reads the clock; the rest reuse its time,
+ * nanoseconds apart, saving most clock reads on the busiest path. Only
+ * lastT is affected, and only by those ns. */
 static inline __attribute__((always_inline)) void update(pt_op* op, unsigned kind, int64_t value,
                                                          unsigned flags) {
-  update_at(op, kind, value, flags, 0);
+  pt_rec* r = &op->rec;
+  const int same_poll = !(flags & (PT_FLAG_COUNTER_SKIP | PT_FLAG_TIMESTAMP)) &&
+                        (kind == PT_CNT_FIFO_SZ_OR_HEAD_CACHE ||
+                         (kind == PT_CNT_TAIL_OR_HEAD && PT_LOAD(r->op_type) == PT_OP_SEND));
+  uint64_t now = same_poll ? PT_LOAD(r->t_last) : 0;
+  if (!now) now = pt_ticks();
+  update_at(op, kind, PT_LOAD(r->counters[kind]), value, flags, now, 0);
 }
 
 /* The active op a handle names, counting why not otherwise. */
@@ -501,7 +541,7 @@ void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
  * widest POSTED - DONE gap seen: up to 4 it is 4, beyond it 8. A stuck
  * all-reduce send with a full window of 4 then reads WAITING_GPU, as NCCL's
  * own rule in raw steps says, not POSTING. */
-static inline void learn_window(pt_op* op, int64_t posted) {
+static inline __attribute__((always_inline)) void learn_window(pt_op* op, int64_t posted) {
   int64_t gap; /* DONE is whatever the host last set: the difference may not fit */
   if (__builtin_sub_overflow(posted, PT_LOAD(op->rec.counters[PT_CNT_DONE]), &gap))
     gap = posted > 0 ? INT64_MAX : INT64_MIN;
@@ -512,22 +552,20 @@ static inline void learn_window(pt_op* op, int64_t posted) {
 /* Step-driven counters only move up: NCCL 2.24-2.26 stop the wrong step
  * handle in the receive loop (NVIDIA/nccl#1658) and 2.23-2.26 report the
  * same progress through ProxyOp states and step events both. */
-static void advance_at(pt_op* op, unsigned kind, int64_t value, unsigned flags, uint64_t now) {
-  if (value > PT_LOAD(op->rec.counters[kind]) || (flags & PT_FLAG_COUNTER_SKIP)) {
+static inline __attribute__((always_inline)) void advance(pt_op* op, unsigned kind, int64_t value,
+                                                          unsigned flags) {
+  const int64_t old = PT_LOAD(op->rec.counters[kind]);
+  if (value > old) {
     if (kind == PT_CNT_POSTED) learn_window(op, value);
-    update_at(op, kind, value, flags, now);
+    update_at(op, kind, old, value, flags, pt_ticks(), 0);
   }
-}
-
-static void advance(pt_op* op, unsigned kind, int64_t value, unsigned flags) {
-  advance_at(op, kind, value, flags, 0);
 }
 
 /* The steps done once a step slot's step is: its full step number + 1.
  * Slots keep 16 bits, and every step in flight is within NCCL_STEPS of the
  * DONE counter. Saturates: DONE is whatever the host last set (a ProxyDiag
  * update may set it to anything), and the sum must stay defined. */
-static int64_t steps_through(const pt_op* op, const pt_step_slot* s) {
+static inline int64_t steps_through(const pt_op* op, const pt_step_slot* s) {
   const int64_t done = PT_LOAD(op->rec.counters[PT_CNT_DONE]);
   const int64_t ahead = (int16_t)(uint16_t)(PT_LOAD(s->step) - (uint16_t)done) + 1;
   int64_t n;
@@ -535,12 +573,13 @@ static int64_t steps_through(const pt_op* op, const pt_step_slot* s) {
   return n;
 }
 
-/* The network took a send: legacy's KERNEL_COPY_READY timestamp (sendT) and
- * TRANSMITTED, stamped with one clock read. */
-static void isend_accepted(pt_op* op, int64_t transmitted) {
-  const uint64_t now = pt_ticks();
-  advance_at(op, PT_CNT_KERNEL_COPY_READY, 0, PT_FLAG_TIMESTAMP | PT_FLAG_COUNTER_SKIP, now);
-  advance_at(op, PT_CNT_TRANSMITTED, transmitted, 0, now);
+/* The network took a send: legacy's KERNEL_COPY_READY timestamp (sendT),
+ * always, and TRANSMITTED where it moves up — one clock read, one write. */
+static inline __attribute__((always_inline)) void isend_accepted(pt_op* op, int64_t transmitted,
+                                                                 uint64_t now) {
+  const int64_t old = PT_LOAD(op->rec.counters[PT_CNT_TRANSMITTED]);
+  update_at(op, PT_CNT_TRANSMITTED, old, transmitted, transmitted > old ? 0 : PT_FLAG_COUNTER_SKIP,
+            now, 1);
 }
 
 void pt_op_progress(pt_handle h, int state, int64_t steps, int64_t trans_size) {
@@ -550,13 +589,22 @@ void pt_op_progress(pt_handle h, int state, int64_t steps, int64_t trans_size) {
   switch (state) {
     case 0: advance(op, PT_CNT_POSTED, steps, PT_FLAG_TIMESTAMP); return;       /* SendPosted */
     case 1: advance(op, PT_CNT_KERNEL_COPY_READY, steps, 0); return;            /* SendRemFifoWait */
-    case 2: isend_accepted(op, steps); return;                                  /* SendTransmitted */
+    case 2: isend_accepted(op, steps, pt_ticks()); return;                      /* SendTransmitted */
     case 3: case 7: advance(op, PT_CNT_DONE, steps, 0); return;                 /* Send/RecvDone */
     case 4: advance(op, PT_CNT_POSTED, steps, 0); return;                       /* RecvPosted */
     case 5: advance(op, PT_CNT_RECEIVED, steps, 0); return;                     /* RecvReceived */
     case 6: advance(op, PT_CNT_TRANSMITTED, steps, 0); return;                  /* RecvTransmitted */
     default: pt_trace_count(op->trace, PT_DROP_BAD_STATE); return;
   }
+}
+
+/* Stock NCCL's send step start and any step's stop: counters they move. */
+static inline __attribute__((always_inline)) void step_posted(pt_op* op, int step) {
+  advance(op, PT_CNT_POSTED, (int64_t)step + 1, PT_FLAG_TIMESTAMP);
+}
+
+static inline __attribute__((always_inline)) void step_done(pt_op* op, const pt_step_slot* s) {
+  advance(op, PT_CNT_DONE, steps_through(op, s), 0);
 }
 
 pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step) {
@@ -575,67 +623,107 @@ pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step) {
   PT_STORE(s->state, 1);
   /* Stock NCCL starts a send step when it posts the buffer to the GPU. */
   if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE && PT_LOAD(op->rec.op_type) == PT_OP_SEND)
-    advance(op, PT_CNT_POSTED, (int64_t)step + 1, PT_FLAG_TIMESTAMP);
+    step_posted(op, step);
   return step_handle(op, s);
 }
 
-/* The step slot a step handle names if it is in flight, else NULL. */
-static inline pt_step_slot* live_step(pt_handle h) {
-  if (UNLIKELY(!h)) return NULL;
-  if (UNLIKELY(pt_handle_kind(h) != PT_HANDLE_STEP)) {
-    count_bad_handle();
-    return NULL;
-  }
-  const pt_op* op = slot_of(h);
-  pt_step_slot* s = (pt_step_slot*)((uintptr_t)h & PT_ADDR_MASK);
-  if (UNLIKELY(h != step_handle(op, s) || PT_LOAD(s->state) == 0 ||
-               PT_LOAD(op->state) == PT_SLOT_FREE)) {
-    pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
-    return NULL;
-  }
-  WRITER(op->trace);
-  return s;
+/* 1 when the address alone says `h` is a step handle (pt_handle_kind, for
+ * the one kind the step path takes: one test of the low byte and the top). */
+static inline int is_step_handle(pt_handle h) {
+  const uintptr_t v = (uintptr_t)h, off = v & (PT_SLOT_BYTES - 1);
+  return off >= PT_STEP_BASE && (off - PT_STEP_BASE) % sizeof(pt_step_slot) == 0 &&
+         (v & PT_ADDR_MASK) >= PT_SLOT_BYTES && !not_ours_high(h);
 }
 
-/* What a stock NCCL step state says about the op's counters (spec
- * nccl-profiler-abi.md §6.6-§6.7). */
-static void step_progress(pt_op* op, const pt_step_slot* s, int state) {
-  const int64_t n = steps_through(op, s);
-  switch (state) {
-    case 20: advance(op, PT_CNT_KERNEL_COPY_READY, n, 0); return; /* SendPeerWait: data ready */
-    case 9: isend_accepted(op, n); return;                  /* SendWait */
-    case 10: advance(op, PT_CNT_POSTED, n, 0); return;      /* RecvWait: irecv posted */
-    case 11: advance(op, PT_CNT_RECEIVED, n, 0); return;    /* RecvFlushWait: received */
-    case 12: advance(op, PT_CNT_TRANSMITTED, n, 0); return; /* RecvGPUWait: handed to the GPU */
-    default: return;                                        /* SendGPUWait: posted at start */
+/* The step slot a handle of step kind names. */
+static inline pt_step_slot* step_slot_of(pt_handle h) {
+  return (pt_step_slot*)((uintptr_t)h & PT_ADDR_MASK);
+}
+
+/* The state of the op a handle of step kind belongs to (PT_SLOT_*) when
+ * the step is in flight, else PT_SLOT_FREE (counted): one load of it. */
+static inline uint8_t live_step(pt_handle h) {
+  const pt_op* op = slot_of(h);
+  const uint8_t st = PT_LOAD(op->state);
+  if (UNLIKELY(h != step_handle(op, step_slot_of(h)) || PT_LOAD(step_slot_of(h)->state) == 0 ||
+               st == PT_SLOT_FREE)) {
+    pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
+    return PT_SLOT_FREE;
+  }
+  WRITER(op->trace);
+  return st;
+}
+
+/* NCCL 2.27+: the transfer's bytes at SendWait and RecvFlushWait. */
+static inline void step_bytes(pt_op* op, int64_t trans_size) {
+  if (op->mop && trans_size >= 0) pt_metrics_size(op->trace->metrics, op, trans_size, 0);
+}
+
+/* What a stock NCCL step state other than SendGPUWait says about an active
+ * op's counters (spec nccl-profiler-abi.md §6.6-§6.7). Out of line:
+ * pt_step_state, which returns before it on the RCCL path and for
+ * SendGPUWait, then needs no stack frame.
+ *
+ * NCCL records SendPeerWait right before it calls isend and SendWait right
+ * after isend took the data (v2.27.3-1 src/transport/net.cc:1204-1215,
+ * v2.29.7-1 :1334-1347): the SendWait of the step whose SendPeerWait was
+ * the trace's last takes that time (sendT, TRANSMITTED) instead of reading
+ * the clock again — one clock read fewer per send step, the time the isend
+ * was tried rather than the time it returned. Every SendPeerWait reads the
+ * clock, a retry too (isend found no credit), so the time is that of the
+ * try that succeeded. */
+static __attribute__((noinline)) void step_progress(pt_op* op, const pt_step_slot* s, pt_handle h,
+                                                    int state, int64_t trans_size) {
+  pt_trace* t = op->trace;
+  if (state == 20) {      /* SendPeerWait: data ready; NCCL calls isend next */
+    const uint64_t now = pt_ticks();
+    const int64_t n = steps_through(op, s), old = PT_LOAD(op->rec.counters[PT_CNT_KERNEL_COPY_READY]);
+    t->isend_step = h;
+    t->isend_ticks = now;
+    if (n > old) update_at(op, PT_CNT_KERNEL_COPY_READY, old, n, 0, now, 0);
+  } else if (state == 9) { /* SendWait: that isend took it, stamped with the time it was tried */
+    const uint64_t now = t->isend_step == h ? t->isend_ticks : pt_ticks();
+    t->isend_step = NULL;
+    step_bytes(op, trans_size);
+    isend_accepted(op, steps_through(op, s), now);
+  } else if (state == 10) { /* RecvWait: irecv posted */
+    advance(op, PT_CNT_POSTED, steps_through(op, s), 0);
+  } else if (state == 11) { /* RecvFlushWait: received */
+    step_bytes(op, trans_size);
+    advance(op, PT_CNT_RECEIVED, steps_through(op, s), 0);
+  } else if (state == 12) { /* RecvGPUWait: handed to the GPU */
+    advance(op, PT_CNT_TRANSMITTED, steps_through(op, s), 0);
   }
 }
 
 void pt_step_state(pt_handle h, int state, int64_t trans_size) {
-  pt_step_slot* s = live_step(h);
-  if (!s) return;
+  if (UNLIKELY(!is_step_handle(h))) {
+    if (h) pt_handle_count(h, PT_DROP_BAD_STATE); /* no step: a state it does not take */
+    return;
+  }
+  const uint8_t st = live_step(h);
+  if (st == PT_SLOT_FREE) return;
+  pt_step_slot* s = step_slot_of(h);
   PT_STORE(s->state, (uint8_t)(state > 1 && state < 255 ? state : 1));
   pt_op* op = slot_of(h);
-  if (!op->step_driven || PT_LOAD(op->state) != PT_SLOT_ACTIVE) return;
-  /* NCCL 2.27+: the transfer's bytes at SendWait and RecvFlushWait. */
-  if (op->mop && trans_size >= 0 && (state == 9 || state == 11))
-    pt_metrics_size(op->trace->metrics, op, trans_size, 0);
-  step_progress(op, s, state);
+  /* SendGPUWait (8) moves nothing: a send step is posted at its start. */
+  if (st != PT_SLOT_ACTIVE || !op->step_driven || state == 8) return;
+  step_progress(op, s, h, state, trans_size);
 }
 
 void pt_handle_stop(pt_handle h) {
+  if (LIKELY(is_step_handle(h))) { /* the most frequent stop: tested first */
+    const uint8_t st = live_step(h);
+    if (st == PT_SLOT_FREE) return;
+    pt_op* op = slot_of(h);
+    pt_step_slot* s = step_slot_of(h);
+    PT_STORE(s->state, 0);
+    /* Stock NCCL stops a step when the transfer is complete (send) or the
+     * GPU has consumed it (recv). */
+    if (st == PT_SLOT_ACTIVE && op->step_driven) step_done(op, s);
+    return;
+  }
   switch (pt_handle_kind(h)) {
-    case PT_HANDLE_STEP: {
-      pt_step_slot* s = live_step(h);
-      if (!s) return;
-      pt_op* op = slot_of(h);
-      /* Stock NCCL stops a step when the transfer is complete (send) or the
-       * GPU has consumed it (recv). */
-      if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE)
-        advance(op, PT_CNT_DONE, steps_through(op, s), 0);
-      PT_STORE(s->state, 0);
-      return;
-    }
     case PT_HANDLE_OP: {
       pt_op* op = live_op(h);
       if (!op) return;

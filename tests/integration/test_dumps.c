@@ -5,7 +5,9 @@
  * under stock NCCL, the dump files (text and JSON, parsed by Python's json
  * module) and what is refused about them: a planted symlink, a directory
  * that cannot be created or written, an over-long path. The built plugin is
- * driven through the real ABI (rccl_host.c); settings are read from the
+ * driven through the real ABI (rccl_host.c). And the dumper thread's other
+ * duty: a new communicator's first slab pages populated before its proxy
+ * thread writes them. Settings are read from the
  * environment when the first communicator of the process is created, so
  * each test sets them before its first init and finalizes everything.
  */
@@ -22,10 +24,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "../faults.h"
 #include "nccl/profiler_v4.h"
 #include "rccl_host.h"
 
@@ -501,6 +505,52 @@ static void test_over_long_directory(void** state) {
   free(long_dir);
 }
 
+/* Starts `n` ProxyOps (not in progress: only their slots are written) and
+ * returns the faults the calls took. The code and the test's own memory are
+ * touched first (a warm-up communicator's op, `ops` written): their first
+ * use faults too, once per process. */
+static long start_ops(void* ctx, rh_op* ops, int n, uint64_t hash) {
+  rh_op_desc d = {.comm_hash = hash, .peer = 1, .is_send = 1, .raw_nsteps = 4, .slice_steps = 1};
+  memset(ops, 0, (size_t)n * sizeof *ops);
+  void* warm = rh_init(&plugin, hash + 1000, 0, 2);
+  rh_op w;
+  rh_op_start(&plugin, warm, &w, &d);
+  plugin.p->finalize(warm);
+  const long f0 = pt_test_thread_faults();
+  for (int i = 0; i < n; i++) {
+    d.op_count = i;
+    rh_op_start(&plugin, ctx, &ops[i], &d);
+  }
+  return pt_test_thread_faults() - f0;
+}
+
+/* A new communicator's first slab pages are populated by the dumper
+ * thread, not by the init caller and not by the proxy thread's first ops
+ * (faults counted with getrusage(2) of the recording thread: tests/faults.h). */
+static void test_first_ops_take_no_fault(void** state) {
+  (void)state;
+  setenv("PROXYTRACE_STALL_MS", "10000", 1); /* the dumper runs */
+  void* ctx = rh_init(&plugin, 41, 0, 2);
+  struct timespec pause = {0, 300 * 1000 * 1000}; /* its wake-up, and six 50 ms rounds */
+  nanosleep(&pause, NULL);
+  static rh_op ops[64];
+  const long faults = start_ops(ctx, ops, 64, 41); /* 64 slots: 16 KiB populated */
+  if (pt_test_faults_counted()) assert_int_equal(faults, 0);
+  for (int i = 0; i < 64; i++) assert_non_null(ops[i].handle);
+  plugin.p->finalize(ctx);
+}
+
+/* Without the dumper thread (every trigger off) the init caller populates
+ * them: still none on the recording thread. */
+static void test_first_ops_without_a_dumper(void** state) {
+  (void)state;
+  void* ctx = rh_init(&plugin, 42, 0, 2); /* every trigger off (setup) */
+  static rh_op ops[64];
+  const long faults = start_ops(ctx, ops, 64, 42);
+  if (pt_test_faults_counted()) assert_int_equal(faults, 0);
+  plugin.p->finalize(ctx);
+}
+
 int main(void) {
   if (!getenv("PT_PLUGIN_SO")) {
     fprintf(stderr, "PT_PLUGIN_SO is not set (run through make test)\n");
@@ -518,6 +568,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_directory_that_cannot_be_created, setup, teardown),
       cmocka_unit_test_setup_teardown(test_directory_that_cannot_be_written, setup, teardown),
       cmocka_unit_test_setup_teardown(test_over_long_directory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_first_ops_take_no_fault, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_first_ops_without_a_dumper, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -244,12 +244,51 @@ static void test_pool_full(void** state) {
   plugin.p->finalize(ctx);
 }
 
+/* The process-wide budget (PROXYTRACE_MAX_MEMORY_MB) spent below a
+ * communicator's cap: the ops past it are dropped, and the drop line tells
+ * them (opsOverBudget) from those dropped at a cap. */
+static void test_budget_spent(void** state) {
+  (void)state;
+  setenv("PROXYTRACE_MAX_MEMORY_MB", "1", 1); /* 4096 slots, charged 64 at a time */
+  setenv("PROXYTRACE_MAX_OPS", "16", 1);
+  void* capped = rh_init(&plugin, 10, 0, 2);
+  unsetenv("PROXYTRACE_MAX_OPS");
+  void* big = rh_init(&plugin, 11, 0, 2);
+  unsetenv("PROXYTRACE_MAX_MEMORY_MB");
+  static rh_op ops[4040];
+  for (int i = 0; i < 20; i++) { /* one chunk charged: 16 slots, then the cap */
+    rh_op_desc d = desc(10, i, 0, 1, 1, 4);
+    rh_op_start(&plugin, capped, &ops[i], &d);
+    rh_op_in_progress(&ops[i]);
+  }
+  rh_dump(&plugin, capped);
+  assert_non_null(strstr(rh_captured.text[1], " opsDropped:4 "));
+  assert_non_null(strstr(rh_captured.text[1], " opsOverBudget:0"));
+  int got = 0;
+  for (int i = 0; i < 4040; i++) { /* 63 chunks left: 4032 slots */
+    rh_op_desc d = desc(11, i, 0, 1, 1, 4);
+    rh_op_start(&plugin, big, &ops[i], &d);
+    if (ops[i].handle) got++;
+    rh_op_in_progress(&ops[i]);
+  }
+  assert_int_equal(got, 4032);
+  rh_dump(&plugin, big);
+  assert_non_null(strstr(rh_captured.text[1], " opsDropped:8 "));
+  assert_non_null(strstr(rh_captured.text[1], " opsOverBudget:8"));
+  plugin.p->finalize(capped);
+  plugin.p->finalize(big);
+  setenv("PROXYTRACE_MAX_MEMORY_MB", "1024", 1); /* the default again, for what follows */
+  void* c = rh_init(&plugin, 12, 0, 2);
+  unsetenv("PROXYTRACE_MAX_MEMORY_MB");
+  plugin.p->finalize(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_statuses),   cmocka_unit_test(test_finished),
       cmocka_unit_test(test_ring_overflow), cmocka_unit_test(test_sort_and_comms),
       cmocka_unit_test(test_zero_steps), cmocka_unit_test(test_id_restart),
-      cmocka_unit_test(test_pool_full),
+      cmocka_unit_test(test_pool_full), cmocka_unit_test(test_budget_spent),
   };
   return cmocka_run_group_tests_name("rccl_dump", tests, setup, teardown);
 }

@@ -68,10 +68,10 @@ struct seqlock_test : rl::test_suite<seqlock_test, 2> {
   void thread(unsigned index) {
     if (index == 0) {
       for (int version = 1; version <= 2; version++) {
-        pt_seq_write_begin(&seq);
+        unsigned w = pt_seq_write_begin(&seq);
         a.store(version, memory_order_relaxed);
         b.store(version, memory_order_relaxed);
-        pt_seq_write_end(&seq);
+        pt_seq_write_end(&seq, w);
       }
       return;
     }

@@ -35,7 +35,7 @@ OP_KEYS = ["dumpSeq", "rank", "peer", "channel", "dir", "commHash", "opCount", "
 COUNTERS = ["posted", "kernelCopyReady", "rtrRecv", "rtsSend", "received", "transmitted", "flushed",
             "done", "recvTail", "tailOrHead", "fifoSzOrHeadCache"]
 DROPS = ["opsDropped", "opsReclaimed", "zeroStepOps", "staleHandle", "badHandle", "untrackedUpdate",
-         "badCounterKind", "badState", "foreignPid", "wrongContext"]
+         "badCounterKind", "badState", "foreignPid", "wrongContext", "opsOverBudget"]
 
 
 def fail(msg):

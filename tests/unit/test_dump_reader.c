@@ -60,7 +60,7 @@ static void test_torn_finished_entry_is_left_out(void** state) {
   assert_int_equal(pt_trace_create(&t, NULL, 0), 0);
   for (int k = 0; k < 5; k++) complete_op(t, k);
   pt_rec* torn = &t->ring[2]; /* completion 2 */
-  pt_rec_write_begin(torn);
+  const uint32_t w_ = pt_rec_write_begin(torn);
   PT_STORE(torn->op_count, 99); /* half-written: a new opCount, old everything else */
   pt_rec_view v;
   assert_int_equal(pt_rec_read(torn, &v, NULL, NULL, NULL), PT_READ_MID_WRITE);
@@ -78,7 +78,7 @@ static void test_torn_finished_entry_is_left_out(void** state) {
   }
   /* once the write completes, the entry is a newer record: still not
    * completion 2, and the dump says so by leaving it out */
-  pt_rec_write_end(torn);
+  pt_rec_write_end(torn, w_);
   c.n = 0;
   assert_int_equal(pt_trace_dump(t, collect, &c), 1 + 4);
   pt_trace_destroy(t);

@@ -93,7 +93,7 @@ static void test_writer_stopped_mid_write_same_thread(void** state) {
   pt_handle h = active_op(t, 3);
   pt_op_update(h, PT_CNT_POSTED, 10, 0);
   pt_op* op = slot_of_handle(h);
-  pt_rec_write_begin(&op->rec);            /* the writer enters an update ... */
+  const uint32_t w_ = pt_rec_write_begin(&op->rec); /* the writer enters an update ... */
   PT_STORE(op->rec.counters[PT_CNT_POSTED], 11); /* ... stores half of it ... */
   captured c = {0};
   double t0 = now_ms();
@@ -107,7 +107,7 @@ static void test_writer_stopped_mid_write_same_thread(void** state) {
   assert_true(po == 10 || po == 11);
   assert_true(took >= PT_READ_PATIENCE_NS / 1e6 * 0.9);
   assert_true(took < 2000.0); /* patience, not a hang */
-  pt_rec_write_end(&op->rec); /* the writer resumes */
+  pt_rec_write_end(&op->rec, w_); /* the writer resumes */
   c.n = 0;
   assert_int_equal(pt_trace_dump(t, capture, &c), 2);
   assert_int_equal(count_lines(&c, "proxytrace:"), 0);
@@ -122,11 +122,11 @@ typedef struct {
 
 static void* hold_odd(void* p) {
   holder_arg* a = p;
-  pt_rec_write_begin(&a->op->rec);
+  const uint32_t w_ = pt_rec_write_begin(&a->op->rec);
   PT_STORE(a->op->rec.counters[PT_CNT_DONE], 5);
   atomic_store(&a->holding, 1);
   while (!atomic_load(&a->release)) sched_yield();
-  pt_rec_write_end(&a->op->rec);
+  pt_rec_write_end(&a->op->rec, w_);
   return NULL;
 }
 
@@ -227,13 +227,13 @@ static void test_rec_read_outcomes(void** state) {
   assert_int_equal(pt_rec_read(&r, &v, NULL, NULL, &version), PT_READ_CONSISTENT);
   assert_int_equal(v.op_count, 42);
   assert_int_equal(version, PT_LOAD(r.seq));
-  pt_rec_write_begin(&r);
+  const uint32_t w_ = pt_rec_write_begin(&r);
   PT_STORE(r.op_count, 43);
   version = 7;
   assert_int_equal(pt_rec_read(&r, &v, NULL, NULL, &version), PT_READ_MID_WRITE);
   assert_int_equal(v.op_count, 43);
   assert_int_equal(version, 7); /* no version for a copy that is none */
-  pt_rec_write_end(&r);
+  pt_rec_write_end(&r, w_);
 }
 
 int main(void) {

@@ -61,9 +61,9 @@ static void* writer(void* p) {
   int64_t x = 0;
   while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
     fill(&v, ++x);
-    pt_rec_write_begin(&rec);
+    const uint32_t w_ = pt_rec_write_begin(&rec);
     pt_rec_from_view(&rec, &v);
-    pt_rec_write_end(&rec);
+    pt_rec_write_end(&rec, w_);
   }
   *writes = (long)x;
   return NULL;
