@@ -11,7 +11,11 @@ pt_status pt_status_of(pt_op_type type, int64_t posted64, int64_t received64,
   const int posted = (int)posted64, received = (int)received64;
   const int transmitted = (int)transmitted64, done = (int)done64;
   if (window <= 0) window = PT_NCCL_STEPS;
-  if (posted < nsteps && posted < done + window) return PT_STATUS_POSTING;
+  /* done + window wraps as legacy's int sum does on its compilers (two's
+   * complement), without the undefined behaviour of a signed overflow: a
+   * ProxyDiag counter may hold any value (fuzz_abi: done near INT_MAX). */
+  const int done_window = (int)((unsigned)done + (unsigned)window);
+  if (posted < nsteps && posted < done_window) return PT_STATUS_POSTING;
   if (type == PT_OP_RECV) {
     if (received < posted) return PT_STATUS_RECEIVING;
     if (received < transmitted) return PT_STATUS_RECEIVING;

@@ -35,6 +35,11 @@ static void test_status_send(void** state) {
   assert_int_equal(pt_status_of(PT_OP_SEND, 7, 0, 3, 3, 28, 4), PT_STATUS_WAITING_GPU);
   assert_int_equal(pt_status_of(PT_OP_SEND, 7, 0, 3, 3, 28, 0), PT_STATUS_POSTING);
   assert_int_equal(pt_status_of(PT_OP_SEND, 6, 0, 3, 3, 28, 4), PT_STATUS_POSTING);
+  /* done near INT_MAX (any ProxyDiag value; fuzz_abi): done + 8 wraps as
+   * legacy's int sum, no signed overflow (UBSan stops on one) */
+  assert_int_equal(pt_status_of(PT_OP_SEND, 10, 0, 4, 2147483646, 16, 0), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_SEND, 10, 0, 4, 2147483646, 16, 4), PT_STATUS_WAITING_GPU);
+  assert_int_equal(pt_status_of(PT_OP_RECV, 10, 0, 4, 2147483600, 16, 0), PT_STATUS_POSTING);
 }
 
 static void test_status_recv(void** state) {
