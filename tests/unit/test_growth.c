@@ -278,6 +278,27 @@ static void test_first_ops_take_no_fault(void** state) {
   pt_trace_destroy(t);
 }
 
+/* Registration writes the op id table too (idmap.h): the first prefault
+ * populates its first entries' pages as well, so a new communicator's first
+ * 64 ops — started and registered, each with its own opCount, as
+ * collectives and p2p ops count them (opCount << 1 | p2p) — take no fault. */
+static void test_first_registered_ops_take_no_fault(void** state) {
+  (void)state;
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  assert_int_equal(pt_trace_prefault(t), 0);
+  const long f0 = pt_test_thread_faults();
+  for (int i = 0; i < (int)PT_PREFAULT_MIN; i++) {
+    pt_op_info in = {.comm_hash = 0xbeef, .op_count = i, .peer = 1, .nsteps = 4, .is_send = 1};
+    pt_handle h = pt_op_start(t, &in);
+    assert_non_null(h);
+    pt_op_register(h);
+  }
+  const long faults = pt_test_thread_faults() - f0;
+  if (pt_test_faults_counted()) assert_int_equal(faults, 0);
+  assert_int_equal(pt_trace_active_ops(t), PT_PREFAULT_MIN);
+  pt_trace_destroy(t);
+}
+
 /* Past the populated slots the recording thread faults (what the prefault
  * saves); after a prefault, a lead of twice that growth is populated and
  * the next ops within it take no fault. */
@@ -353,6 +374,7 @@ int main(void) {
       cmocka_unit_test(test_budget),
       cmocka_unit_test(test_drop_causes),
       cmocka_unit_test(test_first_ops_take_no_fault),
+      cmocka_unit_test(test_first_registered_ops_take_no_fault),
       cmocka_unit_test(test_prefault_follows_growth),
       cmocka_unit_test(test_prefault_stops_at_the_cap),
       cmocka_unit_test(test_touch_fallback),
