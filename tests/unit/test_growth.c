@@ -263,10 +263,10 @@ static void start_unregistered(pt_trace* t, uint32_t n) {
 static void test_first_ops_take_no_fault(void** state) {
   (void)state;
   pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
-  assert_int_equal(t->n_ready, 0);
+  assert_int_equal(t->slab_lead.ready, 0);
   assert_int_equal(resident_slots(t, 0, 4 * PT_PREFAULT_MIN), 0);
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->n_ready, PT_PREFAULT_MIN);
+  assert_int_equal(t->slab_lead.ready, PT_PREFAULT_MIN);
   assert_int_equal(resident_slots(t, 0, PT_PREFAULT_MIN), pages_of(PT_PREFAULT_MIN));
   assert_int_equal(resident_slots(t, PT_PREFAULT_MIN, 4 * PT_PREFAULT_MIN), 0);
   const long f0 = pt_test_thread_faults();
@@ -310,7 +310,7 @@ static void test_prefault_follows_growth(void** state) {
   start_unregistered(t, 256); /* 192 slots past the first 64: 12 pages faulted here */
   if (pt_test_faults_counted()) assert_true(pt_test_thread_faults() - f0 >= (long)pages_of(256 - PT_PREFAULT_MIN));
   assert_int_equal(pt_trace_prefault(t), 0); /* the dumper's part */
-  assert_int_equal(t->n_ready, 256 + 512);   /* twice the 256 taken since creation */
+  assert_int_equal(t->slab_lead.ready, 256 + 512);   /* twice the 256 taken since creation */
   assert_int_equal(resident_slots(t, 256, 256 + 512), pages_of(512));
   assert_int_equal(resident_slots(t, 256 + 512, 256 + 1024), 0);
   f0 = pt_test_thread_faults();
@@ -319,10 +319,10 @@ static void test_prefault_follows_growth(void** state) {
   /* the lead stays within PT_PREFAULT_MAX however fast the trace grows */
   start_unregistered(t, 4096);
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->n_ready, 256 + 512 + 4096 + PT_PREFAULT_MAX);
+  assert_int_equal(t->slab_lead.ready, 256 + 512 + 4096 + PT_PREFAULT_MAX);
   /* nothing to do when nothing was taken */
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->n_ready, 256 + 512 + 4096 + PT_PREFAULT_MAX);
+  assert_int_equal(t->slab_lead.ready, 256 + 512 + 4096 + PT_PREFAULT_MAX);
   pt_trace_destroy(t);
 }
 
@@ -332,7 +332,7 @@ static void test_prefault_stops_at_the_cap(void** state) {
   pt_trace* t = new_trace(100);
   start_unregistered(t, 90);
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->n_ready, 100);
+  assert_int_equal(t->slab_lead.ready, 100);
   assert_int_equal(resident_slots(t, 0, 100), pages_of(100) + (100 * PT_SLOT_BYTES % pt_vmem_page() != 0));
   pt_trace_destroy(t);
 }
@@ -358,7 +358,7 @@ static void test_touch_fallback(void** state) {
   for (size_t i = 2 * page; i < 7 * page; i++)
     if (p[i] != 0) fail_msg("byte %zu changed", i);
   /* and the kernel's way, where it has one (1: it has none, touched) */
-  const int rc = pt_vmem_populate(p + 7 * page, page);
+  const int rc = pt_vmem_populate(p + 7 * page, page, 1);
   assert_true(rc == 0 || rc == 1);
   assert_int_equal(mincore(p, 8 * page, v), 0);
   assert_int_equal(v[7] & 1, 1);
