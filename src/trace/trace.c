@@ -379,14 +379,14 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   PT_STORE(r->pattern, info->pattern);
   PT_STORE(r->total_bytes, info->total_bytes);
   PT_STORE(r->chunk_size, info->chunk_size);
-  for (int k = 0; k < PT_CNT_NUM; k++) PT_STORE(r->counters[k], 0);
+  PT_UNROLL for (int k = 0; k < PT_CNT_NUM; k++) PT_STORE(r->counters[k], 0);
   PT_STORE(r->counters[PT_CNT_FIFO_SZ_OR_HEAD_CACHE], -1);
   PT_STORE(r->t_create, pt_ticks()); /* start time until registration */
   PT_STORE(r->t_last, 0);
   PT_STORE(r->t_posted, 0);
   PT_STORE(r->t_kernel, 0);
   PT_STORE(r->t_progress, 0);
-  for (int s = 0; s < PT_NCCL_STEPS; s++) PT_STORE(op->steps[s].state, 0);
+  PT_UNROLL for (int s = 0; s < PT_NCCL_STEPS; s++) PT_STORE(op->steps[s].state, 0);
   PT_STORE(op->state, PT_SLOT_STARTED);
   pt_rec_write_end(r, w);
   list_push(t, &t->started, idx);
