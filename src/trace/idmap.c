@@ -48,8 +48,10 @@ int64_t pt_idmap_acquire(pt_idmap* m, uint64_t h, int64_t c) {
     e->op_count = c;
     e->next_id = 0;
     m->buckets++;
-    if (at >= atomic_load_explicit(&m->top, memory_order_relaxed))
-      atomic_store_explicit(&m->top, at + 1, memory_order_relaxed);
+    /* release reads the entry after the last one of a run, here at + 1 */
+    const uint32_t reach = at + 2 < m->mask + 1 ? at + 2 : m->mask + 1;
+    if (reach > atomic_load_explicit(&m->top, memory_order_relaxed))
+      atomic_store_explicit(&m->top, reach, memory_order_relaxed);
   }
   e->live++;
   return (int64_t)e->next_id++;

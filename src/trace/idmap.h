@@ -36,7 +36,7 @@ typedef struct {
   pt_idmap_entry* e;
   uint32_t mask;    /* capacity - 1, capacity a power of two */
   uint32_t buckets; /* entries in use */
-  _Atomic uint32_t top; /* 1 + the highest entry ever written (relaxed) */
+  _Atomic uint32_t top; /* entries below it may have been read or written (relaxed) */
 } pt_idmap;
 
 int pt_idmap_init(pt_idmap* m, uint32_t max_live);
@@ -46,7 +46,8 @@ int64_t pt_idmap_acquire(pt_idmap* m, uint64_t comm_hash, int64_t op_count);
 /* One record of the bucket is gone; the bucket goes with its last record. */
 void pt_idmap_release(pt_idmap* m, uint64_t comm_hash, int64_t op_count);
 size_t pt_idmap_bytes(const pt_idmap* m);
-/* 1 + the highest entry written so far: any thread. */
+/* The entries the proxy thread has read or written lie below this: 2 + the
+ * highest written (release reads the next one). Any thread. */
 uint32_t pt_idmap_top(const pt_idmap* m);
 
 #endif

@@ -326,6 +326,55 @@ static void test_prefault_follows_growth(void** state) {
   pt_trace_destroy(t);
 }
 
+/* Resident pages among the op id table's pages of entries [from, to). */
+static size_t resident_ids(const pt_trace* t, uint32_t from, uint32_t to) {
+  const size_t page = pt_vmem_page();
+  const uintptr_t a = ((uintptr_t)t->ids.e + (size_t)from * sizeof(pt_idmap_entry)) & ~(uintptr_t)(page - 1);
+  const uintptr_t b = (uintptr_t)t->ids.e + (size_t)to * sizeof(pt_idmap_entry);
+  const size_t n = (b - a + page - 1) / page;
+  unsigned char v[4096];
+  assert_true(n <= sizeof v);
+  assert_int_equal(mincore((void*)a, b - a, v), 0);
+  size_t r = 0;
+  for (size_t i = 0; i < n; i++) r += v[i] & 1;
+  return r;
+}
+
+/* The id table's lead follows the highest opCount as the slab's follows
+ * n_init: ops that finish (their buckets go) still move it, and after a
+ * prefault the next opCounts within twice that growth take no fault. */
+static void test_id_table_prefault_follows_opcounts(void** state) {
+  (void)state;
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  assert_int_equal(pt_trace_prefault(t), 0);
+  assert_int_equal(t->ids_lead.ready, PT_IDS_PREFAULT_MIN);
+  assert_int_equal(resident_ids(t, PT_IDS_PREFAULT_MIN + 512, PT_IDS_PREFAULT_MIN + 4096), 0);
+  /* 2047 ops, one opCount each, run to completion: one live at a time */
+  for (int i = 0; i < 2047; i++) {
+    pt_op_info in = {.comm_hash = 7, .op_count = i, .peer = 1, .nsteps = 1, .is_send = 1};
+    pt_handle h = pt_op_start(t, &in);
+    assert_non_null(h);
+    pt_op_register(h);
+    pt_op_update(h, PT_CNT_DONE, 1, 0);
+    pt_handle_stop(h);
+  }
+  assert_int_equal(pt_trace_active_ops(t), 0);
+  assert_int_equal(pt_idmap_top(&t->ids), 2048); /* the last bucket's entry, and the one after it */
+  assert_int_equal(pt_trace_prefault(t), 0);
+  assert_int_equal(t->ids_lead.ready, 2048 + 4096); /* twice the growth */
+  assert_true(resident_ids(t, 2048, 2048 + 4096) >= 4096 * sizeof(pt_idmap_entry) / pt_vmem_page());
+  const long f0 = pt_test_thread_faults();
+  for (int i = 2047; i < 2047 + 4096; i++) {
+    pt_op_info in = {.comm_hash = 7, .op_count = i, .peer = 1, .nsteps = 1, .is_send = 1};
+    pt_handle h = pt_op_start(t, &in);
+    pt_op_register(h);
+    pt_op_update(h, PT_CNT_DONE, 1, 0);
+    pt_handle_stop(h);
+  }
+  if (pt_test_faults_counted()) assert_int_equal(pt_test_thread_faults() - f0, 0);
+  pt_trace_destroy(t);
+}
+
 /* Never past the communicator's cap. */
 static void test_prefault_stops_at_the_cap(void** state) {
   (void)state;
@@ -377,6 +426,7 @@ int main(void) {
       cmocka_unit_test(test_first_registered_ops_take_no_fault),
       cmocka_unit_test(test_prefault_follows_growth),
       cmocka_unit_test(test_prefault_stops_at_the_cap),
+      cmocka_unit_test(test_id_table_prefault_follows_opcounts),
       cmocka_unit_test(test_touch_fallback),
   };
   return cmocka_run_group_tests_name("growth", tests, NULL, NULL);
