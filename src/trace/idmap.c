@@ -48,9 +48,11 @@ int64_t pt_idmap_acquire(pt_idmap* m, uint64_t h, int64_t c) {
     e->op_count = c;
     e->next_id = 0;
     m->buckets++;
-    /* release reads the entry after the last one of a run, here at + 1 */
+    /* release reads the entry after the last one of a run, here at + 1;
+     * an op without an opCount (-1: stock NCCL without a parent task) sits
+     * at the table's end and would stop the lead there: not counted */
     const uint32_t reach = at + 2 < m->mask + 1 ? at + 2 : m->mask + 1;
-    if (reach > atomic_load_explicit(&m->top, memory_order_relaxed))
+    if (c >= 0 && reach > atomic_load_explicit(&m->top, memory_order_relaxed))
       atomic_store_explicit(&m->top, reach, memory_order_relaxed);
   }
   e->live++;

@@ -47,7 +47,8 @@ int64_t pt_idmap_acquire(pt_idmap* m, uint64_t comm_hash, int64_t op_count);
 void pt_idmap_release(pt_idmap* m, uint64_t comm_hash, int64_t op_count);
 size_t pt_idmap_bytes(const pt_idmap* m);
 /* The entries the proxy thread has read or written lie below this: 2 + the
- * highest written (release reads the next one). Any thread. */
+ * highest written (release reads the next one), buckets of a negative
+ * opCount aside. Any thread. */
 uint32_t pt_idmap_top(const pt_idmap* m);
 
 #endif

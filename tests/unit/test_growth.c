@@ -358,6 +358,13 @@ static void test_id_table_prefault_follows_opcounts(void** state) {
     pt_op_update(h, PT_CNT_DONE, 1, 0);
     pt_handle_stop(h);
   }
+  /* an op without an opCount (-1, at the table's end) does not move it */
+  pt_op_info none = {.comm_hash = 7, .op_count = -1, .peer = 1, .nsteps = 1, .is_send = 1};
+  pt_handle hn = pt_op_start(t, &none);
+  assert_non_null(hn);
+  pt_op_register(hn);
+  pt_op_update(hn, PT_CNT_DONE, 1, 0);
+  pt_handle_stop(hn);
   assert_int_equal(pt_trace_active_ops(t), 0);
   assert_int_equal(pt_idmap_top(&t->ids), 2048); /* the last bucket's entry, and the one after it */
   assert_int_equal(pt_trace_prefault(t), 0);
