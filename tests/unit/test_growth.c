@@ -233,11 +233,11 @@ static void test_budget(void** state) {
 
 /* ---- slab pages populated off the recording thread (pt_trace_prefault) ---- */
 
-/* Resident pages among the slab pages of slots [from, to). */
-static size_t resident_slots(const pt_trace* t, uint32_t from, uint32_t to) {
+/* Resident pages among those of bytes [from, to) after `base` (mincore). */
+static size_t resident(const void* base, size_t from, size_t to) {
   const size_t page = pt_vmem_page();
-  const uintptr_t a = ((uintptr_t)t->slab + (size_t)from * PT_SLOT_BYTES) & ~(uintptr_t)(page - 1);
-  const uintptr_t b = (uintptr_t)t->slab + (size_t)to * PT_SLOT_BYTES;
+  const uintptr_t a = ((uintptr_t)base + from) & ~(uintptr_t)(page - 1);
+  const uintptr_t b = (uintptr_t)base + to;
   const size_t n = (b - a + page - 1) / page;
   unsigned char v[4096];
   assert_true(n <= sizeof v);
@@ -245,6 +245,11 @@ static size_t resident_slots(const pt_trace* t, uint32_t from, uint32_t to) {
   size_t r = 0;
   for (size_t i = 0; i < n; i++) r += v[i] & 1;
   return r;
+}
+
+/* Resident pages among the slab pages of slots [from, to). */
+static size_t resident_slots(const pt_trace* t, uint32_t from, uint32_t to) {
+  return resident(t->slab, (size_t)from * PT_SLOT_BYTES, (size_t)to * PT_SLOT_BYTES);
 }
 
 static size_t pages_of(uint32_t slots) { return (size_t)slots * PT_SLOT_BYTES / pt_vmem_page(); }
@@ -328,16 +333,7 @@ static void test_prefault_follows_growth(void** state) {
 
 /* Resident pages among the op id table's pages of entries [from, to). */
 static size_t resident_ids(const pt_trace* t, uint32_t from, uint32_t to) {
-  const size_t page = pt_vmem_page();
-  const uintptr_t a = ((uintptr_t)t->ids.e + (size_t)from * sizeof(pt_idmap_entry)) & ~(uintptr_t)(page - 1);
-  const uintptr_t b = (uintptr_t)t->ids.e + (size_t)to * sizeof(pt_idmap_entry);
-  const size_t n = (b - a + page - 1) / page;
-  unsigned char v[4096];
-  assert_true(n <= sizeof v);
-  assert_int_equal(mincore((void*)a, b - a, v), 0);
-  size_t r = 0;
-  for (size_t i = 0; i < n; i++) r += v[i] & 1;
-  return r;
+  return resident(t->ids.e, (size_t)from * sizeof(pt_idmap_entry), (size_t)to * sizeof(pt_idmap_entry));
 }
 
 /* The id table's lead follows the highest opCount as the slab's follows
