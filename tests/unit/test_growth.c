@@ -74,19 +74,25 @@ static void test_idle_trace_holds_no_slot(void** state) {
   assert_int_equal(pt_trace_memory_charged(), before);
 }
 
-/* Ops that finish and are stopped are replaced without growth: the trace
- * keeps about the ops in flight plus the reuse reserve. */
-static void test_reuse_bounds_growth(void** state) {
-  (void)state;
-  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
-  for (int i = 0; i < 10000; i++) {
-    pt_op_info in = {.comm_hash = 7, .op_count = i, .peer = 1, .nsteps = 1, .is_send = 1};
+/* Runs n one-step ops to completion, one in flight at a time, op counts
+ * from `first`. */
+static void run_ops(pt_trace* t, int64_t first, int n) {
+  for (int i = 0; i < n; i++) {
+    pt_op_info in = {.comm_hash = 7, .op_count = first + i, .peer = 1, .nsteps = 1, .is_send = 1};
     pt_handle h = pt_op_start(t, &in);
     assert_non_null(h);
     pt_op_register(h);
     pt_op_update(h, PT_CNT_DONE, 1, 0);
     pt_handle_stop(h);
   }
+}
+
+/* Ops that finish and are stopped are replaced without growth: the trace
+ * keeps about the ops in flight plus the reuse reserve. */
+static void test_reuse_bounds_growth(void** state) {
+  (void)state;
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  run_ops(t, 0, 10000);
   assert_true(pt_trace_slots_used(t) <= 2 * 64);
   pt_trace_destroy(t);
 }
@@ -345,35 +351,15 @@ static void test_id_table_prefault_follows_opcounts(void** state) {
   assert_int_equal(pt_trace_prefault(t), 0);
   assert_int_equal(t->ids_lead.ready, PT_IDS_PREFAULT_MIN);
   assert_int_equal(resident_ids(t, PT_IDS_PREFAULT_MIN + 512, PT_IDS_PREFAULT_MIN + 4096), 0);
-  /* 2047 ops, one opCount each, run to completion: one live at a time */
-  for (int i = 0; i < 2047; i++) {
-    pt_op_info in = {.comm_hash = 7, .op_count = i, .peer = 1, .nsteps = 1, .is_send = 1};
-    pt_handle h = pt_op_start(t, &in);
-    assert_non_null(h);
-    pt_op_register(h);
-    pt_op_update(h, PT_CNT_DONE, 1, 0);
-    pt_handle_stop(h);
-  }
-  /* an op without an opCount (-1, at the table's end) does not move it */
-  pt_op_info none = {.comm_hash = 7, .op_count = -1, .peer = 1, .nsteps = 1, .is_send = 1};
-  pt_handle hn = pt_op_start(t, &none);
-  assert_non_null(hn);
-  pt_op_register(hn);
-  pt_op_update(hn, PT_CNT_DONE, 1, 0);
-  pt_handle_stop(hn);
+  run_ops(t, 0, 2047); /* one opCount each: the top moves though one op lives at a time */
+  run_ops(t, -1, 1);    /* an op without an opCount (-1, at the table's end) does not move it */
   assert_int_equal(pt_trace_active_ops(t), 0);
   assert_int_equal(pt_idmap_top(&t->ids), 2048); /* the last bucket's entry, and the one after it */
   assert_int_equal(pt_trace_prefault(t), 0);
   assert_int_equal(t->ids_lead.ready, 2048 + 4096); /* twice the growth */
   assert_true(resident_ids(t, 2048, 2048 + 4096) >= 4096 * sizeof(pt_idmap_entry) / pt_vmem_page());
   const long f0 = pt_test_thread_faults();
-  for (int i = 2047; i < 2047 + 4096; i++) {
-    pt_op_info in = {.comm_hash = 7, .op_count = i, .peer = 1, .nsteps = 1, .is_send = 1};
-    pt_handle h = pt_op_start(t, &in);
-    pt_op_register(h);
-    pt_op_update(h, PT_CNT_DONE, 1, 0);
-    pt_handle_stop(h);
-  }
+  run_ops(t, 2047, 4096);
   if (pt_test_faults_counted()) assert_int_equal(pt_test_thread_faults() - f0, 0);
   pt_trace_destroy(t);
 }
