@@ -362,6 +362,7 @@ struct pt_analysis {
   /* Ranks whose dumps held no record and named no communicator. */
   an_empty* empty_ranks;
   size_t n_empty, cap_empty;
+  an_map empty_index; /* empty_ranks by rank */
 
   /* Results. */
   pt_verdict verdict;

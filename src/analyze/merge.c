@@ -209,12 +209,22 @@ void an_merge(pt_analysis* a, an_dump* d) {
   }
 }
 
+/* A rank that dumped no record (by rank: a job of 100 000 ranks may log
+ * that many empty dumps). */
 void an_merge_empty_rank(pt_analysis* a, const an_dump* d) {
   an_empty* e = NULL;
-  for (size_t i = 0; i < a->n_empty && !e; i++)
+  const uint64_t key = an_mix(0xe3, (uint64_t)(int64_t)d->rank);
+  if (!a->empty_index.cap && an_map_init(&a->mem, &a->empty_index, 64) != 0) return;
+  for (int32_t i = an_map_first(&a->empty_index, key); i >= 0 && !e; i = an_map_next(&a->empty_index, i))
     if (a->empty_ranks[i].rank == d->rank) e = &a->empty_ranks[i];
-  if (!e) e = an_grow(&a->mem, (void**)&a->empty_ranks, &a->n_empty, &a->cap_empty, sizeof *e);
-  if (!e) return;
+  if (!e) {
+    e = an_grow(&a->mem, (void**)&a->empty_ranks, &a->n_empty, &a->cap_empty, sizeof *e);
+    if (!e) return;
+    if (an_map_add(&a->mem, &a->empty_index, key, (int32_t)(a->n_empty - 1)) != 0) {
+      a->n_empty--;
+      return;
+    }
+  }
   e->rank = d->rank;
   if (d->host[0]) an_copy(e->host, sizeof e->host, d->host);
   if (d->pid) e->pid = d->pid;
@@ -238,4 +248,5 @@ void an_merge_free(pt_analysis* a) {
   an_free(&a->mem, a->empty_ranks);
   a->empty_ranks = NULL;
   a->n_empty = a->cap_empty = 0;
+  an_map_free(&a->mem, &a->empty_index);
 }

@@ -271,7 +271,7 @@ void* pt_event_p2p_start(void* ctx, int func, int peer, uint64_t comm_hash);
  * which checks the handle's kind itself (inline: one call per callback). */
 void pt_event_op_state(void* handle, int state, int64_t steps, int64_t trans_size);
 static inline void pt_event_state(void* handle, int state, int64_t steps, int64_t trans_size) {
-  if ((unsigned)(state - 8) <= 12u - 8u || state == 20) pt_step_state(handle, state, trans_size);
+  if ((unsigned)state - 8u <= 12u - 8u || state == 20) pt_step_state(handle, state, trans_size);
   else pt_event_op_state(handle, state, steps, trans_size);
 }
 /* The transSize of any version's state args: the first member of both the
