@@ -3,19 +3,11 @@
  */
 #include "trace/idmap.h"
 
-
 #include "trace/vmem.h"
 
 static inline uint32_t slot_of(const pt_idmap* m, uint64_t h, int64_t c) {
-  /* splitmix64 finaliser: commHash is already random, opCount is small and
-   * sequential; mixing both keeps probe runs short. */
-  uint64_t x = h ^ ((uint64_t)c * 0x9e3779b97f4a7c15ull);
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return (uint32_t)x & m->mask;
+  (void)h; /* the ops of a trace share their communicator's hash (idmap.h) */
+  return (uint32_t)c & m->mask;
 }
 
 int pt_idmap_init(pt_idmap* m, uint32_t max_live) {
@@ -27,6 +19,7 @@ int pt_idmap_init(pt_idmap* m, uint32_t max_live) {
   if (!m->e) return -1;
   m->mask = cap - 1;
   m->buckets = 0;
+  atomic_store_explicit(&m->top, 0, memory_order_relaxed);
   return 0;
 }
 
@@ -55,6 +48,12 @@ int64_t pt_idmap_acquire(pt_idmap* m, uint64_t h, int64_t c) {
     e->op_count = c;
     e->next_id = 0;
     m->buckets++;
+    /* release reads the entry after the last one of a run, here at + 1;
+     * an op without an opCount (-1: stock NCCL without a parent task) sits
+     * at the table's end and would stop the lead there: not counted */
+    const uint32_t reach = at + 2 < m->mask + 1 ? at + 2 : m->mask + 1;
+    if (c >= 0 && reach > atomic_load_explicit(&m->top, memory_order_relaxed))
+      atomic_store_explicit(&m->top, reach, memory_order_relaxed);
   }
   e->live++;
   return (int64_t)e->next_id++;
@@ -85,3 +84,5 @@ void pt_idmap_release(pt_idmap* m, uint64_t h, int64_t c) {
 }
 
 size_t pt_idmap_bytes(const pt_idmap* m) { return (size_t)(m->mask + 1) * sizeof(pt_idmap_entry); }
+
+uint32_t pt_idmap_top(const pt_idmap* m) { return atomic_load_explicit(&m->top, memory_order_relaxed); }

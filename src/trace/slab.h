@@ -33,8 +33,9 @@
  * `n_init` only. That fault is taken off the recording path where it can
  * be: pt_trace_prefault, called by the dumper thread right after creation
  * and then every 50 ms, populates the pages of the next slots ahead of `n_init`
- * (`n_ready`), at least PT_PREFAULT_MIN slots and twice what the trace took
- * since the last call, up to PT_PREFAULT_MAX.
+ * (`slab_lead`), at least PT_PREFAULT_MIN slots and twice what the trace took
+ * since the last call, up to PT_PREFAULT_MAX; and so the pages of the op id
+ * table (idmap.h) ahead of its top entry (`ids_lead`).
  *
  * Every slot is in exactly one list, by state: FREE slots in `free`,
  * STARTED ones in `started` (oldest first), FINISHED and IGNORED ones —
@@ -56,6 +57,7 @@
 #include "proxytrace/trace.h"
 #include "trace/idmap.h"
 #include "trace/record.h"
+#include "trace/vmem.h"
 
 #define PT_SLOT_BYTES 256u
 #define PT_OP_OFF_MASK 63u /* op-handle offsets carry 6 generation bits */
@@ -108,6 +110,8 @@ typedef struct {
 #define PT_CHUNK_SLOTS 64u /* slots charged to the budget at a time (16 KiB) */
 #define PT_PREFAULT_MIN 64u    /* slots populated ahead of n_init at least (16 KiB)... */
 #define PT_PREFAULT_MAX 1024u  /* ... and at most (256 KiB) */
+#define PT_IDS_PREFAULT_MIN 512u  /* op id table entries populated ahead at least (12 KiB)... */
+#define PT_IDS_PREFAULT_MAX 8192u /* ... and at most (192 KiB) */
 #define PT_REUSE_MIN 64u   /* free slots kept before one is reused */
 
 struct pt_trace {
@@ -115,9 +119,9 @@ struct pt_trace {
   uint32_t nslots;           /* the cap: slots reserved */
   _Atomic uint32_t n_init;   /* slots handed out so far (release: readers acquire) */
   uint32_t n_charged;        /* slots charged to the budget (PT_CHUNK_SLOTS multiples) */
-  /* Slots whose pages are populated, how far ahead of n_init, and n_init at
-   * the last look (pt_trace_prefault, under `prefaulting`). */
-  uint32_t n_ready, ready_ahead, ready_seen;
+  /* Slots, and op id table entries, whose pages are populated ahead of
+   * n_init and of the table's top (pt_trace_prefault, under `prefaulting`). */
+  pt_vmem_lead slab_lead, ids_lead;
   _Atomic int prefaulting; /* 1 while a thread is in pt_trace_prefault */
   pt_slot_list free, started, done; /* proxy thread only */
   pt_idmap ids;               /* proxy thread only */

@@ -113,7 +113,10 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
     return -1;
   }
   t->nslots = cfg.max_ops;
-  t->ready_ahead = PT_PREFAULT_MIN; /* pt_trace_prefault populates nothing before it is called */
+  /* pt_trace_prefault populates nothing before it is called */
+  pt_vmem_lead_init(&t->slab_lead, PT_SLOT_BYTES, PT_PREFAULT_MIN, PT_CHUNK_SLOTS, PT_PREFAULT_MAX);
+  pt_vmem_lead_init(&t->ids_lead, sizeof(pt_idmap_entry), PT_IDS_PREFAULT_MIN, PT_IDS_PREFAULT_MIN,
+                    PT_IDS_PREFAULT_MAX);
   t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
   PT_STORE(t->my_rank, my_rank);
   for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
@@ -135,25 +138,17 @@ void pt_trace_destroy(pt_trace* t) {
   free(t);
 }
 
-/* The pages of the next slots, populated ahead of the recording thread:
- * its first write to a fresh slot then takes no page fault. Pages stay
- * populated until the trace is destroyed, as the slots in them do. */
+/* The pages of the next slots and of the next op id table entries (idmap.h),
+ * populated ahead of the recording thread: its first write to a fresh slot
+ * or bucket then takes no page fault. Pages stay populated until the trace
+ * is destroyed, as the slots in them do. Id table pages are not touched
+ * where the kernel cannot populate them: their first byte may be any field
+ * of an entry, which the proxy thread writes plainly. */
 static int prefault(pt_trace* t) {
-  const uint32_t used = atomic_load_explicit(&t->n_init, memory_order_acquire);
-  const uint32_t grown = used - t->ready_seen;
-  t->ready_seen = used;
-  if (grown > t->ready_ahead / 2) { /* a lead of twice the last growth, whole chunks */
-    const uint64_t ahead = ((uint64_t)grown * 2 + PT_CHUNK_SLOTS - 1) / PT_CHUNK_SLOTS * PT_CHUNK_SLOTS;
-    t->ready_ahead = ahead < PT_PREFAULT_MAX ? (uint32_t)ahead : PT_PREFAULT_MAX;
-  }
-  const uint32_t target = t->nslots - used < t->ready_ahead ? t->nslots : used + t->ready_ahead;
-  if (target <= t->n_ready) return 0;
-  const uint32_t from = t->n_ready > used ? t->n_ready : used; /* below: written already */
-  if (pt_vmem_populate((char*)t->slab + (size_t)from * PT_SLOT_BYTES,
-                       (size_t)(target - from) * PT_SLOT_BYTES) < 0)
-    return -1;
-  t->n_ready = target;
-  return 0;
+  const int slab = pt_vmem_lead_populate(&t->slab_lead, t->slab,
+                                         atomic_load_explicit(&t->n_init, memory_order_acquire), t->nslots, 1);
+  const int ids = pt_vmem_lead_populate(&t->ids_lead, t->ids.e, pt_idmap_top(&t->ids), t->ids.mask + 1, 0);
+  return slab < 0 || ids < 0 ? -1 : 0;
 }
 
 int pt_trace_prefault(pt_trace* t) {
@@ -384,14 +379,14 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   PT_STORE(r->pattern, info->pattern);
   PT_STORE(r->total_bytes, info->total_bytes);
   PT_STORE(r->chunk_size, info->chunk_size);
-  for (int k = 0; k < PT_CNT_NUM; k++) PT_STORE(r->counters[k], 0);
+  PT_UNROLL for (int k = 0; k < PT_CNT_NUM; k++) PT_STORE(r->counters[k], 0);
   PT_STORE(r->counters[PT_CNT_FIFO_SZ_OR_HEAD_CACHE], -1);
   PT_STORE(r->t_create, pt_ticks()); /* start time until registration */
   PT_STORE(r->t_last, 0);
   PT_STORE(r->t_posted, 0);
   PT_STORE(r->t_kernel, 0);
   PT_STORE(r->t_progress, 0);
-  for (int s = 0; s < PT_NCCL_STEPS; s++) PT_STORE(op->steps[s].state, 0);
+  PT_UNROLL for (int s = 0; s < PT_NCCL_STEPS; s++) PT_STORE(op->steps[s].state, 0);
   PT_STORE(op->state, PT_SLOT_STARTED);
   pt_rec_write_end(r, w);
   list_push(t, &t->started, idx);

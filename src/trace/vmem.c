@@ -53,7 +53,7 @@ static int resident(void* p) {
   return mincore(p, 1, &v) == 0 && (v & 1);
 }
 
-int pt_vmem_populate(void* p, size_t bytes) {
+int pt_vmem_populate(void* p, size_t bytes, int may_touch) {
   const size_t page = pt_vmem_page();
   unsigned char* a = (unsigned char*)((uintptr_t)p & ~(uintptr_t)(page - 1));
   unsigned char* end = (unsigned char*)p + bytes;
@@ -67,6 +67,26 @@ int pt_vmem_populate(void* p, size_t bytes) {
     if (rc != 0 && errno != EINVAL) return -1; /* ENOMEM: the recording path faults instead */
     atomic_store_explicit(&no_populate, 1, memory_order_relaxed);
   }
-  pt_vmem_touch(a, (size_t)(end - a));
+  if (may_touch) pt_vmem_touch(a, (size_t)(end - a));
   return 1;
+}
+
+void pt_vmem_lead_init(pt_vmem_lead* l, size_t unit, uint32_t ahead, uint32_t step, uint32_t max) {
+  *l = (pt_vmem_lead){.unit = unit, .ahead = ahead, .step = step, .max = max};
+}
+
+int pt_vmem_lead_populate(pt_vmem_lead* l, void* base, uint32_t used, uint32_t cap, int may_touch) {
+  const uint32_t grown = used - l->seen;
+  l->seen = used;
+  if (grown > l->ahead / 2) { /* a lead of twice the last growth, whole steps */
+    const uint64_t ahead = ((uint64_t)grown * 2 + l->step - 1) / l->step * l->step;
+    l->ahead = ahead < l->max ? (uint32_t)ahead : l->max;
+  }
+  const uint32_t target = cap - used < l->ahead ? cap : used + l->ahead;
+  if (target <= l->ready) return 0;
+  const uint32_t from = l->ready > used ? l->ready : used; /* below: written already */
+  if (pt_vmem_populate((char*)base + (size_t)from * l->unit, (size_t)(target - from) * l->unit, may_touch) < 0)
+    return -1;
+  l->ready = target;
+  return 0;
 }

@@ -505,8 +505,9 @@ static void test_over_long_directory(void** state) {
   free(long_dir);
 }
 
-/* Starts `n` ProxyOps (not in progress: only their slots are written) and
- * returns the faults the calls took. The code and the test's own memory are
+/* Starts `n` ProxyOps and puts them in progress (registered: their slots
+ * and their op id table entries are written), each with its own opCount
+ * from 0, and returns the faults the calls took. The code and the test's own memory are
  * touched first (a warm-up communicator's op, `ops` written): their first
  * use faults too, once per process. */
 static long start_ops(void* ctx, rh_op* ops, int n, uint64_t hash) {
@@ -515,17 +516,19 @@ static long start_ops(void* ctx, rh_op* ops, int n, uint64_t hash) {
   void* warm = rh_init(&plugin, hash + 1000, 0, 2);
   rh_op w;
   rh_op_start(&plugin, warm, &w, &d);
+  rh_op_in_progress(&w);
   plugin.p->finalize(warm);
   const long f0 = pt_test_thread_faults();
   for (int i = 0; i < n; i++) {
     d.op_count = i;
     rh_op_start(&plugin, ctx, &ops[i], &d);
+    rh_op_in_progress(&ops[i]);
   }
   return pt_test_thread_faults() - f0;
 }
 
-/* A new communicator's first slab pages are populated by the dumper
- * thread, not by the init caller and not by the proxy thread's first ops
+/* A new communicator's first slab and op id table pages are populated by
+ * the dumper thread, not by the init caller and not by the proxy thread's first ops
  * (faults counted with getrusage(2) of the recording thread: tests/faults.h). */
 static void test_first_ops_take_no_fault(void** state) {
   (void)state;
@@ -534,7 +537,7 @@ static void test_first_ops_take_no_fault(void** state) {
   struct timespec pause = {0, 300 * 1000 * 1000}; /* its wake-up, and six 50 ms rounds */
   nanosleep(&pause, NULL);
   static rh_op ops[64];
-  const long faults = start_ops(ctx, ops, 64, 41); /* 64 slots: 16 KiB populated */
+  const long faults = start_ops(ctx, ops, 64, 41); /* 64 slots (16 KiB) and 512 ids (12 KiB) populated */
   if (pt_test_faults_counted()) assert_int_equal(faults, 0);
   for (int i = 0; i < 64; i++) assert_non_null(ops[i].handle);
   plugin.p->finalize(ctx);

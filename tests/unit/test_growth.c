@@ -74,19 +74,25 @@ static void test_idle_trace_holds_no_slot(void** state) {
   assert_int_equal(pt_trace_memory_charged(), before);
 }
 
-/* Ops that finish and are stopped are replaced without growth: the trace
- * keeps about the ops in flight plus the reuse reserve. */
-static void test_reuse_bounds_growth(void** state) {
-  (void)state;
-  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
-  for (int i = 0; i < 10000; i++) {
-    pt_op_info in = {.comm_hash = 7, .op_count = i, .peer = 1, .nsteps = 1, .is_send = 1};
+/* Runs n one-step ops to completion, one in flight at a time, op counts
+ * from `first`. */
+static void run_ops(pt_trace* t, int64_t first, int n) {
+  for (int i = 0; i < n; i++) {
+    pt_op_info in = {.comm_hash = 7, .op_count = first + i, .peer = 1, .nsteps = 1, .is_send = 1};
     pt_handle h = pt_op_start(t, &in);
     assert_non_null(h);
     pt_op_register(h);
     pt_op_update(h, PT_CNT_DONE, 1, 0);
     pt_handle_stop(h);
   }
+}
+
+/* Ops that finish and are stopped are replaced without growth: the trace
+ * keeps about the ops in flight plus the reuse reserve. */
+static void test_reuse_bounds_growth(void** state) {
+  (void)state;
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  run_ops(t, 0, 10000);
   assert_true(pt_trace_slots_used(t) <= 2 * 64);
   pt_trace_destroy(t);
 }
@@ -233,11 +239,11 @@ static void test_budget(void** state) {
 
 /* ---- slab pages populated off the recording thread (pt_trace_prefault) ---- */
 
-/* Resident pages among the slab pages of slots [from, to). */
-static size_t resident_slots(const pt_trace* t, uint32_t from, uint32_t to) {
+/* Resident pages among those of bytes [from, to) after `base` (mincore). */
+static size_t resident(const void* base, size_t from, size_t to) {
   const size_t page = pt_vmem_page();
-  const uintptr_t a = ((uintptr_t)t->slab + (size_t)from * PT_SLOT_BYTES) & ~(uintptr_t)(page - 1);
-  const uintptr_t b = (uintptr_t)t->slab + (size_t)to * PT_SLOT_BYTES;
+  const uintptr_t a = ((uintptr_t)base + from) & ~(uintptr_t)(page - 1);
+  const uintptr_t b = (uintptr_t)base + to;
   const size_t n = (b - a + page - 1) / page;
   unsigned char v[4096];
   assert_true(n <= sizeof v);
@@ -245,6 +251,11 @@ static size_t resident_slots(const pt_trace* t, uint32_t from, uint32_t to) {
   size_t r = 0;
   for (size_t i = 0; i < n; i++) r += v[i] & 1;
   return r;
+}
+
+/* Resident pages among the slab pages of slots [from, to). */
+static size_t resident_slots(const pt_trace* t, uint32_t from, uint32_t to) {
+  return resident(t->slab, (size_t)from * PT_SLOT_BYTES, (size_t)to * PT_SLOT_BYTES);
 }
 
 static size_t pages_of(uint32_t slots) { return (size_t)slots * PT_SLOT_BYTES / pt_vmem_page(); }
@@ -263,10 +274,10 @@ static void start_unregistered(pt_trace* t, uint32_t n) {
 static void test_first_ops_take_no_fault(void** state) {
   (void)state;
   pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
-  assert_int_equal(t->n_ready, 0);
+  assert_int_equal(t->slab_lead.ready, 0);
   assert_int_equal(resident_slots(t, 0, 4 * PT_PREFAULT_MIN), 0);
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->n_ready, PT_PREFAULT_MIN);
+  assert_int_equal(t->slab_lead.ready, PT_PREFAULT_MIN);
   assert_int_equal(resident_slots(t, 0, PT_PREFAULT_MIN), pages_of(PT_PREFAULT_MIN));
   assert_int_equal(resident_slots(t, PT_PREFAULT_MIN, 4 * PT_PREFAULT_MIN), 0);
   const long f0 = pt_test_thread_faults();
@@ -275,6 +286,27 @@ static void test_first_ops_take_no_fault(void** state) {
   if (pt_test_faults_counted()) assert_int_equal(faults, 0);
   assert_int_equal(pt_trace_slots_used(t), PT_PREFAULT_MIN);
   assert_int_equal(resident_slots(t, PT_PREFAULT_MIN, 4 * PT_PREFAULT_MIN), 0);
+  pt_trace_destroy(t);
+}
+
+/* Registration writes the op id table too (idmap.h): the first prefault
+ * populates its first entries' pages as well, so a new communicator's first
+ * 64 ops — started and registered, each with its own opCount, as
+ * collectives and p2p ops count them (opCount << 1 | p2p) — take no fault. */
+static void test_first_registered_ops_take_no_fault(void** state) {
+  (void)state;
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  assert_int_equal(pt_trace_prefault(t), 0);
+  const long f0 = pt_test_thread_faults();
+  for (int i = 0; i < (int)PT_PREFAULT_MIN; i++) {
+    pt_op_info in = {.comm_hash = 0xbeef, .op_count = i, .peer = 1, .nsteps = 4, .is_send = 1};
+    pt_handle h = pt_op_start(t, &in);
+    assert_non_null(h);
+    pt_op_register(h);
+  }
+  const long faults = pt_test_thread_faults() - f0;
+  if (pt_test_faults_counted()) assert_int_equal(faults, 0);
+  assert_int_equal(pt_trace_active_ops(t), PT_PREFAULT_MIN);
   pt_trace_destroy(t);
 }
 
@@ -289,7 +321,7 @@ static void test_prefault_follows_growth(void** state) {
   start_unregistered(t, 256); /* 192 slots past the first 64: 12 pages faulted here */
   if (pt_test_faults_counted()) assert_true(pt_test_thread_faults() - f0 >= (long)pages_of(256 - PT_PREFAULT_MIN));
   assert_int_equal(pt_trace_prefault(t), 0); /* the dumper's part */
-  assert_int_equal(t->n_ready, 256 + 512);   /* twice the 256 taken since creation */
+  assert_int_equal(t->slab_lead.ready, 256 + 512);   /* twice the 256 taken since creation */
   assert_int_equal(resident_slots(t, 256, 256 + 512), pages_of(512));
   assert_int_equal(resident_slots(t, 256 + 512, 256 + 1024), 0);
   f0 = pt_test_thread_faults();
@@ -298,10 +330,37 @@ static void test_prefault_follows_growth(void** state) {
   /* the lead stays within PT_PREFAULT_MAX however fast the trace grows */
   start_unregistered(t, 4096);
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->n_ready, 256 + 512 + 4096 + PT_PREFAULT_MAX);
+  assert_int_equal(t->slab_lead.ready, 256 + 512 + 4096 + PT_PREFAULT_MAX);
   /* nothing to do when nothing was taken */
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->n_ready, 256 + 512 + 4096 + PT_PREFAULT_MAX);
+  assert_int_equal(t->slab_lead.ready, 256 + 512 + 4096 + PT_PREFAULT_MAX);
+  pt_trace_destroy(t);
+}
+
+/* Resident pages among the op id table's pages of entries [from, to). */
+static size_t resident_ids(const pt_trace* t, uint32_t from, uint32_t to) {
+  return resident(t->ids.e, (size_t)from * sizeof(pt_idmap_entry), (size_t)to * sizeof(pt_idmap_entry));
+}
+
+/* The id table's lead follows the highest opCount as the slab's follows
+ * n_init: ops that finish (their buckets go) still move it, and after a
+ * prefault the next opCounts within twice that growth take no fault. */
+static void test_id_table_prefault_follows_opcounts(void** state) {
+  (void)state;
+  pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
+  assert_int_equal(pt_trace_prefault(t), 0);
+  assert_int_equal(t->ids_lead.ready, PT_IDS_PREFAULT_MIN);
+  assert_int_equal(resident_ids(t, PT_IDS_PREFAULT_MIN + 512, PT_IDS_PREFAULT_MIN + 4096), 0);
+  run_ops(t, 0, 2047); /* one opCount each: the top moves though one op lives at a time */
+  run_ops(t, -1, 1);    /* an op without an opCount (-1, at the table's end) does not move it */
+  assert_int_equal(pt_trace_active_ops(t), 0);
+  assert_int_equal(pt_idmap_top(&t->ids), 2048); /* the last bucket's entry, and the one after it */
+  assert_int_equal(pt_trace_prefault(t), 0);
+  assert_int_equal(t->ids_lead.ready, 2048 + 4096); /* twice the growth */
+  assert_true(resident_ids(t, 2048, 2048 + 4096) >= 4096 * sizeof(pt_idmap_entry) / pt_vmem_page());
+  const long f0 = pt_test_thread_faults();
+  run_ops(t, 2047, 4096);
+  if (pt_test_faults_counted()) assert_int_equal(pt_test_thread_faults() - f0, 0);
   pt_trace_destroy(t);
 }
 
@@ -311,7 +370,7 @@ static void test_prefault_stops_at_the_cap(void** state) {
   pt_trace* t = new_trace(100);
   start_unregistered(t, 90);
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->n_ready, 100);
+  assert_int_equal(t->slab_lead.ready, 100);
   assert_int_equal(resident_slots(t, 0, 100), pages_of(100) + (100 * PT_SLOT_BYTES % pt_vmem_page() != 0));
   pt_trace_destroy(t);
 }
@@ -337,7 +396,7 @@ static void test_touch_fallback(void** state) {
   for (size_t i = 2 * page; i < 7 * page; i++)
     if (p[i] != 0) fail_msg("byte %zu changed", i);
   /* and the kernel's way, where it has one (1: it has none, touched) */
-  const int rc = pt_vmem_populate(p + 7 * page, page);
+  const int rc = pt_vmem_populate(p + 7 * page, page, 1);
   assert_true(rc == 0 || rc == 1);
   assert_int_equal(mincore(p, 8 * page, v), 0);
   assert_int_equal(v[7] & 1, 1);
@@ -353,8 +412,10 @@ int main(void) {
       cmocka_unit_test(test_budget),
       cmocka_unit_test(test_drop_causes),
       cmocka_unit_test(test_first_ops_take_no_fault),
+      cmocka_unit_test(test_first_registered_ops_take_no_fault),
       cmocka_unit_test(test_prefault_follows_growth),
       cmocka_unit_test(test_prefault_stops_at_the_cap),
+      cmocka_unit_test(test_id_table_prefault_follows_opcounts),
       cmocka_unit_test(test_touch_fallback),
   };
   return cmocka_run_group_tests_name("growth", tests, NULL, NULL);
