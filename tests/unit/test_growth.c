@@ -337,6 +337,18 @@ static void test_prefault_follows_growth(void** state) {
   pt_trace_destroy(t);
 }
 
+/* 1 where the kernel populates pages on request (MADV_POPULATE_WRITE,
+ * Linux 5.14+, not an emulator that accepts it and does nothing): only
+ * there is the id table, which is never touched instead, populated ahead. */
+static int populate_works(void) {
+  const size_t page = pt_vmem_page();
+  void* p = pt_vmem_reserve(page);
+  assert_non_null(p);
+  const int rc = pt_vmem_populate(p, page, 0);
+  pt_vmem_release(p, page);
+  return rc == 0;
+}
+
 /* Resident pages among the op id table's pages of entries [from, to). */
 static size_t resident_ids(const pt_trace* t, uint32_t from, uint32_t to) {
   return resident(t->ids.e, (size_t)from * sizeof(pt_idmap_entry), (size_t)to * sizeof(pt_idmap_entry));
@@ -357,7 +369,10 @@ static void test_id_table_prefault_follows_opcounts(void** state) {
   assert_int_equal(pt_idmap_top(&t->ids), 2048); /* the last bucket's entry, and the one after it */
   assert_int_equal(pt_trace_prefault(t), 0);
   assert_int_equal(t->ids_lead.ready, 2048 + 4096); /* twice the growth */
-  assert_true(resident_ids(t, 2048, 2048 + 4096) >= 4096 * sizeof(pt_idmap_entry) / pt_vmem_page());
+  if (populate_works())
+    assert_true(resident_ids(t, 2048, 2048 + 4096) >= 4096 * sizeof(pt_idmap_entry) / pt_vmem_page());
+  else
+    print_message("no MADV_POPULATE_WRITE here (old kernel or an emulator): the id table's residence is not checked\n");
   const long f0 = pt_test_thread_faults();
   run_ops(t, 2047, 4096);
   if (pt_test_faults_counted()) assert_int_equal(pt_test_thread_faults() - f0, 0);
