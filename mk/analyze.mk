@@ -52,6 +52,8 @@ install-analyze: build-all
 #                 sqlite3 example of docs/analyze.md
 #   json-accuracy.sh  the accuracy matrix on the plugin's JSON dump files
 #   metrics.sh    slow GPUs and links named from the step metrics files
+#   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
+#                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
 AT_UNIT := $(AT)/test_parse $(AT)/test_explain
 AT_ACCURACY := $(AT)/test_accuracy

@@ -124,9 +124,8 @@ $RUN "$PT" sim --plugin "$PLUGIN" --dump-dir "$T/ok" --quiet >/dev/null 2>&1 || 
 # scheduled for long enough looks like a slow link, so a healthy job found
 # slow is run once more. Under a sanitizer or an emulator (qemu) the run
 # times are not the program's: no slowness is looked for there.
-NOSLOW=""
-case "$(readelf -d "$PT" 2>/dev/null)" in *libasan*|*libtsan*) NOSLOW="--slow-factor 1000" ;; esac
-[ -n "$RUN" ] && NOSLOW="--slow-factor 1000"
+# shellcheck source=tests/analyze/timed.sh
+. "$(dirname "$0")/timed.sh"
 # shellcheck disable=SC2086
 $RUN "$PT" analyze $NOSLOW "$T/ok" >"$T/out" 2>&1; rc=$?
 if [ $rc -eq 1 ] && head -1 "$T/out" | grep -q "SLOW"; then

@@ -24,12 +24,10 @@ PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0; exact=0; node=0; limit=0; differ=0; nodump=0; retried=0
-TIMED=1
-case "$(readelf -d "$PT" 2>/dev/null)" in *libasan*|*libtsan*) TIMED=0 ;; esac
-# under an emulator (qemu) run times are not the program's either
-[ -n "$RUN" ] && TIMED=0
-NOSLOW=""
-[ $TIMED -eq 1 ] || NOSLOW="--slow-factor 1000"
+# TIMED, NOSLOW: whether run times are the program's (not under a sanitizer
+# or qemu)
+# shellcheck source=tests/analyze/timed.sh
+. "$(dirname "$0")/timed.sh"
 for host in rccl nccl-2.30 nccl-2.28; do
   for topo in "2 4" "4 1" "3 2"; do
     set -- $topo
