@@ -20,9 +20,10 @@
  * dumper, the last one removed stops it (outside the registry lock, which
  * the dumper needs between contexts) and waits for it once both locks are
  * released (its logger may create a communicator meanwhile). Warnings raised while it
- * is held are kept and logged after it is released. Fork handlers take both
- * locks, so a child never inherits them held and can create and destroy
- * communicators of its own; the dumper thread does not survive the fork,
+ * is held are kept and logged after it is released. Fork handlers take every
+ * lock of the plugin (these two, the dumper's, and those held while dump and
+ * metrics files are written), so a child never inherits one held and can
+ * create, dump, export and destroy communicators of its own; the dumper thread does not survive the fork,
  * and the child's registry starts empty (the parent's contexts are frozen
  * copies there: a finalize of one in the child does nothing).
  */
@@ -46,12 +47,19 @@ static pt_ctx* registry;
 static _Atomic pid_t self_pid;
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 
+/* Every lock of the plugin, in the one order it is ever nested: lifecycle,
+ * registry, the dumper's, then the two leaf locks held while files are
+ * written (dump files, metrics files), under which no other lock is taken. */
 static void before_fork(void) {
   pthread_mutex_lock(&lifecycle_lock);
   pthread_mutex_lock(&registry_lock);
   pt_dumper_before_fork();
+  pt_sink_fork_lock();
+pt_metrics_fork_lock();
 }
 static void after_fork_parent(void) {
+pt_metrics_fork_unlock();
+  pt_sink_fork_unlock();
   pt_dumper_after_fork_parent();
   pthread_mutex_unlock(&registry_lock);
   pthread_mutex_unlock(&lifecycle_lock);
@@ -62,6 +70,8 @@ static pt_ctx* parents_contexts;
 
 static void after_fork_child(void) {
   atomic_store(&self_pid, getpid());
+pt_metrics_fork_unlock();
+  pt_sink_fork_unlock();
   pt_dumper_after_fork_child();
   if (registry) {
     pt_ctx** tail = &registry;

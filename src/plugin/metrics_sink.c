@@ -37,8 +37,12 @@ static atomic_flag said_dir = ATOMIC_FLAG_INIT, said_write = ATOMIC_FLAG_INIT, s
 
 /* The dumper's export and finalize's may meet on one communicator (each on
  * its own reference): one writer at a time, and none after the final one.
- * The host's logger is called after it is released. */
+ * The host's logger is called after it is released, and no other lock is
+ * taken under it. The fork handlers take it too (context.c). */
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void pt_metrics_fork_lock(void) { pthread_mutex_lock(&write_lock); }
+void pt_metrics_fork_unlock(void) { pthread_mutex_unlock(&write_lock); }
 
 typedef struct {
   char* b;

@@ -211,6 +211,10 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
 /* One dump of `c` to two open files, text and JSON, as the dump files get
  * it: 0, -1 out of memory, -2 lost to a write error (counted, said once). */
 int pt_sink_write_fds(pt_ctx* c, pt_trigger trig, int txt_fd, int json_fd);
+/* The fork handlers (context.c): the dump files' lock, taken before a fork
+ * and released after it in the parent and in the child. */
+void pt_sink_fork_lock(void);
+void pt_sink_fork_unlock(void);
 /* Dumps lost to write errors so far in this process. */
 uint64_t pt_sink_lost(void);
 /* The host library's name for the files ("rccl", "nccl", "unknown"). */
@@ -229,6 +233,9 @@ const char* pt_sink_host_name(void);
 int pt_metrics_write(pt_ctx* c, int final);
 /* Hands every live context's recording thread the memory it asked for. */
 void pt_metrics_service_all(void);
+/* The fork handlers (context.c): the metrics files' lock, likewise. */
+void pt_metrics_fork_lock(void);
+void pt_metrics_fork_unlock(void);
 /* A per-process round number for dumps taken together. */
 uint64_t pt_dump_next_round(void);
 

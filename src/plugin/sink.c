@@ -180,8 +180,14 @@ static int open_dump_file(const char* path, const char* dir, const logger* l) {
 
 /* Dumps run on any thread with no registry lock (context.c): two dumps of
  * one communicator write its files one after the other, not interleaved.
- * Held only while the files are written: no logger call under it. */
+ * Held only while the files are written: no logger call under it, and no
+ * other lock taken under it. The fork handlers take it (after the registry
+ * and dumper locks), so a child never inherits it held by a thread that
+ * does not exist there. */
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void pt_sink_fork_lock(void) { pthread_mutex_lock(&files_lock); }
+void pt_sink_fork_unlock(void) { pthread_mutex_unlock(&files_lock); }
 
 /* Writes one dump to its two files; 0, or -2 when lost to a write error
  * (counted, said once). */
