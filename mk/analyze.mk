@@ -7,7 +7,7 @@
 #                                   loads it with ctypes)
 #   $(B)/libproxytrace-analyze.a    static; the CLI links this one
 ANALYZE_SRCS := $(sort $(wildcard src/analyze/*.c))
-ANALYZE_OBJS := $(ANALYZE_SRCS:%.c=$(B)/%.o) $(B)/src/json/write.o
+ANALYZE_OBJS := $(ANALYZE_SRCS:%.c=$(B)/%.o) $(B)/src/escape/escape.o
 ANALYZE_SONAME := libproxytrace-analyze.so.$(VERSION_MAJOR)
 ANALYZE_SO := $(B)/libproxytrace-analyze.so
 ANALYZE_A := $(B)/libproxytrace-analyze.a
@@ -43,6 +43,8 @@ install-analyze: build-all
 #                 and cut input, duplicates, latest dumps, the records handed
 #                 out (--records), bounded memory
 #   test_explain  pairing, causes and culprits on hand-written dumps
+#   test_escape   the one escaping rule of every output (src/escape/):
+#                 JSON always UTF-8, text without control bytes, HTML
 #   test_accuracy the emulator's faults against its ground truth
 #   test_oom      the command with its Nth allocation failing, every N
 #                 (tests/common/failalloc.c): the same report or "out of
@@ -55,7 +57,7 @@ install-analyze: build-all
 #   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
 #                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
-AT_UNIT := $(AT)/test_parse $(AT)/test_explain
+AT_UNIT := $(AT)/test_parse $(AT)/test_explain $(AT)/test_escape
 AT_ACCURACY := $(AT)/test_accuracy
 AT_OOM := $(AT)/test_oom
 AT_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/analyze -Itests/common -DAT_SRC_DIR='"$(abspath tests/analyze)"'

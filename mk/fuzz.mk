@@ -30,8 +30,8 @@ FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
 # The code under test, compiled once more with coverage for the fuzzer (the
 # source lists are read here: mk/loader.mk comes later).
 FUZZ_PLUGIN_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/trace/*.c src/plugin/*.c)))
-FUZZ_LOADER_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/loader/*.c)) src/json/write.c)
-FUZZ_ANALYZE_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/analyze/*.c)) src/json/write.c)
+FUZZ_LOADER_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/loader/*.c)) src/escape/escape.c)
+FUZZ_ANALYZE_OBJS := $(patsubst %.c,$(FZ)/%.o,$(sort $(wildcard src/analyze/*.c)) src/escape/escape.c)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FZ)/fuzz_%)
 # A real plugin file for the candidate trees (the loader tests' good plugin,
 # built small).

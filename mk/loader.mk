@@ -5,7 +5,7 @@
 #                                  exports only the pt_* API
 #   $(B)/libproxytrace-loader.a    static; the CLI links this one
 LOADER_SRCS := $(sort $(wildcard src/loader/*.c))
-LOADER_OBJS := $(LOADER_SRCS:%.c=$(B)/%.o) $(B)/src/json/write.o
+LOADER_OBJS := $(LOADER_SRCS:%.c=$(B)/%.o) $(B)/src/escape/escape.o
 LOADER_SONAME := libproxytrace-loader.so.$(VERSION_MAJOR)
 LOADER_SO := $(B)/libproxytrace-loader.so
 LOADER_A := $(B)/libproxytrace-loader.a

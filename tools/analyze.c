@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "escape/escape.h"
 #include "proxytrace/analyze.h"
 
 static void usage(FILE* f) {
@@ -81,10 +82,10 @@ static void report_input_problems(const pt_analysis* a) {
   for (size_t i = 0; i < pt_analysis_input_count(a); i++) {
     pt_analysis_input_info in;
     if (pt_analysis_input(a, i, &in) != 0) continue;
-    if (in.error) fprintf(stderr, "proxytrace analyze: %s: %s\n", in.path, in.error);
+    if (in.error) fprintf(stderr, "proxytrace analyze: %s: %s\n", PT_TEXT(in.path, 1024), PT_TEXT(in.error, 512));
     else if (in.n_errors)
       fprintf(stderr, "proxytrace analyze: %s: %d malformed or cut line(s) skipped (-v without --records lists them)\n",
-              in.path, in.n_errors);
+              PT_TEXT(in.path, 1024), in.n_errors);
   }
   if (!st.dumps) fprintf(stderr, "proxytrace analyze: no input held a dump\n");
 }
@@ -197,7 +198,8 @@ int pt_cmd_analyze(int argc, char** argv) {
       char why[512] = "out of memory";
       int m = pt_analysis_compare_truth(a, truth, why, sizeof why);
       if (m == PT_AN_ENOMEM) snprintf(why, sizeof why, "out of memory");
-      fprintf(json ? stderr : stdout, "%sground truth (%s): %s\n", json ? "proxytrace analyze: " : "\n", expect, why);
+      fprintf(json ? stderr : stdout, "%sground truth (%s): %s\n", json ? "proxytrace analyze: " : "\n", expect,
+              PT_TEXT(why, sizeof why));
       if (m < 0) rc = 2;
       else if (m == PT_TRUTH_DIFFERS) rc = 3;
     }

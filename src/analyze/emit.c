@@ -1,13 +1,13 @@
 /*
  * emit.c — the pieces of JSON the analyzer's writers share: strings (the
- * escaping every library's JSON shares, json/write.h), 64-bit hashes as
+ * escaping every output shares, escape/escape.h), 64-bit hashes as
  * decimal strings (JSON readers that use doubles would round them), and
  * times as integers or null.
  */
 #include <inttypes.h>
 
 #include "analyze/internal.h"
-#include "json/write.h"
+#include "escape/escape.h"
 
 void an_put_hash(FILE* f, uint64_t v) { fprintf(f, "\"%" PRIu64 "\"", v); }
 

@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "analyze/internal.h"
+#include "escape/escape.h"
+
+#define PATH_SHOWN 1024 /* bytes of a file name shown; a longer one is cut */
 
 #define TABLE_ROWS 40 /* stuck-edge rows without -v */
 #define ERRORS_SHOWN 10
@@ -83,13 +86,13 @@ static int by_row(const void* p, const void* q, void* arg) {
 
 static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) {
   const an_culprit* q = &a->culprits[k];
-  fprintf(f, "%s %zu: %s\n", k == 0 ? "culprit" : "also   ", k + 1, q->summary);
+  fprintf(f, "%s %zu: %s\n", k == 0 ? "culprit" : "also   ", k + 1, PT_TEXT(q->summary, sizeof q->summary));
   if (!verbose || q->origin < 0) return;
   const an_item* o = &a->items[q->origin];
-  fprintf(f, "    evidence: %s:%u\n", a->inputs[o->op->input].path, o->op->line);
+  fprintf(f, "    evidence: %s:%u\n", PT_TEXT(a->inputs[o->op->input].path, PATH_SHOWN), o->op->line);
   if (o->partner >= 0) {
     const an_op* p = a->items[o->partner].op;
-    fprintf(f, "    partner:  %s:%u\n", a->inputs[p->input].path, p->line);
+    fprintf(f, "    partner:  %s:%u\n", PT_TEXT(a->inputs[p->input].path, PATH_SHOWN), p->line);
   }
   int shown = 0;
   for (size_t i = 0; i < a->n_items && shown < 12; i++) {
@@ -121,7 +124,7 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
       if (c->stuck_op_count < 0 && !c->coll[0]) continue;
       fprintf(f, "; communicator %" PRIu64 " (%d ranks, %d with a dump)", c->comm, c->nranks, c->with_dump);
       if (c->stuck_op_count >= 0) fprintf(f, " in opCount %" PRId64, c->stuck_op_count);
-      if (c->coll[0]) fprintf(f, " (%s)", c->coll);
+      if (c->coll[0]) fprintf(f, " (%s)", PT_TEXT(c->coll, sizeof c->coll));
     }
     fputc('\n', f);
   } else if (a->verdict == PT_VERDICT_SLOW) {
@@ -205,13 +208,14 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   for (size_t i = 0; i < a->n_inputs; i++) {
     const an_input* in = &a->inputs[i];
     if (verbose)
-      fprintf(f, "  %s: %s, %" PRIu64 " lines, %" PRIu64 " records, %" PRIu64 " dumps\n", in->path, in->format,
+      fprintf(f, "  %s: %s, %" PRIu64 " lines, %" PRIu64 " records, %" PRIu64 " dumps\n", PT_TEXT(in->path, PATH_SHOWN), in->format,
               in->lines, in->records, in->dumps);
-    if (in->error && (verbose || shown++ < ERRORS_SHOWN)) fprintf(f, "  %s: %s\n", in->path, in->error);
+    if (in->error && (verbose || shown++ < ERRORS_SHOWN)) fprintf(f, "  %s: %s\n", PT_TEXT(in->path, PATH_SHOWN), PT_TEXT(in->error, 512));
     for (int e = 0; e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++)
-      if (verbose || shown++ < ERRORS_SHOWN) fprintf(f, "  %s:%u: %s\n", in->path, in->errors[e].line, in->errors[e].message);
+      if (verbose || shown++ < ERRORS_SHOWN) fprintf(f, "  %s:%u: %s\n", PT_TEXT(in->path, PATH_SHOWN), in->errors[e].line,
+                                                     PT_TEXT(in->errors[e].message, 512));
     if (in->n_errors > AN_MAX_ERRORS_KEPT && verbose)
-      fprintf(f, "  %s: … %d more problems\n", in->path, in->n_errors - AN_MAX_ERRORS_KEPT);
+      fprintf(f, "  %s: … %d more problems\n", PT_TEXT(in->path, PATH_SHOWN), in->n_errors - AN_MAX_ERRORS_KEPT);
   }
   if (!verbose && shown > ERRORS_SHOWN) fprintf(f, "  … (-v lists every problem)\n");
   an_free(&scratch, rows);

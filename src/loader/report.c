@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "json/write.h"
+#include "escape/escape.h"
 
 static const char* outcome_key(pt_outcome o) {
   switch (o) {

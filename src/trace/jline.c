@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape/utf8.h"
+
 void pt_jput(pt_jline* j, const char* fmt, ...) {
   if (j->len >= j->cap) return;
   va_list ap;
@@ -15,17 +17,6 @@ void pt_jput(pt_jline* j, const char* fmt, ...) {
   va_end(ap);
   if (w > 0) j->len += (size_t)w;
   if (j->len > j->cap) j->len = j->cap;
-}
-
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if there is none. */
-static size_t utf8_len(const unsigned char* s) {
-  if (s[0] < 0x80) return 1;
-  size_t n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
-  if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
-  return n;
 }
 
 void pt_jput_str(pt_jline* j, const char* s, size_t max) {
@@ -37,8 +28,7 @@ void pt_jput_str(pt_jline* j, const char* s, size_t max) {
   const unsigned char* p = (const unsigned char*)s;
   size_t left = strnlen(s, max);
   while (left && j->len + 8 < j->cap) {
-    size_t n = utf8_len(p);
-    if (n > left) n = 0;
+    size_t n = pt_utf8_len(p, left, NULL);
     if (n == 0) {
       pt_jput(j, "\\ufffd");
       n = 1;

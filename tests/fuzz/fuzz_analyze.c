@@ -9,9 +9,13 @@
  * goes in as a buffer, the analysis runs, and every report is written.
  * Checks, besides no crash, hang, leak or sanitizer report: an option is
  * taken or refused with PT_AN_EINVAL, never anything else; the verdict is
- * one of the four; the culprits the count says are there; and the JSON
- * result — whose strings come from the input — is valid JSON (checked by a
- * strict reader here, not the analyzer's own).
+ * one of the four; the culprits the count says are there; and every
+ * output, whose strings come from the input, is safe on any bytes: the
+ * JSON result, the --json report, the Chrome trace and each --records line
+ * are strict RFC 8259 JSON in valid UTF-8 (checked by a reader and a UTF-8
+ * decoder here, not the analyzer's own: no lone surrogate escape either),
+ * and the text report, plain and verbose, is valid UTF-8 holding no control
+ * byte but newline (no C0, DEL or C1).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +64,7 @@ static int string(jr* r) {
       case 'u':
         for (int i = 0; i < 4; i++)
           if (++r->p >= r->end || !hex(*r->p)) return 0;
+        if ((r->p[-3] == 'd' || r->p[-3] == 'D') && strchr("89abAB", r->p[-2])) return 0; /* no surrogates */
         break;
       default: return 0;
     }
@@ -140,6 +145,65 @@ static int valid_json(const char* s, size_t n) {
   return r.p == r.end;
 }
 
+/* ---- UTF-8 (RFC 3629) and control bytes ---- */
+
+/* Every byte of s[n] belongs to a well-formed UTF-8 sequence: no stray
+ * continuation, overlong form, surrogate, or code point past U+10FFFF. */
+static int valid_utf8(const char* s, size_t n) {
+  const unsigned char* p = (const unsigned char*)s;
+  for (size_t i = 0; i < n;) {
+    unsigned c = p[i], len, cp;
+    if (c < 0x80) len = 1, cp = c;
+    else if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    else return 0;
+    if (i + len > n) return 0;
+    for (unsigned k = 1; k < len; k++) {
+      if ((p[i + k] & 0xC0) != 0x80) return 0;
+      cp = cp << 6 | (p[i + k] & 0x3F);
+    }
+    static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    i += len;
+  }
+  return 1;
+}
+
+/* Text for a terminal: valid UTF-8, and no C0 byte but newline, no DEL, no
+ * C1 character (U+0080..U+009F, C2 80..C2 9F in UTF-8). */
+static int terminal_safe(const char* s, size_t n) {
+  if (!valid_utf8(s, n)) return 0;
+  const unsigned char* p = (const unsigned char*)s;
+  for (size_t i = 0; i < n; i++) {
+    if ((p[i] < 0x20 && p[i] != '\n') || p[i] == 0x7F) return 0;
+    if (p[i] == 0xC2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F) return 0;
+  }
+  return 1;
+}
+
+/* What `write` puts in a stream, NUL-terminated, its length in *n (caller
+ * frees); NULL when memory is short. */
+static char* captured(int (*write)(const pt_analysis*, FILE*, int), const pt_analysis* a, int arg, size_t* n) {
+  char* buf = NULL;
+  FILE* f = open_memstream(&buf, n);
+  if (!f) return NULL;
+  write(a, f, arg);
+  fclose(f);
+  return buf;
+}
+
+static int text_v(const pt_analysis* a, FILE* f, int v) { return pt_analysis_write_text(a, f, v); }
+static int json_w(const pt_analysis* a, FILE* f, int v) { return (void)v, pt_analysis_write_json(a, f); }
+static int chrome_w(const pt_analysis* a, FILE* f, int v) { return (void)v, pt_analysis_write_chrome(a, f); }
+static int records_w(const pt_analysis* a, FILE* f, int v) { return (void)v, pt_analysis_write_records(a, f); }
+
+static void check_json(const char* what, const char* s, size_t n) {
+  if (valid_utf8(s, n) && valid_json(s, n)) return;
+  fprintf(stderr, "%s:\n%.*s\n", what, (int)n, s);
+  CHECK(!"the output is strict JSON in valid UTF-8");
+}
+
 /* ---- the target ---- */
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -168,18 +232,31 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CHECK((unsigned)v <= PT_VERDICT_UNUSABLE);
   for (size_t i = 0; i < pt_analysis_culprit_count(a); i++) CHECK(pt_analysis_culprit(a, i) != NULL);
   CHECK(pt_analysis_culprit(a, pt_analysis_culprit_count(a)) == NULL);
-  FILE* f = fopen("/dev/null", "w");
-  CHECK(f);
-  pt_analysis_write_text(a, f, first & 1);
-  pt_analysis_write_json(a, f);
-  pt_analysis_write_chrome(a, f);
-  fclose(f);
+  size_t n = 0;
+  for (int verbose = 0; verbose < 2; verbose++) {
+    char* t = captured(text_v, a, verbose, &n);
+    if (t && !terminal_safe(t, n)) {
+      fprintf(stderr, "text report:\n%.*s\n", (int)n, t);
+      CHECK(!"the text report is valid UTF-8 with no control byte but newline");
+    }
+    free(t);
+  }
+  char* out = captured(json_w, a, 0, &n);
+  if (out) check_json("--json", out, n);
+  free(out);
+  out = captured(chrome_w, a, 0, &n);
+  if (out) check_json("--chrome", out, n);
+  free(out);
+  out = captured(records_w, a, 0, &n);
+  for (char *line = out, *nl; out && line < out + n; line = nl + 1) { /* one object a line */
+    nl = memchr(line, '\n', (size_t)(out + n - line));
+    if (!nl) nl = out + n;
+    check_json("--records line", line, (size_t)(nl - line));
+  }
+  free(out);
   char* json = pt_analysis_json(a);
   if (json) {
-    if (!valid_json(json, strlen(json))) {
-      fprintf(stderr, "%s\n", json);
-      CHECK(!"the analysis JSON is valid JSON");
-    }
+    check_json("pt_analysis_json", json, strlen(json));
     pt_analysis_string_free(json);
   }
   pt_analysis_free(a);

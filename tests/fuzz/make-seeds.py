@@ -168,6 +168,20 @@ def analyze_seeds():
     write("analyze", "ring-logs", b"\x02" + "\x00".join(text[1::2]).encode())
     write("analyze", "mixed", b"\x03" + jsonl[0] + b"\x00" + text[3].encode() +
           b"\x00{\"type\":\"dump\",\"schema\":2}\n\x00createT:1, cut")
+    # Hostile strings in every string field the reports print: bytes that
+    # are not UTF-8, and JSON escapes of ESC (a terminal sequence), NUL and
+    # U+2028, in rank 1's dump (its GPU is the culprit, so its host and its
+    # op's coll reach the verdict); each seed one field, one kind.
+    hostile = {"bytes": b"n\xff\xfe\xffde\xc2\x85\xed\xa0\x80",
+               "esc": b"\\u001b]0;x\\u0007\\u001b[2Jnode",
+               "nul": b"a\\u0000b",
+               "u2028": b"x\\u2028y\\u202e<script>"}
+    for field in ("host", "commName", "coll", "hostLib", "clock", "trigger"):
+        for kind, bad in hostile.items():
+            files = [j.replace(b'"%s":"' % field.encode(), b'"%s":"' % field.encode() + bad) if i == 1 else j
+                     for i, j in enumerate(jsonl)]
+            assert files[1] != jsonl[1], field
+            write("analyze", "hostile-%s-%s" % (field, kind), bytes([len(field)]) + b"\x00".join(files))
 
 
 abi_seeds()

@@ -8,7 +8,8 @@ link not under a sanitizer, whose run times are not the program's, so
 that there no slowness is looked for), and
 `python3 -m proxytrace analyze` prints and exits as the command.
 Unreadable paths, no dump at all and refused options behave as the command
-says they do.
+says they do. Dumps whose strings hold bytes that are not UTF-8 and terminal
+escape sequences come back as strings that print and encode as UTF-8.
 
 These tests need a `proxytrace` with the analyze command; a build without it
 skips them (and says so in the summary)."""
@@ -143,6 +144,48 @@ class Analyze(unittest.TestCase):
             with self.subTest(args=args):
                 self.assertEqual(ptest.python_m(args), ptest.c_cli(args))
 
+
+HOSTILE_HOST = b'n\xff\xfe\xffde\\u001b]0;x\\u0007\\u001b[2J<script>'  # as the .jsonl holds it
+
+
+@unittest.skipUnless(has_analyze(), "this build's proxytrace has no analyze command")
+class HostileStrings(unittest.TestCase):
+    """A planted header whose host holds 0xff bytes and (JSON-escaped)
+    control characters: analyze() and read_dumps() round-trip it."""
+
+    def test_strings_are_utf8_and_printable(self):
+        job = ptest.sim_job(os.path.join(ptest.tmpdir(self), "job"), ["--stall", "3:0:5"])
+        dumps = os.path.join(job, "dumps")
+        planted = 0
+        for name in sorted(os.listdir(dumps)):
+            if name.endswith(".jsonl"):
+                path = os.path.join(dumps, name)
+                with open(path, "rb") as f:
+                    data = f.read()
+                new = data.replace(b'"host":"', b'"host":"' + HOSTILE_HOST, 1)
+                planted += new != data
+                with open(path, "wb") as f:
+                    f.write(new)
+        self.assertGreater(planted, 0)
+        a = proxytrace.analyze(dumps)
+        self.assertEqual(a.verdict, "hang")
+        doc = a.to_dict()
+        text = json.dumps(doc, ensure_ascii=False)
+        text.encode("utf-8")  # no lone surrogate: UnicodeEncodeError otherwise
+        host = a.culprits[0].host
+        self.assertIn("\ufffd", host)
+        self.assertIn("\x1b]0;x\x07", host)  # the escapes decoded, as JSON says
+        self.assertIn("<script>", host)
+        rc, out, err = ptest.c_cli(["analyze", "--json", dumps])
+        self.assertEqual(without_timing(doc), without_timing(json.loads(out)))
+        for args in (["analyze", dumps], ["analyze", "-v", dumps]):  # the text report, for a terminal
+            rc, out, err = ptest.c_cli(args)
+            self.assertEqual(rc, 1)
+            self.assertIn("\\x1b]0;x\\x07", out)
+            self.assertEqual([c for c in out + err if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f], [])
+        hosts = {r.dump.host for r in proxytrace.read_dumps(dumps)}
+        self.assertTrue(any("\ufffd" in h for h in hosts if h), hosts)
+        print(hosts, file=open(os.devnull, "w", encoding="utf-8"))  # printable: no lone surrogate
 
 if __name__ == "__main__":
     unittest.main()
