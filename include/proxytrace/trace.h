@@ -317,6 +317,7 @@ typedef struct {
   const char* host;      /* host name */
   long pid;
   int nranks, nnodes;    /* 0 = the host did not say */
+  const char* rank_from; /* "init", "event" (learned from one) or "unknown"; NULL = "unknown" */
   uint64_t comm_hash;
   const char* comm_name; /* NULL = none */
   const char* host_lib;  /* "rccl", "nccl" or "unknown" */

@@ -263,7 +263,8 @@ static pt_dump* take(pt_ctx* c, pt_trigger trig, uint64_t round, pt_dump_meta* m
   if (trig == PT_TRIG_HOOK && *lib != PT_HOSTLIB_RCCL) trig = PT_TRIG_API;
   pthread_once(&host_once, read_host_name);
   *m = (pt_dump_meta){
-      .host = host_name, .pid = (long)pt_self_pid(), .nranks = c->nranks > 0 ? c->nranks : 0,
+      .host = host_name, .pid = (long)pt_self_pid(), .rank_from = c->rank >= 0 ? "init" : "event",
+      .nranks = c->nranks > 0 ? c->nranks : 0,
       .nnodes = c->nnodes > 0 ? c->nnodes : 0, .comm_hash = atomic_load(&c->comm_hash),
       .comm_name = c->name[0] ? c->name : NULL, .host_lib = host_lib_name(*lib), .profiler_api = c->api,
       .trigger = pt_trigger_name(trig), .seq = atomic_fetch_add(&dump_seq, 1) + 1, .round = round,
