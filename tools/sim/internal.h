@@ -202,6 +202,21 @@ int sim_abi_forwards_type(const sim_plugin* p, uint64_t type);
 void sim_log_setup(const pt_sim_config* c, const sim_host* h, int nranks, int rpn);
 int sim_log_open_dumps(const pt_sim_config* c, int nranks, FILE* err);
 void sim_log_close(void);
+/* With --dump-dir, what the process writes to standard error from now on
+ * (until sim_log_close) goes to host.log: a plugin that the host's API
+ * gives no logger (v1-v3) writes its lines there, as into a job's log. */
+void sim_log_capture_stderr(void);
+/* A dead rank's communicator is finalized to take it away from the
+ * plugin (run.c), but a dead process writes nothing at its end: what its
+ * plugin dump files in `dir` (PROXYTRACE_DUMP_DIR) gained meanwhile is
+ * taken back. */
+typedef struct {
+  int n;
+  char name[8][256];
+  long long size[8];
+} sim_files_mark;
+void sim_files_mark_rank(const char* dir, int rank, sim_files_mark* m);
+void sim_files_undo(const char* dir, int rank, const sim_files_mark* m);
 void sim_log_set_rank(int rank); /* the calling thread acts for `rank`   */
 /* The logger handed to the plugin (host level numbering). */
 void sim_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
