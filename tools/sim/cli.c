@@ -128,8 +128,8 @@ void pt_sim_usage(FILE* f) {
 "Faults (strike in one call of one iteration; slow-link, slow-gpu, pxn, leak-ops in all).\n"
 "A step S counts transfers of sliceSteps raw steps (2 for a SIMPLE all-reduce,\n"
 "else 1), as NCCL 2.24+ number ProxyStep events; the dump's counters (po, trans,\n"
-"done, ns) count raw steps, and the summary gives both. A step the op does not\n"
-"have is refused.\n"
+"done, ns) count raw steps under RCCL and NCCL 2.23, transfers under 2.24+, and\n"
+"the summary and --truth say which. A step the op does not have is refused.\n"
 "  --scenario FILE       read options from FILE, one per line, without \"--\"\n"
 "  --stall R:C:S         rank R's GPU stops producing data on channel C (or all)\n"
 "                        from transfer S\n"
@@ -511,7 +511,7 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
   fputc('\n', f);
   for (int i = 0; i < c->n_faults; i++) {
     char d[200];
-    sim_fault_describe(&c->faults[i], sim_fault_slice(c, job, &c->faults[i]), d, sizeof d);
+    sim_fault_line(c, job, &c->faults[i], d, sizeof d);
     fprintf(f, "  fault: %s\n", d);
   }
   if (job->hung_batch >= 0) {
