@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,7 +212,9 @@ static void usage(FILE* f) {
           "  --rows N        rows shown (default: what the terminal holds; --once: all)\n"
           "  --channels      also one row per channel (PROXYTRACE_METRICS_CHANNELS=1)\n"
           "\n"
-          "Keys: q quits. Exit status: 0, 1 when DIR cannot be read, 2 for a bad option.\n",
+          "Keys: q quits. Exit status: 0; 1 when DIR cannot be read; 2 for a bad option;\n"
+          "3 when DIR holds no metrics with --once (a live view waits for them), or is a\n"
+          "file that is not a metrics file.\n",
           SLOW_FACTOR);
 }
 
@@ -260,6 +263,24 @@ int pt_cmd_top(int argc, char** argv) {
     fprintf(stderr, "proxytrace top: cannot read %s: %s\n", dir, strerror(errno));
     view_free(&cur);
     return 1;
+  }
+  /* Nothing to show: said, with a status a script can test. A directory
+   * may still fill in (the live view waits); a file will not. */
+  struct stat st;
+  const int is_file = stat(dir, &st) == 0 && !S_ISDIR(st.st_mode);
+  if (cur.set.n == 0 && (once || is_file)) {
+    if (is_file)
+      fprintf(stderr,
+              "proxytrace top: %s holds no step metrics: give the directory of the metrics files "
+              "(proxytrace-metrics-*.jsonl) or one of them\n",
+              dir);
+    else
+      fprintf(stderr,
+              "proxytrace top: no step metrics in %s (yet): the plugin writes them with "
+              "PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR=%s\n",
+              dir, dir);
+    view_free(&cur);
+    return 3;
   }
   if (once) {
     frame(stdout, &cur, dir, rows, 0);

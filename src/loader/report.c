@@ -42,9 +42,17 @@ static const char* source_key(pt_source s) {
   return "unknown";
 }
 
+/* Only RCCL calls ncclProfilerProxyTraceDump: under another host the
+ * symbol is exported for nothing, and the report does not mention it. */
+static int calls_dump_hook(pt_host host) {
+  const pt_host_info* h = pt_host_info_of(host);
+  return h && (h->flags & PT_HOSTF_DUMP_HOOK);
+}
+
 int pt_result_print(const pt_result* res, FILE* f) {
   if (!res || !f) return PT_EINVAL;
   const pt_host_info* h = pt_host_info_of(res->host);
+  const int hook = calls_dump_hook(res->host);
   fprintf(f, "host:     %s (%s), looks for ncclProfiler_v%d..v1\n", h ? h->name : "?",
           h ? h->releases : "?", h ? h->native_version : 0);
   fprintf(f, "mode:     %s\n",
@@ -65,8 +73,8 @@ int pt_result_print(const pt_result* res, FILE* f) {
     if (strcmp(res->realpath, res->path) != 0) fprintf(f, "          = %s\n", res->realpath);
     fprintf(f, "          ncclProfiler_v%d", res->api_version);
     if (*res->plugin_name) fprintf(f, " \"%s\"", res->plugin_name);
-    fprintf(f, ", dump hook %s%s\n", res->has_dump_hook ? "ncclProfilerProxyTraceDump" : "absent",
-            res->reused ? ", copy already loaded in this process" : "");
+    if (hook) fprintf(f, ", dump hook %s", res->has_dump_hook ? "ncclProfilerProxyTraceDump" : "absent");
+    fprintf(f, "%s\n", res->reused ? ", copy already loaded in this process" : "");
   } else {
     fprintf(f, "result:   no plugin (%s: %s)%s\n", pt_err_name(res->status),
             pt_strerror(res->status), home);
@@ -80,7 +88,7 @@ int pt_result_print(const pt_result* res, FILE* f) {
     fprintf(f, "      -> %s", pt_outcome_name(c->outcome));
     if (c->outcome == PT_CAND_OK)
       fprintf(f, ": ncclProfiler_v%d%s", c->api_version,
-              c->has_dump_hook ? ", ncclProfilerProxyTraceDump" : "");
+              hook && c->has_dump_hook ? ", ncclProfilerProxyTraceDump" : "");
     if (*c->reason) fprintf(f, ": %s", c->reason);
     fputc('\n', f);
   }
@@ -112,7 +120,8 @@ int pt_result_print_json(const pt_result* res, FILE* f) {
   json_kv(f, "path", res->status == PT_OK ? res->path : NULL, 1);
   json_kv(f, "realpath", res->status == PT_OK ? res->realpath : NULL, 1);
   fprintf(f, ",\"api_version\":%d", res->api_version);
-  fprintf(f, ",\"dump_hook\":%s", res->has_dump_hook ? "true" : "false");
+  fprintf(f, ",\"dump_hook\":%s,\"host_calls_dump_hook\":%s", res->has_dump_hook ? "true" : "false",
+          calls_dump_hook(res->host) ? "true" : "false");
   json_kv(f, "plugin_name", res->plugin_name, 1);
   fprintf(f, ",\"reused\":%s", res->reused ? "true" : "false");
   fputs(",\"candidates\":[", f);

@@ -66,10 +66,10 @@ static __attribute__((noinline)) ncclResult_t v6_start_other(void* context, void
       return ncclSuccess;
     }
     case ncclProfileColl: /* the parents of NVIDIA's ProxyOps: their opCount */
-      *handle = pt_event_coll_start(context, pt_func_code(d->coll.func), d->coll.seqNumber, 0);
+      *handle = pt_event_coll_start(context, d->rank, pt_func_code(d->coll.func), d->coll.seqNumber, 0);
       return ncclSuccess;
     case ncclProfileP2p:
-      *handle = pt_event_p2p_start(context, pt_func_code(d->p2p.func), d->p2p.peer, 0);
+      *handle = pt_event_p2p_start(context, d->rank, pt_func_code(d->p2p.func), d->p2p.peer, 0);
       return ncclSuccess;
     default:
       pt_event_other_type(context, d->type); /* Group/API/...: not traced */

@@ -220,8 +220,13 @@ void pt_ctx_destroy(pt_ctx* c) {
   if (!found) return; /* not ours, or finalized twice: left alone */
   /* Stock NCCL has no dump hook: a communicator destroyed (or aborted) with
    * ops still waiting leaves them in a dump — taken here, unlocked, on the
-   * registry's reference. sink.c skips RCCL, whose hook dumped just before. */
-  if (atomic_load(&c->host_lib) != PT_HOSTLIB_RCCL && pt_trace_waiting_ops(c->trace) > 0)
+   * registry's reference. With dump files on, every communicator under
+   * every host leaves one, also with nothing waiting: its finalize record
+   * says the rank finished cleanly (or what was still waiting), so "no
+   * dump" only ever means the plugin never ran. sink.c keeps RCCL's, whose
+   * hook dumped just before, out of the log. */
+  if (pt_dump_settings_get()->dump_dir[0] ||
+      (atomic_load(&c->host_lib) != PT_HOSTLIB_RCCL && pt_trace_waiting_ops(c->trace) > 0))
     pt_sink_dump(c, PT_TRIG_FINALIZE, pt_dump_next_round(), NULL, NULL);
   /* The communicator's last figures stay on disk (metrics_sink.c). */
   if (pt_trace_metrics_on(c->trace)) pt_metrics_write(c, 1);

@@ -43,14 +43,18 @@ void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int p
   return pt_op_start(t, &info);
 }
 
-void* pt_event_coll_start(void* ctx, int func, uint64_t seq, uint64_t comm_hash) {
-  if (!pt_ctx_trace(ctx)) return NULL;
+void* pt_event_coll_start(void* ctx, int rank, int func, uint64_t seq, uint64_t comm_hash) {
+  pt_trace* t = pt_ctx_trace(ctx);
+  if (!t) return NULL;
+  pt_trace_learn_rank(t, rank);
   pt_ctx_learn_comm_hash(ctx, comm_hash);
   return pt_task_handle(0, func, seq);
 }
 
-void* pt_event_p2p_start(void* ctx, int func, int peer, uint64_t comm_hash) {
-  if (!pt_ctx_trace(ctx)) return NULL;
+void* pt_event_p2p_start(void* ctx, int rank, int func, int peer, uint64_t comm_hash) {
+  pt_trace* t = pt_ctx_trace(ctx);
+  if (!t) return NULL;
+  pt_trace_learn_rank(t, rank);
   pt_ctx_learn_comm_hash(ctx, comm_hash);
   const int64_t seq = pt_ctx_p2p_next(ctx, peer, func == PT_FUNC_RECV);
   return seq < 0 ? NULL : pt_task_handle(1, func, (uint64_t)seq);

@@ -267,9 +267,12 @@ void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int p
                               int chunk_size, int is_send, void* parent);
 /* Coll and P2p events: a task handle (trace.h) for the ProxyOps of the
  * task to name as parent. `comm_hash` is the descriptor's (API v1-v3),
- * else 0. NULL when the plugin opted out of the communicator. */
-void* pt_event_coll_start(void* ctx, int func, uint64_t seq, uint64_t comm_hash);
-void* pt_event_p2p_start(void* ctx, int func, int peer, uint64_t comm_hash);
+ * else 0; `rank` the descriptor's, learned where init gave none (API
+ * v1-v3: NCCL 2.23-2.26 fill it in every Coll and P2p event, so a rank
+ * with no network op learns it too). NULL when the plugin opted out of
+ * the communicator. */
+void* pt_event_coll_start(void* ctx, int rank, int func, uint64_t seq, uint64_t comm_hash);
+void* pt_event_p2p_start(void* ctx, int rank, int func, int peer, uint64_t comm_hash);
 /* Any state on one of our handles, except RCCL's ProxyDiag update:
  * 19 registers an op, 0-7 move a stock op's counters (`steps` < 0 when the
  * host gave no args), 8-12/20 are step states. Others are refused.

@@ -269,7 +269,8 @@ static pt_dump* take(pt_ctx* c, pt_trigger trig, uint64_t round, pt_dump_meta* m
   if (trig == PT_TRIG_HOOK && *lib != PT_HOSTLIB_RCCL) trig = PT_TRIG_API;
   pthread_once(&host_once, read_host_name);
   *m = (pt_dump_meta){
-      .host = host_name, .pid = (long)pt_self_pid(), .nranks = c->nranks > 0 ? c->nranks : 0,
+      .host = host_name, .pid = (long)pt_self_pid(), .rank_from = c->rank >= 0 ? "init" : "event",
+      .nranks = c->nranks > 0 ? c->nranks : 0,
       .nnodes = c->nnodes > 0 ? c->nnodes : 0, .comm_hash = atomic_load(&c->comm_hash),
       .comm_name = c->name[0] ? c->name : NULL, .host_lib = host_lib_name(*lib), .profiler_api = c->api,
       .trigger = pt_trigger_name(trig), .seq = atomic_fetch_add(&dump_seq, 1) + 1, .round = round,
@@ -288,20 +289,29 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
     if (first_time(SAID_NOMEM)) say(&l, "proxytrace: no memory for a dump; dumps are skipped until there is");
     return -1;
   }
-  if (trig == PT_TRIG_FINALIZE && lib == PT_HOSTLIB_RCCL) { /* RCCL's hook dumped it */
+  const pt_dump_settings* s = pt_dump_settings_get();
+  /* RCCL's hook printed it to the log just before: the finalize record
+   * goes only to the files. */
+  const int hooked = trig == PT_TRIG_FINALIZE && lib == PT_HOSTLIB_RCCL;
+  if (hooked && !s->dump_dir[0]) {
     pt_dump_free(d);
     return 0;
   }
-  const pt_dump_settings* s = pt_dump_settings_get();
+  /* A clean finalize record is the header and the end line: the rank
+   * finished with nothing waiting (docs/dump-json.md). */
+  if (trig == PT_TRIG_FINALIZE && pt_dump_active(d) == 0) pt_dump_drop_finished(d);
   int lines = hook_emit ? pt_dump_text(d, hook_emit, hook_arg) : 0;
   int files = -1;
   char path[PT_DUMP_DIR_MAX + 512];
   if (s->dump_dir[0]) files = write_files(d, &m, s->dump_dir, path, sizeof path, &l);
   if (!hook_emit) {
-    if (files == 0) {
+    /* A clean finalize record (nothing waiting) is not worth a WARN line,
+     * nor one RCCL's hook has just printed. */
+    const int quiet = hooked || (trig == PT_TRIG_FINALIZE && pt_dump_active(d) == 0);
+    if (files == 0 && !quiet) {
       say(&l, "proxytrace: %s dump %" PRIu64 " of rank %d (commHash %" PRIu64 ", %u active ops) written to %s.txt and .jsonl",
           m.trigger, m.seq, pt_dump_rank(d), m.comm_hash, pt_dump_active(d), path);
-    } else if (files == -1) {
+    } else if (files == -1 && !quiet) {
       char banner[1024];
       log_emit(&l, banner, pt_dump_banner(d, &m, banner, sizeof banner));
       lines = pt_dump_text(d, log_emit, &l);

@@ -59,8 +59,9 @@ static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
   pt_jput(j, "{\"type\":\"dump\",\"schema\":1,\"tool\":\"proxytrace\",\"version\":\"%d.%d.%d\",\"host\":",
       PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
   pt_jput_str(j, m->host, 255);
-  pt_jput(j, ",\"pid\":%ld,\"rank\":%d,\"nRanks\":%d,\"nNodes\":%d,\"commHash\":\"%" PRIu64 "\",\"commName\":",
-      m->pid, d->rank, m->nranks, m->nnodes, m->comm_hash);
+  pt_jput(j, ",\"pid\":%ld,\"rank\":%d,\"rankFrom\":\"%s\",\"nRanks\":%d,\"nNodes\":%d,\"commHash\":\"%" PRIu64
+         "\",\"commName\":",
+      m->pid, d->rank, d->rank < 0 || !m->rank_from ? "unknown" : m->rank_from, m->nranks, m->nnodes, m->comm_hash);
   pt_jput_str(j, m->comm_name && *m->comm_name ? m->comm_name : NULL, 255);
   pt_jput(j, ",\"hostLib\":\"%s\",\"profilerApi\":%d,\"clock\":\"%s\",\"trigger\":\"%s\",\"dumpSeq\":%" PRIu64
          ",\"round\":%" PRIu64 ",\"time_ns\":%" PRId64 ",\"activeOps\":%u,\"finishedOps\":%u,"

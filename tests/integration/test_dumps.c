@@ -398,26 +398,55 @@ static void test_finalize_dump_under_stock_nccl(void** state) {
   assert_int_equal(log_count("finalize dump"), 1);
   assert_int_equal(log_levels[NCCL_LOG_WARN], 1);
   json_files_parse(dir);
-  /* An op that completed leaves nothing waiting: no finalize dump. */
+  /* Nothing waiting: the finalize record alone — the header with 0
+   * active ops, no op line, the end line — and no log line. */
   log_reset();
   void* ctx2 = NULL;
   int mask = 0;
   assert_int_equal(v4()->init(&ctx2, &mask, "done", 0xbeefULL, 2, 8, 3, safe_logger), ncclSuccess);
   v4()->finalize(ctx2);
-  assert_int_equal(count_in_files(dir, ".txt", "commHash=48879"), 0);
+  assert_int_equal(count_in_files(dir, ".txt", "trigger=finalize time_ns="), 2);
+  assert_int_equal(count_in_files(dir, ".txt", "commHash=48879 hostLib=nccl"), 1);
+  assert_int_equal(count_in_files(dir, ".jsonl", "\"commHash\":\"48879\""), 1);
+  assert_int_equal(count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\",\"dumpSeq\":2,\"round\":2,"), 1);
+  assert_int_equal(count_in_files(dir, ".jsonl", "\"activeOps\":0,\"finishedOps\":0,"), 1);
+  assert_int_equal(count_in_files(dir, ".jsonl", "{\"type\":\"end\",\"dumpSeq\":2,\"records\":0}"), 1);
   assert_int_equal(log_lines, 0);
+  json_files_parse(dir);
 }
 
-/* Under RCCL the dump hook dumps at destroy: finalize does not again. */
-static void test_no_finalize_dump_under_rccl(void** state) {
+/* Without dump files a clean finalize writes nothing, anywhere. */
+static void test_no_finalize_record_without_files(void** state) {
+  (void)state;
+  unsetenv("PROXYTRACE_DUMP_DIR");
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(v4()->init(&ctx, &mask, "quiet", 0xbeefULL, 2, 8, 3, safe_logger), ncclSuccess);
+  log_reset(); /* init's clock line */
+  v4()->finalize(ctx);
+  assert_int_equal(log_lines, 0);
+  assert_int_equal(count_in_files(dir, ".txt", "proxytrace dump"), 0);
+}
+
+/* Under RCCL the dump hook dumps at destroy, to the log and the files;
+ * finalize adds its record to the files only (what was still waiting, so
+ * the op is in it), never to the log again. */
+static void test_finalize_record_under_rccl(void** state) {
   (void)state;
   setenv("PROXYTRACE_DUMP_DIR", dir, 1);
   rh_op op;
   void* ctx = comm_with_waiting_op(0x77, 0, safe_logger, &op);
   plugin.dump(ctx, rh_logger); /* RCCL's hook, then finalize */
+  const int hook_lines = rh_captured.n;
+  log_reset();
   plugin.p->finalize(ctx);
   assert_int_equal(count_in_files(dir, ".txt", "trigger=hook"), 1);
-  assert_int_equal(count_in_files(dir, ".txt", "proxytrace dump seq="), 1);
+  assert_int_equal(count_in_files(dir, ".txt", "trigger=finalize"), 1);
+  assert_int_equal(count_in_files(dir, ".txt", "proxytrace dump seq="), 2);
+  assert_int_equal(count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\""), 1);
+  assert_int_equal(count_in_files(dir, ".jsonl", "\"hostLib\":\"rccl\""), 2);
+  assert_int_equal(rh_captured.n, hook_lines);
+  assert_int_equal(log_lines, 0);
   json_files_parse(dir);
 }
 
@@ -566,7 +595,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_fork_child_does_not_deadlock, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exit_without_finalize, setup, teardown),
       cmocka_unit_test_setup_teardown(test_finalize_dump_under_stock_nccl, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_no_finalize_dump_under_rccl, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_finalize_record_under_rccl, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_finalize_record_without_files, setup, teardown),
       cmocka_unit_test_setup_teardown(test_planted_symlink_not_followed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_directory_that_cannot_be_created, setup, teardown),
       cmocka_unit_test_setup_teardown(test_directory_that_cannot_be_written, setup, teardown),

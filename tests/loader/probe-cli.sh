@@ -82,6 +82,16 @@ NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe -q
 NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe -q -i
 [ $? -eq 3 ] || fail "-i does not clear the environment"
 
+# The dump hook is reported only where the host calls it (RCCL): NVIDIA
+# NCCL never looks it up.
+$RUN "$PT" probe -i --host rccl NCCL_PROFILER_PLUGIN="$T/good.so" >"$T/out"
+grep -q "dump hook ncclProfilerProxyTraceDump" "$T/out" || fail "rccl: the dump hook is not reported"
+$RUN "$PT" probe -i --host nccl-2.28 NCCL_PROFILER_PLUGIN="$T/good.so" >"$T/out"
+! grep -q "dump hook\|ProxyTraceDump" "$T/out" || fail "nccl-2.28: a dump hook NVIDIA never calls is reported"
+$RUN "$PT" probe -i --json --host nccl-2.28 NCCL_PROFILER_PLUGIN="$T/good.so" >"$T/json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["host_calls_dump_hook"] is False, d' "$T/json" ||
+  fail "nccl-2.28: --json says the host calls the dump hook"
+
 # --json parses, and says what the exit code says.
 version=$($RUN "$PT" --version | sed -n 's/^proxytrace //p')
 [ -n "$version" ] || fail "proxytrace --version prints no version"
@@ -91,6 +101,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["ok"] is True and d["status"] == "PT_OK", d
 assert d["api_version"] == 6 and d["dump_hook"] is True, d
+assert d["host_calls_dump_hook"] is True, d
 assert d["path"] == sys.argv[2] and d["mode"] == "probe", d
 # Reading the environment (-i: nothing set), RCCL's default net library is
 # the last candidate; the host stops at the plugin before it.

@@ -10,7 +10,8 @@ and hold whole dumps (a "dump" header, "op" lines, an "end" line whose count
 matches) in the schema of docs/dump-json.md. With --trigger NAME, every rank
 that has stuck ops has a dump with that trigger, and its first one:
   - names exactly the rank's stuck ops (rank, peer, channel, direction) with
-    the status the truth gives (status=), active;
+    the status the truth gives (status=), active, and the truth's opCount,
+    nSteps and counters (the truth speaks the dump's units);
   - with --stall-ms, was taken between S and S + X ms after the
     communicator's last progress;
   - pairs: each stuck send (rank r, peer p, channel c) has a receive on rank
@@ -101,7 +102,8 @@ def read_truth(path):
     stuck = []
     if path == "-":
         return stuck, set()
-    pat = re.compile(r"truth: stuck rank=(\d+) peer=(\d+) chan=(\d+) ([SR]) .* status=(\w+)")
+    pat = re.compile(r"truth: stuck rank=(\d+) peer=(\d+) chan=(\d+) ([SR]) .* opCount=(-?\d+) ns=(\d+) po=(\d+) "
+                     r"recvd=(\d+) trans=(\d+) done=(\d+) status=(\w+)")
     dead = set()
     with open(path) as f:
         for line in f:
@@ -110,8 +112,13 @@ def read_truth(path):
                 dead.add(int(m.group(1)))
             m = pat.match(line)
             if m and "pxn-proxy=" not in line:
-                stuck.append((int(m.group(1)), int(m.group(2)), int(m.group(3)),
-                              "send" if m.group(4) == "S" else "recv", m.group(5)))
+                d = "send" if m.group(4) == "S" else "recv"
+                # opCount, nSteps and the counters, in the dump's units
+                want = {"opCount": int(m.group(5)), "nSteps": int(m.group(6)), "posted": int(m.group(7)),
+                        "transmitted": int(m.group(9)), "done": int(m.group(10))}
+                if d == "recv":
+                    want["received"] = int(m.group(8))
+                stuck.append((int(m.group(1)), int(m.group(2)), int(m.group(3)), d, m.group(11), want))
     return stuck, dead
 
 
@@ -163,7 +170,7 @@ def main(argv):
             if h["trigger"] == trig:
                 first[r] = (h, ops)
                 break
-    for (r, peer, ch, d, status) in stuck:
+    for (r, peer, ch, d, status, want) in stuck:
         if r in dead:
             continue
         if r not in first:
@@ -174,6 +181,11 @@ def main(argv):
             fail("rank %d: stuck %s to %d on channel %d: %d active lines in the %s dump" % (r, d, peer, ch, len(hit), trig))
         if hit[0]["status"] != status:
             fail("rank %d: stuck %s to %d on channel %d: status %s, truth %s" % (r, d, peer, ch, hit[0]["status"], status))
+        got = {k: hit[0]["counters"].get(k, hit[0].get(k)) for k in want}
+        got["opCount"], got["nSteps"] = hit[0]["opCount"], hit[0]["nSteps"]
+        if got != want:
+            fail("rank %d: stuck %s to %d on channel %d: the dump says %s, the truth %s (same opCount and units)"
+                 % (r, d, peer, ch, got, want))
         if args["--stall-ms"]:
             s, x = int(args["--stall-ms"]), int(args["--slack-ms"])
             late = (h["time_ns"] - h["lastProgress_ns"]) / 1e6

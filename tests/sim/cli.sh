@@ -51,9 +51,22 @@ grep -q "leak-ops does nothing under nccl-2.25" "$T/out" || fail "--leak-ops und
 $RUN "$PT" sim $SMALL --plugin "$PLUGIN" --host nccl-2.29.1 >"$T/out" 2>&1 || fail "sim --host nccl-2.29.1 exits $?"
 grep -q "2.29.1 is not a release: the nccl-2.29 profile" "$T/out" || fail "nccl-2.29.1 gets no note"
 
-$RUN "$PT" sim --bogus >"$T/out" 2>&1; rc=$?
-[ $rc -eq 2 ] || fail "sim --bogus exits $rc, want 2"
-grep -q -- "--bogus" "$T/out" || fail "sim --bogus does not name the option"
+# An unknown option is named as such, whether a value follows or not.
+for a in "--bogus" "--bogus x" "--bogus=3"; do
+  # shellcheck disable=SC2086
+  $RUN "$PT" sim $a >"$T/out" 2>&1; rc=$?
+  [ $rc -eq 2 ] || fail "sim $a exits $rc, want 2"
+  grep -q -- "unknown option '--bogus'" "$T/out" || fail "sim $a: not 'unknown option': $(cat "$T/out")"
+done
+
+# Timing faults need real time: paced by default, refused with --pace 0.
+$RUN "$PT" sim $SMALL --plugin "$PLUGIN" --slow-link 1:4 --pace 0 >"$T/out" 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "--slow-link with --pace 0 exits $rc, want 2"
+grep -q -- "--slow-link needs real time" "$T/out" || fail "--pace 0 with --slow-link: no reason given"
+$RUN "$PT" sim --nodes 2 --ranks-per-node 1 --iters 1 --plugin "$PLUGIN" --slow-gpu 1:4 >"$T/out" 2>&1 ||
+  fail "--slow-gpu without --pace exits $?"
+grep -q "paced 1000 us" "$T/out" || fail "--slow-gpu without --pace is not paced: $(grep job: "$T/out")"
+grep -q "slow-link.*paced\|needs real time\|1000 with" "$T/help" || fail "sim --help does not say timing faults are paced"
 $RUN "$PT" sim --channels 0 >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "sim --channels 0 exits $rc, want 2"
 grep -q "1..64" "$T/out" || fail "sim --channels 0 does not say what is accepted"
@@ -71,6 +84,31 @@ for r in 0 1 2 3; do
 done
 grep -q "truth: stuck rank=1" "$T/truth" || fail "the truth file lacks rank 1's stuck op"
 grep -q "hung" "$T/out" || fail "the summary does not say the job hung"
+
+# NCCL 2.26: every rank learns its rank from its Coll events, also one with
+# no network op (the middle rank of each node here); the plugin's lines,
+# which API v3 gives no logger, go to host.log like the host's; the summary
+# counts the dump files where PROXYTRACE_DUMP_DIR put them, and only them.
+$RUN "$PT" sim --plugin "$PLUGIN" --host nccl-2.26 --nodes 2 --ranks-per-node 3 --channels 1 --iters 2 \
+  --ops allreduce:1M --stall 1:0:2 --dump-dir "$T/logs" --env PROXYTRACE_DUMP_DIR="$T/files" \
+  --env PROXYTRACE_STALL_MS=200 --hold 0.6 --pace 100 >"$T/out" 2>"$T/err"; rc=$?
+[ $rc -eq 3 ] || fail "2.26 stall exits $rc, want 3: $(cat "$T/err")"
+! ls "$T/files" | grep -q -- "-r-1-" || fail "2.26: a dump file of an unknown rank: $(ls "$T/files")"
+for r in 0 1 2 3 4 5; do
+  grep -q "\"rank\":$r,\"rankFrom\":\"event\"" "$T/files"/proxytrace-*-r$r-*.jsonl ||
+    fail "2.26: rank $r's dumps do not say it learned its rank from an event"
+done
+grep -q "stall dump .* written to" "$T/logs/host.log" || fail "2.26: the plugin's lines are not in host.log"
+! grep -q "written to" "$T/out" "$T/err" || fail "2.26: the plugin's lines went to the terminal"
+grep -q "every rank left a dump" "$T/out" || fail "the summary misses the files in PROXYTRACE_DUMP_DIR: $(cat "$T/out")"
+grep -q "$T/files/proxytrace-\*" "$T/out" || fail "the summary does not say where the plugin's files are"
+# Metrics files are no dumps.
+$RUN "$PT" sim --plugin "$PLUGIN" --host nccl-2.28 --nodes 2 --ranks-per-node 1 --iters 1 --dump-dir "$T/m" \
+  --env PROXYTRACE_DUMP_DIR= --env PROXYTRACE_METRICS_DIR="$T/m" --env PROXYTRACE_METRICS_INTERVAL_MS=100 \
+  --pace 100 >"$T/out" 2>&1 || fail "metrics job exits $?"
+ls "$T/m" | grep -q "proxytrace-metrics-" || fail "the metrics job wrote no metrics file"
+grep -q "ranks that left no dump (none in their log, no dump file): 0, 1" "$T/out" ||
+  fail "metrics files counted as dumps: $(cat "$T/out")"
 
 # The demo: our plugin, one stalled GPU, stuck ops from the dumps.
 $RUN "$PT" demo --bogus >"$T/out" 2>&1; rc=$?

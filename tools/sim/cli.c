@@ -28,6 +28,7 @@ void pt_sim_config_init(pt_sim_config* c) {
   c->recv_retry = 0.02;
   c->gpu_batch = 2;
   c->hang_polls = 50;
+  c->pace_us = -1; /* not given: pt_sim_parse_args decides */
   c->signal_after_s = -1;
   c->fault_iter = -1;
   c->debug_level = PT_SIM_LOG_WARN;
@@ -110,7 +111,9 @@ void pt_sim_usage(FILE* f) {
 "                        microseconds, and a proxy thread with nothing to do\n"
 "                        sleeps until its next op is due, so step times are\n"
 "                        draws times US whatever the CPU load (0..100000,\n"
-"                        default 0: polls as fast as they go)\n"
+"                        default 0: polls as fast as they go; 1000 with\n"
+"                        --slow-link or --slow-gpu, which need real time:\n"
+"                        --pace 0 is refused with them)\n"
 "  --hold SECONDS        after those rounds, keep the proxy threads polling the\n"
 "                        stuck ops for this long before the abort, so the\n"
 "                        plugin's watchdogs and signals act as in a real hang\n"
@@ -125,16 +128,18 @@ void pt_sim_usage(FILE* f) {
 "Faults (strike in one call of one iteration; slow-link, slow-gpu, pxn, leak-ops in all).\n"
 "A step S counts transfers of sliceSteps raw steps (2 for a SIMPLE all-reduce,\n"
 "else 1), as NCCL 2.24+ number ProxyStep events; the dump's counters (po, trans,\n"
-"done, ns) count raw steps, and the summary gives both. A step the op does not\n"
-"have is refused.\n"
+"done, ns) count raw steps under RCCL and NCCL 2.23, transfers under 2.24+, and\n"
+"the summary and --truth say which. A step the op does not have is refused.\n"
 "  --scenario FILE       read options from FILE, one per line, without \"--\"\n"
 "  --stall R:C:S         rank R's GPU stops producing data on channel C (or all)\n"
 "                        from transfer S\n"
 "  --no-recv R[:C[:S]]   rank R posts no receives (from transfer S, default 0)\n"
 "  --slow-link R:F       rank R's network link is F times slower: the network\n"
-"                        phases of its transfers, both ends (F 2..1000)\n"
+"                        phases of its transfers, both ends (F 2..1000);\n"
+"                        paced (see --pace): without real time, step times\n"
+"                        are the machine's noise\n"
 "  --slow-gpu R:F        rank R's GPU is F times slower: producing what it\n"
-"                        sends, consuming what it receives (F 2..1000)\n"
+"                        sends, consuming what it receives (F 2..1000); paced\n"
 "  --kill R:S            rank R dies at transfer S (its dump never comes)\n"
 "  --pxn R:H             rank R's network sends run on the proxy of rank H (same\n"
 "                        node): foreign pid, context and parent for H's plugin\n"
@@ -230,6 +235,12 @@ const char* pt_sim_option(int i, int* takes_value) {
   if (i < 0 || i >= (int)(sizeof options / sizeof options[0])) return NULL;
   if (takes_value) *takes_value = options[i].value;
   return options[i].name;
+}
+
+static int is_option(const char* opt) {
+  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+    if (!strcmp(opt, options[i].name)) return 1;
+  return 0;
 }
 
 static int is_flag(const char* opt) {
@@ -376,7 +387,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   else if (!strcmp(opt, "truth-file")) c->truth_file = val;
   else if (!strcmp(opt, "truth-json")) c->truth_json = val;
   else {
-    fprintf(err, "proxytrace sim: unknown option --%s (see proxytrace sim --help)\n", opt);
+    fprintf(err, "proxytrace sim: unknown option '--%s' (see proxytrace sim --help)\n", opt);
     return 2;
   }
   return 0;
@@ -400,6 +411,26 @@ static void unused_options(const pt_sim_config* c, FILE* err) {
     }
 }
 
+/* A timing fault is only seen in real time: unpaced, a poll lasts
+ * microseconds and a step's time is the machine's noise, so no analysis
+ * could tell the slow rank. Paced by default; --pace 0 is refused. */
+static int pace_timing_faults(pt_sim_config* c, FILE* err) {
+  const char* timing = NULL;
+  for (int i = 0; i < c->n_faults && !timing; i++)
+    if (c->faults[i].kind == PT_FAULT_SLOW_LINK || c->faults[i].kind == PT_FAULT_SLOW_GPU)
+      timing = c->faults[i].kind == PT_FAULT_SLOW_LINK ? "slow-link" : "slow-gpu";
+  if (timing && c->pace_us == 0) {
+    fprintf(err,
+            "proxytrace sim: --%s needs real time, but --pace is 0: unpaced, a poll lasts microseconds "
+            "and step times are the machine's noise, so no analysis can tell the slow rank; give "
+            "--pace US (a timing fault without --pace runs at --pace %d)\n",
+            timing, PT_SIM_TIMING_PACE_US);
+    return 2;
+  }
+  if (c->pace_us < 0) c->pace_us = timing ? PT_SIM_TIMING_PACE_US : 0;
+  return 0;
+}
+
 int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* err) {
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
@@ -411,12 +442,14 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
     char opt[64];
     const char* eq = strchr(a + 2, '=');
     size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-    if (len >= sizeof opt) {
-      fprintf(err, "proxytrace sim: unknown option %s\n", a);
+    if (len < sizeof opt) {
+      memcpy(opt, a + 2, len);
+      opt[len] = 0;
+    }
+    if (len >= sizeof opt || !is_option(opt)) {
+      fprintf(err, "proxytrace sim: unknown option '%.*s' (see proxytrace sim --help)\n", (int)(len + 2), a);
       return 2;
     }
-    memcpy(opt, a + 2, len);
-    opt[len] = 0;
     const char* val = NULL;
     if (is_flag(opt)) {
       if (eq) {
@@ -449,6 +482,7 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
     return 2;
   }
   if (sim_faults_check(c, err) != 0) return 2;
+  if (pace_timing_faults(c, err) != 0) return 2;
   unused_options(c, err);
   return 0;
 }
@@ -472,10 +506,12 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
     human_size(c->calls[i].bytes, sz, sizeof sz);
     fprintf(f, "%s %s %s", i ? "," : "", pt_sim_call_name(c->calls[i].kind), sz);
   }
-  fprintf(f, "; seed %llu; activation mask 0x%x\n", (unsigned long long)c->seed, (unsigned)res->mask);
+  fprintf(f, "; seed %llu; activation mask 0x%x", (unsigned long long)c->seed, (unsigned)res->mask);
+  if (c->pace_us > 0) fprintf(f, "; paced %d us a poll", c->pace_us);
+  fputc('\n', f);
   for (int i = 0; i < c->n_faults; i++) {
     char d[200];
-    sim_fault_describe(&c->faults[i], sim_fault_slice(c, job, &c->faults[i]), d, sizeof d);
+    sim_fault_line(c, job, &c->faults[i], d, sizeof d);
     fprintf(f, "  fault: %s\n", d);
   }
   if (job->hung_batch >= 0) {

@@ -162,13 +162,16 @@ void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len) {
   else snprintf(buf, len, "--%s %d:%s:%d", sim_fault_name(f->kind), f->rank, ch, f->step);
 }
 
-void sim_fault_describe(const pt_sim_fault* f, int slice, char* buf, size_t len) {
+void sim_fault_describe(const pt_sim_fault* f, int slice, int scale, char* buf, size_t len) {
   char ch[32], step[96];
   if (f->channel < 0) snprintf(ch, sizeof ch, "all channels");
   else snprintf(ch, sizeof ch, "channel %d", f->channel);
-  if (slice > 1)
+  if (slice > 1 && scale > 1)
     snprintf(step, sizeof step, "transfer %d (raw step %d in the dump's counters)", f->step,
-             f->step * slice);
+             f->step * scale);
+  else if (slice > 1)
+    snprintf(step, sizeof step, "transfer %d (step %d in the dump's counters, which count transfers)",
+             f->step, f->step);
   else
     snprintf(step, sizeof step, "step %d", f->step);
   switch (f->kind) {

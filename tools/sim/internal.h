@@ -202,6 +202,21 @@ int sim_abi_forwards_type(const sim_plugin* p, uint64_t type);
 void sim_log_setup(const pt_sim_config* c, const sim_host* h, int nranks, int rpn);
 int sim_log_open_dumps(const pt_sim_config* c, int nranks, FILE* err);
 void sim_log_close(void);
+/* With --dump-dir, what the process writes to standard error from now on
+ * (until sim_log_close) goes to host.log: a plugin that the host's API
+ * gives no logger (v1-v3) writes its lines there, as into a job's log. */
+void sim_log_capture_stderr(void);
+/* A dead rank's communicator is finalized to take it away from the
+ * plugin (run.c), but a dead process writes nothing at its end: what its
+ * plugin dump files in `dir` (PROXYTRACE_DUMP_DIR) gained meanwhile is
+ * taken back. */
+typedef struct {
+  int n;
+  char name[8][256];
+  long long size[8];
+} sim_files_mark;
+void sim_files_mark_rank(const char* dir, int rank, sim_files_mark* m);
+void sim_files_undo(const char* dir, int rank, const sim_files_mark* m);
 void sim_log_set_rank(int rank); /* the calling thread acts for `rank`   */
 /* The logger handed to the plugin (host level numbering). */
 void sim_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
@@ -260,15 +275,26 @@ struct sim_run {
 int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* err);
 int sim_faults_check(const pt_sim_config* c, FILE* err);
 /* One line on a fault; `slice` (sliceSteps of the ops it strikes, 0 when
- * unknown) adds the raw step the dump shows. */
-void sim_fault_describe(const pt_sim_fault* f, int slice, char* buf, size_t len);
+ * unknown) and `scale` (the dump's steps per transfer there) add the step
+ * the dump shows. */
+void sim_fault_describe(const pt_sim_fault* f, int slice, int scale, char* buf, size_t len);
 /* "stall", "no-recv", … as the options name them. */
 const char* sim_fault_name(pt_fault_kind k);
 /* The fault as the option that sets it ("--stall 3:0:5"). */
 void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len);
-/* truth.c: sliceSteps of the ops of the faulty call that fault f strikes,
- * 0 when it strikes none. */
-int sim_fault_slice(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f);
+/* truth.c: an op of the faulty call that fault f strikes, NULL when it
+ * strikes none. */
+const pt_sim_op* sim_fault_op(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f);
+/* The fault as sim_fault_describe says it, in the units of this host's
+ * dumps. */
+void sim_fault_line(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f, char* buf, size_t len);
+/* The units and the opCount of the dumps under the host: what one of the
+ * op's transfers counts in the dump's counters and nSteps (RCCL's ProxyDiag
+ * counters and NCCL 2.23's steps are raw steps, NCCL 2.24+'s transfers),
+ * and the op's opCount there (RCCL's own; under NVIDIA NCCL the one the
+ * dump format derives from the parent Coll or P2p event: docs/dump-json.md). */
+int sim_dump_scale(const pt_sim_config* c, const pt_sim_op* op);
+int64_t sim_dump_op_count(const pt_sim_config* c, const pt_sim_op* op);
 
 /* plugin.c */
 int sim_plugin_load(sim_plugin* p);

@@ -43,8 +43,9 @@ static struct {
   FILE** files;
   char** paths;
   FILE* host_file; /* --dump-dir: lines without a rank */
+  int saved_stderr; /* sim_log_capture_stderr: the real one, else -1 */
   pthread_mutex_t mu;
-} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} L = {.mu = PTHREAD_MUTEX_INITIALIZER, .saved_stderr = -1};
 
 static _Thread_local int tl_rank = -1;
 
@@ -115,7 +116,24 @@ int sim_log_open_dumps(const pt_sim_config* c, int nranks, FILE* err) {
   return 0;
 }
 
+void sim_log_capture_stderr(void) {
+  if (!L.host_file || L.saved_stderr >= 0) return;
+  fflush(stderr);
+  setvbuf(L.host_file, NULL, _IOLBF, 0); /* its lines and the plugin's, in order */
+  L.saved_stderr = dup(2);
+  if (L.saved_stderr >= 0 && dup2(fileno(L.host_file), 2) < 0) {
+    close(L.saved_stderr);
+    L.saved_stderr = -1;
+  }
+}
+
 void sim_log_close(void) {
+  if (L.saved_stderr >= 0) {
+    fflush(stderr);
+    dup2(L.saved_stderr, 2);
+    close(L.saved_stderr);
+    L.saved_stderr = -1;
+  }
   for (int r = 0; L.files && r < L.nranks; r++) {
     if (L.files[r]) fclose(L.files[r]);
     free(L.paths[r]);
@@ -213,10 +231,17 @@ void sim_host_log(int level, const char* fmt, ...) {
   va_end(ap);
 }
 
+/* A dump file of the plugin (proxytrace-<host>-<pid>-r<r>-<hash>.txt or
+ * .jsonl), not one of its metrics files (proxytrace-metrics-…). */
+static int dump_file(const char* name, const char* tag) {
+  return !strncmp(name, "proxytrace-", 11) && strncmp(name, "proxytrace-metrics-", 19) && strstr(name, tag) &&
+         (has_suffix(name, ".txt") || has_suffix(name, ".jsonl"));
+}
+
 /* Dumps rank r left in this run: legacy dump headers in DIR/rank<r>.log,
- * and the bytes of the plugin files of this process for rank r
- * (proxytrace-<host>-<pid>-r<r>-…). */
-static int rank_dumps(const char* dir, int r, long long* plugin) {
+ * and the bytes of the plugin's dump files of this process for rank r in
+ * FILES (PROXYTRACE_DUMP_DIR; NULL: none). */
+static int rank_dumps(const char* dir, const char* files, int r, long long* plugin) {
   char path[4096], tag[64], line[2048];
   struct stat st;
   int dumps = 0;
@@ -227,14 +252,47 @@ static int rank_dumps(const char* dir, int r, long long* plugin) {
     if (strstr(line, "commDump for all active ops")) dumps++;
   if (f) fclose(f);
   snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), r);
-  DIR* d = opendir(dir);
+  DIR* d = files ? opendir(files) : NULL;
   for (struct dirent* e; d && (e = readdir(d)) != NULL;) {
-    if (strncmp(e->d_name, "proxytrace-", 11) || !strstr(e->d_name, tag)) continue;
-    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path && stat(path, &st) == 0)
+    if (!dump_file(e->d_name, tag)) continue;
+    if (snprintf(path, sizeof path, "%s/%s", files, e->d_name) < (int)sizeof path && stat(path, &st) == 0)
       *plugin += (long long)st.st_size;
   }
   if (d) closedir(d);
   return dumps;
+}
+
+void sim_files_mark_rank(const char* dir, int rank, sim_files_mark* m) {
+  char tag[64], path[4096];
+  struct stat st;
+  m->n = 0;
+  snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), rank);
+  DIR* d = dir ? opendir(dir) : NULL;
+  for (struct dirent* e; d && (e = readdir(d)) != NULL && m->n < 8;) {
+    if (!dump_file(e->d_name, tag) || strlen(e->d_name) >= sizeof m->name[0]) continue;
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path || stat(path, &st) != 0) continue;
+    strcpy(m->name[m->n], e->d_name);
+    m->size[m->n++] = (long long)st.st_size;
+  }
+  if (d) closedir(d);
+}
+
+void sim_files_undo(const char* dir, int rank, const sim_files_mark* m) {
+  char tag[64], path[4096];
+  snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), rank);
+  DIR* d = dir ? opendir(dir) : NULL;
+  for (struct dirent* e; d && (e = readdir(d)) != NULL;) {
+    if (!dump_file(e->d_name, tag) || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+      continue;
+    int i = 0;
+    while (i < m->n && strcmp(m->name[i], e->d_name)) i++;
+    if (i < m->n) {
+      if (truncate(path, (off_t)m->size[i]) != 0) continue;
+    } else {
+      unlink(path); /* made by the finalize alone */
+    }
+  }
+  if (d) closedir(d);
 }
 
 void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
@@ -244,9 +302,10 @@ void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE*
   char list[1024];
   size_t off = 0;
   list[0] = 0;
+  const char* files = res->files_dir[0] ? res->files_dir : NULL;
   for (int r = 0; r < job->nranks; r++) {
     long long plugin;
-    const int logged = rank_dumps(c->dump_dir, r, &plugin);
+    const int logged = rank_dumps(c->dump_dir, files, r, &plugin);
     if (plugin > 0) with_files++;
     if (logged > 0 || plugin > 0) continue;
     silent++;
@@ -256,7 +315,7 @@ void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE*
   }
   fprintf(f, "  dumps: %s/rank0.log … rank%d.log and host.log (logger lines)", c->dump_dir, job->nranks - 1);
   if (with_files)
-    fprintf(f, "; %s/proxytrace-*-%d-r<R>-*.txt and .jsonl (the plugin's files, %d rank%s)", c->dump_dir,
+    fprintf(f, "; %s/proxytrace-*-%d-r<R>-*.txt and .jsonl (the plugin's files, %d rank%s)", files,
             (int)getpid(), with_files, with_files == 1 ? "" : "s");
   fputc('\n', f);
   if (silent) fprintf(f, "  ranks that left no dump (none in their log, no dump file): %s\n", list);

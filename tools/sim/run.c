@@ -195,6 +195,8 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
     setenv("PROXYTRACE_DUMP_DIR", c->dump_dir, 1);
     res->plugin_dump_dir = 1;
   }
+  const char* files_dir = getenv("PROXYTRACE_DUMP_DIR");
+  snprintf(res->files_dir, sizeof res->files_dir, "%s", files_dir ? files_dir : "");
   res->hung_at = -1;
   res->signal = -1;
   struct sigaction host_old;
@@ -251,6 +253,9 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
     goto out;
   }
   res->loaded = 1;
+  /* v1-v3 give the plugin no logger: NCCL 2.23-2.26 leave its lines to
+   * the process's standard error, which is the job's log. */
+  if (p->version <= 3) sim_log_capture_stderr();
   res->api_version = p->version;
   res->has_dump_hook = p->dump_hook != NULL;
   snprintf(res->plugin_path, sizeof res->plugin_path, "%s", p->loaded->path ? p->loaded->path : "");
@@ -286,7 +291,10 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
       pthread_join(rk->proxy_thread, NULL);
       if (!pass) continue;
       sim_log_set_rank(-1);
+      sim_files_mark mark;
+      sim_files_mark_rank(res->files_dir[0] ? res->files_dir : NULL, r, &mark);
       sim_comm_destroy(&run, rk, 0);
+      sim_files_undo(res->files_dir[0] ? res->files_dir : NULL, r, &mark);
       rk->destroyed = 1;
     }
   res->seconds = now() - t0;

@@ -50,6 +50,7 @@ enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 #define PT_SIM_MAX_FAULTS 32
 #define PT_SIM_MAX_ENV 16
 #define PT_SIM_MAX_OPS 2000000 /* proxy ops per job (about 300 bytes each) */
+#define PT_SIM_TIMING_PACE_US 1000 /* --pace of a job with --slow-link/--slow-gpu */
 
 typedef struct {
   int kind;     /* PT_SIM_ALLREDUCE / PT_SIM_SENDRECV */
@@ -100,6 +101,8 @@ typedef struct {
   int gdr_flush;       /* receives are flushed (FLUSHED counter)          */
   int hang_polls;      /* polls on a hung job before it is aborted        */
   int pace_us;         /* >0: a poll of a waiting phase lasts this long,
+                          <0 not given (0 but with a timing fault:
+                          PT_SIM_TIMING_PACE_US, pt_sim_parse_args);
                           and an idle proxy thread sleeps (real time)     */
   double hold_s;       /* then keep polling the stuck ops this long       */
   double signal_after_s; /* send PROXYTRACE_DUMP_SIGNAL after this long; <0 = never */
@@ -284,6 +287,7 @@ typedef struct {
   long signals_seen;       /* by the handler the host installed before
                               loading the plugin (the plugin must chain)   */
   int plugin_dump_dir;     /* this run set PROXYTRACE_DUMP_DIR to dump_dir */
+  char files_dir[4096];    /* PROXYTRACE_DUMP_DIR during the run; "" none  */
   pt_sim_job job;          /* with truth; freed by pt_sim_result_free    */
 } pt_sim_result;
 

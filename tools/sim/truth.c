@@ -87,16 +87,36 @@ static int step_beyond(const pt_sim_config* c, const pt_sim_fault* f, int ch, in
   return 1;
 }
 
-int sim_fault_slice(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f) {
+const pt_sim_op* sim_fault_op(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f) {
   int fi = c->fault_iter < 0 ? c->iters - 1 : c->fault_iter;
   int fb = fi * c->n_calls + c->fault_call;
   for (size_t i = 0; i < job->n_ops; i++) {
     const pt_sim_op* op = &job->ops[i];
     if (op->batch == fb && op->kind == PT_OPK_NET && op->rank == f->rank &&
         (f->channel < 0 || op->channel == f->channel))
-      return op->slice;
+      return op;
   }
-  return 0;
+  return NULL;
+}
+
+void sim_fault_line(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f, char* buf, size_t len) {
+  const pt_sim_op* op = sim_fault_op(c, job, f);
+  sim_fault_describe(f, op ? op->slice : 0, op ? sim_dump_scale(c, op) : 0, buf, len);
+}
+
+int sim_dump_scale(const pt_sim_config* c, const pt_sim_op* op) {
+  const sim_host* h = sim_host_of(c->host);
+  return !h || h->rccl || h->raw_step_events ? op->slice : 1;
+}
+
+/* Under NVIDIA NCCL, seqNumber x 16 + function (AllReduce 4) for a
+ * collective, the p2p sequence to that peer x 16 + 5 for a send or a
+ * receive: workload.c's opCount is RCCL's, the collective or p2p count
+ * shifted left once. */
+int64_t sim_dump_op_count(const pt_sim_config* c, const pt_sim_op* op) {
+  const sim_host* h = sim_host_of(c->host);
+  if (!h || h->rccl) return op->op_count;
+  return (op->op_count >> 1) * 16 + (c->calls[op->call].kind == PT_SIM_ALLREDUCE ? 4 : 5);
 }
 
 typedef struct {
@@ -333,13 +353,13 @@ static const char* op_status(const pt_sim_op* op) {
 }
 
 static void print_op(const pt_sim_config* c, const pt_sim_op* op, const char* tag, FILE* f) {
-  int s = op->slice;
+  int s = sim_dump_scale(c, op);
   fprintf(f,
           "truth: %s rank=%d peer=%d chan=%d %s batch=%d %s commHash=%llu opCount=%lld ns=%d "
           "po=%lld recvd=%lld trans=%lld done=%lld status=%s",
           tag, op->rank, op->peer, op->channel, op->is_send ? "S" : "R", op->batch,
-          pt_sim_call_name(c->calls[op->call].kind), (unsigned long long)op->comm_hash, (long long)op->op_count,
-          op->raw, (long long)op->exp_posted * s, op->is_send ? 0LL : (long long)op->exp_recvd * s,
+          pt_sim_call_name(c->calls[op->call].kind), (unsigned long long)op->comm_hash,
+          (long long)sim_dump_op_count(c, op), op->n * s, (long long)op->exp_posted * s, op->is_send ? 0LL : (long long)op->exp_recvd * s,
           (long long)op->exp_trans * s, (long long)op->exp_done * s, op_status(op));
   if (op->why != PT_WHY_NONE) fprintf(f, " why=\"%s\"", pt_sim_why_name(op->why));
   if (op->foreign) fprintf(f, " pxn-proxy=%d", op->proxy_rank);
@@ -351,7 +371,7 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
           job->channels, job->n_batches, (unsigned long long)job->comm_hash);
   for (int i = 0; i < c->n_faults; i++) {
     char d[200];
-    sim_fault_describe(&c->faults[i], sim_fault_slice(c, job, &c->faults[i]), d, sizeof d);
+    sim_fault_line(c, job, &c->faults[i], d, sizeof d);
     fprintf(f, "truth: fault: %s\n", d);
   }
   size_t not_run = 0, leaked = 0;
@@ -423,6 +443,9 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
           "{\"type\":\"truth\",\"schema\":1,\"commHash\":\"%llu\",\"nRanks\":%d,\"nodes\":%d,\"ranksPerNode\":%d,"
           "\"channels\":%d,\"verdict\":\"%s\",",
           (unsigned long long)job->comm_hash, job->nranks, job->nodes, job->rpn, job->channels, verdict);
+  const pt_sim_op* hung_op = NULL; /* a network op of the hung call: its opCount */
+  for (size_t i = 0; job->hung_batch >= 0 && i < job->n_ops && !hung_op; i++)
+    if (job->ops[i].batch == job->hung_batch && job->ops[i].kind == PT_OPK_NET) hung_op = &job->ops[i];
   if (job->hung_batch >= 0) {
     int b = job->hung_batch;
     fprintf(f, "\"hungCall\":%d,\"hungIteration\":%d,\"hungCallKind\":\"%s\",", b % c->n_calls, b / c->n_calls,
@@ -430,11 +453,17 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   } else {
     fputs("\"hungCall\":null,\"hungIteration\":null,\"hungCallKind\":null,", f);
   }
+  if (hung_op) fprintf(f, "\"hungOpCount\":%lld,", (long long)sim_dump_op_count(c, hung_op));
+  else fputs("\"hungOpCount\":null,", f);
+  const sim_host* h = sim_host_of(c->host);
+  fprintf(f, "\"stepUnit\":\"%s\",", !h || h->rccl || h->raw_step_events ? "raw" : "transfer");
   fputs("\"faults\":[", f);
   for (int i = 0; i < c->n_faults; i++) {
     const pt_sim_fault* ft = &c->faults[i];
-    fprintf(f, "%s{\"kind\":\"%s\",\"rank\":%d,\"channel\":%d,\"step\":%d,\"arg\":%d}", i ? "," : "",
-            sim_fault_name(ft->kind), ft->rank, ft->channel, ft->step, ft->arg);
+    const pt_sim_op* op = sim_fault_op(c, job, ft);
+    fprintf(f, "%s{\"kind\":\"%s\",\"rank\":%d,\"channel\":%d,\"step\":%d,\"arg\":%d,\"dumpStep\":%d}",
+            i ? "," : "", sim_fault_name(ft->kind), ft->rank, ft->channel, ft->step, ft->arg,
+            ft->step * (op ? sim_dump_scale(c, op) : 1));
   }
   fputs("],\"deadRanks\":[", f);
   for (int r = 0, n = 0; r < job->nranks; r++)
