@@ -45,6 +45,9 @@ install-analyze: build-all
 #   test_explain  pairing, causes and culprits on hand-written dumps
 #   test_escape   the one escaping rule of every output (src/escape/):
 #                 JSON always UTF-8, text without control bytes, HTML
+#   test_complete what the input could not show (incomplete, possible
+#                 culprits, finished cleanly, rank-unknown dumps), recursive
+#                 directories, report files that keep the inputs
 #   test_accuracy the emulator's faults against its ground truth
 #   test_oom      the command with its Nth allocation failing, every N
 #                 (tests/common/failalloc.c): the same report or "out of
@@ -54,10 +57,13 @@ install-analyze: build-all
 #                 sqlite3 example of docs/analyze.md
 #   json-accuracy.sh  the accuracy matrix on the plugin's JSON dump files
 #   metrics.sh    slow GPUs and links named from the step metrics files
+#   evidence.sh   the command on cut dumps (exit 4), a hang beside missing
+#                 ranks, subfolders, rank-unknown dumps, --chrome that keeps
+#                 the inputs and fails before the report
 #   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
 #                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
-AT_UNIT := $(AT)/test_parse $(AT)/test_explain $(AT)/test_escape
+AT_UNIT := $(AT)/test_parse $(AT)/test_explain $(AT)/test_escape $(AT)/test_complete
 AT_ACCURACY := $(AT)/test_accuracy
 AT_OOM := $(AT)/test_oom
 AT_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/analyze -Itests/common -DAT_SRC_DIR='"$(abspath tests/analyze)"'
@@ -79,7 +85,8 @@ $(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(AN
 $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-deps
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
-TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh \
+  tests/analyze/evidence.sh
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a

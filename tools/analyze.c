@@ -5,8 +5,9 @@
  * The work is the analyzer library's (include/proxytrace/analyze.h); this
  * file reads the options, runs it, and maps the verdict to the exit status:
  * 0 nothing wrong, 1 a hang or a slow link, 2 unusable input, a bad
- * option or no memory, 3 (with --expect) the analysis differs from the
- * ground truth. Out of memory anywhere, the report is not printed at all:
+ * option, an output that cannot be written or no memory, 3 (with
+ * --expect) the analysis differs from the ground truth, 4 incomplete
+ * input (nothing found in what was read, but not the whole job). Out of memory anywhere, the report is not printed at all:
  * one line says so, and the exit status is 2.
  */
 #include <errno.h>
@@ -26,13 +27,17 @@ static void usage(FILE* f) {
           "the waiting starts, then the evidence.\n"
           "\n"
           "PATH is a dump file (JSON lines or legacy text), a log holding dump lines\n"
-          "behind the host's prefix, or a directory of them (not recursive).\n"
+          "behind the host's prefix, or a directory of them, read recursively (8 levels\n"
+          "deep at most; links followed, loops and files reached twice read once;\n"
+          "hidden entries skipped; -v lists what was skipped and why).\n"
           "\n"
           "  --json              print the JSON document (schema %d, docs/analyze.md)\n"
           "  --records           print the records read instead, one JSON object per line:\n"
           "                      every op of the latest dump of each communicator and rank\n"
           "  --all-dumps         with --records: the ops of every dump, not only the latest\n"
-          "  --chrome FILE       also write a Chrome-trace / Perfetto timeline to FILE\n"
+          "  --chrome FILE       also write a Chrome-trace / Perfetto timeline to FILE,\n"
+          "                      before the report (never over an input; written to a\n"
+          "                      temporary file, then renamed)\n"
           "  -v, --verbose       the evidence, every input and every problem found\n"
           "  --slow-factor F     an edge F times slower than its operation's median is\n"
           "                      slow (default 3; 1.5..1000)\n"
@@ -44,11 +49,16 @@ static void usage(FILE* f) {
           "  -h, --help          this help\n"
           "  --                  the arguments after it are paths, even if they start with '-'\n"
           "\n"
-          "Exit status: 0 nothing is stuck or slow, 1 a hang or a slow link was found,\n"
-          "2 no input held a dump, an option is bad or memory ran out, 3 --expect: the\n"
-          "analysis differs from the ground truth. With --records: 0 the records are\n"
-          "printed (problems with the inputs on stderr), 2 an option is bad or memory\n"
-          "ran out.\n",
+          "Exit status: 0 nothing is stuck or slow, and the dumps show the whole job;\n"
+          "1 a hang or a slow link was found (on the ranks whose dumps are there: the\n"
+          "report lists what it could not see, and marks culprits that touch it as\n"
+          "possible); 2 no input held a dump, an option is bad, an output cannot be\n"
+          "written or memory ran out; 3 --expect: the analysis differs from the ground\n"
+          "truth; 4 incomplete: nothing stuck or slow in what was read, but the input\n"
+          "cannot show the whole job (a dump cut or short of records, ranks without a\n"
+          "dump, a dump older than its peers' by more than the stall time, an\n"
+          "unreadable input), each listed. With --records: 0 the records are printed\n"
+          "(problems with the inputs on stderr), 2 an option is bad or memory ran out.\n",
           PT_ANALYZE_SCHEMA);
 }
 
@@ -172,6 +182,23 @@ int pt_cmd_analyze(int argc, char** argv) {
   for (int i = 0; i < npaths && rc == 0; i++)
     if (pt_analysis_add_path(a, paths[i]) != 0) rc = 2;
   if (rc == 0 && pt_analysis_run(a) != 0) rc = 2;
+  /* The output file first: one that cannot be written (or is one of the
+   * inputs) fails the command before any report is printed. */
+  if (rc == 0 && chrome) {
+    int c = pt_analysis_write_chrome_path(a, chrome);
+    if (c == PT_AN_ENOMEM) {
+      rc = 2;
+    } else if (c == PT_AN_EINPUT) {
+      fprintf(stderr, "proxytrace analyze: --chrome %s is one of the inputs: not overwritten (the dumps are the evidence);"
+                      " name another file\n", chrome);
+      rc = 2;
+      goto done;
+    } else if (c != 0) {
+      fprintf(stderr, "proxytrace analyze: cannot write --chrome %s: %s\n", chrome, strerror(errno));
+      rc = 2;
+      goto done;
+    }
+  }
   int w = 0;
   if (rc == 0)
     w = records ? pt_analysis_write_records(a, stdout)
@@ -189,11 +216,8 @@ int pt_cmd_analyze(int argc, char** argv) {
       report_input_problems(a);
       v = PT_VERDICT_OK; /* the verdict is not this mode's answer */
     }
-    if (chrome && pt_analysis_write_chrome_path(a, chrome) != 0) {
-      fprintf(stderr, "proxytrace analyze: cannot write --chrome %s: %s\n", chrome, strerror(errno));
-      rc = 2;
-    }
-    if (rc == 0) rc = v == PT_VERDICT_OK ? 0 : v == PT_VERDICT_UNUSABLE ? 2 : 1;
+    if (rc == 0)
+      rc = v == PT_VERDICT_OK ? 0 : v == PT_VERDICT_UNUSABLE ? 2 : v == PT_VERDICT_INCOMPLETE ? 4 : 1;
     if (truth) {
       char why[512] = "out of memory";
       int m = pt_analysis_compare_truth(a, truth, why, sizeof why);
@@ -204,6 +228,7 @@ int pt_cmd_analyze(int argc, char** argv) {
       else if (m == PT_TRUTH_DIFFERS) rc = 3;
     }
   }
+done:
   free(truth);
   free(paths);
   pt_analysis_free(a);

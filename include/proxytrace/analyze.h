@@ -83,14 +83,19 @@ enum {
   PT_AN_OK = 0,
   PT_AN_EINVAL = -1, /* NULL argument, analysis already run, bad option  */
   PT_AN_ENOMEM = -2, /* out of memory: the analysis is not whole (above) */
-  PT_AN_EIO = -3     /* an output could not be written                   */
+  PT_AN_EIO = -3,    /* an output could not be written                   */
+  PT_AN_EINPUT = -4  /* an output path is one of the inputs: not written */
 };
 
 typedef enum {
   PT_VERDICT_OK = 0,      /* nothing stuck, nothing slow                       */
   PT_VERDICT_HANG = 1,    /* ops are stuck                                     */
   PT_VERDICT_SLOW = 2,    /* nothing stuck, but a link is much slower          */
-  PT_VERDICT_UNUSABLE = 3 /* no input held a dump                              */
+  PT_VERDICT_UNUSABLE = 3, /* no input held a dump                             */
+  PT_VERDICT_INCOMPLETE = 4 /* nothing stuck or slow in what was read, but the
+                               input cannot show the whole job: a dump cut or
+                               short of records, ranks without a dump, a dump
+                               older than its peers' (pt_analysis_gap)        */
 } pt_verdict;
 
 /* Why a culprit holds the job up (docs/analyze.md, "Causes"). */
@@ -133,6 +138,9 @@ typedef struct {
   int dependents;           /* stuck ops whose wait leads here                   */
   double slow_factor;       /* PT_CAUSE_SLOW_LINK, _SLOW_GPU: times slower than the median */
   const char* summary;      /* one line, as the text report prints it            */
+  int possible;             /* 1: the evidence touches a rank whose dump is
+                               missing, cut, short or older than its peers'
+                               (pt_analysis_gap): the fault may be elsewhere    */
 } pt_culprit;
 
 /* One input file as read. */
@@ -169,8 +177,10 @@ PT_EXTERN void pt_analysis_free(pt_analysis* a);
  * "all-dumps" after an input), PT_AN_ENOMEM when out of memory. */
 PT_EXTERN int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value);
 
-/* Adds a file, or every regular file of a directory (not recursive; hidden
- * files skipped; in name order). A path that cannot be read is recorded as
+/* Adds a file, or every regular file under a directory, recursively (in
+ * name order, at most 8 levels deep; links followed; a loop or a file
+ * reached twice read once; hidden entries, and what is neither file nor
+ * directory, skipped and noted). A path that cannot be read is recorded as
  * an input with its error; the call still returns 0. */
 PT_EXTERN int pt_analysis_add_path(pt_analysis* a, const char* path);
 /* Adds an open stream, read to its end now; `name` labels it in reports. */
@@ -182,7 +192,7 @@ PT_EXTERN int pt_analysis_add_buffer(pt_analysis* a, const char* name, const cha
 PT_EXTERN int pt_analysis_run(pt_analysis* a);
 
 PT_EXTERN pt_verdict pt_analysis_verdict(const pt_analysis* a);
-/* "ok", "hang", "slow", "unusable". */
+/* "ok", "hang", "slow", "unusable", "incomplete". */
 PT_EXTERN const char* pt_verdict_name(pt_verdict v);
 /* "gpu_not_producing", …; "unknown" outside the enum. */
 PT_EXTERN const char* pt_cause_name(pt_cause c);
@@ -193,6 +203,44 @@ PT_EXTERN const pt_culprit* pt_analysis_culprit(const pt_analysis* a, size_t i);
 PT_EXTERN size_t pt_analysis_input_count(const pt_analysis* a);
 PT_EXTERN int pt_analysis_input(const pt_analysis* a, size_t i, pt_analysis_input_info* out);
 PT_EXTERN void pt_analysis_get_stats(const pt_analysis* a, pt_analysis_stats* out);
+
+/* What the input could not show (docs/analyze.md, "What it could not
+ * see"). Any of these makes a verdict that found nothing
+ * PT_VERDICT_INCOMPLETE; a hang or a slow link found on the ranks that are
+ * there is still reported, and the culprits it touches are `possible`. */
+typedef enum {
+  PT_GAP_MISSING = 0, /* ranks rank..rank_last of the communicator have no dump           */
+  PT_GAP_CUT,         /* a rank's latest dump has no end: no JSON "end" line, or
+                         its file ends inside a line                                    */
+  PT_GAP_SHORT,       /* a rank's latest dump holds fewer records than its header
+                         announces (`announced`, `read`), or lines of it were unreadable */
+  PT_GAP_STALE,       /* a rank's latest dump is `behind_ms` older than its peers'
+                         latest, more than the stall time `stall_ms`                   */
+  PT_GAP_UNREADABLE,  /* an input could not be read (`path`)                            */
+  PT_GAP_COUNT
+} pt_gap_kind;
+
+typedef struct {
+  pt_gap_kind kind;
+  const char* kind_name;    /* "missing", "cut", "short", "stale", "unreadable"   */
+  uint64_t comm_hash;       /* 0 for "unreadable"                                  */
+  int rank, rank_last;      /* the rank (missing: the first and last of a run); -1 */
+  const char* path;         /* the input holding the dump (or unreadable); NULL    */
+  unsigned line;            /* where the dump starts; 0                            */
+  int64_t dump_seq;         /* -1 = unknown                                        */
+  int64_t announced, read;  /* short: records the header announces / read; -1     */
+  int64_t behind_ms, stall_ms; /* stale; -1                                        */
+  int may_hold_fault;       /* 1: the fault of a hang may be on this rank, unseen
+                               (every gap but a stale stall dump: a stall dump is
+                               taken once its rank no longer moves)              */
+} pt_gap;
+
+PT_EXTERN size_t pt_analysis_gap_count(const pt_analysis* a);
+PT_EXTERN const pt_gap* pt_analysis_gap(const pt_analysis* a, size_t i);
+/* Ranks (summed over communicators) whose latest dump is a finalize dump
+ * with no active op and nothing missing, and the ranks there are: the two
+ * are equal, and not 0, when the job finished cleanly on every rank. */
+PT_EXTERN void pt_analysis_finished(const pt_analysis* a, int* clean, int* ranks);
 
 /* Reports. Text: verdict, culprits, the stuck edges; `verbose` adds every
  * input, the unmatched ops and the evidence. JSON: the versioned document
@@ -210,7 +258,12 @@ PT_EXTERN int pt_analysis_write_records(const pt_analysis* a, FILE* f);
 /* The JSON document as a string; free with pt_analysis_string_free. NULL
  * when out of memory. */
 PT_EXTERN char* pt_analysis_json(const pt_analysis* a);
-/* Writes the Chrome trace to a file (for callers without FILE*). */
+/* Writes the Chrome trace to a file (for callers without FILE*): to a
+ * temporary file beside it, renamed to `path` once whole, so that a failed
+ * write leaves what was there. A path that is one of the files read (the
+ * same file, by any name) is refused with PT_AN_EINPUT and nothing is
+ * written: the dumps are the evidence. PT_AN_EIO (errno says why) when it
+ * cannot be written. */
 PT_EXTERN int pt_analysis_write_chrome_path(const pt_analysis* a, const char* path);
 PT_EXTERN void pt_analysis_string_free(char* s);
 

@@ -16,11 +16,14 @@ from ._record import Record
 
 class Analysis(Record):
     """The JSON document of `proxytrace analyze --json`: schema, tool,
-    version, verdict ("ok", "hang", "slow", "unusable"), summary, culprits
-    (commHash, rank, host, pid, peer, channel, direction, cause, opCount,
-    coll, step, nSteps, scope, candidates, dependents, slowFactor, summary,
-    evidence), stuck_edges, missing_ranks, behind_ranks, slow_edges,
-    communicators, counts, inputs, stats. str() is the summary line."""
+    version, verdict ("ok", "hang", "slow", "unusable", "incomplete"),
+    summary, culprits (commHash, rank, host, pid, peer, channel, direction,
+    cause, opCount, coll, step, nSteps, scope, candidates, dependents,
+    slowFactor, possible, summary, evidence), stuck_edges, missing_ranks,
+    behind_ranks, slow_edges, communicators, gaps (what the dumps could not
+    show: kind "missing", "cut", "short", "stale" or "unreadable"),
+    finished (cleanRanks, ranks), unknown_rank_dumps, skipped, counts,
+    inputs, stats. str() is the summary line."""
 
     def __str__(self):
         return "%s: %s" % (self.verdict, self.summary)
@@ -104,9 +107,14 @@ def analyze(paths, *, slow_factor=None, stall_ms=None, chrome=None):
     chrome       also write a Chrome-trace / Perfetto timeline to this file
 
     Returns an Analysis. A path that cannot be read is not an error: it is
-    listed in `inputs` with its error, and with no dump at all the verdict
-    is "unusable". Raises AnalyzeError when the command refuses the options
-    or fails, with its message and exit status.
+    listed in `inputs` with its error (and in `gaps`), and with no dump at
+    all the verdict is "unusable". When nothing is stuck or slow in what was
+    read but the dumps do not show the whole job (a dump cut or short of
+    records, ranks without a dump, a dump older than its peers'), the
+    verdict is "incomplete" and `gaps` lists what is missing. Raises
+    AnalyzeError when the command refuses the options or fails (a `chrome`
+    file that cannot be written, or that is one of the inputs), with its
+    message and exit status.
     """
     args = ["analyze", "--json"]
     if slow_factor is not None:
@@ -120,6 +128,6 @@ def analyze(paths, *, slow_factor=None, stall_ms=None, chrome=None):
         data = json.loads(proc.stdout.decode("utf-8", "surrogateescape"))
     except ValueError:
         data = None
-    if proc.returncode not in (0, 1, 2) or not isinstance(data, dict) or "verdict" not in data:
+    if proc.returncode not in (0, 1, 2, 4) or not isinstance(data, dict) or "verdict" not in data:
         raise _failed(cmd, proc, err)
     return Analysis(data)

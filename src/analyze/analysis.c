@@ -39,6 +39,7 @@ int pt_analysis_new(pt_analysis** out) {
 void pt_analysis_free(pt_analysis* a) {
   if (!a) return;
   an_merge_free(a);
+  an_complete_free(a);
   pt_mset_free(&a->mset);
   pt_ms_verdict_free(&a->mslow);
   for (size_t i = 0; i < a->n_inputs; i++) {
@@ -48,6 +49,9 @@ void pt_analysis_free(pt_analysis* a) {
     for (int e = 0; e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) an_free(&a->mem, in->errors[e].message);
   }
   an_free(&a->mem, a->inputs);
+  an_map_free(&a->mem, &a->file_index);
+  for (size_t i = 0; i < a->n_skipped; i++) an_free(&a->mem, a->skipped[i].path);
+  an_free(&a->mem, a->skipped);
   for (size_t i = 0; i < a->n_comms; i++) an_free(&a->mem, a->comms[i].ranks);
   an_free(&a->mem, a->comms);
   an_free(&a->mem, a->items);
@@ -131,12 +135,14 @@ int pt_analysis_run(pt_analysis* a) {
     q->pub.summary = q->summary;
     q->pub.cause_name = pt_cause_name(q->pub.cause);
   }
-  a->analyze_seconds = an_now() - t0;
   /* Out of memory: no verdict rather than one from part of the records. */
   if (rc || (a->n_comms == 0 && a->n_empty == 0 && a->mset.n == 0)) a->verdict = PT_VERDICT_UNUSABLE;
   else if (a->n_stuck) a->verdict = PT_VERDICT_HANG;
   else if (a->n_slow || a->n_metric_culprits) a->verdict = PT_VERDICT_SLOW;
   else a->verdict = PT_VERDICT_OK;
+  /* What the input could not show: gaps, possible culprits, incomplete. */
+  if (a->verdict != PT_VERDICT_UNUSABLE && (rc = an_outcome(a, an_complete(a))) != 0) a->verdict = PT_VERDICT_UNUSABLE;
+  a->analyze_seconds = an_now() - t0;
   return rc;
 }
 
@@ -151,6 +157,7 @@ const char* pt_verdict_name(pt_verdict v) {
     case PT_VERDICT_OK: return "ok";
     case PT_VERDICT_HANG: return "hang";
     case PT_VERDICT_SLOW: return "slow";
+    case PT_VERDICT_INCOMPLETE: return "incomplete";
     default: return "unusable";
   }
 }
@@ -219,12 +226,3 @@ char* pt_analysis_json(const pt_analysis* a) {
   return buf;
 }
 
-int pt_analysis_write_chrome_path(const pt_analysis* a, const char* path) {
-  if (!a || !path) return PT_AN_EINVAL;
-  if (an_failed(a)) return PT_AN_ENOMEM;
-  FILE* f = fopen(path, "w");
-  if (!f) return PT_AN_EIO;
-  int rc = pt_analysis_write_chrome(a, f);
-  if (fclose(f) != 0) rc = PT_AN_EIO;
-  return rc;
-}

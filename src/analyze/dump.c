@@ -46,6 +46,19 @@ void an_op_init(an_op* op) {
   op->coll_seq = -1;
 }
 
+int64_t an_dump_short(const an_dump* d) {
+  int64_t active = 0, finished = 0, missing = 0;
+  for (size_t i = 0; i < d->n_ops; i++) {
+    if (d->ops[i].state == AN_ST_FINISHED) finished++;
+    else active++;
+  }
+  if (d->announced_active > active) missing += d->announced_active - active;
+  if (d->announced_finished > finished) missing += d->announced_finished - finished;
+  return missing;
+}
+
+int an_dump_damaged(const an_dump* d) { return d->cut || d->lost || an_dump_short(d) > 0; }
+
 an_dump* an_dump_new(pt_analysis* a, uint32_t input, uint32_t line, int format) {
   an_dump* d = an_alloc(&a->mem, sizeof *d);
   if (!d) return NULL;
@@ -53,6 +66,8 @@ an_dump* an_dump_new(pt_analysis* a, uint32_t input, uint32_t line, int format) 
   d->dev = -1;
   d->seq = -1;
   d->stall_ms = -1;
+  d->round = -1;
+  d->announced_active = d->announced_finished = -1;
   d->format = format;
   d->input = input;
   d->line = line;
@@ -181,6 +196,7 @@ void an_dump_commit(an_parser* p, an_dump* d) {
       return;
     }
     if (d->rank >= 0) an_merge_empty_rank(a, d);
+    else if (d->has_comm && d->comm) an_unknown_rank(a, d); /* the plugin did not know its rank */
     an_dump_free(a, d);
     return;
   }

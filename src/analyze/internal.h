@@ -17,6 +17,9 @@
  *   emit.c       JSON strings and numbers for the writers
  *   report_text.c, report_json.c, chrome.c   the three reports
  *   records.c    the records read, as JSON lines (`analyze --records`)
+ *   output.c     report files: never over an input, temporary file renamed
+ *   complete.c   what the input could not show: missing, cut, short and
+ *                stale dumps, rank-unknown dumps, ranks finished cleanly
  *   analysis.c   the public API (include/proxytrace/analyze.h)
  */
 #ifndef PT_ANALYZE_INTERNAL_H
@@ -179,7 +182,10 @@ typedef struct an_dump {
   int has_drops;
   int format;     /* AN_FMT_* */
   int ns_times;   /* op times are ns-precise (JSON) */
-  int cut;        /* JSON: no "end" line */
+  int cut;        /* JSON: no "end" line; either: its file ends inside a line */
+  int64_t round;  /* JSON "round" (one per trigger of a process), -1 */
+  int64_t announced_active, announced_finished; /* the header's counts, -1 */
+  uint32_t lost;  /* lines of its records that could not be read */
   uint32_t input, line;
   uint64_t order; /* arrival order over the whole analysis */
   uint64_t fingerprint;
@@ -227,7 +233,31 @@ typedef struct {
   int n_errors;
   an_error errors[AN_MAX_ERRORS_KEPT];
   int rank_hint; /* from the file name (rank<R>, -r<R>-), -1 */
+  uint64_t dev, ino; /* the file read (stat), when has_id */
+  int has_id;
 } an_input;
+
+/* A path a directory held that was not read, and why (`-v` lists them). */
+typedef struct {
+  char* path;
+  const char* why;
+} an_skip;
+
+/* A dump whose rank the plugin did not know (rank -1: NCCL 2.23-2.26 tell
+ * a rank its number with its first network op). */
+typedef struct {
+  uint64_t comm;
+  char host[64];
+  int pid;
+  int64_t seq, round;
+  int finalize; /* a finalize dump (it holds no record) */
+} an_unknown;
+
+/* What the input could not show (complete.c); pub's strings point into
+ * the inputs. */
+typedef struct {
+  pt_gap pub;
+} an_gap;
 
 /* ---------------------------------------------------------------------------
  * Analysis results
@@ -313,6 +343,9 @@ typedef struct {
   int64_t seen_ns;      /* when its latest dump was taken; 0 unknown (legacy) */
   int64_t foreign;      /* foreign-pid refusals its node's dumps report */
   int waited_on;        /* stuck ops that wait on it, missing (find_missing) */
+  int unknown;          /* no dump under its number, but a rank-unknown dump
+                           of the communicator stands for it (complete.c) */
+  int gap;              /* its dump is missing, cut, short or stale */
 } an_rank;
 
 typedef struct {
@@ -323,6 +356,8 @@ typedef struct {
   int64_t stuck_op_count; /* the opCount most stuck ops are in, -1 */
   char coll[16];
   size_t first_item, n_items;
+  int unknown_dumps;    /* ranks the rank-unknown dumps stand for, at most */
+  int unknown_finished; /* of those, ranks whose dumps there are finalize dumps */
 } an_comm;
 
 /* Host names interned to node ids, indexed by a hash of the name (a
@@ -363,6 +398,14 @@ struct pt_analysis {
   an_empty* empty_ranks;
   size_t n_empty, cap_empty;
   an_map empty_index; /* empty_ranks by rank */
+  /* Dumps that did not know their rank; what directories held unread;
+   * inputs read, by file identity (a file reached twice is read once). */
+  an_unknown* unknown;
+  size_t n_unknown, cap_unknown;
+  an_map unknown_index;
+  an_skip* skipped;
+  size_t n_skipped, cap_skipped;
+  an_map file_index;
 
   /* Results. */
   pt_verdict verdict;
@@ -381,6 +424,9 @@ struct pt_analysis {
   size_t n_stuck, n_moving, n_leaked, n_unmatched;
   int slow_possible; /* some dump had ns times */
   an_hosts hosts;
+  an_gap* gaps;
+  size_t n_gaps, cap_gaps;
+  int clean_ranks, all_ranks; /* pt_analysis_finished */
 };
 
 /* ---------------------------------------------------------------------------
@@ -420,6 +466,8 @@ struct an_parser {
   int n_open;
   an_open* last;       /* text: the stream a line without a prefix continues */
   int saw_json, saw_text;
+  int unterminated;    /* the line being read is the input's last and has no
+                          line end: the input may be cut inside it */
   int warned_schema, warned_headless;
   an_jobj json;        /* scratch for one JSON line */
 };
@@ -428,6 +476,11 @@ an_dump* an_dump_new(pt_analysis* a, uint32_t input, uint32_t line, int format);
 void an_dump_free(pt_analysis* a, an_dump* d);
 an_op* an_dump_add_op(pt_analysis* a, an_dump* d);
 void an_op_init(an_op* op);
+/* Records its header announces that were not read (active and finished
+ * counted apart), 0 when none is missing or the header says nothing. */
+int64_t an_dump_short(const an_dump* d);
+/* Cut, short, or lines of it unreadable. */
+int an_dump_damaged(const an_dump* d);
 /* Ends a dump: splits it by (communicator, rank) and hands each part to
  * the merge, which keeps or frees it. */
 void an_dump_commit(an_parser* p, an_dump* d);
@@ -450,6 +503,19 @@ void an_merge_empty_rank(pt_analysis* a, const an_dump* d);
 void an_merge_free(pt_analysis* a);
 uint64_t an_dump_fingerprint(const an_dump* d);
 
+/* complete.c: what the input could not show. A dump of rank -1 is kept
+ * as a rank-unknown dump of its communicator; an_cover_unknown (an_build,
+ * once the ranks with a dump are known) lets such dumps stand for ranks
+ * without one; an_complete (after the verdict) lists the gaps, marks the
+ * culprits they touch as possible, and turns a verdict that found nothing
+ * into "incomplete" when there are gaps. */
+void an_unknown_rank(pt_analysis* a, const an_dump* d);
+void an_cover_unknown(pt_analysis* a, an_comm* c);
+int an_complete(pt_analysis* a);
+/* "1 cut dump, 63 ranks without a dump" */
+void an_gap_summary(const pt_analysis* a, char* buf, size_t n);
+void an_complete_free(pt_analysis* a);
+
 /* pair.c / explain.c / slow.c, in that order, from pt_analysis_run. */
 int an_build(pt_analysis* a);
 int an_pair(pt_analysis* a);
@@ -467,6 +533,10 @@ int an_host_id(pt_analysis* a, const char* host);
  * then consumed, for receives). */
 int64_t an_op_progress(const an_op* op);
 const an_slot* an_slot_find(const pt_analysis* a, uint64_t comm, int rank);
+
+/* output.c: writes a report file with `write` (temporary file, then
+ * rename); PT_AN_EINPUT when `path` is one of the inputs. */
+int an_write_output(const pt_analysis* a, const char* path, int (*write)(const pt_analysis*, FILE*));
 
 /* emit.c: JSON output to a FILE. */
 void an_put_str(FILE* f, const char* s);

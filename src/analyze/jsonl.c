@@ -72,6 +72,9 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   if (trig) d->trigger = an_trigger_parse(trig);
   get_i64(o, "time_ns", &d->time_ns);
   get_i64(o, "stallMs", &d->stall_ms);
+  get_i64(o, "round", &d->round);
+  get_i64(o, "activeOps", &d->announced_active);
+  get_i64(o, "finishedOps", &d->announced_finished);
   for (int i = 0; i < AN_DROP_COUNT; i++) {
     char path[40];
     snprintf(path, sizeof path, "drops.%s", an_drop_names[i]);
@@ -183,6 +186,7 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
     d->rank = op.rank;
     d->comm = op.comm;
     d->has_comm = 1;
+    d->lost = 1; /* its header */
     od = an_parser_open(p, (uint64_t)seq, d);
     if (!od) return;
   }

@@ -332,10 +332,20 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     parse_prefix(line, (size_t)(rec - line), &px);
     an_op op;
     char why[160];
+    if (p->unterminated) {
+      /* The input ends inside this line: its last number may be cut short,
+       * so the record is not taken, and its dump is incomplete. */
+      an_open* o = stream(p, &px);
+      if (o && o->d) o->d->cut = 1;
+      an_input_error(p->a, p->input, lineno, "the input ends inside this record line (no line end): cut; skipped");
+      return;
+    }
     if (an_legacy_record(rec, len - (size_t)(rec - line), &op, why, sizeof why) != 0) {
       if (len >= 1000 && strstr(why, "cut"))
         snprintf(why + strlen(why), sizeof why - strlen(why), "; host loggers cut messages at 1 KiB");
       an_input_error(p->a, p->input, lineno, "%s", why);
+      an_open* o = stream(p, &px);
+      if (o && o->d) o->d->lost++;
       return;
     }
     op.line = lineno;

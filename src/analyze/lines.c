@@ -1,8 +1,13 @@
 /*
  * lines.c — inputs, read as streams of lines.
  *
- * A path is a file or a directory of files (one level, in name order,
- * hidden files skipped). Each file is read in blocks and cut into lines;
+ * A path is a file or a directory, read recursively in name order (files
+ * and folders interleaved), at most AN_MAX_DEPTH levels below the path
+ * given. Links are followed, to files and to directories; a directory
+ * reached again below itself (a loop) is not read again, and a file reached
+ * twice is read once. Hidden entries (".name"), entries deeper than the
+ * limit and anything but regular files and directories are skipped, each
+ * noted with why (`analyze -v` lists them). Each file is read in blocks and cut into lines;
  * nothing holds more than one block and the line being assembled, so the
  * input's size does not matter — only what the merge keeps does. A line
  * longer than AN_MAX_LINE is reported and skipped; a NUL byte ends nothing
@@ -22,6 +27,8 @@
 #include "analyze/internal.h"
 
 #define AN_BLOCK 65536
+#define AN_MAX_DEPTH 8
+#define AN_MAX_DEPTH_TEXT "8"
 #define AN_MAX_LINE (1u << 20)
 
 void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* fmt, ...) {
@@ -93,7 +100,9 @@ static size_t feed(an_parser* p, char* buf, size_t len, uint32_t* lineno, int at
     size_t n = len - start;
     if (n && buf[start + n - 1] == '\r') n--;
     buf[start + n] = 0;
+    p->unterminated = 1;
     an_parser_line(p, buf + start, n, ++*lineno);
+    p->unterminated = 0;
     start = len;
   }
   return start;
@@ -191,7 +200,9 @@ int an_read_buffer(pt_analysis* a, uint32_t input, const char* data, size_t len)
       size_t m = n;
       if (m && line[m - 1] == '\r') m--;
       line[m] = 0;
+      p->unterminated = !nl;
       an_parser_line(p, line, m, ++lineno);
+      p->unterminated = 0;
     }
     pos += n + (nl ? 1 : 0);
   }
@@ -201,10 +212,47 @@ int an_read_buffer(pt_analysis* a, uint32_t input, const char* data, size_t len)
   return rc;
 }
 
-static int add_file(pt_analysis* a, const char* path) {
+/* A file reached twice (a link to it, a directory given twice, a file
+ * given beside its directory) is read once: its dumps would count twice. */
+static uint64_t file_key(uint64_t dev, uint64_t ino) { return an_mix(an_mix(0xf11e, dev), ino); }
+
+static int seen_file(pt_analysis* a, const struct stat* sb) {
+  if (!a->file_index.cap) return -1;
+  const uint64_t key = file_key((uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
+  for (int32_t i = an_map_first(&a->file_index, key); i >= 0; i = an_map_next(&a->file_index, i))
+    if (a->inputs[i].has_id && a->inputs[i].dev == (uint64_t)sb->st_dev && a->inputs[i].ino == (uint64_t)sb->st_ino)
+      return (int)i;
+  return -1;
+}
+
+#define AN_SKIPS_KEPT 1000
+
+static int skip(pt_analysis* a, const char* path, const char* why) {
+  if (a->n_skipped >= AN_SKIPS_KEPT) return 0; /* the first ones say why; the list stays bounded */
+  an_skip* k = an_grow(&a->mem, (void**)&a->skipped, &a->n_skipped, &a->cap_skipped, sizeof *k);
+  if (!k) return PT_AN_ENOMEM;
+  k->path = an_strdup(&a->mem, path);
+  k->why = why;
+  if (!k->path) {
+    a->n_skipped--;
+    return PT_AN_ENOMEM;
+  }
+  return 0;
+}
+
+static int add_file(pt_analysis* a, const char* path, const struct stat* sb) {
+  if (sb && seen_file(a, sb) >= 0) return skip(a, path, "the same file as an input read before: read once");
   uint32_t in;
   int rc = an_input_add(a, path, &in);
   if (rc) return rc;
+  if (sb) {
+    if (!a->file_index.cap && an_map_init(&a->mem, &a->file_index, 64) != 0) return PT_AN_ENOMEM;
+    a->inputs[in].dev = (uint64_t)sb->st_dev;
+    a->inputs[in].ino = (uint64_t)sb->st_ino;
+    a->inputs[in].has_id = 1;
+    if (an_map_add(&a->mem, &a->file_index, file_key(a->inputs[in].dev, a->inputs[in].ino), (int32_t)in) != 0)
+      return PT_AN_ENOMEM;
+  }
   FILE* f = fopen(path, "rb");
   if (!f) {
     if (an_mem_errno(&a->mem, errno)) return PT_AN_ENOMEM; /* the FILE itself */
@@ -222,22 +270,29 @@ static int add_file(pt_analysis* a, const char* path) {
 
 static int by_name(const void* x, const void* y) { return strcmp(*(char* const*)x, *(char* const*)y); }
 
-/* Each pt_analysis_add_* answers PT_AN_ENOMEM once an allocation of the
- * analysis has failed (memory.h): its inputs are then not read whole. */
-int pt_analysis_add_path(pt_analysis* a, const char* path) {
-  if (!a || !path || a->ran) return PT_AN_EINVAL;
-  if (an_failed(a)) return PT_AN_ENOMEM;
-  struct stat sb;
-  if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return an_outcome(a, add_file(a, path));
+/* A directory and the ones it leads to, for loop detection: a directory
+ * reached again below itself (a link up the tree) is not read again. */
+typedef struct an_dir_chain {
+  uint64_t dev, ino;
+  const struct an_dir_chain* up;
+} an_dir_chain;
+
+static int add_dir(pt_analysis* a, const char* path, const struct stat* sb, const an_dir_chain* up, int depth) {
+  for (const an_dir_chain* c = up; c; c = c->up)
+    if (c->dev == (uint64_t)sb->st_dev && c->ino == (uint64_t)sb->st_ino)
+      return skip(a, path, "a link back to a directory above it (a loop): not read again");
+  if (depth > AN_MAX_DEPTH) return skip(a, path, "deeper than " AN_MAX_DEPTH_TEXT " levels below the path given: not read");
+  const an_dir_chain here = {(uint64_t)sb->st_dev, (uint64_t)sb->st_ino, up};
   DIR* dir = opendir(path);
   if (!dir && an_mem_errno(&a->mem, errno)) return PT_AN_ENOMEM;
-  if (!dir) return an_outcome(a, add_file(a, path)); /* recorded as unreadable, with why */
+  if (!dir) return add_file(a, path, NULL); /* recorded as unreadable, with why */
   char** names = NULL;
   size_t n = 0, cap = 0;
   int rc = 0;
+  const size_t plen = strlen(path);
   for (struct dirent* e; (e = readdir(dir)) != NULL;) {
-    if (e->d_name[0] == '.') continue;
-    size_t len = strlen(path) + strlen(e->d_name) + 2;
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    size_t len = plen + strlen(e->d_name) + 2;
     char* full = an_alloc(&a->mem, len);
     char** slot = full ? an_grow(&a->mem, (void**)&names, &n, &cap, sizeof *names) : NULL;
     if (!slot) {
@@ -245,18 +300,42 @@ int pt_analysis_add_path(pt_analysis* a, const char* path) {
       rc = PT_AN_ENOMEM;
       break;
     }
-    snprintf(full, len, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", e->d_name);
+    snprintf(full, len, "%s%s%s", path, plen && path[plen - 1] == '/' ? "" : "/", e->d_name);
     *slot = full;
   }
   closedir(dir);
   if (names) qsort(names, n, sizeof *names, by_name);
   for (size_t i = 0; i < n; i++) {
+    const char* base = names[i] + strlen(names[i]) - strlen(strrchr(names[i], '/') + 1);
     struct stat fb;
-    if (rc == 0 && stat(names[i], &fb) == 0 && S_ISREG(fb.st_mode)) rc = add_file(a, names[i]);
+    if (rc) {
+      /* out of memory: the rest is not read */
+    } else if (base[0] == '.') {
+      rc = skip(a, names[i], "hidden: not read");
+    } else if (stat(names[i], &fb) != 0) {
+      rc = skip(a, names[i], errno == ENOENT ? "a link to nothing: not read" : "cannot be looked at: not read");
+    } else if (S_ISDIR(fb.st_mode)) {
+      rc = add_dir(a, names[i], &fb, &here, depth + 1);
+    } else if (S_ISREG(fb.st_mode)) {
+      rc = add_file(a, names[i], &fb);
+    } else {
+      rc = skip(a, names[i], "not a regular file (a fifo, socket or device): not read");
+    }
     an_free(&a->mem, names[i]);
   }
   an_free(&a->mem, names);
-  return an_outcome(a, rc);
+  return rc;
+}
+
+/* Each pt_analysis_add_* answers PT_AN_ENOMEM once an allocation of the
+ * analysis has failed (memory.h): its inputs are then not read whole. */
+int pt_analysis_add_path(pt_analysis* a, const char* path) {
+  if (!a || !path || a->ran) return PT_AN_EINVAL;
+  if (an_failed(a)) return PT_AN_ENOMEM;
+  struct stat sb;
+  if (stat(path, &sb) != 0) return an_outcome(a, add_file(a, path, NULL));
+  if (!S_ISDIR(sb.st_mode)) return an_outcome(a, add_file(a, path, &sb));
+  return an_outcome(a, add_dir(a, path, &sb, NULL, 0));
 }
 
 int pt_analysis_add_stream(pt_analysis* a, const char* name, FILE* f) {

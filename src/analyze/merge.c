@@ -54,8 +54,17 @@ uint64_t an_dump_fingerprint(const an_dump* d) {
   return an_mix(an_mix(sum, x), (uint64_t)d->n_ops);
 }
 
-/* 1 when `x` was taken after `y`. */
+/* 1 when `x` was taken after `y`. Two different readings of one dump
+ * (same process, sequence and time: a file and its copy, one of them cut
+ * or damaged) are not two moments: the whole one counts, then the JSON one,
+ * then the one with more records. */
 static int later(const an_dump* x, const an_dump* y) {
+  if (x->seq >= 0 && x->seq == y->seq && x->pid == y->pid && x->time_ns == y->time_ns) {
+    const int dx = an_dump_damaged(x), dy = an_dump_damaged(y);
+    if (dx != dy) return dy;
+    if (x->format != y->format) return x->format == AN_FMT_JSONL;
+    if (x->n_ops != y->n_ops) return x->n_ops > y->n_ops;
+  }
   if (x->time_ns && y->time_ns && x->time_ns != y->time_ns) return x->time_ns > y->time_ns;
   if (x->seq >= 0 && y->seq >= 0 && x->pid == y->pid && x->seq != y->seq) return x->seq > y->seq;
   if (x->max_last_ns != y->max_last_ns && x->max_last_ns && y->max_last_ns) return x->max_last_ns > y->max_last_ns;
@@ -101,6 +110,7 @@ const an_slot* an_slot_find(const pt_analysis* a, uint64_t comm, int rank) {
  * its finished records go. */
 static void keep_active(pt_analysis* a, an_dump* d) {
   size_t n = 0;
+  d->announced_finished = -1; /* no longer held: not missing */
   for (size_t i = 0; i < d->n_ops; i++)
     if (d->ops[i].state == AN_ST_ACTIVE) d->ops[n++] = d->ops[i];
   d->n_ops = n;

@@ -306,6 +306,7 @@ int an_build(pt_analysis* a) {
         if (c->ranks[q].node == c->ranks[r].node && c->ranks[q].foreign < fp) c->ranks[q].foreign = fp;
     }
     place_missing(a, c);
+    an_cover_unknown(a, c); /* ranks a rank-unknown dump stands for */
 
     for (size_t k = i; k < j; k++) {
       const an_slot* s = order[k];

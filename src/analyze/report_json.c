@@ -73,7 +73,7 @@ static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   fprintf(f, "],\"dependents\":%d,\"slowFactor\":", p->dependents);
   if (p->cause == PT_CAUSE_SLOW_LINK || p->cause == PT_CAUSE_SLOW_GPU) fprintf(f, "%.2f", p->slow_factor);
   else fputs("null", f);
-  fputs(",\"summary\":", f);
+  fprintf(f, ",\"possible\":%s,\"summary\":", p->possible ? "true" : "false");
   an_put_str(f, p->summary);
   fputs(",\"evidence\":[", f);
   if (q->origin >= 0) {
@@ -91,9 +91,21 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   if (an_failed(a)) return PT_AN_ENOMEM;
   fprintf(f, "{\"schema\":%d,\"tool\":\"proxytrace analyze\",\"version\":\"%d.%d.%d\",\"verdict\":\"%s\",\"summary\":",
           PT_ANALYZE_SCHEMA, PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH, pt_verdict_name(a->verdict));
-  if (a->n_culprits) an_put_str(f, a->culprits[0].summary);
-  else
+  char summary[400];
+  if (a->n_culprits) {
+    an_put_str(f, a->culprits[0].summary);
+  } else if (a->verdict == PT_VERDICT_INCOMPLETE) {
+    char what[256];
+    an_gap_summary(a, what, sizeof what);
+    snprintf(summary, sizeof summary, "%s in what was read, but the dumps do not show the whole job: %s",
+             a->n_stuck ? "ops are stuck only" : "nothing is stuck", what);
+    an_put_str(f, summary);
+  } else if (a->verdict == PT_VERDICT_OK && a->all_ranks && a->clean_ranks == a->all_ranks) {
+    snprintf(summary, sizeof summary, "%d/%d ranks finished cleanly", a->clean_ranks, a->all_ranks);
+    an_put_str(f, summary);
+  } else {
     an_put_str(f, a->verdict == PT_VERDICT_UNUSABLE ? "no input held a dump" : "no op is stuck, no link is slow");
+  }
   fputs(",\n\"culprits\":[", f);
   for (size_t k = 0; k < a->n_culprits; k++) {
     fputs(k ? ",\n" : "\n", f);
@@ -176,6 +188,63 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     fputs(",\"coll\":", f);
     if (c->coll[0]) an_put_str(f, c->coll);
     else fputs("null", f);
+    fputc('}', f);
+  }
+  fputs("],\n\"gaps\":[", f);
+  for (size_t i = 0; i < a->n_gaps; i++) {
+    const pt_gap* g = &a->gaps[i].pub;
+    fputs(i ? ",\n" : "\n", f);
+    fputs("{\"kind\":", f);
+    an_put_str(f, g->kind_name);
+    fputs(",\"commHash\":", f);
+    if (g->kind == PT_GAP_UNREADABLE) fputs("null", f);
+    else an_put_hash(f, g->comm_hash);
+    fputs(",\"rank\":", f);
+    if (g->rank >= 0) fprintf(f, "%d,\"rankLast\":%d", g->rank, g->rank_last);
+    else fputs("null,\"rankLast\":null", f);
+    fputs(",\"source\":", f);
+    if (g->path) {
+      char src[600];
+      if (g->line) snprintf(src, sizeof src, "%s:%u", g->path, g->line);
+      else snprintf(src, sizeof src, "%s", g->path);
+      an_put_str(f, src);
+    } else {
+      fputs("null", f);
+    }
+    fputs(",\"dumpSeq\":", f);
+    if (g->dump_seq >= 0) fprintf(f, "%lld", (long long)g->dump_seq);
+    else fputs("null", f);
+    fprintf(f, ",\"announced\":");
+    if (g->announced >= 0) fprintf(f, "%lld", (long long)g->announced);
+    else fputs("null", f);
+    fprintf(f, ",\"read\":");
+    if (g->read >= 0) fprintf(f, "%lld", (long long)g->read);
+    else fputs("null", f);
+    fprintf(f, ",\"behindMs\":");
+    if (g->behind_ms >= 0) fprintf(f, "%lld,\"stallMs\":%lld", (long long)g->behind_ms, (long long)g->stall_ms);
+    else fputs("null,\"stallMs\":null", f);
+    fprintf(f, ",\"mayHoldFault\":%s}", g->may_hold_fault ? "true" : "false");
+  }
+  fprintf(f, "],\n\"finished\":{\"cleanRanks\":%d,\"ranks\":%d},\n\"unknown_rank_dumps\":[", a->clean_ranks,
+          a->all_ranks);
+  for (size_t i = 0, k = 0; i < a->n_comms; i++) {
+    const an_comm* c = &a->comms[i];
+    if (!c->unknown_dumps) continue;
+    int covered = 0;
+    for (int r = 0; r < c->nranks; r++) covered += c->ranks[r].unknown;
+    fputs(k++ ? ",{\"commHash\":" : "{\"commHash\":", f);
+    an_put_hash(f, c->comm);
+    fprintf(f, ",\"ranks\":%d,\"standFor\":[", c->unknown_dumps);
+    for (int r = 0, n = 0; r < c->nranks; r++)
+      if (c->ranks[r].unknown) fprintf(f, "%s%d", n++ ? "," : "", r);
+    fprintf(f, "],\"covered\":%s}", covered ? "true" : "false");
+  }
+  fputs("],\n\"skipped\":[", f);
+  for (size_t i = 0; i < a->n_skipped; i++) {
+    fputs(i ? ",{\"path\":" : "{\"path\":", f);
+    an_put_str(f, a->skipped[i].path);
+    fputs(",\"why\":", f);
+    an_put_str(f, a->skipped[i].why);
     fputc('}', f);
   }
   fprintf(f,

@@ -87,6 +87,8 @@ static int by_row(const void* p, const void* q, void* arg) {
 static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) {
   const an_culprit* q = &a->culprits[k];
   fprintf(f, "%s %zu: %s\n", k == 0 ? "culprit" : "also   ", k + 1, PT_TEXT(q->summary, sizeof q->summary));
+  if (q->pub.possible)
+    fprintf(f, "    possible only: this touches ranks whose dumps are missing, cut, short or old (\"not seen\" below)\n");
   if (!verbose || q->origin < 0) return;
   const an_item* o = &a->items[q->origin];
   fprintf(f, "    evidence: %s:%u\n", PT_TEXT(a->inputs[o->op->input].path, PATH_SHOWN), o->op->line);
@@ -106,6 +108,71 @@ static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) 
   }
 }
 
+#define GAPS_SHOWN 20
+
+/* "not seen": the gaps (complete.c), then the rank-unknown dumps and, with
+ * -v, what the directories held unread. */
+static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
+  if (a->n_gaps) {
+    fprintf(f, "\nnot seen (the verdict cannot speak for these):\n");
+    for (size_t i = 0; i < a->n_gaps && (verbose || i < GAPS_SHOWN); i++) {
+      const pt_gap* g = &a->gaps[i].pub;
+      char seq[32] = "its latest dump";
+      if (g->dump_seq >= 0) snprintf(seq, sizeof seq, "dump %lld", (long long)g->dump_seq);
+      switch (g->kind) {
+        case PT_GAP_MISSING:
+          if (g->rank_last > g->rank) fprintf(f, "  ranks %d-%d", g->rank, g->rank_last);
+          else fprintf(f, "  rank %d", g->rank);
+          fprintf(f, " of communicator %" PRIu64 ": no dump\n", g->comm_hash);
+          break;
+        case PT_GAP_CUT: fprintf(f, "  rank %d: %s has no end: cut (%s:%u)\n", g->rank, seq, g->path, g->line); break;
+        case PT_GAP_SHORT:
+          if (g->announced >= 0)
+            fprintf(f, "  rank %d: %s announces %lld records, %lld were read (%s:%u)\n", g->rank, seq,
+                    (long long)g->announced, (long long)g->read, g->path, g->line);
+          else
+            fprintf(f, "  rank %d: lines of %s could not be read (%s:%u)\n", g->rank, seq, g->path, g->line);
+          break;
+        case PT_GAP_STALE:
+          fprintf(f, "  rank %d: %s is %lld ms older than its peers' latest (stall time %lld ms; %s:%u)\n", g->rank, seq,
+                  (long long)g->behind_ms, (long long)g->stall_ms, g->path, g->line);
+          break;
+        case PT_GAP_UNREADABLE: fprintf(f, "  %s: could not be read\n", g->path); break;
+        default: break;
+      }
+    }
+    if (!verbose && a->n_gaps > GAPS_SHOWN) fprintf(f, "  … %zu more (-v lists them all)\n", a->n_gaps - GAPS_SHOWN);
+    if (a->n_stuck) {
+      int n = 0;
+      for (size_t i = 0; i < a->n_gaps && (verbose || n < 32); i++) {
+        const pt_gap* g = &a->gaps[i].pub;
+        if (!g->may_hold_fault || g->rank < 0) continue;
+        fprintf(f, n++ ? ", " : "possible culprits too (the dumps cannot clear them): ");
+        if (g->rank_last > g->rank) fprintf(f, "ranks %d-%d", g->rank, g->rank_last);
+        else fprintf(f, "rank %d", g->rank);
+      }
+      if (n) fputc('\n', f);
+    }
+  }
+  for (size_t i = 0; i < a->n_comms; i++) {
+    const an_comm* c = &a->comms[i];
+    int covered = 0;
+    for (int r = 0; r < c->nranks; r++) covered += c->ranks[r].unknown;
+    if (covered)
+      fprintf(f, "\nrank unknown: dumps of communicator %" PRIu64 " that do not name their rank (the plugin was not told"
+                 " it) stand for its %d rank%s without a dump of their own\n",
+              c->comm, covered, covered == 1 ? "" : "s");
+    else if (c->unknown_dumps)
+      fprintf(f, "\nrank unknown: %d rank%s of communicator %" PRIu64 " left dumps that do not name their rank; they may"
+                 " be some of the ranks without a dump\n",
+              c->unknown_dumps, c->unknown_dumps == 1 ? "" : "s", c->comm);
+  }
+  if (verbose && a->n_skipped) {
+    fprintf(f, "\nskipped in the directories read:\n");
+    for (size_t i = 0; i < a->n_skipped; i++) fprintf(f, "  %s: %s\n", a->skipped[i].path, a->skipped[i].why);
+  }
+}
+
 int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   if (!a || !f) return PT_AN_EINVAL;
   if (an_failed(a)) return PT_AN_ENOMEM;
@@ -115,7 +182,7 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   int32_t* rows = a->n_stuck ? an_alloc(&scratch, (a->n_items + 1) * sizeof *rows) : NULL;
   if (a->n_stuck && !rows) return PT_AN_ENOMEM;
   const char* v = a->verdict == PT_VERDICT_HANG ? "HANG" : a->verdict == PT_VERDICT_SLOW ? "SLOW"
-                  : a->verdict == PT_VERDICT_OK ? "OK" : "NO DUMP";
+                  : a->verdict == PT_VERDICT_OK ? "OK" : a->verdict == PT_VERDICT_INCOMPLETE ? "INCOMPLETE" : "NO DUMP";
   fprintf(f, "proxytrace analyze: %s", v);
   if (a->verdict == PT_VERDICT_HANG) {
     fprintf(f, " — %zu op%s stuck", a->n_stuck, a->n_stuck == 1 ? "" : "s");
@@ -130,12 +197,20 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   } else if (a->verdict == PT_VERDICT_SLOW) {
     const size_t n = a->n_slow + a->mslow.n_edges;
     fprintf(f, " — nothing is stuck, but %zu edge%s %s slow\n", n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
+  } else if (a->verdict == PT_VERDICT_OK && a->all_ranks && a->clean_ranks == a->all_ranks) {
+    fprintf(f, " — %d/%d ranks finished cleanly\n", a->clean_ranks, a->all_ranks);
   } else if (a->verdict == PT_VERDICT_OK) {
     fprintf(f, " — no op is stuck%s\n", a->slow_possible ? ", no link is slow" : "");
+  } else if (a->verdict == PT_VERDICT_INCOMPLETE) {
+    char what[256];
+    an_gap_summary(a, what, sizeof what);
+    fprintf(f, " — %s in what was read, but the dumps do not show the whole job: %s\n",
+            a->n_stuck ? "ops are stuck only" : "nothing is stuck", what);
   } else {
     fprintf(f, " — no input held a dump\n");
   }
   for (size_t k = 0; k < a->n_culprits; k++) culprit_block(f, a, k, verbose);
+  gaps_block(f, a, verbose);
 
   if (a->n_stuck) {
     fprintf(f, "\nstuck edges (each side's step, status and what it waits for; [n] = culprit n)\n");
@@ -166,12 +241,6 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
       side(f, a, rv, 0, 0, lead);
     }
     if (skipped) fprintf(f, "  … %zu more edges (-v shows them all)\n", skipped);
-  }
-  if (a->n_missing) {
-    fprintf(f, "\nranks without a dump:");
-    for (size_t i = 0; i < a->n_missing && (verbose || i < 32); i++) fprintf(f, " %d", a->missing[i].rank);
-    if (!verbose && a->n_missing > 32) fprintf(f, " … (%zu in all)", a->n_missing);
-    fputc('\n', f);
   }
   for (size_t i = 0; i < a->n_behind; i++)
     fprintf(f, "behind: rank %d's records stop at opCount %" PRId64 "; its peers wait for it in opCount %" PRId64 "\n",

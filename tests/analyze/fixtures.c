@@ -4,6 +4,8 @@
 #include "fixtures.h"
 
 #include <dirent.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +23,15 @@ char* at_mkdtemp(void) {
   return dir;
 }
 
+static int rm_entry(const char* path, const struct stat* sb, int flag, struct FTW* ftw) {
+  (void)sb;
+  (void)ftw;
+  return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
 void at_rmdir(char* dir) {
   if (!dir) return;
-  DIR* d = opendir(dir);
-  if (d) {
-    for (struct dirent* e; (e = readdir(d)) != NULL;) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char p[4608];
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
+  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); /* links are removed, not followed */
   free(dir);
 }
 

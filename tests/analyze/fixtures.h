@@ -9,7 +9,7 @@
 
 #include "proxytrace/analyze.h"
 
-/* A fresh directory under $TMPDIR; at_rmdir() removes it and its files. */
+/* A fresh directory under $TMPDIR; at_rmdir() removes it and all it holds. */
 char* at_mkdtemp(void);
 void at_rmdir(char* dir);
 /* Writes `text` to dir/name; returns the path (static buffer, 8 in turn). */

@@ -229,7 +229,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int rc = pt_analysis_run(a);
   CHECK(rc == 0 || rc == PT_AN_ENOMEM);
   const pt_verdict v = pt_analysis_verdict(a);
-  CHECK((unsigned)v <= PT_VERDICT_UNUSABLE);
+  CHECK((unsigned)v <= PT_VERDICT_INCOMPLETE);
   for (size_t i = 0; i < pt_analysis_culprit_count(a); i++) CHECK(pt_analysis_culprit(a, i) != NULL);
   CHECK(pt_analysis_culprit(a, pt_analysis_culprit_count(a)) == NULL);
   size_t n = 0;

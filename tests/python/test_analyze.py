@@ -88,7 +88,7 @@ class Analyze(unittest.TestCase):
                 a = proxytrace.analyze(dumps)
                 self.assertIsInstance(a, proxytrace.Analysis)
                 self.assertEqual(without_timing(a.to_dict()), without_timing(cli))
-                self.assertEqual(rc, {"ok": 0, "hang": 1, "slow": 1}[a.verdict])
+                self.assertEqual(rc, {"ok": 0, "hang": 1, "slow": 1, "incomplete": 4}[a.verdict])
                 # The command's own comparison with the emulator's ground truth:
                 # exact, at node level or within a documented limit (exit 3: no).
                 # A slow link is timed: under a sanitizer the run times are the
@@ -126,6 +126,28 @@ class Analyze(unittest.TestCase):
         with self.assertRaises(proxytrace.AnalyzeError) as cm:
             proxytrace.analyze(dumps, stall_ms=-1)
         self.assertIn("--stall-ms", str(cm.exception))
+
+    def test_incomplete(self):
+        # the stalled rank's dump files, cut after 5 000 bytes: nothing
+        # stuck in what was read, but not the whole job
+        dumps = os.path.join(self.jobs["stall"], "dumps")
+        cut = os.path.join(self.d, "cut")
+        os.makedirs(cut, exist_ok=True)
+        src = [n for n in sorted(os.listdir(dumps)) if n.startswith("rank3")]
+        self.assertTrue(src, os.listdir(dumps))
+        with open(os.path.join(dumps, src[0]), "rb") as f, open(os.path.join(cut, "rank3.log"), "wb") as g:
+            g.write(f.read()[:5000])
+        a = proxytrace.analyze(cut)
+        self.assertEqual(a.verdict, "incomplete", a.summary)
+        self.assertIn("missing", {g.kind for g in a.gaps})
+        rc, out, err = ptest.c_cli(["analyze", "--json", cut])
+        self.assertEqual(rc, 4)
+        self.assertEqual(without_timing(a.to_dict()), without_timing(json.loads(out)))
+        # a --chrome file that is one of the inputs: refused, nothing written
+        with self.assertRaises(proxytrace.AnalyzeError) as cm:
+            proxytrace.analyze(cut, chrome=os.path.join(cut, "rank3.log"))
+        self.assertEqual(cm.exception.exit_code, 2)
+        self.assertIn("one of the inputs", str(cm.exception))
 
     def test_unreadable_and_empty_inputs(self):
         empty = os.path.join(self.d, "empty")

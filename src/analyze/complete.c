@@ -1,0 +1,338 @@
+/*
+ * complete.c — what the input could not show, so that the verdict never
+ * claims more than the dumps prove.
+ *
+ * "Nothing is stuck" is only true of the records read. It speaks for the
+ * job when every rank of every communicator left its latest dump whole;
+ * otherwise the analysis says what it did not see (the gaps):
+ *   - missing   a rank of the communicator with no dump at all;
+ *   - cut       a rank's latest dump without its end (no JSON "end" line,
+ *               or its file ends inside a line);
+ *   - short     a rank's latest dump holds fewer records than its header
+ *               announces (activeOps, finishedOps), or lines of it could
+ *               not be read;
+ *   - stale     a rank's latest dump is older than the newest of its
+ *               peers' by more than the stall time (it may have moved on
+ *               since) — not when it finished cleanly, which is final;
+ *   - unreadable  an input that could not be read.
+ * A verdict that found nothing becomes "incomplete" when there is any gap,
+ * and also when every stuck op it found is on a rank whose dump is cut,
+ * short or stale (a part of one dump is not a hang). A hang or a slow link
+ * found on whole dumps is still reported; each culprit whose evidence
+ * touches a rank with a gap — the rank, its peer, its candidates, or for
+ * a GPU cause any rank of its node — is marked `possible`, and every rank
+ * with a gap may hold the fault. A stall dump that is older than its
+ * peers' is taken when its rank no longer moved: it does not make a
+ * culprit possible by itself.
+ *
+ * Dumps whose rank the plugin did not know (`rank` -1; NCCL 2.23–2.26
+ * tell a rank its number with its first network op, so a rank with none
+ * never learns it) hold no record. They are kept per communicator as
+ * rank-unknown dumps: each stands for a rank the communicator has, not
+ * one that is missing. How many ranks they stand for is counted from what
+ * they hold: per process (host, pid), the most such dumps of one trigger
+ * round (one dump per communicator object and round); a dump without a
+ * round (text) counts once per process. When they stand for at least as
+ * many ranks as have no dump, those ranks are "rank unknown", not
+ * missing; when fewer, every rank without a dump stays missing (which of
+ * them the dumps belong to cannot be told).
+ *
+ * A rank whose latest dump is a finalize dump with no active op, whole,
+ * finished cleanly; when every rank did, the report says so ("ok — N/N
+ * ranks finished cleanly").
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+static const char* const gap_names[PT_GAP_COUNT] = {"missing", "cut", "short", "stale", "unreadable"};
+
+/* ---- rank-unknown dumps ------------------------------------------------------ */
+
+static uint64_t unknown_key(uint64_t comm, const char* host, int pid, int64_t seq) {
+  uint64_t h = an_mix(an_mix(0x7e1, comm), (uint64_t)(uint32_t)pid);
+  for (const char* c = host; *c; c++) h = an_mix(h, (unsigned char)*c);
+  return an_mix(h, (uint64_t)seq);
+}
+
+void an_unknown_rank(pt_analysis* a, const an_dump* d) {
+  if (!a->unknown_index.cap && an_map_init(&a->mem, &a->unknown_index, 64) != 0) return;
+  const uint64_t key = unknown_key(d->comm, d->host, d->pid, d->seq);
+  for (int32_t i = an_map_first(&a->unknown_index, key); i >= 0; i = an_map_next(&a->unknown_index, i)) {
+    const an_unknown* u = &a->unknown[i];
+    /* the same dump twice (its JSON and its text): once; a dump without a
+     * sequence is its own */
+    if (d->seq >= 0 && u->comm == d->comm && u->pid == d->pid && u->seq == d->seq && !strcmp(u->host, d->host)) {
+      if (d->round >= 0) a->unknown[i].round = d->round;
+      if (d->trigger == AN_TRIG_FINALIZE) a->unknown[i].finalize = 1;
+      return;
+    }
+  }
+  an_unknown* u = an_grow(&a->mem, (void**)&a->unknown, &a->n_unknown, &a->cap_unknown, sizeof *u);
+  if (!u) return;
+  if (an_map_add(&a->mem, &a->unknown_index, key, (int32_t)(a->n_unknown - 1)) != 0) {
+    a->n_unknown--;
+    return;
+  }
+  u->comm = d->comm;
+  an_copy(u->host, sizeof u->host, d->host);
+  u->pid = d->pid;
+  u->seq = d->seq;
+  u->round = d->round;
+  u->finalize = d->trigger == AN_TRIG_FINALIZE;
+}
+
+static int by_process_round(const void* x, const void* y) {
+  const an_unknown* p = *(const an_unknown* const*)x;
+  const an_unknown* q = *(const an_unknown* const*)y;
+  int c = strcmp(p->host, q->host);
+  if (c) return c;
+  if (p->pid != q->pid) return p->pid < q->pid ? -1 : 1;
+  if (p->round != q->round) return p->round < q->round ? -1 : 1;
+  return (p->seq > q->seq) - (p->seq < q->seq);
+}
+
+/* Ranks the rank-unknown dumps of `comm` stand for (the file comment),
+ * and how many of those finished (per process, the most finalize dumps of
+ * one round). */
+static int unknown_ranks(pt_analysis* a, uint64_t comm, int* finished) {
+  *finished = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < a->n_unknown; i++) n += a->unknown[i].comm == comm;
+  if (!n) return 0;
+  const an_unknown** v = an_alloc(&a->mem, n * sizeof *v);
+  if (!v) return 0;
+  n = 0;
+  for (size_t i = 0; i < a->n_unknown; i++)
+    if (a->unknown[i].comm == comm) v[n++] = &a->unknown[i];
+  qsort(v, n, sizeof *v, by_process_round);
+  int total = 0, done = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    int most = 0, most_fin = 0;
+    while (j < n && v[j]->pid == v[i]->pid && !strcmp(v[j]->host, v[i]->host)) {
+      size_t k = j;
+      int in_round = 0, fin = 0;
+      while (k < n && v[k]->pid == v[j]->pid && !strcmp(v[k]->host, v[j]->host) && v[k]->round == v[j]->round) {
+        in_round++;
+        fin += v[k]->finalize;
+        k++;
+      }
+      if (v[j]->round < 0) in_round = fin = 1 < in_round ? 1 : in_round; /* no round: once per process */
+      if (in_round > most) most = in_round;
+      if (fin > most_fin) most_fin = fin;
+      j = k;
+    }
+    total += most;
+    done += most_fin;
+    i = j;
+  }
+  an_free(&a->mem, v);
+  *finished = done;
+  return total;
+}
+
+void an_cover_unknown(pt_analysis* a, an_comm* c) {
+  int finished;
+  const int u = unknown_ranks(a, c->comm, &finished);
+  c->unknown_dumps = u;
+  c->unknown_finished = finished;
+  if (!u) return;
+  int missing = 0;
+  for (int r = 0; r < c->nranks; r++) missing += !c->ranks[r].present;
+  if (missing == 0 || u < missing) return;
+  for (int r = 0; r < c->nranks; r++) {
+    an_rank* k = &c->ranks[r];
+    if (k->present) continue;
+    k->present = 1; /* a rank with a dump that holds no record */
+    k->unknown = 1;
+    c->with_dump++;
+  }
+}
+
+/* ---- gaps -------------------------------------------------------------------- */
+
+static an_gap* add_gap(pt_analysis* a, pt_gap_kind kind, uint64_t comm, int rank) {
+  an_gap* g = an_grow(&a->mem, (void**)&a->gaps, &a->n_gaps, &a->cap_gaps, sizeof *g);
+  if (!g) return NULL;
+  g->pub.kind = kind;
+  g->pub.kind_name = gap_names[kind];
+  g->pub.comm_hash = comm;
+  g->pub.rank = g->pub.rank_last = rank;
+  g->pub.dump_seq = g->pub.announced = g->pub.read = g->pub.behind_ms = g->pub.stall_ms = -1;
+  g->pub.may_hold_fault = kind != PT_GAP_UNREADABLE;
+  return g;
+}
+
+static void where(const pt_analysis* a, an_gap* g, const an_dump* d) {
+  g->pub.path = a->inputs[d->input].path;
+  g->pub.line = d->line;
+  g->pub.dump_seq = d->seq;
+}
+
+static size_t active_ops(const an_dump* d) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->n_ops; i++) n += d->ops[i].state != AN_ST_FINISHED;
+  return n;
+}
+
+static int finished_cleanly(const an_dump* d) {
+  return d->trigger == AN_TRIG_FINALIZE && !an_dump_damaged(d) && active_ops(d) == 0 && d->announced_active <= 0;
+}
+
+static int gpu_cause(pt_cause c) { return c == PT_CAUSE_GPU_NOT_PRODUCING || c == PT_CAUSE_GPU_NOT_CONSUMING; }
+
+/* 1 when rank r of c has a gap that can hide a fault: missing, cut,
+ * short, or stale and not a stall dump. */
+static int touches(const an_comm* c, int r) {
+  if (r < 0 || r >= c->nranks) return 0;
+  return c->ranks[r].gap;
+}
+
+static const an_comm* comm_of(const pt_analysis* a, uint64_t comm) {
+  for (size_t i = 0; i < a->n_comms; i++)
+    if (a->comms[i].comm == comm) return &a->comms[i];
+  return NULL;
+}
+
+static void mark_possible(pt_analysis* a) {
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    an_culprit* q = &a->culprits[k];
+    pt_culprit* p = &q->pub;
+    const an_comm* c = comm_of(a, p->comm_hash);
+    if (!c) continue;
+    int maybe = p->cause == PT_CAUSE_RANK_MISSING || touches(c, p->rank) || touches(c, p->peer);
+    for (int i = 0; i < p->n_candidates && !maybe; i++) maybe = touches(c, q->cand[i]);
+    if (!maybe && gpu_cause(p->cause) && p->rank >= 0 && p->rank < c->nranks && c->ranks[p->rank].node >= 0)
+      for (int r = 0; r < c->nranks && !maybe; r++)
+        maybe = c->ranks[r].node == c->ranks[p->rank].node && touches(c, r);
+    p->possible = maybe;
+  }
+}
+
+int an_complete(pt_analysis* a) {
+  a->clean_ranks = a->all_ranks = 0;
+  for (size_t i = 0; i < a->n_inputs; i++)
+    if (a->inputs[i].error) {
+      an_gap* g = add_gap(a, PT_GAP_UNREADABLE, 0, -1);
+      if (!g) return PT_AN_ENOMEM;
+      g->pub.path = a->inputs[i].path;
+    }
+  for (size_t ci = 0; ci < a->n_comms; ci++) {
+    an_comm* c = &a->comms[ci];
+    int64_t newest = 0;
+    for (int r = 0; r < c->nranks; r++)
+      if (c->ranks[r].dump && c->ranks[r].dump->time_ns > newest) newest = c->ranks[r].dump->time_ns;
+    int clean = 0;
+    for (int r = 0; r < c->nranks; r++) {
+      an_rank* k = &c->ranks[r];
+      const an_dump* d = k->dump;
+      if (!k->present) {
+        k->gap = 1;
+        an_gap* last = a->n_gaps ? &a->gaps[a->n_gaps - 1] : NULL;
+        if (last && last->pub.kind == PT_GAP_MISSING && last->pub.comm_hash == c->comm && last->pub.rank_last == r - 1) {
+          last->pub.rank_last = r;
+        } else if (!add_gap(a, PT_GAP_MISSING, c->comm, r)) {
+          return PT_AN_ENOMEM;
+        }
+        continue;
+      }
+      if (!d) continue; /* a dump without records: an empty or rank-unknown one */
+      if (d->cut) {
+        an_gap* g = add_gap(a, PT_GAP_CUT, c->comm, r);
+        if (!g) return PT_AN_ENOMEM;
+        where(a, g, d);
+        k->gap = 1;
+      }
+      const int64_t missing = an_dump_short(d);
+      if (missing > 0 || d->lost) {
+        an_gap* g = add_gap(a, PT_GAP_SHORT, c->comm, r);
+        if (!g) return PT_AN_ENOMEM;
+        where(a, g, d);
+        g->pub.read = (int64_t)d->n_ops;
+        if (d->announced_active >= 0 || d->announced_finished >= 0)
+          g->pub.announced = (d->announced_active > 0 ? d->announced_active : 0) +
+                             (d->announced_finished > 0 ? d->announced_finished : 0);
+        k->gap = 1;
+      }
+      if (finished_cleanly(d)) {
+        clean++;
+        continue;
+      }
+      const int64_t stall_ms = a->stall_ms >= 0 ? a->stall_ms : d->stall_ms > 0 ? d->stall_ms : 1000;
+      if (d->time_ns && newest - d->time_ns > stall_ms * 1000000) {
+        an_gap* g = add_gap(a, PT_GAP_STALE, c->comm, r);
+        if (!g) return PT_AN_ENOMEM;
+        where(a, g, d);
+        g->pub.behind_ms = (newest - d->time_ns) / 1000000;
+        g->pub.stall_ms = stall_ms;
+        if (d->trigger != AN_TRIG_STALL) k->gap = 1;
+        else g->pub.may_hold_fault = 0;
+      }
+    }
+    /* ranks the rank-unknown dumps stand for, that finished there */
+    int covered = 0;
+    for (int r = 0; r < c->nranks; r++) covered += c->ranks[r].unknown;
+    clean += covered < c->unknown_finished ? covered : c->unknown_finished;
+    a->clean_ranks += clean;
+    a->all_ranks += c->nranks;
+  }
+  mark_possible(a);
+  /* A hang seen only on ranks whose dumps are damaged or old is not
+   * proven: the rest of those dumps may show it moving. */
+  if (a->verdict == PT_VERDICT_HANG) {
+    int whole = 0;
+    for (size_t ci = 0; ci < a->n_comms && !whole; ci++) {
+      const an_comm* c = &a->comms[ci];
+      for (size_t i = c->first_item; i < c->first_item + c->n_items && !whole; i++) {
+        const an_item* x = &a->items[i];
+        if (!x->stuck) continue;
+        whole = !touches(c, x->op->rank);
+      }
+    }
+    if (!whole) a->verdict = PT_VERDICT_INCOMPLETE;
+  }
+  if (a->verdict == PT_VERDICT_OK && a->n_gaps) a->verdict = PT_VERDICT_INCOMPLETE;
+  return 0;
+}
+
+void an_complete_free(pt_analysis* a) {
+  an_free(&a->mem, a->gaps);
+  a->gaps = NULL;
+  a->n_gaps = a->cap_gaps = 0;
+  an_free(&a->mem, a->unknown);
+  a->unknown = NULL;
+  a->n_unknown = a->cap_unknown = 0;
+  an_map_free(&a->mem, &a->unknown_index);
+}
+
+void an_gap_summary(const pt_analysis* a, char* buf, size_t n) {
+  static const char* const one[PT_GAP_COUNT] = {"rank without a dump", "cut dump", "dump short of records",
+                                                "dump older than its peers'", "unreadable input"};
+  static const char* const many[PT_GAP_COUNT] = {"ranks without a dump", "cut dumps", "dumps short of records",
+                                                 "dumps older than their peers'", "unreadable inputs"};
+  size_t count[PT_GAP_COUNT] = {0};
+  for (size_t i = 0; i < a->n_gaps; i++) {
+    const pt_gap* g = &a->gaps[i].pub;
+    count[g->kind] += g->kind == PT_GAP_MISSING ? (size_t)(g->rank_last - g->rank + 1) : 1;
+  }
+  size_t used = 0;
+  buf[0] = 0;
+  for (int k = 0; k < PT_GAP_COUNT; k++) {
+    if (!count[k] || used >= n) continue;
+    int w = snprintf(buf + used, n - used, "%s%zu %s", used ? ", " : "", count[k], count[k] == 1 ? one[k] : many[k]);
+    if (w > 0) used += (size_t)w;
+  }
+}
+
+/* ---- the API ---------------------------------------------------------------- */
+
+size_t pt_analysis_gap_count(const pt_analysis* a) { return a ? a->n_gaps : 0; }
+
+const pt_gap* pt_analysis_gap(const pt_analysis* a, size_t i) { return a && i < a->n_gaps ? &a->gaps[i].pub : NULL; }
+
+void pt_analysis_finished(const pt_analysis* a, int* clean, int* ranks) {
+  if (clean) *clean = a ? a->clean_ranks : 0;
+  if (ranks) *ranks = a ? a->all_ranks : 0;
+}
