@@ -72,6 +72,8 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   if (trig) d->trigger = an_trigger_parse(trig);
   get_i64(o, "time_ns", &d->time_ns);
   get_i64(o, "stallMs", &d->stall_ms);
+  get_i64(o, "rotatedDumps", &d->rotated);
+  if (d->rotated < 0) d->rotated = 0;
   for (int i = 0; i < AN_DROP_COUNT; i++) {
     char path[40];
     snprintf(path, sizeof path, "drops.%s", an_drop_names[i]);
