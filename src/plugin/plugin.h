@@ -102,6 +102,8 @@ typedef struct {
  * its older generation, `….1.txt` / `….1.jsonl` (1) — those rotation
  * removed, and where the first dump of the current stall episode lies. */
 typedef struct {
+  int rank;           /* the files these are: named by rank and commHash, */
+  uint64_t comm_hash; /* which NCCL 2.23-2.26 learn late */
   uint32_t dumps[2];
   uint64_t rotated;
   int episode_gen;            /* 0: no stall episode; 1: in the file itself; 2: in its .1 */

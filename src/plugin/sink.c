@@ -258,10 +258,12 @@ static int lost_to(int err, const char* where, const logger* l) {
  * dump of the current stall episode (the stall watchdog's first dump since
  * the last progress: where the hang began) is never removed: when the
  * generation that holds it goes, it is copied to the start of the new
- * files first. The dumps removed are counted (rotatedDumps in the JSON
- * header). A file holding one dump larger than the cap is not rotated
- * before that dump is. Worst case per communicator: 2 formats x 2
- * generations x the cap, plus one dump (and the carried stall dump). */
+ * files first, if it still reads as whole dumps. The dumps removed are
+ * counted (rotatedDumps in the JSON header). To know whether a dump fits,
+ * it is formatted twice: once only counted, then written. A file holding
+ * one dump larger than the cap is not rotated before that dump is. Worst
+ * case per communicator: 2 formats x 2 generations x the cap, plus one
+ * dump (and the carried stall dump). */
 
 /* `path` of format k (0 .txt, 1 .jsonl) and generation g (0, 1) at path+base. */
 static void name_of(char* path, int base, int k, int g) {
@@ -286,6 +288,15 @@ static char* read_episode(const pt_dump_files* st, char* path, int base) {
       return NULL;
     }
     at += st->episode_len[k];
+  }
+  /* Whole dumps still, or the files were changed under us (a shared
+   * directory): then nothing is carried rather than a piece. */
+  static const char txt[] = "proxytrace dump seq=", json[] = "{\"type\":\"dump\"";
+  const size_t t = st->episode_len[0], j = st->episode_len[1];
+  if (t < sizeof txt || j < sizeof json || memcmp(b, txt, sizeof txt - 1) || memcmp(b + t, json, sizeof json - 1) ||
+      b[t - 1] != '\n' || b[t + j - 1] != '\n') {
+    free(b);
+    return NULL;
   }
   return b;
 }
@@ -355,6 +366,8 @@ static int write_files(pt_ctx* c, pt_trigger trig, const pt_dump* d, pt_dump_met
   uint64_t size[2] = {0, 0}, len[2] = {0, 0};
   char refused[PT_DUMP_DIR_MAX + 512] = "";
   pthread_mutex_lock(&files_lock);
+  if (st->rank != pt_dump_rank(d) || st->comm_hash != m->comm_hash) /* other files: what we knew is not theirs */
+    *st = (pt_dump_files){.rank = pt_dump_rank(d), .comm_hash = m->comm_hash};
   for (int k = 0; k < 2 && !r.what; k++) {
     name_of(path, base, k, 0);
     fds[k] = open_dump_file(path, &r);
