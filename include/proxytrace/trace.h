@@ -327,6 +327,7 @@ typedef struct {
   uint64_t round;        /* per process, one per trigger (dumps taken together) */
   uint32_t stall_ms;     /* the stall watchdog's setting, 0 = off */
   uint64_t lost_dumps;   /* dumps lost to write errors so far (process) */
+  uint64_t rotated_dumps; /* dumps of this communicator's files removed by rotation so far */
   uint64_t last_progress_ticks; /* pt_trace_last_progress() at the snapshot */
 } pt_dump_meta;
 

@@ -178,6 +178,7 @@ typedef struct an_dump {
   int trigger, api;
   char host_lib[8];
   int64_t stall_ms; /* -1 = unknown */
+  int64_t rotated;  /* rotatedDumps: its files' dumps removed by rotation before it; 0 = none or unknown */
   int64_t drops[AN_DROP_COUNT];
   int has_drops;
   int format;     /* AN_FMT_* */
@@ -258,6 +259,9 @@ typedef struct {
 typedef struct {
   pt_gap pub;
 } an_gap;
+/* Dumps that rotation removed from the files of the latest dumps read
+ * (their rotatedDumps, summed over communicators and ranks). */
+uint64_t an_rotated_dumps(const pt_analysis* a);
 
 /* ---------------------------------------------------------------------------
  * Analysis results

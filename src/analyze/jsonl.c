@@ -75,6 +75,8 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   get_i64(o, "round", &d->round);
   get_i64(o, "activeOps", &d->announced_active);
   get_i64(o, "finishedOps", &d->announced_finished);
+  get_i64(o, "rotatedDumps", &d->rotated);
+  if (d->rotated < 0) d->rotated = 0;
   for (int i = 0; i < AN_DROP_COUNT; i++) {
     char path[40];
     snprintf(path, sizeof path, "drops.%s", an_drop_names[i]);

@@ -260,3 +260,10 @@ void an_merge_free(pt_analysis* a) {
   a->n_empty = a->cap_empty = 0;
   an_map_free(&a->mem, &a->empty_index);
 }
+
+uint64_t an_rotated_dumps(const pt_analysis* a) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < a->n_slots; i++)
+    if (a->slots[i].latest && a->slots[i].latest->rotated > 0) n += (uint64_t)a->slots[i].latest->rotated;
+  return n;
+}

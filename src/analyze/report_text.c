@@ -273,6 +273,10 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
              " seen twice), %" PRIu64 " problem%s\n",
           a->n_inputs, a->n_inputs == 1 ? "" : "s", a->lines, a->records, a->dumps, a->duplicates, a->errors,
           a->errors == 1 ? "" : "s");
+  const uint64_t rotated = an_rotated_dumps(a);
+  if (verbose && rotated)
+    fprintf(f, "  rotation (PROXYTRACE_DUMP_MAX_MB) had removed %" PRIu64 " older dump%s from these files (rotatedDumps)\n",
+            rotated, rotated == 1 ? "" : "s");
   int shown = 0;
   for (size_t i = 0; i < a->n_inputs; i++) {
     const an_input* in = &a->inputs[i];

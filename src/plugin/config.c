@@ -20,6 +20,9 @@
  *                               0 = never)
  *   PROXYTRACE_DUMP_DIR         write dumps to files there, text and JSON
  *                               (default: none, dumps go to the host log)
+ *   PROXYTRACE_DUMP_MAX_MB      cap of each dump file, MiB with up to two
+ *                               decimals (default 0.1, 0.01..1048576): past
+ *                               it the files are rotated (sink.c)
  *   PROXYTRACE_METRICS_INTERVAL_MS  measure every step and write the
  *                               metrics files this often (default 0 = off)
  *   PROXYTRACE_METRICS_DIR      where the metrics files go (default:
@@ -69,10 +72,34 @@ int pt_parse_signal(const char* s) {
   }
 }
 
-static atomic_flag warned[11] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
+static atomic_flag warned[12] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
                                  ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
-                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
-enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR, W_MEMORY, W_METRICS, W_MDIR, W_MNODIR, W_MCHAN };
+                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
+enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR, W_MEMORY, W_METRICS, W_MDIR, W_MNODIR, W_MCHAN,
+       W_DUMP_MAX };
+
+/* "12", "0.5", "0.25": hundredths of a MiB in lo..hi; 0, or -1 when not
+ * such a number. */
+static int parse_mb100(const char* s, unsigned long lo, unsigned long hi, unsigned long* out) {
+  char whole[24];
+  const char* dot = s ? strchr(s, '.') : NULL;
+  size_t n = dot ? (size_t)(dot - s) : s ? strlen(s) : 0;
+  if (!s || n == 0 || n >= sizeof whole) return -1;
+  memcpy(whole, s, n);
+  whole[n] = 0;
+  unsigned long w, frac = 0;
+  if (pt_parse_uint(whole, 0, hi / 100, &w) != 0) return -1;
+  if (dot) {
+    const char* f = dot + 1;
+    size_t k = strlen(f);
+    if (k < 1 || k > 2 || f[0] < '0' || f[0] > '9' || (k == 2 && (f[1] < '0' || f[1] > '9'))) return -1;
+    frac = (unsigned long)(f[0] - '0') * 10 + (k == 2 ? (unsigned long)(f[1] - '0') : 0);
+  }
+  const unsigned long v = w * 100 + frac;
+  if (v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
 static atomic_flag told_clock = ATOMIC_FLAG_INIT;
 
 /* A whole number in lo..hi from `name`, or `def` (reported once). */
@@ -187,5 +214,16 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
                   strlen(v), sizeof cfg->dump_dir - 1);
     }
   }
+  unsigned long mb100 = PT_DEFAULT_DUMP_MAX_MB100;
+  v = getenv("PROXYTRACE_DUMP_MAX_MB");
+  if (v && *v && parse_mb100(v, 1, PT_MAX_DUMP_MAX_MB100, &mb100) != 0) {
+    mb100 = PT_DEFAULT_DUMP_MAX_MB100;
+    if (!atomic_flag_test_and_set(&warned[W_DUMP_MAX]))
+      PT_LOG_WARN(log,
+                  "proxytrace: PROXYTRACE_DUMP_MAX_MB='%s' is not a number of MiB in 0.01..%u with at "
+                  "most two decimals; using the default %u.%02u",
+                  v, PT_MAX_DUMP_MAX_MB100 / 100, PT_DEFAULT_DUMP_MAX_MB100 / 100, PT_DEFAULT_DUMP_MAX_MB100 % 100);
+  }
+  cfg->dump_max_bytes = ((uint64_t)mb100 << 20) / 100;
   load_metrics(cfg, log);
 }

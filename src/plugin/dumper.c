@@ -283,6 +283,7 @@ static void apply(const pt_plugin_config* cfg, ncclDebugLogger_t log) {
   settings.interval_ms = cfg->interval_ms;
   settings.dump_signal = cfg->dump_signal;
   memcpy(settings.dump_dir, cfg->dump_dir, sizeof settings.dump_dir);
+  settings.dump_max_bytes = cfg->dump_max_bytes;
   settings.metrics_ms = cfg->metrics_ms;
   memcpy(settings.metrics_dir, cfg->metrics_dir, sizeof settings.metrics_dir);
   if (cfg->dump_signal) pt_signal_install(cfg->dump_signal, log);

@@ -42,6 +42,9 @@ static inline void pt_set_mask(int* mask, int value) {
 #define PT_DEFAULT_STALL_MS 10000u
 #define PT_MAX_DUMP_MS 86400000u /* one day */
 #define PT_DUMP_DIR_MAX 3840     /* leaves room for a file name within PATH_MAX */
+/* PROXYTRACE_DUMP_MAX_MB: MiB with up to two decimals, 0.01..1048576. */
+#define PT_DEFAULT_DUMP_MAX_MB100 10u        /* 0.10 MiB */
+#define PT_MAX_DUMP_MAX_MB100 104857600u     /* 1 TiB */
 
 typedef struct {
   pt_trace_config trace;
@@ -49,6 +52,7 @@ typedef struct {
   uint32_t interval_ms; /* PROXYTRACE_DUMP_INTERVAL_MS; 0 = off */
   int dump_signal;      /* PROXYTRACE_DUMP_SIGNAL; 0 = none */
   char dump_dir[PT_DUMP_DIR_MAX]; /* PROXYTRACE_DUMP_DIR; "" = none */
+  uint64_t dump_max_bytes; /* PROXYTRACE_DUMP_MAX_MB: the cap of each dump file */
   uint32_t metrics_ms;  /* PROXYTRACE_METRICS_INTERVAL_MS; 0 = off (then trace.metrics is off) */
   char metrics_dir[PT_DUMP_DIR_MAX]; /* PROXYTRACE_METRICS_DIR, else PROXYTRACE_DUMP_DIR */
 } pt_plugin_config;
@@ -93,6 +97,20 @@ typedef struct {
   uint32_t dumps; /* dumps taken in this episode */
 } pt_stall_state;
 
+/* A communicator's dump files as the sink keeps them (sink.c, under its
+ * files lock): the dumps each generation holds — the file itself (0) and
+ * its older generation, `….1.txt` / `….1.jsonl` (1) — those rotation
+ * removed, and where the first dump of the current stall episode lies. */
+typedef struct {
+  int rank;           /* the files these are: named by rank and commHash, */
+  uint64_t comm_hash; /* which NCCL 2.23-2.26 learn late */
+  uint32_t dumps[2];
+  uint64_t rotated;
+  int episode_gen;            /* 0: no stall episode; 1: in the file itself; 2: in its .1 */
+  uint64_t episode_progress;  /* the episode: its last-progress tick */
+  uint64_t episode_off[2], episode_len[2]; /* per format (text, JSON) */
+} pt_dump_files;
+
 typedef struct pt_ctx {
   _Atomic uint32_t magic;
   pt_trace* trace;
@@ -105,6 +123,7 @@ typedef struct pt_ctx {
   _Atomic uint32_t* p2p_seq;  /* per (peer, direction): P2p events so far */
   uint32_t p2p_peers;
   pt_stall_state stall;
+  pt_dump_files files;
   int refs;      /* the registry's (until finalize) + one per running dump; registry lock */
   uint64_t walk; /* the last pt_ctx_for_each walk that visited it; registry lock */
   int metrics_final; /* its last metrics files are written (metrics_sink.c's lock) */
@@ -168,6 +187,7 @@ typedef struct {
   uint32_t stall_ms, interval_ms;
   int dump_signal;
   char dump_dir[PT_DUMP_DIR_MAX];
+  uint64_t dump_max_bytes;
   uint32_t metrics_ms;
   char metrics_dir[PT_DUMP_DIR_MAX];
 } pt_dump_settings;

@@ -6,7 +6,8 @@
  *   files   with PROXYTRACE_DUMP_DIR, per rank and communicator
  *           DIR/proxytrace-<host>-<pid>-r<rank>-<commHash>.txt (the banner
  *           line, then the legacy lines) and .jsonl (docs/dump-json.md),
- *           appended per dump. The directory is created (one level, 0755)
+ *           appended per dump, each capped by PROXYTRACE_DUMP_MAX_MB and
+ *           rotated to .1.txt / .1.jsonl past it (below, "rotation"). The directory is created (one level, 0755)
  *           at the first dump if missing. Files are opened O_NOFOLLOW and
  *           O_NONBLOCK and must be regular files, so a symlink or FIFO
  *           planted in a shared directory is refused, not followed or
@@ -109,11 +110,13 @@ static int first_time(int what) { return !atomic_flag_test_and_set(&said[what]);
 /* ---- files ---- */
 
 /* A dump file's buffer: the formatters write their lines straight into it
- * (pt_out), and it is written out whenever full. */
+ * (pt_out), and it is written out whenever full — or, to measure a dump
+ * before it is written, only counted. */
 typedef struct {
   pt_out o;
   int fd;
   int err; /* errno of the first failed write */
+  uint64_t count; /* bytes counted (fb_count) */
   char buf[FILE_BUF];
 } fbuf;
 
@@ -129,14 +132,36 @@ static void fb_flush(pt_out* o) {
   o->len = 0;
 }
 
+static void fb_count(pt_out* o) {
+  fbuf* f = o->arg;
+  f->count += o->len;
+  o->len = 0;
+}
+
 /* One line of the caller's, with its newline. */
 static void fb_line(fbuf* f, const char* line, int len) {
   if (len < 0) return;
   if ((size_t)len + 1 > sizeof f->buf) len = (int)sizeof f->buf - 1;
-  if (f->o.len + (size_t)len + 1 > sizeof f->buf) fb_flush(&f->o);
+  if (f->o.len + (size_t)len + 1 > sizeof f->buf) f->o.flush(&f->o);
   memcpy(f->buf + f->o.len, line, (size_t)len);
   f->o.len += (size_t)len;
   f->buf[f->o.len++] = '\n';
+}
+
+/* One format of a dump (0: the banner and the legacy lines; 1: JSON lines)
+ * through `flush`: written to f->fd, or counted. */
+static void fb_dump(fbuf* f, const pt_dump* d, const pt_dump_meta* m, int k, void (*flush)(pt_out*)) {
+  f->o = (pt_out){.buf = f->buf, .cap = sizeof f->buf, .len = 0, .flush = flush, .arg = f};
+  f->err = 0;
+  f->count = 0;
+  if (k == 0) {
+    char banner[1024];
+    fb_line(f, banner, pt_dump_banner(d, m, banner, sizeof banner));
+    pt_dump_text_out(d, &f->o);
+  } else {
+    pt_dump_json_out(d, m, &f->o);
+  }
+  flush(&f->o);
 }
 
 static int ensure_dir(const char* dir, const logger* l) {
@@ -149,29 +174,36 @@ static int ensure_dir(const char* dir, const logger* l) {
   return -1;
 }
 
-/* A dump file, opened for appending; -1 (said once per kind) if refused. */
-static int open_dump_file(const char* path, const char* dir, const logger* l) {
+/* Why a dump file was refused, said once per kind after the files lock is
+ * released. */
+typedef struct {
+  int what; /* SAID_LINK, SAID_NOTREG, SAID_OPEN; 0 = not refused */
+  int err;
+} refusal;
+
+static void say_refused(const refusal* r, const char* path, const char* dir, const logger* l) {
+  if (!r->what || !first_time(r->what)) return;
+  if (r->what == SAID_LINK)
+    say(l, "proxytrace: %s is a symbolic link: not following it; this and later such dumps go "
+           "to the host log instead", path);
+  else if (r->what == SAID_NOTREG)
+    say(l, "proxytrace: %s is not a regular file: not writing to it; the dump goes to the host "
+           "log instead", path);
+  else
+    say(l, "proxytrace: cannot write dump files in PROXYTRACE_DUMP_DIR %s: %s; dumps go to the "
+           "host log instead", dir, strerror(r->err));
+}
+
+/* A dump file, opened for appending; -1 (and why) if refused. */
+static int open_dump_file(const char* path, refusal* r) {
   int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) {
-    if (errno == ELOOP) {
-      if (first_time(SAID_LINK))
-        say(l, "proxytrace: %s is a symbolic link: not following it; this and later such dumps go "
-               "to the host log instead", path);
-    } else if (errno == ENXIO) {
-      if (first_time(SAID_NOTREG))
-        say(l, "proxytrace: %s is not a regular file: not writing to it; the dump goes to the host "
-               "log instead", path);
-    } else if (first_time(SAID_OPEN)) {
-      say(l, "proxytrace: cannot write dump files in PROXYTRACE_DUMP_DIR %s: %s; dumps go to the "
-             "host log instead", dir, strerror(errno));
-    }
+    *r = (refusal){errno == ELOOP ? SAID_LINK : errno == ENXIO ? SAID_NOTREG : SAID_OPEN, errno};
     return -1;
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (first_time(SAID_NOTREG))
-      say(l, "proxytrace: %s is not a regular file: not writing to it; the dump goes to the host "
-             "log instead", path);
+    *r = (refusal){SAID_NOTREG, 0};
     close(fd);
     return -1;
   }
@@ -179,41 +211,31 @@ static int open_dump_file(const char* path, const char* dir, const logger* l) {
 }
 
 /* Dumps run on any thread with no registry lock (context.c): two dumps of
- * one communicator write its files one after the other, not interleaved.
- * Held only while the files are written: no logger call under it, and no
- * other lock taken under it. The fork handlers take it (after the registry
- * and dumper locks), so a child never inherits it held by a thread that
- * does not exist there. */
+ * one communicator write its files one after the other, not interleaved,
+ * and rotate them one at a time. Held only while the files are opened,
+ * rotated and written: no logger call under it, and no other lock taken
+ * under it. The fork handlers take it (after the registry and dumper
+ * locks), so a child never inherits it held by a thread that does not
+ * exist there. */
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void pt_sink_fork_lock(void) { pthread_mutex_lock(&files_lock); }
 void pt_sink_fork_unlock(void) { pthread_mutex_unlock(&files_lock); }
 
-/* Writes one dump to its two files; 0, or -2 when lost to a write error
- * (counted, said once). */
-static int write_fds(const pt_dump* d, const pt_dump_meta* m, const int fds[2], const char* where,
-                     const logger* l) {
-  fbuf* f = malloc(sizeof *f);
-  if (!f) return -2;
+/* Writes one dump to its two files (files lock held); errno of the first
+ * failed write, or 0. */
+static int put_dump(fbuf* f, const pt_dump* d, const pt_dump_meta* m, const int fds[2]) {
   int err = 0;
-  pthread_mutex_lock(&files_lock);
   for (int k = 0; k < 2; k++) {
-    f->o = (pt_out){.buf = f->buf, .cap = sizeof f->buf, .len = 0, .flush = fb_flush, .arg = f};
     f->fd = fds[k];
-    f->err = 0;
-    if (k == 0) {
-      char banner[1024];
-      fb_line(f, banner, pt_dump_banner(d, m, banner, sizeof banner));
-      pt_dump_text_out(d, &f->o);
-    } else {
-      pt_dump_json_out(d, m, &f->o);
-    }
-    fb_flush(&f->o);
+    fb_dump(f, d, m, k, fb_flush);
     if (f->err && !err) err = f->err;
   }
-  pthread_mutex_unlock(&files_lock);
-  free(f);
-  if (!err) return 0;
+  return err;
+}
+
+/* A dump lost to write error `err`: counted, said once; -2. */
+static int lost_to(int err, const char* where, const logger* l) {
   atomic_fetch_add(&lost, 1);
   if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
     if (first_time(SAID_FULL))
@@ -226,33 +248,182 @@ static int write_fds(const pt_dump* d, const pt_dump_meta* m, const int fds[2], 
   return -2;
 }
 
-/* Text and JSON files of one dump. 0 written, -1 refused (nothing written:
- * the caller logs the dump instead), -2 lost to a write error. */
-static int write_files(const pt_dump* d, const pt_dump_meta* m, const char* dir, char* path,
-                       size_t path_len, const logger* l) {
+/* ---- rotation ----
+ *
+ * Each dump file is capped (PROXYTRACE_DUMP_MAX_MB): when the next dump
+ * would take a file past the cap, both files of the communicator become
+ * their older generation (x.txt -> x.1.txt, x.jsonl -> x.1.jsonl, the
+ * previous older generation removed) and the dump starts new ones, so a
+ * dump is never cut in two and the newest one is always whole. The first
+ * dump of the current stall episode (the stall watchdog's first dump since
+ * the last progress: where the hang began) is never removed: when the
+ * generation that holds it goes, it is copied to the start of the new
+ * files first, if it still reads as whole dumps. The dumps removed are
+ * counted (rotatedDumps in the JSON header). To know whether a dump fits,
+ * it is formatted twice: once only counted, then written. A file holding
+ * one dump larger than the cap is not rotated before that dump is. Worst
+ * case per communicator: 2 formats x 2 generations x the cap, plus one
+ * dump (and the carried stall dump). */
+
+/* `path` of format k (0 .txt, 1 .jsonl) and generation g (0, 1) at path+base. */
+static void name_of(char* path, int base, int k, int g) {
+  strcpy(path + base, g ? (k ? ".1.jsonl" : ".1.txt") : (k ? ".jsonl" : ".txt"));
+}
+
+/* The stall episode's first dump, read from the older generation about to
+ * be removed: both formats, in one allocation; NULL when there is none or
+ * it cannot be read (then it is lost with the generation). */
+static char* read_episode(const pt_dump_files* st, char* path, int base) {
+  if (st->episode_gen != 2 || st->episode_len[0] + st->episode_len[1] > ((uint64_t)1 << 32)) return NULL;
+  char* b = malloc(st->episode_len[0] + st->episode_len[1] + 1);
+  if (!b) return NULL;
+  size_t at = 0;
+  for (int k = 0; k < 2; k++) {
+    name_of(path, base, k, 1);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    ssize_t r = fd >= 0 ? pread(fd, b + at, st->episode_len[k], (off_t)st->episode_off[k]) : -1;
+    if (fd >= 0) close(fd);
+    if (r != (ssize_t)st->episode_len[k]) {
+      free(b);
+      return NULL;
+    }
+    at += st->episode_len[k];
+  }
+  /* Whole dumps still, or the files were changed under us (a shared
+   * directory): then nothing is carried rather than a piece. */
+  static const char txt[] = "proxytrace dump seq=", json[] = "{\"type\":\"dump\"";
+  const size_t t = st->episode_len[0], j = st->episode_len[1];
+  if (t < sizeof txt || j < sizeof json || memcmp(b, txt, sizeof txt - 1) || memcmp(b + t, json, sizeof json - 1) ||
+      b[t - 1] != '\n' || b[t + j - 1] != '\n') {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
+/* Rotates both files (files lock held): fds[] are the new ones after. 0,
+ * or -1 with *r saying why the new files were refused (fds closed). */
+static int rotate(pt_dump_files* st, char* path, int base, int fds[2], refusal* r) {
+  char* carried = read_episode(st, path, base);
+  char older[PT_DUMP_DIR_MAX + 512];
+  for (int k = 0; k < 2; k++) {
+    close(fds[k]);
+    fds[k] = -1;
+    name_of(path, base, k, 0);
+    snprintf(older, sizeof older, "%.*s%s", base, path, k ? ".1.jsonl" : ".1.txt");
+    if (rename(path, older) != 0) unlink(path); /* the cap holds either way */
+  }
+  st->rotated += st->dumps[1] - (carried ? 1 : 0);
+  st->dumps[1] = st->dumps[0];
+  st->dumps[0] = 0;
+  if (st->episode_gen == 1) st->episode_gen = 2;
+  else if (st->episode_gen == 2 && !carried) st->episode_gen = 0;
+  for (int k = 0; k < 2; k++) {
+    name_of(path, base, k, 0);
+    fds[k] = open_dump_file(path, r);
+    if (fds[k] < 0) {
+      if (k) close(fds[0]);
+      free(carried);
+      return -1;
+    }
+  }
+  if (carried) {
+    size_t at = 0;
+    for (int k = 0; k < 2; k++) {
+      fbuf tmp = {.fd = fds[k]};
+      pt_out o = {.buf = carried + at, .len = st->episode_len[k], .arg = &tmp};
+      fb_flush(&o);
+      st->episode_off[k] = 0;
+      at += st->episode_len[k];
+    }
+    st->episode_gen = 1;
+    st->dumps[0] = 1;
+    free(carried);
+  }
+  return 0;
+}
+
+/* Text and JSON files of one dump, rotated at the cap. 0 written, -1
+ * refused (nothing written: the caller logs the dump instead), -2 lost to
+ * a write error. */
+static int write_files(pt_ctx* c, pt_trigger trig, const pt_dump* d, pt_dump_meta* m, const char* dir,
+                       char* path, size_t path_len, const logger* l) {
   if (ensure_dir(dir, l) != 0) return -1;
   int base = snprintf(path, path_len, "%s/proxytrace-%s-%ld-r%d-%" PRIu64, dir, m->host, m->pid,
                       pt_dump_rank(d), m->comm_hash);
-  if (base < 0 || (size_t)base + 8 > path_len) {
+  if (base < 0 || (size_t)base + 10 > path_len) {
     if (first_time(SAID_OPEN))
       say(l, "proxytrace: the dump file names in PROXYTRACE_DUMP_DIR %s are too long; dumps go to "
              "the host log instead", dir);
     return -1;
   }
-  int fds[2];
-  strcpy(path + base, ".txt");
-  fds[0] = open_dump_file(path, dir, l);
-  strcpy(path + base, ".jsonl");
-  fds[1] = fds[0] >= 0 ? open_dump_file(path, dir, l) : -1;
+  fbuf* f = malloc(sizeof *f);
+  if (!f) return -2;
+  const uint64_t cap = pt_dump_settings_get()->dump_max_bytes;
+  pt_dump_files* st = &c->files;
+  refusal r = {0};
+  int fds[2] = {-1, -1}, err = 0, rc = 0;
+  uint64_t size[2] = {0, 0}, len[2] = {0, 0};
+  char refused[PT_DUMP_DIR_MAX + 512] = "";
+  pthread_mutex_lock(&files_lock);
+  if (st->rank != pt_dump_rank(d) || st->comm_hash != m->comm_hash) /* other files: what we knew is not theirs */
+    *st = (pt_dump_files){.rank = pt_dump_rank(d), .comm_hash = m->comm_hash};
+  for (int k = 0; k < 2 && !r.what; k++) {
+    name_of(path, base, k, 0);
+    fds[k] = open_dump_file(path, &r);
+  }
+  if (r.what) {
+    snprintf(refused, sizeof refused, "%s", path);
+    rc = -1;
+  } else {
+    m->rotated_dumps = st->rotated;
+    int over = 0;
+    for (int k = 0; k < 2; k++) {
+      struct stat sb;
+      size[k] = fstat(fds[k], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+      fb_dump(f, d, m, k, fb_count);
+      len[k] = f->count;
+      over |= size[k] > 0 && size[k] + len[k] > cap;
+    }
+    if (over && rotate(st, path, base, fds, &r) != 0) {
+      snprintf(refused, sizeof refused, "%s", path);
+      rc = -1;
+    } else {
+      if (over) {
+        m->rotated_dumps = st->rotated;
+        for (int k = 0; k < 2; k++) {
+          struct stat sb;
+          size[k] = fstat(fds[k], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        }
+      }
+      err = put_dump(f, d, m, fds);
+      st->dumps[0]++;
+      /* The stall episode: a stall dump after progress starts one, which
+       * lasts while nothing progresses. */
+      if (trig == PT_TRIG_STALL && (!st->episode_gen || st->episode_progress != m->last_progress_ticks)) {
+        st->episode_gen = 1;
+        st->episode_progress = m->last_progress_ticks;
+        for (int k = 0; k < 2; k++) {
+          struct stat sb;
+          st->episode_off[k] = size[k];
+          st->episode_len[k] = fstat(fds[k], &sb) == 0 && (uint64_t)sb.st_size > size[k] ? (uint64_t)sb.st_size - size[k]
+                                                                                          : len[k];
+        }
+      } else if (st->episode_gen && st->episode_progress != m->last_progress_ticks) {
+        st->episode_gen = 0;
+      }
+    }
+  }
+  pthread_mutex_unlock(&files_lock);
+  for (int k = 0; k < 2; k++)
+    if (fds[k] >= 0) close(fds[k]);
+  free(f);
   path[base] = 0;
-  if (fds[1] < 0) {
-    if (fds[0] >= 0) close(fds[0]);
+  if (rc == -1) {
+    say_refused(&r, refused, dir, l);
     return -1;
   }
-  int rc = write_fds(d, m, fds, dir, l);
-  close(fds[0]);
-  close(fds[1]);
-  return rc;
+  return err ? lost_to(err, dir, l) : 0;
 }
 
 /* ---- one dump ---- */
@@ -303,7 +474,7 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
   int lines = hook_emit ? pt_dump_text(d, hook_emit, hook_arg) : 0;
   int files = -1;
   char path[PT_DUMP_DIR_MAX + 512];
-  if (s->dump_dir[0]) files = write_files(d, &m, s->dump_dir, path, sizeof path, &l);
+  if (s->dump_dir[0]) files = write_files(c, trig, d, &m, s->dump_dir, path, sizeof path, &l);
   if (!hook_emit) {
     /* A clean finalize record (nothing waiting) is not worth a WARN line,
      * nor one RCCL's hook has just printed. */
@@ -328,7 +499,15 @@ int pt_sink_write_fds(pt_ctx* c, pt_trigger trig, int txt_fd, int json_fd) {
   pt_dump* d = take(c, trig, pt_dump_next_round(), &m, &l, &lib);
   if (!d) return -1;
   const int fds[2] = {txt_fd, json_fd};
-  int rc = write_fds(d, &m, fds, "the given files", &l);
+  fbuf* f = malloc(sizeof *f);
+  if (!f) {
+    pt_dump_free(d);
+    return -2;
+  }
+  pthread_mutex_lock(&files_lock);
+  const int err = put_dump(f, d, &m, fds);
+  pthread_mutex_unlock(&files_lock);
+  free(f);
   pt_dump_free(d);
-  return rc;
+  return err ? lost_to(err, "the given files", &l) : 0;
 }

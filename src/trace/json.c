@@ -69,7 +69,8 @@ static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
       m->host_lib, m->profiler_api, pt_clock_source(), m->trigger, m->seq, m->round, d->time_ns,
       d->n_active, d->n_finished, mb100 / 100, mb100 % 100, m->stall_ms);
   put_time(j, "lastProgress_ns", &d->cal, m->last_progress_ticks);
-  pt_jput(j, ",\"lostDumps\":%" PRIu64 ",\"maxOps\":%u,\"drops\":{", m->lost_dumps, d->nslots);
+  pt_jput(j, ",\"lostDumps\":%" PRIu64 ",\"rotatedDumps\":%" PRIu64 ",\"maxOps\":%u,\"drops\":{", m->lost_dumps,
+          m->rotated_dumps, d->nslots);
   for (int i = 0; i < PT_DROP_NUM; i++)
     pt_jput(j, "%s\"%s\":%" PRIu64, i ? "," : "", pt_drop_name((pt_drop_reason)i), d->drops.n[i]);
   pt_jput(j, "}}");

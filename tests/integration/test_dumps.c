@@ -82,7 +82,8 @@ static int log_count(const char* needle) {
 /* ---- setup ---- */
 
 static const char* const vars[] = {"PROXYTRACE_STALL_MS", "PROXYTRACE_DUMP_SIGNAL",
-                                   "PROXYTRACE_DUMP_INTERVAL_MS", "PROXYTRACE_DUMP_DIR"};
+                                   "PROXYTRACE_DUMP_INTERVAL_MS", "PROXYTRACE_DUMP_DIR",
+                                   "PROXYTRACE_DUMP_MAX_MB"};
 
 static int setup(void** state) {
   (void)state;
@@ -254,6 +255,7 @@ static void test_dumps_while_comms_come_and_go(void** state) {
   (void)state;
   setenv("PROXYTRACE_DUMP_INTERVAL_MS", "2", 1);
   setenv("PROXYTRACE_DUMP_DIR", dir, 1);
+  setenv("PROXYTRACE_DUMP_MAX_MB", "1024", 1); /* every dump counted stays (no rotation: tests/sim/dump-rotation.sh) */
   recorder r = {.hash = 0xabe, .ctx = init_v6(0xabe, 0, safe_logger)};
   pthread_t t1, t2;
   pthread_create(&t1, NULL, record_loop, &r);

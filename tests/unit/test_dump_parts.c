@@ -238,8 +238,40 @@ static void test_dump_variables(void** state) {
     unsetenv(v);
 }
 
+/* PROXYTRACE_DUMP_MAX_MB: MiB with up to two decimals; a bad value said
+ * once (the first), the default 0.1 MiB applies. */
+static void test_dump_cap_variable(void** state) {
+  (void)state;
+  static const struct {
+    const char* v;
+    uint64_t bytes;
+  } good[] = {{"1", 1 << 20}, {"0.5", 1 << 19}, {"0.25", 1 << 18}, {"0.01", (1 << 20) / 100},
+              {"1048576", (uint64_t)1 << 40}, {"2.5", 5 << 19}};
+  pt_plugin_config cfg;
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    setenv("PROXYTRACE_DUMP_MAX_MB", good[i].v, 1);
+    pt_config_load(&cfg, capture);
+    assert_int_equal(cfg.dump_max_bytes, good[i].bytes);
+  }
+  unsetenv("PROXYTRACE_DUMP_MAX_MB");
+  pt_config_load(&cfg, capture);
+  assert_int_equal(cfg.dump_max_bytes, ((uint64_t)PT_DEFAULT_DUMP_MAX_MB100 << 20) / 100);
+  static const char* const bad[] = {"0", "0.00", "-1", "1.234", "1e3", "1.", ".5", "abc", "1048577", " 1", "0x10"};
+  logged[0] = 0;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("PROXYTRACE_DUMP_MAX_MB", bad[i], 1);
+    pt_config_load(&cfg, capture);
+    assert_int_equal(cfg.dump_max_bytes, ((uint64_t)PT_DEFAULT_DUMP_MAX_MB100 << 20) / 100);
+  }
+  assert_non_null(strstr(logged, "PROXYTRACE_DUMP_MAX_MB='0' is not a number of MiB in 0.01..1048576 with at most "
+                                 "two decimals; using the default 0.10"));
+  assert_null(strstr(logged, "PROXYTRACE_DUMP_MAX_MB='-1'")); /* said once per process */
+  unsetenv("PROXYTRACE_DUMP_MAX_MB");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dump_cap_variable),
       cmocka_unit_test(test_task_handles),
       cmocka_unit_test(test_stock_ops_and_watchdog_inputs),
       cmocka_unit_test(test_full_disk),
