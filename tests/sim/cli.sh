@@ -51,12 +51,21 @@ grep -q "leak-ops does nothing under nccl-2.25" "$T/out" || fail "--leak-ops und
 $RUN "$PT" sim $SMALL --plugin "$PLUGIN" --host nccl-2.29.1 >"$T/out" 2>&1 || fail "sim --host nccl-2.29.1 exits $?"
 grep -q "2.29.1 is not a release: the nccl-2.29 profile" "$T/out" || fail "nccl-2.29.1 gets no note"
 
-# An unknown option is named as such, whether a value follows or not.
-for a in "--bogus" "--bogus x" "--bogus=3"; do
+# An unknown option is named as such by every command, whether a value
+# follows or not; a known one without its value is not "unknown".
+for c in probe sim analyze top demo; do
+  for a in "--bogus" "--bogus x" "--bogus=3"; do
+    # shellcheck disable=SC2086
+    $RUN "$PT" $c $a >"$T/out" 2>&1; rc=$?
+    [ $rc -eq 2 ] || fail "$c $a exits $rc, want 2"
+    grep -q -- "proxytrace $c: unknown option '--bogus\(=3\)\{0,1\}' (see proxytrace $c --help)" "$T/out" ||
+      fail "$c $a: not 'unknown option': $(cat "$T/out")"
+  done
+done
+for ca in "sim --nodes" "top --interval" "analyze --chrome" "probe --host" "demo --out"; do
   # shellcheck disable=SC2086
-  $RUN "$PT" sim $a >"$T/out" 2>&1; rc=$?
-  [ $rc -eq 2 ] || fail "sim $a exits $rc, want 2"
-  grep -q -- "unknown option '--bogus'" "$T/out" || fail "sim $a: not 'unknown option': $(cat "$T/out")"
+  $RUN "$PT" $ca >"$T/out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "needs a value" "$T/out" || fail "$ca without a value: exit $rc, $(cat "$T/out")"
 done
 
 # Timing faults need real time: paced by default, refused with --pace 0.
