@@ -235,8 +235,11 @@ static int parse(int argc, char** argv, options* o) {
         fprintf(stderr, "proxytrace probe: cannot set %s: %s\n", var, strerror(errno));
         return -1;
       }
+    } else if (a[0] == '-') {
+      fprintf(stderr, "proxytrace probe: unknown option '%s' (see proxytrace probe --help)\n", a);
+      return -1;
     } else {
-      fprintf(stderr, "proxytrace probe: unknown argument '%s' (see --help)\n", argv[i]);
+      fprintf(stderr, "proxytrace probe: unexpected argument '%s': options start with -, variables are VAR=VALUE (see proxytrace probe --help)\n", argv[i]);
       return -1;
     }
     if (dst && !(*dst = need_arg(argc, argv, &i, inline_value))) return -1;

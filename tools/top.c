@@ -231,7 +231,10 @@ int pt_cmd_top(int argc, char** argv) {
       once = 1;
     } else if (!strcmp(a, "--channels")) {
       channels = 1;
-    } else if ((!strcmp(a, "--interval") || !strcmp(a, "--rows")) && i + 1 < argc) {
+    } else if ((!strcmp(a, "--interval") || !strcmp(a, "--rows")) && i + 1 == argc) {
+      fprintf(stderr, "proxytrace top: %s needs a value (see proxytrace top --help)\n", a);
+      return 2;
+    } else if (!strcmp(a, "--interval") || !strcmp(a, "--rows")) {
       char* end;
       errno = 0;
       long v = strtol(argv[++i], &end, 10);
@@ -244,8 +247,7 @@ int pt_cmd_top(int argc, char** argv) {
       if (is_rows) rows = (int)v;
       else interval = v;
     } else if (a[0] == '-') {
-      fprintf(stderr, "proxytrace top: unknown option '%s'\n", a);
-      usage(stderr);
+      fprintf(stderr, "proxytrace top: unknown option '%s' (see proxytrace top --help)\n", a);
       return 2;
     } else if (!dir) {
       dir = a;

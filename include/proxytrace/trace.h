@@ -291,9 +291,6 @@ unsigned pt_dump_origins(const pt_dump* d);
 int pt_dump_rank(const pt_dump* d);
 /* CLOCK_REALTIME ns when the snapshot was taken. */
 int64_t pt_dump_time_ns(const pt_dump* d);
-/* Forgets the finished records: the dump prints only the live ones (a
- * clean finalize record is its header alone). */
-void pt_dump_drop_finished(pt_dump* d);
 
 /* The legacy lines (as pt_trace_dump). Returns the number of lines. */
 int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg);

@@ -468,9 +468,6 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
     pt_dump_free(d);
     return 0;
   }
-  /* A clean finalize record is the header and the end line: the rank
-   * finished with nothing waiting (docs/dump-json.md). */
-  if (trig == PT_TRIG_FINALIZE && pt_dump_active(d) == 0) pt_dump_drop_finished(d);
   int lines = hook_emit ? pt_dump_text(d, hook_emit, hook_arg) : 0;
   int files = -1;
   char path[PT_DUMP_DIR_MAX + 512];

@@ -227,14 +227,6 @@ unsigned pt_dump_origins(const pt_dump* d) { return d->origins; }
 int pt_dump_rank(const pt_dump* d) { return d->rank; }
 int64_t pt_dump_time_ns(const pt_dump* d) { return d->time_ns; }
 
-void pt_dump_drop_finished(pt_dump* d) {
-  size_t j = 0;
-  for (size_t i = 0; i < d->n; i++) /* es: the live entries first, then the ring's */
-    if (d->ord[i] < d->n_active) d->ord[j++] = d->ord[i];
-  d->n = j;
-  d->n_finished = 0;
-}
-
 /* "proxytrace dropped:..." — only when something was dropped or refused, so a
  * clean run prints exactly what legacy prints. */
 static int format_drops(const pt_dump* d, char* buf, size_t n) {

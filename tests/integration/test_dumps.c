@@ -400,8 +400,8 @@ static void test_finalize_dump_under_stock_nccl(void** state) {
   assert_int_equal(log_count("finalize dump"), 1);
   assert_int_equal(log_levels[NCCL_LOG_WARN], 1);
   json_files_parse(dir);
-  /* Nothing waiting: the finalize record alone — the header with 0
-   * active ops, no op line, the end line — and no log line. */
+  /* Nothing waiting (and nothing ever recorded): the finalize record — the
+   * header with 0 active ops, the end line — and no log line. */
   log_reset();
   void* ctx2 = NULL;
   int mask = 0;

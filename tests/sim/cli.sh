@@ -51,12 +51,21 @@ grep -q "leak-ops does nothing under nccl-2.25" "$T/out" || fail "--leak-ops und
 $RUN "$PT" sim $SMALL --plugin "$PLUGIN" --host nccl-2.29.1 >"$T/out" 2>&1 || fail "sim --host nccl-2.29.1 exits $?"
 grep -q "2.29.1 is not a release: the nccl-2.29 profile" "$T/out" || fail "nccl-2.29.1 gets no note"
 
-# An unknown option is named as such, whether a value follows or not.
-for a in "--bogus" "--bogus x" "--bogus=3"; do
+# An unknown option is named as such by every command, whether a value
+# follows or not; a known one without its value is not "unknown".
+for c in probe sim analyze top demo; do
+  for a in "--bogus" "--bogus x" "--bogus=3"; do
+    # shellcheck disable=SC2086
+    $RUN "$PT" $c $a >"$T/out" 2>&1; rc=$?
+    [ $rc -eq 2 ] || fail "$c $a exits $rc, want 2"
+    grep -q -- "proxytrace $c: unknown option '--bogus\(=3\)\{0,1\}' (see proxytrace $c --help)" "$T/out" ||
+      fail "$c $a: not 'unknown option': $(cat "$T/out")"
+  done
+done
+for ca in "sim --nodes" "top --interval" "analyze --chrome" "probe --host" "demo --out"; do
   # shellcheck disable=SC2086
-  $RUN "$PT" sim $a >"$T/out" 2>&1; rc=$?
-  [ $rc -eq 2 ] || fail "sim $a exits $rc, want 2"
-  grep -q -- "unknown option '--bogus'" "$T/out" || fail "sim $a: not 'unknown option': $(cat "$T/out")"
+  $RUN "$PT" $ca >"$T/out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "needs a value" "$T/out" || fail "$ca without a value: exit $rc, $(cat "$T/out")"
 done
 
 # Timing faults need real time: paced by default, refused with --pace 0.
@@ -65,8 +74,8 @@ $RUN "$PT" sim $SMALL --plugin "$PLUGIN" --slow-link 1:4 --pace 0 >"$T/out" 2>&1
 grep -q -- "--slow-link needs real time" "$T/out" || fail "--pace 0 with --slow-link: no reason given"
 $RUN "$PT" sim --nodes 2 --ranks-per-node 1 --iters 1 --plugin "$PLUGIN" --slow-gpu 1:4 >"$T/out" 2>&1 ||
   fail "--slow-gpu without --pace exits $?"
-grep -q "paced 1000 us" "$T/out" || fail "--slow-gpu without --pace is not paced: $(grep job: "$T/out")"
-grep -q "slow-link.*paced\|needs real time\|1000 with" "$T/help" || fail "sim --help does not say timing faults are paced"
+grep -q "paced 200 us" "$T/out" || fail "--slow-gpu without --pace is not paced: $(grep job: "$T/out")"
+grep -q "slow-link.*paced\|needs real time\|200 with" "$T/help" || fail "sim --help does not say timing faults are paced"
 $RUN "$PT" sim --channels 0 >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "sim --channels 0 exits $rc, want 2"
 grep -q "1..64" "$T/out" || fail "sim --channels 0 does not say what is accepted"
@@ -109,6 +118,34 @@ $RUN "$PT" sim --plugin "$PLUGIN" --host nccl-2.28 --nodes 2 --ranks-per-node 1 
 ls "$T/m" | grep -q "proxytrace-metrics-" || fail "the metrics job wrote no metrics file"
 grep -q "ranks that left no dump (none in their log, no dump file): 0, 1" "$T/out" ||
   fail "metrics files counted as dumps: $(cat "$T/out")"
+
+# The truth names only what struck, and says when no dump can show a hang.
+# Rank 1 (2x3 ranks, 1 channel) has no network op: stalled on its last
+# transfers, the ring stops inside node 0 but every network op completes.
+truth() { # truth NAME OPTIONS...: a 2x3 or 2x4 job's --truth-json, checked by the python below
+  name=$1; shift
+  $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 2 --channels 1 --iters 1 "$@" \
+    --truth-json "$T/$name.json" >"$T/out" 2>&1; rc=$?
+  [ $rc -eq 3 ] || fail "$name: sim exits $rc, want 3: $(cat "$T/out")"
+}
+truth unseen --ranks-per-node 3 --ops allreduce:1M --stall 1:0:18
+python3 - "$T/unseen.json" <<'PY' || fail "a hang no network op shows is not marked"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["verdict"] == "hang" and t["hangSeen"] is False and "no dump can show" in t["limit"], t
+assert [c["exact"] for c in t["culprits"]] == [False], t
+PY
+truth seen --ranks-per-node 3 --ops allreduce:1M --stall 1:0:17
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert t["hangSeen"] is True and "limit" not in t, t' \
+  "$T/seen.json" || fail "a hang the dumps show is marked unseen"
+# Two stalls on one ring: rank 7's send is starved by rank 3's stall before
+# its own step 20 comes (it sends 13 transfers): rank 3 alone is the culprit.
+truth two --ranks-per-node 4 --ops allreduce:4M --stall 3:0:5 --stall 7:0:20
+python3 - "$T/two.json" <<'PY' || fail "two stalls on one ring: a starved rank is named"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert [(c["rank"], c["exact"]) for c in t["culprits"]] == [(3, True)], t["culprits"]
+PY
 
 # The demo: our plugin, one stalled GPU, stuck ops from the dumps.
 $RUN "$PT" demo --bogus >"$T/out" 2>&1; rc=$?

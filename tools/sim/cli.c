@@ -111,7 +111,7 @@ void pt_sim_usage(FILE* f) {
 "                        microseconds, and a proxy thread with nothing to do\n"
 "                        sleeps until its next op is due, so step times are\n"
 "                        draws times US whatever the CPU load (0..100000,\n"
-"                        default 0: polls as fast as they go; 1000 with\n"
+"                        default 0: polls as fast as they go; 200 with\n"
 "                        --slow-link or --slow-gpu, which need real time:\n"
 "                        --pace 0 is refused with them)\n"
 "  --hold SECONDS        after those rounds, keep the proxy threads polling the\n"

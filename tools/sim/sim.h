@@ -50,7 +50,7 @@ enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 #define PT_SIM_MAX_FAULTS 32
 #define PT_SIM_MAX_ENV 16
 #define PT_SIM_MAX_OPS 2000000 /* proxy ops per job (about 300 bytes each) */
-#define PT_SIM_TIMING_PACE_US 1000 /* --pace of a job with --slow-link/--slow-gpu */
+#define PT_SIM_TIMING_PACE_US 200 /* --pace of a job with --slow-link/--slow-gpu */
 
 typedef struct {
   int kind;     /* PT_SIM_ALLREDUCE / PT_SIM_SENDRECV */
@@ -239,6 +239,10 @@ typedef struct {
   int hung_batch;    /* first batch that does not complete; -1 = none    */
   int* dead_rank;    /* per rank: 1 if it dies                           */
   int* ring;         /* per channel: the ring order, nranks entries each */
+  /* Per fault (stall, no-recv), the channels (bit c, c < 64) where it
+   * struck: the data got as far as its step, so it is what stops the edge,
+   * not a fault upstream that starved it first. */
+  uint64_t fault_struck[PT_SIM_MAX_FAULTS];
 } pt_sim_job;
 
 int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err);

@@ -296,6 +296,18 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
       ring_fixed_point(&st, n, U, k, S, W / any->slice);
       for (int q = 0; q < n; q++)
         if (st.sent[q] < U) hung = 1;
+      /* A fault struck where the data reached its step: a stall where its
+       * position sent up to that step, a no-recv where the sender before
+       * it did. Below that, something upstream stopped the edge first. */
+      for (int f = 0; f < c->n_faults && ch < 64; f++) {
+        const pt_sim_fault* ft = &c->faults[f];
+        if (!fault_hits(ft, ft->rank, ch) || ft->step >= U) continue;
+        int q = 0;
+        while (ring[q] != ft->rank) q++;
+        const int reached = ft->kind == PT_FAULT_STALL ? st.sent[q] : st.sent[(q - 1 + n) % n];
+        if ((ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_NO_RECV) && reached == ft->step)
+          job->fault_struck[f] |= 1ull << ch;
+      }
       for (size_t i = 0; i < job->n_ops; i++) {
         pt_sim_op* op = &job->ops[i];
         if (op->batch != fb || op->channel != ch || op->kind != PT_OPK_NET) continue;
@@ -317,6 +329,12 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           sent = s;
         }
         if (sent < U) hung = 1;
+        for (int f = 0; f < c->n_faults && ch < 64; f++) { /* as for the ring, on this pair */
+          const pt_sim_fault* ft = &c->faults[f];
+          const int end = ft->kind == PT_FAULT_STALL ? A : ft->kind == PT_FAULT_NO_RECV ? B : -1;
+          if (end == ft->rank && fault_hits(ft, ft->rank, ch) && ft->step < U && sent == ft->step)
+            job->fault_struck[f] |= 1ull << ch;
+        }
         if (op->is_send) {
           set_send(op, gpu, sent, W);
         } else {
@@ -343,6 +361,27 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
   job->hung_batch = hung ? fb : -1;
   return 0;
 }
+
+/* Does a dump show the hang: some network op stopped, or a rank died (its
+ * dumps are missing)? A stall on a rank's last transfers that stay inside
+ * its node stops the GPUs, but every network op completes: the proxies
+ * record a finished call and no stall dump comes. */
+static int hang_seen(const pt_sim_job* job) {
+  if (job->hung_batch < 0) return 0;
+  for (int r = 0; r < job->nranks; r++)
+    if (job->dead_rank[r]) return 1;
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch == job->hung_batch && op->kind == PT_OPK_NET && op->why != PT_WHY_NONE &&
+        op->why != PT_WHY_NOT_RUN)
+      return 1;
+  }
+  return 0;
+}
+
+#define UNSEEN_LIMIT                                                                                   \
+  "no network op stops: the GPUs stop on transfers that stay inside a node, so every proxy op "      \
+  "completes and no dump can show this hang"
 
 static const char* op_status(const pt_sim_op* op) {
   int s = op->slice;
@@ -381,6 +420,7 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
             pt_sim_call_name(c->calls[b % c->n_calls].kind), b / c->n_calls);
     for (int r = 0; r < job->nranks; r++)
       if (job->dead_rank[r]) fprintf(f, "truth: rank %d is dead: it dumps nothing\n", r);
+    if (!hang_seen(job)) fputs("truth: " UNSEEN_LIMIT "\n", f);
     for (size_t i = 0; i < job->n_ops; i++) {
       const pt_sim_op* op = &job->ops[i];
       if (op->kind == PT_OPK_NET && op->why != PT_WHY_NONE && op->why != PT_WHY_NOT_RUN)
@@ -411,28 +451,27 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
  * the faulty rank itself — a network op its own proxy records? (Ops inside
  * a node have no proxy ops; PXN sends are recorded by nobody; a receive
  * never posted shows on the sender's side, which names the rank.) */
-static void fault_effect(const pt_sim_job* job, const pt_sim_fault* f, int* hits, int* exact) {
+static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, int* hits, int* exact) {
   *hits = *exact = 0;
   if (f->kind == PT_FAULT_KILL) {
     *hits = *exact = job->dead_rank[f->rank];
     return;
   }
-  for (size_t i = 0; i < job->n_ops; i++) {
+  /* Only where it struck (a stall on a rank with no network op there
+   * still stops the ring inside its node); where a fault upstream starved
+   * the rank before its step came, the stop is not its doing. */
+  const uint64_t struck = job->fault_struck[fi];
+  *hits = struck != 0;
+  for (size_t i = 0; i < job->n_ops && struck; i++) {
     const pt_sim_op* op = &job->ops[i];
     if (op->batch != job->hung_batch || op->kind != PT_OPK_NET || op->rank != f->rank) continue;
-    if (f->channel >= 0 && op->channel != f->channel) continue;
-    if (f->kind == PT_FAULT_STALL) {
-      *hits = 1; /* the GPU stops in every op of the call on that channel */
-      if (op->is_send && !op->foreign && op->why == PT_WHY_GPU) *exact = 1;
-    } else if (f->kind == PT_FAULT_NO_RECV && !op->is_send && op->lim_post < op->n) {
-      *hits = 1;
-      if (op->why == PT_WHY_POST || op->absent) *exact = 1;
-    }
+    if (op->channel >= 64 || !(struck >> op->channel & 1)) continue;
+    if (f->kind == PT_FAULT_STALL && op->is_send && !op->foreign && op->why == PT_WHY_GPU) *exact = 1;
+    if (f->kind == PT_FAULT_NO_RECV && !op->is_send && (op->why == PT_WHY_POST || op->absent)) *exact = 1;
   }
-  /* A stall or no-recv on a rank with no network op in that call still
-   * stops the ring inside its node. */
-  if (!*hits && (f->kind == PT_FAULT_STALL || f->kind == PT_FAULT_NO_RECV)) *hits = job->hung_batch >= 0;
 }
+
+
 
 void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   int slow = 0;
@@ -470,6 +509,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
     if (job->dead_rank[r]) fprintf(f, "%s%d", n++ ? "," : "", r);
   fputs("],\"culprits\":[", f);
   int n = 0;
+  const int seen = hang_seen(job);
   for (int i = 0; i < c->n_faults; i++) {
     const pt_sim_fault* ft = &c->faults[i];
     const char* cause = NULL;
@@ -481,7 +521,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
         cause = "rank_missing";
         channel = -1;
       }
-      if (cause) fault_effect(job, ft, &hits, &exact);
+      if (cause) fault_effect(job, i, ft, &hits, &exact);
     } else if (ft->kind == PT_FAULT_SLOW_LINK) {
       /* Send/recv pairs a rank with the rank of its local index on the
        * next node and on the previous one: with two nodes that is one
@@ -498,7 +538,11 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
     }
     if (!cause || !hits) continue;
     fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d}", n++ ? "," : "", ft->rank,
-            channel, cause, exact ? "true" : "false", i);
+            channel, cause, exact && seen ? "true" : "false", i);
   }
-  fputs("]}\n", f);
+  fputs("]", f);
+  if (job->hung_batch >= 0) fprintf(f, ",\"hangSeen\":%s", seen ? "true" : "false");
+  else fputs(",\"hangSeen\":null", f);
+  if (job->hung_batch >= 0 && !seen) fputs(",\"limit\":\"" UNSEEN_LIMIT "\"", f);
+  fputs("}\n", f);
 }
