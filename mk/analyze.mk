@@ -60,6 +60,9 @@ install-analyze: build-all
 #   evidence.sh   the command on cut dumps (exit 4), a hang beside missing
 #                 ranks, subfolders, rank-unknown dumps, --chrome that keeps
 #                 the inputs and fails before the report
+#   trust.sh      the randomized trust test (trust.py): emulated jobs whose
+#                 dump folders are damaged at random; never a false culprit,
+#                 never "ok" for a hung job; a fixed-seed and a fresh slice
 #   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
 #                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
@@ -86,7 +89,7 @@ $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-d
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh \
-  tests/analyze/evidence.sh
+  tests/analyze/evidence.sh tests/analyze/trust.sh
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a

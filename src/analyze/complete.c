@@ -19,8 +19,8 @@
  * and also when every stuck op it found is on a rank whose dump is cut,
  * short or stale (a part of one dump is not a hang). A hang or a slow link
  * found on whole dumps is still reported; each culprit whose evidence
- * touches a rank with a gap — the rank, its peer, its candidates, or for
- * a GPU cause any rank of its node — is marked `possible`, and every rank
+ * touches a rank with a gap is marked `possible`, with those ranks
+ * (mark_possible says which ranks its evidence touches), and every rank
  * with a gap may hold the fault. A stall dump that is older than its
  * peers' is taken when its rank no longer moved: it does not make a
  * culprit possible by itself.
@@ -30,12 +30,17 @@
  * never learns it) hold no record. They are kept per communicator as
  * rank-unknown dumps: each stands for a rank the communicator has, not
  * one that is missing. How many ranks they stand for is counted from what
- * they hold: per process (host, pid), the most such dumps of one trigger
- * round (one dump per communicator object and round); a dump without a
- * round (text) counts once per process. When they stand for at least as
- * many ranks as have no dump, those ranks are "rank unknown", not
- * missing; when fewer, every rank without a dump stays missing (which of
- * them the dumps belong to cannot be told).
+ * they hold: the stall watchdog, the signal and the periodic timer dump
+ * every communicator of a process in one round, so per process (host,
+ * pid) the rank-unknown dumps of its latest such round are ranks that had
+ * not learned their number then — none, when the process dumped the
+ * communicator under numbers in a later such round (the early dumps of
+ * ranks that learned it later). When they stand for exactly as many
+ * ranks as have no dump, those ranks are "rank unknown", not missing;
+ * otherwise every rank without a dump stays missing: which of them the
+ * dumps belong to cannot be told (fewer: some ranks are missing; more: the
+ * communicator is larger than its records show — a size no dump states is
+ * the highest rank or peer they name — or dumps are missing).
  *
  * A rank whose latest dump is a finalize dump with no active op, whole,
  * finished cleanly; when every rank did, the report says so ("ok — N/N
@@ -65,7 +70,7 @@ void an_unknown_rank(pt_analysis* a, const an_dump* d) {
      * sequence is its own */
     if (d->seq >= 0 && u->comm == d->comm && u->pid == d->pid && u->seq == d->seq && !strcmp(u->host, d->host)) {
       if (d->round >= 0) a->unknown[i].round = d->round;
-      if (d->trigger == AN_TRIG_FINALIZE) a->unknown[i].finalize = 1;
+      if (d->trigger != AN_TRIG_UNKNOWN) a->unknown[i].trigger = d->trigger;
       return;
     }
   }
@@ -80,7 +85,51 @@ void an_unknown_rank(pt_analysis* a, const an_dump* d) {
   u->pid = d->pid;
   u->seq = d->seq;
   u->round = d->round;
-  u->finalize = d->trigger == AN_TRIG_FINALIZE;
+  u->trigger = d->trigger;
+}
+
+/* The stall watchdog, the dump signal and the periodic timer dump every
+ * communicator of a process in one round; finalize, hook and api dumps
+ * are of one communicator. */
+static int every_comm(int trigger) {
+  return trigger == AN_TRIG_STALL || trigger == AN_TRIG_SIGNAL || trigger == AN_TRIG_PERIODIC;
+}
+
+static uint64_t process_key(uint64_t comm, const char* host, int pid) { return unknown_key(comm, host, pid, -7); }
+
+/* The latest every-communicator round in which a process dumped `comm`
+ * under a rank number (-1: none such, but some dump under a number). */
+void an_note_round(pt_analysis* a, const an_dump* d) {
+  if (d->rank < 0) return;
+  if (!a->process_index.cap && an_map_init(&a->mem, &a->process_index, 64) != 0) return;
+  const uint64_t key = process_key(d->comm, d->host, d->pid);
+  const int64_t round = every_comm(d->trigger) ? d->round : -1;
+  for (int32_t i = an_map_first(&a->process_index, key); i >= 0; i = an_map_next(&a->process_index, i)) {
+    an_process* q = &a->processes[i];
+    if (q->comm == d->comm && q->pid == d->pid && !strcmp(q->host, d->host)) {
+      if (round > q->round) q->round = round;
+      return;
+    }
+  }
+  an_process* q = an_grow(&a->mem, (void**)&a->processes, &a->n_processes, &a->cap_processes, sizeof *q);
+  if (!q) return;
+  if (an_map_add(&a->mem, &a->process_index, key, (int32_t)(a->n_processes - 1)) != 0) {
+    a->n_processes--;
+    return;
+  }
+  q->comm = d->comm;
+  an_copy(q->host, sizeof q->host, d->host);
+  q->pid = d->pid;
+  q->round = round;
+}
+
+static const an_process* process_of(const pt_analysis* a, uint64_t comm, const char* host, int pid) {
+  if (!a->process_index.cap) return NULL;
+  for (int32_t i = an_map_first(&a->process_index, process_key(comm, host, pid)); i >= 0;
+       i = an_map_next(&a->process_index, i))
+    if (a->processes[i].comm == comm && a->processes[i].pid == pid && !strcmp(a->processes[i].host, host))
+      return &a->processes[i];
+  return NULL;
 }
 
 static int by_process_round(const void* x, const void* y) {
@@ -94,8 +143,12 @@ static int by_process_round(const void* x, const void* y) {
 }
 
 /* Ranks the rank-unknown dumps of `comm` stand for (the file comment),
- * and how many of those finished (per process, the most finalize dumps of
- * one round). */
+ * and how many of those finished (finalize dumps of rank -1). Per
+ * process: the rank-unknown dumps of its latest every-communicator round
+ * — unless it dumped the communicator under rank numbers only in a later
+ * such round (its ranks had learned their numbers by then). A process
+ * whose rank-unknown dumps have no such round stands for one rank when it
+ * wrote nothing under a number, else for none. */
 static int unknown_ranks(pt_analysis* a, uint64_t comm, int* finished) {
   *finished = 0;
   size_t n = 0;
@@ -110,22 +163,23 @@ static int unknown_ranks(pt_analysis* a, uint64_t comm, int* finished) {
   int total = 0, done = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i;
-    int most = 0, most_fin = 0;
-    while (j < n && v[j]->pid == v[i]->pid && !strcmp(v[j]->host, v[i]->host)) {
-      size_t k = j;
-      int in_round = 0, fin = 0;
-      while (k < n && v[k]->pid == v[j]->pid && !strcmp(v[k]->host, v[j]->host) && v[k]->round == v[j]->round) {
-        in_round++;
-        fin += v[k]->finalize;
-        k++;
-      }
-      if (v[j]->round < 0) in_round = fin = 1 < in_round ? 1 : in_round; /* no round: once per process */
-      if (in_round > most) most = in_round;
-      if (fin > most_fin) most_fin = fin;
-      j = k;
+    while (j < n && v[j]->pid == v[i]->pid && !strcmp(v[j]->host, v[i]->host)) j++;
+    int64_t last = -1; /* its latest every-communicator round of rank-unknown dumps */
+    int fin = 0;
+    for (size_t k = i; k < j; k++) {
+      if (every_comm(v[k]->trigger) && v[k]->round > last) last = v[k]->round;
+      fin += v[k]->trigger == AN_TRIG_FINALIZE;
     }
-    total += most;
-    done += most_fin;
+    const an_process* numbered = process_of(a, comm, v[i]->host, v[i]->pid);
+    int stand = 0;
+    if (last >= 0) {
+      if (!numbered || numbered->round <= last)
+        for (size_t k = i; k < j; k++) stand += every_comm(v[k]->trigger) && v[k]->round == last;
+    } else {
+      stand = !numbered;
+    }
+    total += stand;
+    done += fin < stand ? fin : stand;
     i = j;
   }
   an_free(&a->mem, v);
@@ -141,7 +195,7 @@ void an_cover_unknown(pt_analysis* a, an_comm* c) {
   if (!u) return;
   int missing = 0;
   for (int r = 0; r < c->nranks; r++) missing += !c->ranks[r].present;
-  if (missing == 0 || u < missing) return;
+  if (missing == 0 || u != missing) return; /* the numbers disagree: which is which cannot be told */
   for (int r = 0; r < c->nranks; r++) {
     an_rank* k = &c->ranks[r];
     if (k->present) continue;
@@ -196,18 +250,47 @@ static const an_comm* comm_of(const pt_analysis* a, uint64_t comm) {
   return NULL;
 }
 
+/* A rank whose latest dump has ms times only (legacy text; say the JSON
+ * copy was damaged and its text twin kept) among dumps with ns times:
+ * its ops are not timed, so a slow judgement does not see them. */
+static int untimed(const pt_analysis* a, const an_comm* c, int r) {
+  return a->slow_possible && r >= 0 && r < c->nranks && c->ranks[r].dump && !c->ranks[r].dump->ns_times;
+}
+
+static void because(const pt_analysis* a, an_culprit* q, const an_comm* c, int r, int slow) {
+  if (!touches(c, r) && !(slow && untimed(a, c, r))) return;
+  for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++)
+    if (q->because[i] == r) return;
+  if (q->n_because < AN_BECAUSE) q->because[q->n_because] = r;
+  q->n_because++;
+}
+
+/* Marks each culprit whose evidence touches a rank with a gap, and says
+ * which: the culprit rank, its peer, its candidates; for a GPU cause every
+ * rank of its node (the GPU-to-GPU hops there have no proxy op); for a slow
+ * one every rank of its communicator with a gap or whose dump has no ns
+ * times — slowness is judged against the other ops of the operation, and
+ * those of a rank unseen or untimed are not among them. A rank_missing
+ * culprit is possible by its nature. */
 static void mark_possible(pt_analysis* a) {
   for (size_t k = 0; k < a->n_culprits; k++) {
     an_culprit* q = &a->culprits[k];
     pt_culprit* p = &q->pub;
     const an_comm* c = comm_of(a, p->comm_hash);
+    q->n_because = 0;
     if (!c) continue;
-    int maybe = p->cause == PT_CAUSE_RANK_MISSING || touches(c, p->rank) || touches(c, p->peer);
-    for (int i = 0; i < p->n_candidates && !maybe; i++) maybe = touches(c, q->cand[i]);
-    if (!maybe && gpu_cause(p->cause) && p->rank >= 0 && p->rank < c->nranks && c->ranks[p->rank].node >= 0)
-      for (int r = 0; r < c->nranks && !maybe; r++)
-        maybe = c->ranks[r].node == c->ranks[p->rank].node && touches(c, r);
-    p->possible = maybe;
+    const int slow = p->cause == PT_CAUSE_SLOW_LINK || p->cause == PT_CAUSE_SLOW_GPU;
+    because(a, q, c, p->rank, slow);
+    because(a, q, c, p->peer, slow);
+    for (int i = 0; i < p->n_candidates; i++) because(a, q, c, q->cand[i], slow);
+    const int node = p->rank >= 0 && p->rank < c->nranks ? c->ranks[p->rank].node : -1;
+    for (int r = 0; r < c->nranks; r++) {
+      /* a rank whose node its own dump does not name may be on any node */
+      const an_rank* rk = &c->ranks[r];
+      const int maybe_here = node < 0 || rk->node < 0 || rk->placed || rk->numbered || rk->node == node;
+      if (slow || (gpu_cause(p->cause) && maybe_here)) because(a, q, c, r, slow);
+    }
+    p->possible = p->cause == PT_CAUSE_RANK_MISSING || q->n_because > 0;
   }
 }
 
@@ -305,6 +388,10 @@ void an_complete_free(pt_analysis* a) {
   a->unknown = NULL;
   a->n_unknown = a->cap_unknown = 0;
   an_map_free(&a->mem, &a->unknown_index);
+  an_free(&a->mem, a->processes);
+  a->processes = NULL;
+  a->n_processes = a->cap_processes = 0;
+  an_map_free(&a->mem, &a->process_index);
 }
 
 void an_gap_summary(const pt_analysis* a, char* buf, size_t n) {

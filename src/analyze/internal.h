@@ -251,8 +251,17 @@ typedef struct {
   char host[64];
   int pid;
   int64_t seq, round;
-  int finalize; /* a finalize dump (it holds no record) */
+  int trigger;
 } an_unknown;
+
+/* A process that dumped a communicator under a rank number, and its latest
+ * round of a trigger that dumps every communicator (-1: none). */
+typedef struct {
+  uint64_t comm;
+  char host[64];
+  int pid;
+  int64_t round;
+} an_process;
 
 /* What the input could not show (complete.c); pub's strings point into
  * the inputs. */
@@ -332,7 +341,12 @@ typedef struct {
   int32_t origin; /* item index */
   int comm_index;
   int sort_index;
+  /* pub.possible: the ranks with a gap its evidence touches (complete.c),
+   * the first AN_BECAUSE of them, and how many in all */
+  int because[16];
+  int n_because;
 } an_culprit;
+#define AN_BECAUSE 16
 
 /* What the analysis knows of one rank of a communicator. */
 typedef struct {
@@ -407,6 +421,9 @@ struct pt_analysis {
   an_unknown* unknown;
   size_t n_unknown, cap_unknown;
   an_map unknown_index;
+  an_process* processes;
+  size_t n_processes, cap_processes;
+  an_map process_index;
   an_skip* skipped;
   size_t n_skipped, cap_skipped;
   an_map file_index;
@@ -514,6 +531,7 @@ uint64_t an_dump_fingerprint(const an_dump* d);
  * culprits they touch as possible, and turns a verdict that found nothing
  * into "incomplete" when there are gaps. */
 void an_unknown_rank(pt_analysis* a, const an_dump* d);
+void an_note_round(pt_analysis* a, const an_dump* d); /* every dump with a rank (an_merge) */
 void an_cover_unknown(pt_analysis* a, an_comm* c);
 int an_complete(pt_analysis* a);
 /* "1 cut dump, 63 ranks without a dump" */

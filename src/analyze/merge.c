@@ -195,6 +195,7 @@ void an_merge(pt_analysis* a, an_dump* d) {
     return;
   }
   s->n_dumps++;
+  an_note_round(a, d);
   if (a->all_dumps) keep_every(a, d);
   if (s->latest && same_dump(s->latest, d)) {
     duplicate(a, &s->latest, d);

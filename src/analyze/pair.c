@@ -11,8 +11,9 @@
  * which is what a hung job leaves.
  *
  * Which ops are stuck: active ops of the latest dumps, except
- *   - ops that moved since the rank's previous dump, or (JSON times) less
- *     than the stall time before the dump, when that dump was taken on
+ *   - ops that moved since the rank's previous dump, or less than the stall
+ *     time before the dump (JSON: their progress time; text with a dump
+ *     time: lastT, their last update), when that dump was taken on
  *     demand or periodically (a watchdog, hook or finalize dump is taken
  *     when the job no longer moves);
  *   - ops that never progressed to a peer on the same node: those are not
@@ -329,8 +330,10 @@ int an_build(pt_analysis* a) {
         if (!terminal_trigger(d->trigger)) {
           const an_op* before = previous_of(s->previous, &prev_idx, prev_ops, s->comm, s->rank, op);
           int64_t stall_ns = (a->stall_ms >= 0 ? a->stall_ms : d->stall_ms > 0 ? d->stall_ms : 1000) * 1000000;
-          if ((before && moved(before, op)) ||
-              (d->ns_times && d->time_ns && op->progress_ns && d->time_ns - op->progress_ns < stall_ns)) {
+          /* legacy text has no progress time, only lastT (ms, refreshed by
+           * every update): an op updated within the stall time may move */
+          const int64_t last = d->ns_times ? op->progress_ns : op->last_ns;
+          if ((before && moved(before, op)) || (d->time_ns && last && d->time_ns - last < stall_ns)) {
             x->moving = 1;
             a->n_moving++;
             continue;

@@ -73,7 +73,9 @@ static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   fprintf(f, "],\"dependents\":%d,\"slowFactor\":", p->dependents);
   if (p->cause == PT_CAUSE_SLOW_LINK || p->cause == PT_CAUSE_SLOW_GPU) fprintf(f, "%.2f", p->slow_factor);
   else fputs("null", f);
-  fprintf(f, ",\"possible\":%s,\"summary\":", p->possible ? "true" : "false");
+  fprintf(f, ",\"possible\":%s,\"possibleBecause\":[", p->possible ? "true" : "false");
+  for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++) fprintf(f, "%s%d", i ? "," : "", q->because[i]);
+  fprintf(f, "],\"possibleBecauseMore\":%d,\"summary\":", q->n_because > AN_BECAUSE ? q->n_because - AN_BECAUSE : 0);
   an_put_str(f, p->summary);
   fputs(",\"evidence\":[", f);
   if (q->origin >= 0) {

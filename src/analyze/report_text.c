@@ -87,8 +87,15 @@ static int by_row(const void* p, const void* q, void* arg) {
 static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) {
   const an_culprit* q = &a->culprits[k];
   fprintf(f, "%s %zu: %s\n", k == 0 ? "culprit" : "also   ", k + 1, PT_TEXT(q->summary, sizeof q->summary));
-  if (q->pub.possible)
-    fprintf(f, "    possible only: this touches ranks whose dumps are missing, cut, short or old (\"not seen\" below)\n");
+  if (q->pub.possible && q->n_because) {
+    fprintf(f, "    possible only: its evidence touches rank%s", q->n_because == 1 ? "" : "s");
+    for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++) fprintf(f, "%s %d", i ? "," : "", q->because[i]);
+    if (q->n_because > AN_BECAUSE) fprintf(f, " … (%d in all)", q->n_because);
+    fprintf(f, ", whose dumps are missing, cut, short or old (\"not seen\" below)%s\n",
+            q->pub.cause == PT_CAUSE_SLOW_LINK || q->pub.cause == PT_CAUSE_SLOW_GPU ? ", or without ns times" : "");
+  } else if (q->pub.possible) {
+    fprintf(f, "    possible only: its dump is not among the inputs\n");
+  }
   if (!verbose || q->origin < 0) return;
   const an_item* o = &a->items[q->origin];
   fprintf(f, "    evidence: %s:%u\n", PT_TEXT(a->inputs[o->op->input].path, PATH_SHOWN), o->op->line);

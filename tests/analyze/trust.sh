@@ -1,0 +1,17 @@
+#!/bin/sh
+# The randomized trust test (tests/analyze/trust.py): emulated jobs — hangs,
+# slow links, healthy runs — whose dump folders are damaged at random; the
+# analysis may answer "incomplete" or name fewer culprits, never a culprit
+# the ground truth does not name, never "ok" for a job that hung. A slice
+# with a fixed seed, then a fresh random one (its seed printed: rerun with
+# PT_TRUST_SEED=N). PT_TRUST_JOBS and PT_TRUST_VARIANTS size each slice
+# (default 12 jobs, 16 damaged variants each). $1: the build folder.
+B=${1:-build}
+PY=${PYTHON:-python3}
+JOBS=${PT_TRUST_JOBS:-12}
+VARIANTS=${PT_TRUST_VARIANTS:-16}
+FRESH=${PT_TRUST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+rc=0
+"$PY" "$(dirname "$0")/trust.py" "$B" 19 "$JOBS" "$VARIANTS" || rc=1
+"$PY" "$(dirname "$0")/trust.py" "$B" "$FRESH" "$JOBS" "$VARIANTS" || rc=1
+exit $rc
