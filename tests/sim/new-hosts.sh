@@ -24,6 +24,11 @@ for host in nccl-2.31 nccl-2.32 rccl-2.31; do
   [ $rc -eq 3 ] || fail "$host: a hung job exits $rc, want 3"
   $RUN "$PT" analyze "$T/$host" >"$T/$host.txt" 2>&1
   head -1 "$T/$host.txt" | grep -q "HANG" || fail "$host: $(head -2 "$T/$host.txt")"
+  # the stuck all-reduce is call 0: the headline names its tag
+  head -1 "$T/$host.txt" | grep -q "(AllReduce) in userTag 0x100 (your phase)" ||
+    fail "$host: the verdict does not name the userTag: $(head -1 "$T/$host.txt")"
+  $RUN "$PT" analyze --json "$T/$host" 2>/dev/null | grep -q '"userTag":"0x100"' ||
+    fail "$host: the JSON report has no userTag"
   json "$host" | grep -q '"profilerApi":7' || fail "$host: the v7 table was not bound"
   # the application tags call 0 with 0x100 and call 1 with 0x200
   json "$host" | grep -q '"userTag":"0x100"' || fail "$host: no op carries call 0's userTag"
@@ -34,6 +39,7 @@ done
 # before 2.31 there is no userTag
 sim old --host nccl-2.30 --stall 3:0:5 >/dev/null 2>&1
 json old | grep -q '"userTag"' && fail "nccl-2.30: an op has a userTag"
+$RUN "$PT" analyze "$T/old" 2>/dev/null | head -1 | grep -q userTag && fail "nccl-2.30: the verdict names a userTag"
 # RCCL 2.31: the counters came as ProxyDiag updates (bit 16, state 32)
 json rccl-2.31 | grep '"type":"op"' | grep -q '"opCountFrom":"host"' ||
   fail "rccl-2.31: no op recorded from RCCL's fields"
