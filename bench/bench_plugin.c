@@ -86,12 +86,17 @@ typedef struct {
 } plugin;
 
 static double first_init_us; /* the process's first init of the plugin */
+/* The table timed: 6, or 7 (PT_BENCH_TABLE=7). The callbacks timed take
+ * only ProxyOp and ProxyStep descriptors, whose arms v6 and v7 share, so
+ * one descriptor type serves both; a plugin without v7 is timed on v6. */
+static int table_version = 6;
 
 static void open_plugin(plugin* pl, const char* name, const char* path) {
   pl->name = name;
   pl->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!pl->so) { fprintf(stderr, "bench: %s\n", dlerror()); exit(2); }
-  pl->p = dlsym(pl->so, "ncclProfiler_v6");
+  pl->p = table_version == 7 ? dlsym(pl->so, "ncclProfiler_v7") : NULL;
+  if (!pl->p) pl->p = dlsym(pl->so, "ncclProfiler_v6");
   pl->dump = (ncclProfilerProxyTraceDump_t)dlsym(pl->so, "ncclProfilerProxyTraceDump");
   int mask = 0;
   struct timespec a, b;
@@ -436,6 +441,8 @@ int main(int argc, char** argv) {
   const char* real_path = argc > 1 ? argv[1] : "build/librccl-profiler-proxytrace.so";
   const char* empty_path = argc > 2 ? argv[2] : "build/bench/libempty-profiler.so";
   int rounds = argc > 3 ? atoi(argv[3]) : 40;
+  const char* table = getenv("PT_BENCH_TABLE");
+  if (table && !strcmp(table, "7")) table_version = 7;
   pt_clock_init();
   pt_clock_cal cal;
 
@@ -502,8 +509,8 @@ int main(int argc, char** argv) {
   long heap_growth = live_bytes - heap_steady0;
   pt_clock_calibration(&cal);
   double npt = cal.ns_per_tick / 16.0;
-  printf("proxytrace bench (%s clock, %.3f ns/tick; %zu diag and %zu step callbacks timed one by one per plugin)\n",
-         pt_clock_source(), cal.ns_per_tick, diag[0][0].n, step[0][0].n);
+  printf("proxytrace bench (ncclProfiler_v%d table, %s clock, %.3f ns/tick; %zu diag and %zu step callbacks timed one by one per plugin)\n",
+         table_version, pt_clock_source(), cal.ns_per_tick, diag[0][0].n, step[0][0].n);
   printf("medians from runs of callbacks timed together, p99 from callbacks timed alone (timer included in both columns)\n");
   printf("%-34s %10s %10s %10s %8s\n", "per callback (ns)", "proxytrace", "empty", "added", "ratio");
   report("diag update", diag, npt, 15);

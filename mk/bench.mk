@@ -12,10 +12,12 @@ $(BENCH_BIN): $(B)/bench/bench_plugin.o $(TRACE_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
 
 .PHONY: bench-plugin
-# Twice: the default clock (the CPU counter where usable), then
-# CLOCK_MONOTONIC, so the clock's share of each callback shows.
+# Three times: the default clock (the CPU counter where usable) on the v6
+# table, the same on the v7 table (NCCL 2.31+), then CLOCK_MONOTONIC, so the
+# clock's share of each callback shows.
 bench-plugin: $(BENCH_BIN) $(BENCH_EMPTY) $(PLUGIN_SO)
 	$(EMULATOR) $(BENCH_BIN) $(PLUGIN_SO) $(BENCH_EMPTY)
+	PT_BENCH_TABLE=7 $(EMULATOR) $(BENCH_BIN) $(PLUGIN_SO) $(BENCH_EMPTY)
 	PROXYTRACE_CLOCK=monotonic $(EMULATOR) $(BENCH_BIN) $(PLUGIN_SO) $(BENCH_EMPTY)
 
 # The stall watchdog end to end: a 64-rank emulated job hangs; how long after

@@ -48,6 +48,7 @@ $(eval $(call lt_plugin,good2,0x7e,-DPT_TEST_DUMP -DPT_TEST_MAJOR=2,librccl-prof
 $(eval $(call lt_plugin,v1only,0x02,,libnccl-profiler-v1only.so))
 $(eval $(call lt_plugin,v5only,0x20,,libnccl-profiler-v5only.so))
 $(eval $(call lt_plugin,v6only,0x40,-DPT_TEST_DUMP,libnccl-profiler-v6only.so))
+$(eval $(call lt_plugin,v7only,0x80,-DPT_TEST_DUMP,librccl-profiler-v7only.so))
 $(eval $(call lt_plugin,nosym,0x00,,libnccl-profiler-nosym.so))
 $(eval $(call lt_plugin,nullinit,0x40,-DPT_TEST_NULL_INIT,librccl-profiler-proxytrace.so.1))
 $(eval $(call lt_plugin,smalltable,0x40,-DPT_TEST_SMALL_TABLE,libnccl-profiler-small.so))

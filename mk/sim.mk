@@ -59,7 +59,8 @@ $(ST)/test_slow_matrix: ST_EXTRA := $(B)/src/analyze/mset.o $(B)/src/analyze/mem
 $(ST)/test_slow_matrix: $(B)/src/analyze/mset.o $(B)/src/analyze/memory.o
 
 TEST_TARGETS += $(ST_PLUGINS) $(ST_TESTS)
-TEST_RUNS += $(ST_TESTS) tests/sim/cli.sh tests/sim/dump-files.sh tests/sim/dump-rotation.sh tests/sim/metrics-files.sh tests/sim/top.sh
+TEST_RUNS += $(ST_TESTS) tests/sim/cli.sh tests/sim/dump-files.sh tests/sim/dump-rotation.sh tests/sim/metrics-files.sh \
+  tests/sim/top.sh tests/sim/new-hosts.sh
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench`: the emulator as a load generator — callbacks per second from

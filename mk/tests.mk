@@ -16,7 +16,7 @@ TEST_TARGETS += $(UNIT_TESTS) $(INTEG_TESTS)
 TEST_RUNS += $(UNIT_TESTS) $(INTEG_TESTS) $(INTEG_SH)
 
 $(UNIT_TESTS): $(B)/tests/unit/%: $(B)/tests/unit/%.o $(TRACE_A) $(PLUGIN_OBJS)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter-out $(B)/src/plugin/abi_v6.o $(B)/src/plugin/dump_hook.o,$(PLUGIN_OBJS)) $(TRACE_A) -lcmocka $(LDLIBS_PT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter-out $(B)/src/plugin/abi_v6.o $(B)/src/plugin/abi_v7.o $(B)/src/plugin/dump_hook.o,$(PLUGIN_OBJS)) $(TRACE_A) -lcmocka $(LDLIBS_PT)
 
 $(INTEG_TESTS): $(B)/tests/integration/%: $(B)/tests/integration/%.o $(RH_OBJ) $(PLUGIN_SO)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(RH_OBJ) $(INTEG_EXTRA) -lcmocka $(LDLIBS_PT)

@@ -43,7 +43,8 @@ static void usage(FILE* f) {
           "why each was refused. No plugin code runs unless --deep is given.\n"
           "\n"
           "Options:\n"
-          "  --host PROFILE      nccl-2.23 ... nccl-2.30, nccl-2.27.3, rccl (default rccl)\n"
+          "  --host PROFILE      nccl-2.23 ... nccl-2.32, nccl-2.27.3, rccl, rccl-2.31\n"
+          "                      (default rccl)\n"
           "  --plugin VALUE      the NCCL_PROFILER_PLUGIN value to use\n"
           "  --path FILE         an explicit plugin path (must contain '/')\n"
           "  --name NAME         a short name: the host tries libnccl-profiler-NAME.so\n"
@@ -367,8 +368,8 @@ static int probe_main(int argc, char** argv, const options* o) {
   pt_host host;
   if (pt_host_parse(o->host, &host) != PT_OK) {
     fprintf(stderr,
-            "proxytrace probe: unknown host profile '%s': use nccl-2.23 ... nccl-2.30, "
-            "nccl-2.27.3 or rccl\n",
+            "proxytrace probe: unknown host profile '%s': use nccl-2.23 ... nccl-2.32, "
+            "nccl-2.27.3, rccl or rccl-2.31\n",
             o->host);
     return EXIT_USAGE;
   }

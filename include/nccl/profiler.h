@@ -7,6 +7,9 @@
 #ifndef PT_NCCL_PROFILER_H
 #define PT_NCCL_PROFILER_H
 
+#include <stdint.h>
+#include <sys/types.h>
+
 #include "common.h"
 
 enum {
@@ -25,7 +28,13 @@ enum {
   ncclProfileCeColl = (1 << 12),
   ncclProfileCeSync = (1 << 13),
   ncclProfileCeBatch = (1 << 14),
-  ncclProfileProxyDiag = (1 << 15) /* RCCL only: mask bit, never a started event */
+  ncclProfileProxyDiag = (1 << 15), /* RCCL before 2.31: mask bit, never a started event */
+  /* NVIDIA NCCL 2.31+ (API v7): a kernel barrier phase, under KernelCh
+   * (NVIDIA/nccl 889806836 src/include/plugin/nccl_profiler.h) */
+  ncclProfileKernelPhase = (1 << 15),
+  /* RCCL 2.31+: ProxyDiag moved past the kernel-phase bit (RCCL's
+   * NCCL_PROFILE_EVENT_MASK reference: 65536 = proxy diagnostics) */
+  ncclProfileProxyDiag_v7 = (1 << 16)
 };
 
 typedef enum {
@@ -64,7 +73,13 @@ typedef enum {
   ncclProfilerCeBatchStart = 29,
   ncclProfilerCeBatchComplete = 30,
 
-  ncclProfilerProxyDiagUpdate = 31 /* RCCL only */
+  ncclProfilerProxyDiagUpdate = 31, /* RCCL before 2.31 */
+  /* NVIDIA 2.31+ (API v7): the stop of a KernelPhase event, same number */
+  ncclProfilerKernelPhaseStop = 31,
+  /* RCCL 2.31+: the ProxyDiag update's state. Inferred, not read in any
+   * source: 31 became KernelPhaseStop, so RCCL's update needs the next
+   * number. The plugin accepts 31 too, and PROXYTRACE_RCCL_DIAG sets it. */
+  ncclProfilerProxyDiagUpdate_v7 = 32
 } ncclProfilerEventState_t;
 
 typedef ncclProfilerEventState_t ncclProfilerEventState_v1_t;
@@ -73,8 +88,30 @@ typedef ncclProfilerEventState_t ncclProfilerEventState_v3_t;
 typedef ncclProfilerEventState_t ncclProfilerEventState_v4_t;
 typedef ncclProfilerEventState_t ncclProfilerEventState_v5_t;
 typedef ncclProfilerEventState_t ncclProfilerEventState_v6_t;
+typedef ncclProfilerEventState_t ncclProfilerEventState_v7_t;
 
 _Static_assert(sizeof(ncclProfilerEventState_t) == 4, "state enum is int-sized");
+
+/* The proxyOp arm of the v6 and v7 descriptors: NVIDIA's six fields (the
+ * same at the same offsets in every version, spec nccl-profiler-abi.md
+ * §2.2.10), then the eight proxy-trace fields RCCL appends (zero unless the
+ * ProxyDiag bit is active; NVIDIA leaves them zero). */
+struct pt_proxy_op_arm {
+  pid_t pid;
+  uint8_t channelId;
+  int peer;
+  int nSteps;
+  int chunkSize;
+  int isSend;
+  uint64_t commHash;
+  int64_t opCount;
+  int32_t traceFuncIdx;
+  int32_t traceProtocol;
+  int32_t tracePattern;
+  uint32_t traceTotalBytes;
+  uint32_t proxyNbytes;
+  int rawProxyNsteps;
+};
 
 /* RCCL ProxyDiag counter kinds (spec/rccl-proxytrace.md §2.2). */
 enum {

@@ -69,23 +69,7 @@ typedef struct {
       uint8_t nChannels;
       void* parentGroup;
     } p2p;
-    struct {
-      pid_t pid;
-      uint8_t channelId;
-      int peer;
-      int nSteps;
-      int chunkSize;
-      int isSend;
-      /* RCCL only; zero unless the ProxyDiag bit is active. */
-      uint64_t commHash;
-      int64_t opCount;
-      int32_t traceFuncIdx;
-      int32_t traceProtocol;
-      int32_t tracePattern;
-      uint32_t traceTotalBytes;
-      uint32_t proxyNbytes;
-      int rawProxyNsteps;
-    } proxyOp;
+    struct pt_proxy_op_arm proxyOp; /* profiler.h: NVIDIA's fields, then RCCL's */
     struct {
       int step;
     } proxyStep;
@@ -124,7 +108,7 @@ typedef struct {
   };
 } ncclProfilerEventDescr_v6_t;
 
-typedef union {
+typedef union pt_state_args_v6 {
   struct {
     size_t transSize;
   } proxyStep;

@@ -106,6 +106,9 @@ typedef enum {
   PT_HOST_NCCL_2_29,     /* "nccl-2.29" (2.29.2-7): v6..v1               */
   PT_HOST_NCCL_2_30,     /* "nccl-2.30" (2.30.3-7, master): v6..v1       */
   PT_HOST_RCCL,          /* "rccl": v6..v1; auto-load; dump hook         */
+  PT_HOST_NCCL_2_31,     /* "nccl-2.31" (2.31.2): v7..v1                 */
+  PT_HOST_NCCL_2_32,     /* "nccl-2.32" (2.32.3-7): v7..v1               */
+  PT_HOST_RCCL_2_31,     /* "rccl-2.31": v7..v1; librccl-profiler-NAME.so */
   PT_HOST_COUNT
 } pt_host;
 
@@ -125,8 +128,9 @@ enum {
                                         NCCL_CONF_FILE                      */
   PT_HOSTF_CONF_HOME_ENV = 1u << 11, /* ~ is $HOME (else the passwd entry)   */
   PT_HOSTF_CONF_STRIPS_CR = 1u << 12, /* a trailing '\r' is cut from a line  */
-  PT_HOSTF_ENV_PLUGIN = 1u << 13     /* 2.28.7+: variables may come from an
+  PT_HOSTF_ENV_PLUGIN = 1u << 13,    /* 2.28.7+: variables may come from an
                                         env plugin (NCCL_ENV_PLUGIN)        */
+  PT_HOSTF_RCCL_SHORT = 1u << 14     /* RCCL 2.31: NAME -> librccl-profiler-NAME.so */
 };
 
 typedef struct {
@@ -268,7 +272,7 @@ typedef struct {
   pt_host host;
   int probed;             /* 1: from pt_probe(), nothing was loaded         */
   void* handle;           /* dlopen handle; NULL when probed or failed      */
-  int api_version;        /* 1..6 when status == PT_OK                      */
+  int api_version;        /* 1..7 when status == PT_OK                      */
   const void* table;      /* ncclProfiler_v<api_version>_t*; NULL if probed */
   pt_fn dump_hook;        /* ncclProfilerProxyTraceDump or NULL             */
   int has_dump_hook;      /* also set by the probe                          */

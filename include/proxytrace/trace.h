@@ -100,6 +100,8 @@ void pt_trace_set_memory_budget(uint64_t bytes);
 uint64_t pt_trace_memory_budget(void);
 uint64_t pt_trace_memory_charged(void);
 
+#define PT_STEPS_NO_DIAG 2 /* pt_op_info.step_driven */
+
 /* What the host told us about a proxy operation when it started it. */
 typedef struct {
   uint64_t comm_hash;
@@ -117,9 +119,12 @@ typedef struct {
   /* 0: counters come as RCCL ProxyDiag updates (pt_op_update).
    * 1: stock NCCL: counters follow the op's ProxyStep events and, on NCCL
    *    2.23-2.26, its ProxyOp states (pt_op_progress); nsteps is the
-   *    descriptor's nSteps, in the unit of its step numbers. */
+   *    descriptor's nSteps, in the unit of its step numbers.
+   * PT_STEPS_NO_DIAG: as 1, under an RCCL whose ProxyDiag cannot be
+   *    trusted: its updates are ignored. */
   int step_driven;
   pt_origin origin;
+  uint32_t tag_ref; /* the parent task's userTag (pt_task_tag_ref), 0 = none */
 } pt_op_info;
 
 /* Events refused or dropped, by reason. Counted, never fatal. */
@@ -215,7 +220,9 @@ _Static_assert(sizeof(void*) == 8, "task handles need 64-bit pointers");
 #define PT_FUNC_SENDRECV 5
 #define PT_FUNC_SEND 6
 #define PT_FUNC_RECV 7
-#define PT_TASK_SEQ_BITS 48
+#define PT_TASK_SEQ_BITS 37
+#define PT_TASK_REF_SHIFT 37 /* bits 37..47: the task's userTag reference */
+#define PT_TASK_REF_MASK 0x7ffull
 #define PT_TASK_TAG_COLL 0xAA9ull
 #define PT_TASK_TAG_P2P 0xAAAull
 
@@ -224,10 +231,15 @@ _Static_assert(sizeof(void*) == 8, "task handles need 64-bit pointers");
 int pt_func_code(const char* name);
 const char* pt_func_name(int code);
 
-static inline pt_handle pt_task_handle(int is_p2p, int func, uint64_t seq) {
+/* `tag_ref`: the task's userTag as pt_trace_tag_ref() gave it (0 = none). */
+static inline pt_handle pt_task_handle_tagged(int is_p2p, int func, uint64_t seq, uint32_t tag_ref) {
   const uint64_t tag = is_p2p ? PT_TASK_TAG_P2P : PT_TASK_TAG_COLL;
-  return (pt_handle)(uintptr_t)((tag << 52) | ((uint64_t)(func & (PT_FUNC_NUM - 1)) << PT_TASK_SEQ_BITS) |
+  return (pt_handle)(uintptr_t)((tag << 52) | ((uint64_t)(func & (PT_FUNC_NUM - 1)) << 48) |
+                                (((uint64_t)tag_ref & PT_TASK_REF_MASK) << PT_TASK_REF_SHIFT) |
                                 (seq & ((1ull << PT_TASK_SEQ_BITS) - 1)));
+}
+static inline pt_handle pt_task_handle(int is_p2p, int func, uint64_t seq) {
+  return pt_task_handle_tagged(is_p2p, func, seq, 0);
 }
 
 static inline int pt_is_task_handle(const void* h) {
@@ -240,7 +252,7 @@ static inline pt_origin pt_task_op_count(const void* parent, int64_t* op_count) 
   const uint64_t seq = v & ((1ull << PT_TASK_SEQ_BITS) - 1);
   switch (v >> 52) {
     case PT_TASK_TAG_COLL:
-      *op_count = (int64_t)(seq * PT_FUNC_NUM + ((v >> PT_TASK_SEQ_BITS) & (PT_FUNC_NUM - 1)));
+      *op_count = (int64_t)(seq * PT_FUNC_NUM + ((v >> 48) & (PT_FUNC_NUM - 1)));
       return PT_ORIGIN_COLL;
     case PT_TASK_TAG_P2P:
       *op_count = (int64_t)(seq * PT_FUNC_NUM + PT_FUNC_SENDRECV);
@@ -250,6 +262,54 @@ static inline pt_origin pt_task_op_count(const void* parent, int64_t* op_count) 
       return PT_ORIGIN_NONE;
   }
 }
+/* The userTag reference a task handle carries (0 for anything else). */
+static inline uint32_t pt_task_tag_ref(const void* parent) {
+  const uint64_t v = (uint64_t)(uintptr_t)parent;
+  return pt_is_task_handle(parent) ? (uint32_t)((v >> PT_TASK_REF_SHIFT) & PT_TASK_REF_MASK) : 0;
+}
+
+/* ---- userTags: what an application tagged a call with (NCCL 2.31+) ----
+ *
+ * profiler API v7 gives Coll and P2p events the call's userTag
+ * (ncclCollConfig_t.userProfilerTag; 0 = untagged). A 64-bit tag does not
+ * fit a task handle, so each trace keeps the distinct tags it has seen, up
+ * to PT_TAG_MAX, in a table allocated the first time a task is tagged (8
+ * KiB; an untagged job never allocates it), and the handle and the op
+ * record carry the tag's reference: its index + 1. Past PT_TAG_MAX distinct
+ * tags a tagged task gets PT_TAG_REF_LOST and its ops say "tag unknown". */
+#define PT_TAG_MAX 1024u
+#define PT_TAG_REF_LOST 0x7ffu
+/* The reference of `user_tag` on `t` (0 for tag 0): any thread, lock-free,
+ * called where the host starts a Coll/P2p event. */
+uint32_t pt_trace_tag_ref(pt_trace* t, uint64_t user_tag);
+/* The tag of a reference; 0 when it is none, 1 with *tag set, -1 when lost
+ * (PT_TAG_REF_LOST or never given). */
+int pt_trace_tag_of(const pt_trace* t, uint32_t ref, uint64_t* tag);
+
+/* What the records say about RCCL's ProxyDiag updates (plugin's diag.c):
+ * registered ops counted from their host's fields that got an update, that
+ * got none, ops counted from step events, and counter kinds refused. Reads
+ * the first PT_DIAG_EVIDENCE_SLOTS slots; cold, on the recording thread. */
+#define PT_DIAG_EVIDENCE_SLOTS 4096u
+typedef struct {
+  uint32_t updated, silent, stock;
+  uint64_t bad_counters;
+} pt_diag_evidence;
+void pt_trace_diag_evidence(const pt_trace* t, pt_diag_evidence* e);
+
+/* ---- what the host did that the records cannot show (the dump header) ---- */
+typedef enum {
+  PT_NOTE_DIAG_MISSING = 1u << 0,  /* RCCL sent ProxyOps but no ProxyDiag update followed */
+  PT_NOTE_DIAG_MISMATCH = 1u << 1, /* RCCL's ProxyOp fields broke an invariant: not read */
+  PT_NOTE_MASK_CHANGED = 1u << 2   /* events show the host changed the event mask */
+} pt_note;
+/* Adds notes to `t`, or with t == NULL to every trace of the process. */
+void pt_trace_note(pt_trace* t, unsigned notes);
+/* The notes of `t` and the process-wide ones. */
+unsigned pt_trace_notes(const pt_trace* t);
+/* The text line the dump prints after its header for these notes, or 0
+ * when there are none (a clean dump prints what legacy prints). */
+int pt_format_notes(char* buf, size_t n, unsigned notes);
 
 /* ---- reading: any thread ---- */
 

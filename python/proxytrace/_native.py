@@ -94,6 +94,7 @@ HOST_RULES = (
     ("conf_home_env", 1 << 11),
     ("conf_strips_cr", 1 << 12),
     ("env_plugin", 1 << 13),
+    ("rccl_short", 1 << 14),
 )
 
 _c_int_p = ctypes.POINTER(ctypes.c_int)

@@ -165,7 +165,7 @@ def probe(host=DEFAULT_HOST, env=None, plugin=None, *, path=None, name=None, rcc
           home=None, net_plugin=None, major=0, conf_files=True, deep=False):
     """Which profiler plugin would `host` load, and why (or why not)?
 
-    host        a profile: "nccl-2.23" ... "nccl-2.30", "nccl-2.27.3", "rccl",
+    host        a profile: "nccl-2.23" ... "nccl-2.32", "nccl-2.27.3", "rccl", "rccl-2.31",
                 a release ("2.28.9"), "nccl" (the newest)
     env         the environment to answer for (a mapping, as a process
                 started with exactly it); None = this process's

@@ -120,6 +120,7 @@ int pt_analysis_write_chrome(const pt_analysis* a, FILE* f) {
             op->state == AN_ST_FINISHED ? "finished" : op->state == AN_ST_DETACHED ? "detached" : "active",
             x->stuck ? "true" : "false");
     if (x->stuck) fprintf(f, ",\"waitsFor\":\"%s\"", an_wait_name((an_wait)x->wait));
+    if (op->tag_known > 0) fprintf(f, ",\"userTag\":\"0x%" PRIx64 "\"", op->user_tag);
     if (x->culprit >= 0) {
       fputs(",\"culprit\":", f);
       an_put_str(f, a->culprits[x->culprit].summary);

@@ -352,6 +352,8 @@ static int explain_comm(pt_analysis* a, size_t ci) {
       best = a->items[i].op->op_count;
       const char* name = an_op_coll(a->items[i].op);
       snprintf(c->coll, sizeof c->coll, "%s", name ? name : "");
+      c->tag_known = a->items[i].op->tag_known; /* the task's userTag: the user's phase */
+      c->user_tag = a->items[i].op->user_tag;
     }
     if (best_n * 2 > (int)c->n_items) break;
   }

@@ -162,6 +162,8 @@ typedef struct {
   int64_t create_ns, last_ns, posted_ns, send_ns, progress_ns;
   int64_t coll_seq; /* -1 = unknown */
   char coll[16];    /* "" = unknown */
+  uint64_t user_tag; /* the task's userTag (NCCL 2.31+) when tag_known */
+  int8_t tag_known;  /* 1 user_tag holds it, 0 untagged, -1 tagged but unknown */
   uint32_t line;    /* where it was read */
   uint32_t input;
 } an_op;
@@ -373,6 +375,8 @@ typedef struct {
   an_rank* ranks; /* nranks */
   int64_t stuck_op_count; /* the opCount most stuck ops are in, -1 */
   char coll[16];
+  uint64_t user_tag;      /* the userTag of that op, when tag_known is 1 */
+  int8_t tag_known;
   size_t first_item, n_items;
   int unknown_dumps;    /* ranks the rank-unknown dumps stand for, at most */
   int unknown_finished; /* of those, ranks whose dumps there are finalize dumps */

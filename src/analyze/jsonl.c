@@ -40,6 +40,23 @@ static void get_str(const an_jobj* o, const char* path, char* out, size_t n) {
   if (s) snprintf(out, n, "%s", s);
 }
 
+/* "userTag":"0x…" (docs/dump-json.md); "unknown" or anything else that is
+ * no hexadecimal number: tagged, tag unknown. */
+static void user_tag(const an_jobj* o, an_op* op) {
+  const char* s = an_json_str(o, "userTag");
+  if (!s) return;
+  op->tag_known = -1;
+  if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2]) return;
+  uint64_t v = 0;
+  for (const char* q = s + 2; *q; q++) {
+    const int d = *q >= '0' && *q <= '9' ? *q - '0' : *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
+    if (d < 0 || q - (s + 2) >= 16) return;
+    v = v << 4 | (uint64_t)d;
+  }
+  op->user_tag = v;
+  op->tag_known = 1;
+}
+
 static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   pt_analysis* a = p->a;
   int64_t seq = -1;
@@ -160,6 +177,7 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   if (an_json_i64(o, "chunkSize", &x) == 0 && x >= 0) op.chunk = (uint64_t)x;
   get_str(o, "coll", op.coll, sizeof op.coll);
   get_i64(o, "seq", &op.coll_seq);
+  user_tag(o, &op);
   if (!an_json_get(o, counter_path[AN_C_POSTED]) || !an_json_get(o, counter_path[AN_C_DONE])) {
     an_input_error(a, p->input, lineno, "op line without counters.posted/done: skipped");
     return;

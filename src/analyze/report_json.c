@@ -190,6 +190,8 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     fputs(",\"coll\":", f);
     if (c->coll[0]) an_put_str(f, c->coll);
     else fputs("null", f);
+    if (c->tag_known > 0) fprintf(f, ",\"userTag\":\"0x%" PRIx64 "\"", c->user_tag);
+    else if (c->tag_known < 0) fputs(",\"userTag\":\"unknown\"", f);
     fputc('}', f);
   }
   fputs("],\n\"gaps\":[", f);

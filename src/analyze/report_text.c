@@ -199,6 +199,8 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
       fprintf(f, "; communicator %" PRIu64 " (%d ranks, %d with a dump)", c->comm, c->nranks, c->with_dump);
       if (c->stuck_op_count >= 0) fprintf(f, " in opCount %" PRId64, c->stuck_op_count);
       if (c->coll[0]) fprintf(f, " (%s)", PT_TEXT(c->coll, sizeof c->coll));
+      if (c->tag_known > 0) fprintf(f, " in userTag 0x%" PRIx64 " (your phase)", c->user_tag);
+      else if (c->tag_known < 0) fputs(" in a userTag the dump lost", f);
     }
     fputc('\n', f);
   } else if (a->verdict == PT_VERDICT_SLOW) {

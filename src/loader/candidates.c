@@ -12,6 +12,7 @@
  *                                     (so STATIC_PLUGIN never applies there)
  *   2.27.5+, RCCL                     the value, then the short-name form
  *                                     unless the value has a '/' or is lib*.so
+ *                                     (RCCL 2.31: librccl-profiler-<value>.so)
  *   RCCL, RCCL_ENABLE_PROXY_TRACE!=0  <dir of librccl>/librccl-profiler-proxytrace.so
  *   2.28+, RCCL                       the net plugin library: each entry of
  *                                     NCCL_NET_PLUGIN (unset: libnccl-net.so;
@@ -139,8 +140,9 @@ static void host_value_candidates(pt_res* r, const pt_host_info* h, const char* 
       else
         add_short(r, h, PT_NCCL_PREFIX, v, PT_SRC_SHORT_NAME, 1);
       return;
-    default:
-      open_plugin_lib(r, h, v, PT_NCCL_PREFIX, PT_SRC_VALUE, PT_SRC_SHORT_NAME, 1);
+    default: /* RCCL 2.31 names short forms after itself (its NCCL_PROFILER_PLUGIN reference) */
+      open_plugin_lib(r, h, v, (h->flags & PT_HOSTF_RCCL_SHORT) ? PT_RCCL_PREFIX : PT_NCCL_PREFIX,
+                      PT_SRC_VALUE, PT_SRC_SHORT_NAME, 1);
       return;
   }
   /* 2.23-2.26: tryOpenLib turns a STATIC_PLUGIN prefix into dlopen(NULL). */
@@ -235,7 +237,7 @@ static void net_candidates(pt_res* r, const pt_host_info* h, const pt_settings* 
       pt_res_note(r, "%s does not look for a profiler in the net plugin library.", h->releases);
     return;
   }
-  const char* prefix = h->host == PT_HOST_RCCL ? "librccl-net" : "libnccl-net";
+  const char* prefix = (h->flags & PT_HOSTF_RCCL_CONF) ? "librccl-net" : "libnccl-net";
   if (!s->net_value) {
     char name[64];
     snprintf(name, sizeof name, "%s.so", prefix);

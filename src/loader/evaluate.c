@@ -106,12 +106,12 @@ static int wrong_soname(pt_res* r, size_t i) {
 static void no_symbol(pt_res* r, size_t i, unsigned exported, const pt_host_info* h) {
   if (!exported) {
     pt_res_refuse(r, i, PT_CAND_NO_SYMBOL,
-                  "exports no ncclProfiler_v1..v6 table: not a profiler plugin (check with "
+                  "exports no ncclProfiler_v1..v7 table: not a profiler plugin (check with "
                   "'nm -D --defined-only FILE | grep ncclProfiler')");
     return;
   }
   char list[64] = "";
-  for (int v = 1; v <= 6; v++)
+  for (int v = 1; v <= PT_MAX_API; v++)
     if (exported & (1u << v))
       snprintf(list + strlen(list), sizeof list - strlen(list), "%sv%d", *list ? "," : "", v);
   pt_res_refuse(r, i, PT_CAND_NO_SYMBOL,
@@ -262,9 +262,9 @@ int pt_evaluate(pt_res* r, const pt_backend* be) {
       }
     }
 
-    pt_sym syms[7];
+    pt_sym syms[PT_MAX_API + 1];
     char sym[32];
-    for (int v = 1; v <= 6; v++) {
+    for (int v = 1; v <= PT_MAX_API; v++) {
       snprintf(sym, sizeof sym, "ncclProfiler_v%d", v);
       if (be->symbol(obj, sym, &syms[v])) p->exported |= 1u << v;
     }

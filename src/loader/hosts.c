@@ -20,6 +20,15 @@
  *   RCCL                      ~/.rccl.conf, /etc/rccl.conf (ROCm/rccl
  *                             src/misc/param.cc initEnv), auto-load and
  *                             the dump hook
+ *   2.31, 2.32                v7 tried first, then v6..v1 (NVIDIA/nccl
+ *                             889806836 src/plugin/profiler.cc,
+ *                             ncclProfilerPluginLoad); otherwise 2.30's
+ *                             rules (the stored src/plugin/plugin_open.cc,
+ *                             081eafa, is 2.30's; not read at 2.31's own
+ *                             commit)
+ *   RCCL 2.31                 v7; a short name becomes
+ *                             librccl-profiler-<name>.so (RCCL's
+ *                             environment-variable reference, 2026)
  *
  * The releases each profile was checked against are listed too, so a
  * patch level that is no release can be named as such.
@@ -56,12 +65,16 @@ static const pt_host_info hosts[PT_HOST_COUNT] = {
     {PT_HOST_NCCL_2_30, "nccl-2.30", "NCCL 2.30.3-2.30.7 and master", 6, NCCL_230, 254},
     {PT_HOST_RCCL, "rccl", "RCCL (ROCm profiler-plugin era)", 6,
      NCCL_228 | PT_HOSTF_AUTOLOAD | PT_HOSTF_DUMP_HOOK | PT_HOSTF_RCCL_CONF, 254},
+    {PT_HOST_NCCL_2_31, "nccl-2.31", "NCCL 2.31.2", 7, NCCL_230, 254},
+    {PT_HOST_NCCL_2_32, "nccl-2.32", "NCCL 2.32.3-2.32.7", 7, NCCL_230, 254},
+    {PT_HOST_RCCL_2_31, "rccl-2.31", "RCCL 2.31", 7,
+     NCCL_228 | PT_HOSTF_AUTOLOAD | PT_HOSTF_DUMP_HOOK | PT_HOSTF_RCCL_CONF | PT_HOSTF_RCCL_SHORT, 254},
 };
 
 /* The releases (patch levels, NVIDIA/nccl tags v2.MINOR.PATCH-1) each
  * NCCL profile was checked against, newest last; 0 ends a list. */
 static const int checked[PT_HOST_COUNT][5] = {
-    {4}, {3}, {1}, {2, 3, 5, 6}, {3}, {5, 6, 7}, {3, 7, 9}, {2, 3, 7}, {3, 4, 7}, {0},
+    {4}, {3}, {1}, {2, 3, 5, 6}, {3}, {5, 6, 7}, {3, 7, 9}, {2, 3, 7}, {3, 4, 7}, {0}, {2}, {3, 6, 7}, {0},
 };
 
 const pt_host_info* pt_host_info_of(pt_host host) {
@@ -102,6 +115,10 @@ static int parse(const char* text, pt_host* out, int* minor, int* patch) {
     *out = PT_HOST_RCCL;
     return PT_OK;
   }
+  if (!strcasecmp(text, "rccl-2.31")) {
+    *out = PT_HOST_RCCL_2_31;
+    return PT_OK;
+  }
   if (!strcasecmp(text, "nccl")) {
     *out = PT_HOST_NCCL_2_30;
     return PT_OK;
@@ -118,6 +135,8 @@ static int parse(const char* text, pt_host* out, int* minor, int* patch) {
     case 28: *out = PT_HOST_NCCL_2_28; break;
     case 29: *out = PT_HOST_NCCL_2_29; break;
     case 30: *out = PT_HOST_NCCL_2_30; break;
+    case 31: *out = PT_HOST_NCCL_2_31; break;
+    case 32: *out = PT_HOST_NCCL_2_32; break;
     default: return PT_EINVAL;
   }
   return PT_OK;

@@ -37,8 +37,12 @@
 #define PT_PLUGIN_STEM "librccl-profiler-proxytrace.so"
 /* What NCCL derives from a short name: libnccl-profiler-<name>.so. */
 #define PT_NCCL_PREFIX "libnccl-profiler"
+#define PT_RCCL_PREFIX "librccl-profiler" /* RCCL 2.31 short names */
 #define PT_DEFAULT_NAME "libnccl-profiler.so"
 #define PT_DUMP_SYMBOL "ncclProfilerProxyTraceDump"
+/* The newest profiler API any host profile knows (NCCL 2.31+, RCCL 2.31). */
+#define PT_MAX_API 7
+
 /* Every ncclProfiler_vN table: name + 5 function pointers (LP64: 48 bytes). */
 #define PT_TABLE_SLOTS 6
 

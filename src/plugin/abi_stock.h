@@ -52,14 +52,14 @@
       if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
     } else if (d->type == ncclProfileColl) {                                                       \
       *handle = pt_event_coll_start(context, d->rank, FUNC(d->coll.func), d->coll.seqNumber,       \
-                                   HASH(d, coll));                                                 \
+                                   HASH(d, coll), 0);                                              \
     } else if (d->type == ncclProfileP2p) {                                                        \
       *handle = pt_event_p2p_start(context, d->rank, FUNC(d->p2p.func), d->p2p.peer,               \
-                                   HASH(d, p2p));                                                  \
+                                   HASH(d, p2p), 0);                                               \
     } else if (GROUP_HANDLE && d->type == ncclProfileGroup) {                                      \
       *handle = pt_group_handle();                                                                 \
     } else {                                                                                       \
-      pt_event_other_type(context, d->type);                                                       \
+      pt_event_other_type(context, d->type, 5);                                                    \
     }                                                                                              \
     return ncclSuccess;                                                                            \
   }                                                                                                \

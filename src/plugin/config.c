@@ -29,6 +29,11 @@
  *                               PROXYTRACE_DUMP_DIR; with neither, metrics
  *                               stay off, said once)
  *   PROXYTRACE_METRICS_CHANNELS 1: also per channel (default 0)
+ *   PROXYTRACE_RCCL_DIAG        BIT:STATE — the event-mask bit (15..30) and
+ *                               the state (31..63) that carry RCCL's ProxyDiag
+ *                               updates on a release not known (default:
+ *                               unset — bits 15 and 16, states 31 and 32;
+ *                               diag.c)
  *
  * A bad value never stops the host: it is reported once per process, with
  * the accepted values and the default used, and the default applies. The
@@ -72,11 +77,11 @@ int pt_parse_signal(const char* s) {
   }
 }
 
-static atomic_flag warned[12] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
-                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT,
-                                 ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
 enum { W_MAX_OPS, W_CLOCK, W_STALL, W_INTERVAL, W_SIGNAL, W_DIR, W_MEMORY, W_METRICS, W_MDIR, W_MNODIR, W_MCHAN,
-       W_DUMP_MAX };
+       W_DUMP_MAX, W_DIAG, W_COUNT };
+/* One "said once" flag per variable; static storage starts them clear
+ * (ATOMIC_FLAG_INIT is all-zero on every target we build for). */
+static atomic_flag warned[W_COUNT];
 
 /* "12", "0.5", "0.25": hundredths of a MiB in lo..hi; 0, or -1 when not
  * such a number. */
@@ -148,6 +153,35 @@ static void load_metrics(pt_plugin_config* cfg, ncclDebugLogger_t log) {
     cfg->metrics_ms = 0;
   }
   cfg->trace.metrics = !cfg->metrics_ms ? PT_METRICS_OFF : channels ? PT_METRICS_CHANNELS : PT_METRICS_ON;
+}
+
+int pt_parse_diag(const char* s, int* bit, int* state) {
+  const char* colon = s ? strchr(s, ':') : NULL;
+  char b[8];
+  unsigned long nb, ns;
+  if (!colon || colon - s >= (long)sizeof b) return -1;
+  memcpy(b, s, (size_t)(colon - s));
+  b[colon - s] = 0;
+  if (pt_parse_uint(b, PT_DIAG_BIT_MIN, PT_DIAG_BIT_MAX, &nb) != 0 ||
+      pt_parse_uint(colon + 1, PT_DIAG_STATE_MIN, PT_DIAG_STATE_MAX, &ns) != 0)
+    return -1;
+  *bit = (int)nb;
+  *state = (int)ns;
+  return 0;
+}
+
+/* PROXYTRACE_RCCL_DIAG: BIT:STATE, or 0:0 (the defaults, diag.c). */
+static void load_diag(pt_plugin_config* cfg, ncclDebugLogger_t log) {
+  const char* v = getenv("PROXYTRACE_RCCL_DIAG");
+  if (!v || !*v) return;
+  if (pt_parse_diag(v, &cfg->diag_bit, &cfg->diag_state) == 0) return;
+  cfg->diag_bit = cfg->diag_state = 0;
+  if (!atomic_flag_test_and_set(&warned[W_DIAG]))
+    PT_LOG_WARN(log,
+                "proxytrace: PROXYTRACE_RCCL_DIAG='%s' is not BIT:STATE with BIT in %d..%d and STATE in "
+                "%d..%d (e.g. 16:32); using the default (ProxyDiag asked for as bits 15 and 16, states "
+                "31 and 32 accepted)",
+                v, PT_DIAG_BIT_MIN, PT_DIAG_BIT_MAX, PT_DIAG_STATE_MIN, PT_DIAG_STATE_MAX);
 }
 
 void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
@@ -226,4 +260,5 @@ void pt_config_load(pt_plugin_config* cfg, ncclDebugLogger_t log) {
   }
   cfg->dump_max_bytes = ((uint64_t)mb100 << 20) / 100;
   load_metrics(cfg, log);
+  load_diag(cfg, log);
 }

@@ -142,6 +142,7 @@ pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int
   pthread_once(&process_once, init_process);
   pt_plugin_config cfg;
   pt_config_load(&cfg, log);
+  pt_diag_setup(&cfg, log);
   pt_ctx* c = calloc(1, sizeof *c);
   if (c) {
     c->p2p_peers = nranks > 0 ? (uint32_t)nranks : PT_P2P_PEERS_UNKNOWN;
@@ -218,6 +219,7 @@ void pt_ctx_destroy(pt_ctx* c) {
    * and a bounded time (dumper.c). */
   if (wait) pt_dumper_wait();
   if (!found) return; /* not ours, or finalized twice: left alone */
+  pt_diag_report(c);
   /* Stock NCCL has no dump hook: a communicator destroyed (or aborted) with
    * ops still waiting leaves them in a dump — taken here, unlocked, on the
    * registry's reference. With dump files on, every communicator under

@@ -127,6 +127,7 @@ static void dump_round(pt_trigger trig, uint64_t stall_ticks) {
 
 static void check_one(pt_ctx* c, void* arg) {
   round_arg* a = arg;
+  pt_diag_report(c);
   pt_stall_state* s = &c->stall;
   if (pt_trace_waiting_ops(c->trace) == 0) {
     s->mark = 0; /* nothing waits: no episode */

@@ -30,34 +30,75 @@ void* pt_event_op_start(void* ctx, pid_t pid, const pt_op_info* info) {
   return t ? pt_op_start(t, info) : NULL;
 }
 
-void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int peer, int nsteps,
-                              int chunk_size, int is_send, void* parent) {
-  pt_trace* t = own_trace(ctx, pid);
-  if (!t) return NULL;
+/* `steps`: 1, or PT_STEPS_NO_DIAG where RCCL's ProxyDiag is not trusted. */
+static void* stock_op_start(pt_trace* t, void* ctx, int rank, int channel, int peer, int nsteps,
+                            int chunk_size, int is_send, void* parent, int steps) {
   pt_trace_learn_rank(t, rank);
   pt_op_info info = {
       .comm_hash = pt_ctx_comm_hash(ctx), .op_count = -1, .channel = channel, .peer = peer,
       .nsteps = nsteps, .is_send = is_send, .nbytes = 0, .func_idx = -1, .protocol = -1,
-      .pattern = -1, .total_bytes = 0, .chunk_size = (uint32_t)chunk_size, .step_driven = 1};
+      .pattern = -1, .total_bytes = 0, .chunk_size = (uint32_t)chunk_size, .step_driven = steps,
+      .tag_ref = pt_task_tag_ref(parent)};
   info.origin = pt_task_op_count(parent, &info.op_count);
   return pt_op_start(t, &info);
 }
 
-void* pt_event_coll_start(void* ctx, int rank, int func, uint64_t seq, uint64_t comm_hash) {
+void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int peer, int nsteps,
+                              int chunk_size, int is_send, void* parent) {
+  pt_trace* t = own_trace(ctx, pid);
+  return t ? stock_op_start(t, ctx, rank, channel, peer, nsteps, chunk_size, is_send, parent, 1) : NULL;
+}
+
+void* pt_event_host_op_start(void* ctx, int rank, const struct pt_proxy_op_arm* a, void* parent) {
+  pt_trace* t = own_trace(ctx, a->pid);
+  if (!t) return NULL;
+  pt_ctx* c = ctx;
+  if (a->commHash == 0 && a->opCount == 0 && a->rawProxyNsteps == 0) {
+    /* No RCCL fields: NVIDIA NCCL (it zeroes the descriptor), or an RCCL
+     * that did not take the ProxyDiag bit we asked for. */
+    int steps = 1;
+    if (__builtin_expect(atomic_load_explicit(&c->host_lib, memory_order_relaxed) == PT_HOSTLIB_RCCL, 0) &&
+        !pt_diag_count_op(c, 0))
+      steps = PT_STEPS_NO_DIAG;
+    return stock_op_start(t, ctx, rank, a->channelId, a->peer, a->nSteps, a->chunkSize, a->isSend, parent,
+                          steps);
+  }
+  if (!pt_diag_fields_fit(c, a) || !pt_diag_count_op(c, 1))
+    return stock_op_start(t, ctx, rank, a->channelId, a->peer, a->nSteps, a->chunkSize, a->isSend, parent,
+                          PT_STEPS_NO_DIAG);
+  const pt_op_info info = {
+      .comm_hash = a->commHash,
+      .op_count = a->opCount,
+      .channel = a->channelId,
+      .peer = a->peer,
+      .nsteps = a->rawProxyNsteps, /* the DONE counter counts raw steps */
+      .is_send = a->isSend,
+      .nbytes = a->proxyNbytes,
+      .func_idx = a->traceFuncIdx,
+      .protocol = a->traceProtocol,
+      .pattern = a->tracePattern,
+      .total_bytes = a->traceTotalBytes,
+      .chunk_size = (uint32_t)a->chunkSize,
+      .tag_ref = pt_task_tag_ref(parent),
+  };
+  return pt_op_start(t, &info);
+}
+
+void* pt_event_coll_start(void* ctx, int rank, int func, uint64_t seq, uint64_t comm_hash, uint64_t user_tag) {
   pt_trace* t = pt_ctx_trace(ctx);
   if (!t) return NULL;
   pt_trace_learn_rank(t, rank);
   pt_ctx_learn_comm_hash(ctx, comm_hash);
-  return pt_task_handle(0, func, seq);
+  return pt_task_handle_tagged(0, func, seq, pt_trace_tag_ref(t, user_tag));
 }
 
-void* pt_event_p2p_start(void* ctx, int rank, int func, int peer, uint64_t comm_hash) {
+void* pt_event_p2p_start(void* ctx, int rank, int func, int peer, uint64_t comm_hash, uint64_t user_tag) {
   pt_trace* t = pt_ctx_trace(ctx);
   if (!t) return NULL;
   pt_trace_learn_rank(t, rank);
   pt_ctx_learn_comm_hash(ctx, comm_hash);
   const int64_t seq = pt_ctx_p2p_next(ctx, peer, func == PT_FUNC_RECV);
-  return seq < 0 ? NULL : pt_task_handle(1, func, (uint64_t)seq);
+  return seq < 0 ? NULL : pt_task_handle_tagged(1, func, (uint64_t)seq, pt_trace_tag_ref(t, user_tag));
 }
 
 void pt_event_op_state(void* h, int state, int64_t steps, int64_t trans_size) {
@@ -81,14 +122,31 @@ void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t 
                    const char* comm_name, int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
   if (!context) return;
   *context = pt_ctx_create(comm_hash, comm_name, nnodes, nranks, rank, api, log);
+  if (api >= 6) event_mask |= pt_diag_mask_bits(api); /* after the context read the settings */
   if (*context && mask) pt_set_mask(mask, event_mask);
 }
 
-void pt_event_other_type(void* ctx, uint64_t type) {
-  /* One of the bits 0..14 is a known event we do not trace; anything else
-   * (no bit, several, RCCL's ProxyDiag mask bit, higher bits) is refused. */
-  const int known = type && !(type & (type - 1)) && type <= ncclProfileCeBatch;
+/* Events only a mask bit the plugin never asks for starts (ProxyCtrl,
+ * KernelCh, KernelLaunch, the CE events, v7's KernelPhase): their arrival
+ * shows that the host changed the mask (RAS on NCCL 2.31+). Group and the
+ * API events come whatever the mask says on some releases. */
+#define PT_UNASKED_TYPES (ncclProfileProxyCtrl | ncclProfileKernelCh | ncclProfileKernelLaunch | \
+                          ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch)
+
+void pt_event_other_type(void* ctx, uint64_t type, int api) {
+  /* One of the bits 0..14 (15 in v7: KernelPhase) is a known event we do
+   * not trace; anything else (no bit, several, RCCL's ProxyDiag mask bits,
+   * higher bits) is refused. */
+  const uint64_t last = api >= 7 ? (uint64_t)ncclProfileKernelPhase : (uint64_t)ncclProfileCeBatch;
+  const int known = type && !(type & (type - 1)) && type <= last;
   if (!known) pt_event_refused(ctx, NULL);
+  else if ((type & PT_UNASKED_TYPES) || (api >= 7 && type == ncclProfileKernelPhase))
+    pt_event_mask_changed(ctx);
+}
+
+void pt_event_mask_changed(void* ctx) {
+  pt_trace* t = pt_ctx_trace(ctx);
+  if (t && !(pt_trace_notes(t) & PT_NOTE_MASK_CHANGED)) pt_trace_note(t, PT_NOTE_MASK_CHANGED);
 }
 
 void pt_event_refused(void* ctx, void* handle) {

@@ -16,6 +16,7 @@
  * this (init, a bad variable); each communicator keeps its answer.
  */
 #include <dlfcn.h>
+#include <stdint.h>
 
 #include "plugin/plugin.h"
 
@@ -27,17 +28,36 @@ static int exports_rccl_symbol(void* handle) {
   return 0;
 }
 
-int pt_host_rccl_symbol(ncclDebugLogger_t log) {
+/* The library the host's logger belongs to, opened again (RTLD_NOLOAD), or
+ * NULL; the caller closes it. */
+static void* logger_library(ncclDebugLogger_t log) {
   Dl_info info;
-  if (log && dladdr((void*)log, &info) && info.dli_fname && info.dli_fname[0]) {
-    void* h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (h) {
-      int found = exports_rccl_symbol(h);
-      dlclose(h);
-      if (found) return 1;
-    }
+  if (log && dladdr((void*)log, &info) && info.dli_fname && info.dli_fname[0])
+    return dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  return NULL;
+}
+
+int pt_host_rccl_symbol(ncclDebugLogger_t log) {
+  void* h = logger_library(log);
+  if (h) {
+    int found = exports_rccl_symbol(h);
+    dlclose(h);
+    if (found) return 1;
   }
   return exports_rccl_symbol(RTLD_DEFAULT);
+}
+
+/* ncclGetVersion(int*) returns ncclResult_t and writes NCCL_VERSION_CODE
+ * (major*10000 + minor*100 + patch from 2.9) — in RCCL too. */
+int pt_host_version(ncclDebugLogger_t log) {
+  typedef int (*get_version_fn)(int*);
+  void* h = logger_library(log);
+  get_version_fn f = h ? (get_version_fn)(uintptr_t)dlsym(h, "ncclGetVersion") : NULL;
+  if (!f) f = (get_version_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "ncclGetVersion");
+  int v = -1;
+  if (!f || f(&v) != 0) v = -1;
+  if (h) dlclose(h);
+  return v;
 }
 
 

@@ -17,17 +17,18 @@
 #include <sys/types.h>
 
 #include "nccl/common.h"
+#include "nccl/profiler.h"
 #include "proxytrace/trace.h"
 
 #define PT_EXPORT __attribute__((visibility("default")))
 
-/* Events the plugin asks for: Coll | P2p | ProxyOp | ProxyStep, and
- * RCCL's ProxyDiag (bit 15) in the v6 table, which RCCL binds; the tables
- * of API v1-v5 (stock NCCL only) leave it out. Coll and P2p are the parents
- * that give stock NCCL ops their opCount (trace.h "task handles"); every
- * release sends them whenever ProxyOp is asked for anyway (spec
+/* Events the plugin asks for: Coll | P2p | ProxyOp | ProxyStep, and in the
+ * v6 and v7 tables, which RCCL binds, RCCL's ProxyDiag (diag.c: bits 15
+ * and 16 in v6, bit 16 in v7, where bit 15 is NVIDIA's KernelPhase); the
+ * tables of API v1-v5 (stock NCCL only) leave it out. Coll and P2p are the
+ * parents that give stock NCCL ops their opCount (trace.h "task handles");
+ * every release sends them whenever ProxyOp is asked for anyway (spec
  * nccl-profiler-abi.md §5.2), so asking costs nothing more. */
-#define PT_EVENT_MASK 0x801E
 #define PT_EVENT_MASK_STOCK 0x1E
 
 /* The activation mask is one process-wide int that every communicator's
@@ -55,7 +56,15 @@ typedef struct {
   uint64_t dump_max_bytes; /* PROXYTRACE_DUMP_MAX_MB: the cap of each dump file */
   uint32_t metrics_ms;  /* PROXYTRACE_METRICS_INTERVAL_MS; 0 = off (then trace.metrics is off) */
   char metrics_dir[PT_DUMP_DIR_MAX]; /* PROXYTRACE_METRICS_DIR, else PROXYTRACE_DUMP_DIR */
+  int diag_bit, diag_state; /* PROXYTRACE_RCCL_DIAG; 0 = the defaults (diag.c) */
 } pt_plugin_config;
+
+#define PT_DIAG_BIT_MIN 15
+#define PT_DIAG_BIT_MAX 30
+#define PT_DIAG_STATE_MIN 31
+#define PT_DIAG_STATE_MAX 63
+/* "BIT:STATE" within the ranges above; 0 on success, -1 otherwise. */
+int pt_parse_diag(const char* s, int* bit, int* state);
 
 /* Reads PROXYTRACE_* variables. A bad value is reported once per process
  * through `log` (with the accepted values and the default used) and the
@@ -72,6 +81,10 @@ int pt_parse_signal(const char* s);
 /* 1 when the host is RCCL: the library the logger `log` belongs to, or the
  * process's global scope, exports a symbol only RCCL has. */
 int pt_host_rccl_symbol(ncclDebugLogger_t log);
+/* The host library's ncclGetVersion (NCCL_VERSION_CODE, e.g. 23102 for
+ * 2.31.2), from the library the logger belongs to, else the global scope;
+ * -1 when there is none. Cold. */
+int pt_host_version(ncclDebugLogger_t log);
 /* The host's WARN level: 3 under RCCL, 2 under NVIDIA NCCL (the enums
  * differ; spec/rccl-proxytrace.md §1.6). */
 int pt_host_warn_level(ncclDebugLogger_t log);
@@ -127,6 +140,11 @@ typedef struct pt_ctx {
   int refs;      /* the registry's (until finalize) + one per running dump; registry lock */
   uint64_t walk; /* the last pt_ctx_for_each walk that visited it; registry lock */
   int metrics_final; /* its last metrics files are written (metrics_sink.c's lock) */
+  /* RCCL's ProxyDiag (diag.c); the recording thread only. */
+  uint32_t diag_ops;   /* ProxyOps started under an RCCL host so far */
+  int diag_verdict;    /* PT_DIAG_* */
+  const char* diag_why;       /* what the verdict's WARN says (a literal) */
+  _Atomic int diag_unsaid;    /* a verdict whose WARN is still to be said */
   struct pt_ctx* next;
 } pt_ctx;
 
@@ -167,6 +185,35 @@ int pt_ctx_dump_hook(void* ctx, pt_line_fn emit, void* arg);
 int pt_ctx_for_each(void (*fn)(pt_ctx* c, void* arg), void* arg);
 /* This process's pid, cached (getpid is a system call). */
 pid_t pt_self_pid(void);
+
+/* ---- RCCL's ProxyDiag: the numbering and whether to trust it (diag.c) ---- */
+
+enum { PT_DIAG_UNDECIDED = 0, PT_DIAG_OK, PT_DIAG_MISSING, PT_DIAG_MISMATCH };
+/* The settings of PROXYTRACE_RCCL_DIAG (the first context's) and what the
+ * host's ncclGetVersion says; once per process, from context.c. */
+void pt_diag_setup(const pt_plugin_config* cfg, ncclDebugLogger_t log);
+/* The mask bits that ask for ProxyDiag in table `api` (6 or 7). */
+int pt_diag_mask_bits(int api);
+/* The state besides 31 that is a ProxyDiag update (32, or the override's).
+ * Read on the hot path (states 31 and up only): one relaxed load. */
+extern _Atomic int pt_diag_state_v;
+static inline int pt_diag_is_update(int state) {
+  return state == ncclProfilerProxyDiagUpdate ||
+         state == atomic_load_explicit(&pt_diag_state_v, memory_order_relaxed);
+}
+/* A ProxyOp with RCCL's fields: 1 when they keep the host's invariants
+ * (commHash is the context's where init gave one, 0 <= peer < nRanks,
+ * channel < 64, isSend 0 or 1), else 0 — then the layout is taken as wrong
+ * on this communicator (said once per process, noted in its dumps) and the
+ * fields are no longer read. */
+int pt_diag_fields_fit(pt_ctx* c, const struct pt_proxy_op_arm* a);
+/* Counts a ProxyOp of an RCCL host (`fields`: it carried RCCL's fields);
+ * every 8 ops, until decided, looks at the records for ProxyDiag updates
+ * (pt_trace_diag_evidence). 1 while the fields may be read on `c`. */
+int pt_diag_count_op(pt_ctx* c, int fields);
+/* Says the WARN of a verdict reached since (once per process and problem);
+ * cold: dumps, the dumper thread's rounds, finalize. */
+void pt_diag_report(pt_ctx* c);
 
 /* ---- dumps: triggers (dumper.c), the signal (dump_signal.c), sinks (sink.c) ---- */
 
@@ -285,14 +332,19 @@ static inline void pt_event_stop(void* handle) {
  * used where init gave none (API v1-v3). */
 void* pt_event_stock_op_start(void* ctx, pid_t pid, int rank, int channel, int peer, int nsteps,
                               int chunk_size, int is_send, void* parent);
+/* The ProxyOp of a v6 or v7 table: with RCCL's fields, recorded from them
+ * where they keep the host's invariants (diag.c), else — NVIDIA NCCL, or
+ * an RCCL whose fields or updates cannot be trusted — from step events as
+ * pt_event_stock_op_start. The arm is read during the call only. */
+void* pt_event_host_op_start(void* ctx, int rank, const struct pt_proxy_op_arm* a, void* parent);
 /* Coll and P2p events: a task handle (trace.h) for the ProxyOps of the
  * task to name as parent. `comm_hash` is the descriptor's (API v1-v3),
  * else 0; `rank` the descriptor's, learned where init gave none (API
  * v1-v3: NCCL 2.23-2.26 fill it in every Coll and P2p event, so a rank
- * with no network op learns it too). NULL when the plugin opted out of
- * the communicator. */
-void* pt_event_coll_start(void* ctx, int rank, int func, uint64_t seq, uint64_t comm_hash);
-void* pt_event_p2p_start(void* ctx, int rank, int func, int peer, uint64_t comm_hash);
+ * with no network op learns it too); `user_tag` the v7 descriptor's,
+ * else 0. NULL when the plugin opted out of the communicator. */
+void* pt_event_coll_start(void* ctx, int rank, int func, uint64_t seq, uint64_t comm_hash, uint64_t user_tag);
+void* pt_event_p2p_start(void* ctx, int rank, int func, int peer, uint64_t comm_hash, uint64_t user_tag);
 /* Any state on one of our handles, except RCCL's ProxyDiag update:
  * 19 registers an op, 0-7 move a stock op's counters (`steps` < 0 when the
  * host gave no args), 8-12/20 are step states. Others are refused.
@@ -316,9 +368,13 @@ static inline int64_t pt_args_trans_size(const void* args) {
  * and, when there is one, the events we want. `api` is the table's version. */
 void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t comm_hash,
                    const char* comm_name, int nnodes, int nranks, int rank, ncclDebugLogger_t log);
-/* startEvent of a type we do not trace: fine if it is a known type,
- * refused and counted otherwise. The caller sets *eHandle = NULL. */
-void pt_event_other_type(void* ctx, uint64_t type);
+/* startEvent of a type we do not trace, in table `api`: fine if it is a
+ * known type, refused and counted otherwise; a type only a bit we never ask
+ * for starts notes that the host changed the mask. The caller sets
+ * *eHandle = NULL. */
+void pt_event_other_type(void* ctx, uint64_t type, int api);
+/* Evidence that the host changed the event mask under us (dump header). */
+void pt_event_mask_changed(void* ctx);
 /* A state the handle's kind does not take, or an event type we do not know. */
 void pt_event_refused(void* ctx_or_null, void* handle_or_null);
 
@@ -328,6 +384,13 @@ void pt_event_refused(void* ctx_or_null, void* handle_or_null);
  * counts it as a bad handle without reading it. */
 extern const char pt_group_sentinel[256] __attribute__((visibility("hidden")));
 static inline void* pt_group_handle(void) { return (void*)&pt_group_sentinel[128]; }
+
+/* ---- the v6 callbacks the v7 table shares (abi_v6.c) ---- */
+
+ncclResult_t pt_v6_stop(void* handle);
+union pt_state_args_v6; /* ncclProfilerEventStateArgs_v6_t (and _v7_t) */
+ncclResult_t pt_v6_record(void* handle, ncclProfilerEventState_t state, union pt_state_args_v6* args);
+ncclResult_t pt_v6_finalize(void* context);
 
 /* ---- exported entry points ---- */
 

@@ -454,6 +454,7 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
   pt_dump_meta m;
   logger l;
   int lib;
+  pt_diag_report(c);
   pt_dump* d = take(c, trig, round, &m, &l, &lib);
   if (!d) {
     if (hook_emit) return pt_trace_dump(c->trace, hook_emit, hook_arg); /* says why */

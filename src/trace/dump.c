@@ -207,6 +207,8 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
     order_entries(d, keys, scratch);
   }
   pt_trace_drops(t, &d->drops);
+  d->notes = pt_trace_notes(t);
+  d->trace = t;
   d->nslots = t->nslots;
   d->rank = pt_trace_rank(t);
   struct timespec ts;
@@ -266,7 +268,12 @@ static int print_text(const pt_dump* d, pt_lines* l) {
   char line[PT_LINE_MAX];
   int lines = 1;
   pt_lines_put(l, line, pt_format_header(line, sizeof line, d->map_size_mb));
-  int len = format_drops(d, line, sizeof line);
+  int len = pt_format_notes(line, sizeof line, d->notes);
+  if (len > 0) {
+    pt_lines_put(l, line, len);
+    lines++;
+  }
+  len = format_drops(d, line, sizeof line);
   if (len > 0) {
     pt_lines_put(l, line, len);
     lines++;
@@ -307,6 +314,7 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
   uint64_t head;
   int len = pt_format_header(line, sizeof line, map_size_mb(t, finished_in_ring(t, &head)));
   emit(arg, line, len);
+  if ((len = pt_format_notes(line, sizeof line, pt_trace_notes(t))) > 0) emit(arg, line, len);
   len = snprintf(line, sizeof line, "proxytrace: no memory for a dump of %zu records",
                  (size_t)pt_trace_slots_used(t) + PT_FINISHED_RING);
   emit(arg, line, len);

@@ -32,7 +32,14 @@ struct pt_dump {
   pt_drop_stats drops;
   pt_clock_cal cal;
   int64_t time_ns; /* CLOCK_REALTIME when taken */
+  unsigned notes;  /* pt_note: the trace's and the process's */
+  const pt_trace* trace; /* its userTags, which live as long as it (pt_dump_user_tag) */
 };
+
+/* The userTag of an entry: 0 untagged, 1 with *tag, -1 tagged but unknown. */
+static inline int pt_dump_user_tag(const pt_dump* d, const pt_rec_view* v, uint64_t* tag) {
+  return pt_trace_tag_of(d->trace, v->tag_ref, tag);
+}
 
 /* The i-th entry as printed. */
 static inline const pt_dump_entry* pt_dump_at(const pt_dump* d, size_t i) { return &d->es[d->ord[i]]; }

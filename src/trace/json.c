@@ -69,6 +69,9 @@ static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
       m->host_lib, m->profiler_api, pt_clock_source(), m->trigger, m->seq, m->round, d->time_ns,
       d->n_active, d->n_finished, mb100 / 100, mb100 % 100, m->stall_ms);
   put_time(j, "lastProgress_ns", &d->cal, m->last_progress_ticks);
+  pt_jput(j, ",\"diag\":\"%s\",\"maskChangedByHost\":%s",
+      (d->notes & PT_NOTE_DIAG_MISMATCH) ? "mismatch" : (d->notes & PT_NOTE_DIAG_MISSING) ? "missing" : "ok",
+      (d->notes & PT_NOTE_MASK_CHANGED) ? "true" : "false");
   pt_jput(j, ",\"lostDumps\":%" PRIu64 ",\"rotatedDumps\":%" PRIu64 ",\"maxOps\":%u,\"drops\":{", m->lost_dumps,
           m->rotated_dumps, d->nslots);
   for (int i = 0; i < PT_DROP_NUM; i++)
@@ -94,6 +97,24 @@ static inline char* again(char* q, const char* s, size_t len) {
   if (len <= 16) memmove(q, s, 16);
   else memmove(q, s, len);
   return q + len;
+}
+
+/* ,"userTag":"0x…" of a tagged op, or "unknown" when its tag was lost. */
+static __attribute__((noinline)) char* user_tag(char* q, const pt_dump* d, const pt_rec_view* v) {
+  uint64_t tag;
+  LIT(q, ",\"userTag\":\"");
+  if (pt_dump_user_tag(d, v, &tag) == 1) {
+    static const char hex[] = "0123456789abcdef";
+    char digits[16];
+    int n = 0;
+    do digits[n++] = hex[tag & 15]; while ((tag >>= 4) && n < 16);
+    LIT(q, "0x");
+    while (n) *q++ = digits[--n];
+  } else {
+    LIT(q, "unknown");
+  }
+  *q++ = '"';
+  return q;
 }
 
 /* One op line, written by hand (numfmt.h) at q: the bytes the printf
@@ -162,6 +183,7 @@ static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq,
   } else {
     LIT(q, "null,\"seq\":null");
   }
+  if (__builtin_expect(v->tag_ref != 0, 0)) q = user_tag(q, d, v);
   /* the names as literals: one store each, no loop over their bytes */
   LIT(q, ",\"counters\":{");
 #define COUNTER(k, name) (LIT(q, "\"" name "\":"), q = pt_put_i64(q, v->counters[k]), *q++ = ',');

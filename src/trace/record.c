@@ -26,6 +26,7 @@ void pt_rec_to_view(const pt_rec* r, pt_rec_view* v) {
   v->pattern = PT_LOAD(r->pattern);
   v->total_bytes = PT_LOAD(r->total_bytes);
   v->chunk_size = PT_LOAD(r->chunk_size);
+  v->tag_ref = PT_LOAD(r->tag_ref);
   PT_UNROLL for (int k = 0; k < PT_CNT_NUM; k++) v->counters[k] = PT_LOAD(r->counters[k]);
   v->t_create = PT_LOAD(r->t_create);
   v->t_last = PT_LOAD(r->t_last);
@@ -51,6 +52,7 @@ void pt_rec_from_view(pt_rec* r, const pt_rec_view* v) {
   PT_STORE(r->pattern, v->pattern);
   PT_STORE(r->total_bytes, v->total_bytes);
   PT_STORE(r->chunk_size, v->chunk_size);
+  PT_STORE(r->tag_ref, v->tag_ref);
   PT_UNROLL for (int k = 0; k < PT_CNT_NUM; k++) PT_STORE(r->counters[k], v->counters[k]);
   PT_STORE(r->t_create, v->t_create);
   PT_STORE(r->t_last, v->t_last);

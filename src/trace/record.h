@@ -55,6 +55,7 @@ typedef struct {
   _Atomic int32_t pattern;
   _Atomic uint32_t total_bytes;
   _Atomic uint32_t chunk_size;
+  _Atomic uint32_t tag_ref;  /* the task's userTag (trace.h "userTags"): 0 = none; fills a hole */
   _Atomic int64_t counters[PT_CNT_NUM];
   _Atomic uint64_t t_create;   /* registration (legacy startTs) */
   _Atomic uint64_t t_last;     /* last counter update (legacy lastUpdateTs) */
@@ -62,6 +63,7 @@ typedef struct {
   _Atomic uint64_t t_kernel;   /* timestamps[KERNEL_COPY_READY] */
   _Atomic uint64_t t_progress; /* last change of POSTED/RECEIVED/TRANSMITTED/DONE */
 } pt_rec;
+_Static_assert(sizeof(pt_rec) == 200, "tag_ref fills the hole before counters[]");
 
 /* A plain copy of a record, taken by a reader. */
 typedef struct {
@@ -72,6 +74,7 @@ typedef struct {
   int64_t op_count, op_id;
   int32_t func_idx, protocol, pattern;
   uint32_t total_bytes, chunk_size;
+  uint32_t tag_ref;
   int64_t counters[PT_CNT_NUM];
   uint64_t t_create, t_last, t_posted, t_kernel, t_progress;
 } pt_rec_view;

@@ -138,6 +138,8 @@ struct pt_trace {
   _Atomic uint64_t ring_head; /* finished records pushed so far */
   pt_rec ring[PT_FINISHED_RING];
   _Atomic uint64_t drops[PT_DROP_NUM];
+  _Atomic(_Atomic uint64_t*) tags; /* userTags (tags.c), NULL until one is seen */
+  _Atomic unsigned notes;          /* pt_note */
   pt_metrics* metrics; /* step metrics, NULL when off (metrics.h) */
   /* Debug builds (PT_DEBUG): the thread that writes this trace, claimed by
    * its first write; see pt_writer_check in trace.c. */
@@ -145,6 +147,9 @@ struct pt_trace {
   int writer_tid;
   char writer_name[16];
 };
+
+/* Frees the userTag table (tags.c); with the trace. */
+void pt_trace_tags_free(struct pt_trace* t);
 
 #define PT_NO_SLOT UINT32_MAX
 

@@ -132,6 +132,7 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
 void pt_trace_destroy(pt_trace* t) {
   if (!t) return;
   pt_metrics_destroy(t->metrics);
+  pt_trace_tags_free(t);
   pt_idmap_free(&t->ids);
   atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)t->n_charged * PT_SLOT_BYTES, RLX);
   pt_vmem_release(t->slab, (size_t)t->nslots * PT_SLOT_BYTES);
@@ -360,7 +361,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   }
   pt_op* op = &t->slab[idx];
   op->gen++; /* every handle of the slot's previous op is stale from here */
-  op->step_driven = info->step_driven ? 1 : 0;
+  op->step_driven = info->step_driven == PT_STEPS_NO_DIAG ? PT_STEPS_NO_DIAG : info->step_driven ? 1 : 0;
   pt_rec* r = &op->rec;
   const uint32_t w = pt_rec_write_begin(r);
   PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
@@ -379,6 +380,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   PT_STORE(r->pattern, info->pattern);
   PT_STORE(r->total_bytes, info->total_bytes);
   PT_STORE(r->chunk_size, info->chunk_size);
+  PT_STORE(r->tag_ref, info->tag_ref);
   PT_UNROLL for (int k = 0; k < PT_CNT_NUM; k++) PT_STORE(r->counters[k], 0);
   PT_STORE(r->counters[PT_CNT_FIFO_SZ_OR_HEAD_CACHE], -1);
   PT_STORE(r->t_create, pt_ticks()); /* start time until registration */
@@ -522,6 +524,7 @@ void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
     pt_trace_count(op->trace, PT_DROP_BAD_COUNTER);
     return;
   }
+  if (UNLIKELY(op->step_driven == PT_STEPS_NO_DIAG)) return; /* the host's ProxyDiag is not trusted */
   update(op, kind, value, flags);
 }
 
@@ -757,4 +760,23 @@ void pt_handle_count(pt_handle h, pt_drop_reason r) {
 
 int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v) {
   return pt_rec_read(&op->rec, v, &op->state, state, NULL);
+}
+
+/* ---- RCCL ProxyDiag evidence (cold; the proxy thread) ---- */
+
+void pt_trace_diag_evidence(const pt_trace* t, pt_diag_evidence* e) {
+  *e = (pt_diag_evidence){0};
+  if (!t) return;
+  /* Every slot handed out keeps its last op's record until reused, stopped
+   * or not: enough to see whether any registered op was ever updated. */
+  uint32_t used = atomic_load_explicit(&((pt_trace*)t)->n_init, memory_order_acquire);
+  if (used > PT_DIAG_EVIDENCE_SLOTS) used = PT_DIAG_EVIDENCE_SLOTS;
+  for (uint32_t i = 0; i < used; i++) {
+    const pt_op* op = &t->slab[i];
+    if (PT_LOAD(op->rec.op_id) < 0) continue; /* never registered */
+    if (op->step_driven) e->stock++;
+    else if (PT_LOAD(op->rec.last_kind) != PT_CNT_UNINITIALIZED) e->updated++;
+    else e->silent++;
+  }
+  e->bad_counters = PT_LOAD(((pt_trace*)t)->drops[PT_DROP_BAD_COUNTER]);
 }

@@ -51,7 +51,10 @@ static const struct {
              {PT_HOST_NCCL_2_30, "nccl-2.30"},
              {PT_HOST_NCCL_2_29, "nccl-2.29"},
              {PT_HOST_NCCL_2_28, "nccl-2.28"},
-             {PT_HOST_NCCL_2_26, "nccl-2.26"}};
+             {PT_HOST_NCCL_2_26, "nccl-2.26"},
+             {PT_HOST_NCCL_2_31, "nccl-2.31"},
+             {PT_HOST_NCCL_2_32, "nccl-2.32"},
+             {PT_HOST_RCCL_2_31, "rccl-2.31"}};
 #define N_HOSTS (sizeof hosts / sizeof hosts[0])
 
 static const struct {
@@ -222,13 +225,13 @@ static void test_accuracy(void** state) {
             for (int first = 0; first <= 1; first++) {
               /* rccl gets every combination; NVIDIA hosts one seed and
                * the last iteration */
-              if (hosts[h].host != PT_HOST_RCCL && (seed > 1 || first)) continue;
+              if (hosts[h].host != PT_HOST_RCCL && (seed > 1 || first)) continue; /* rccl-2.31 too */
               /* before 2.27 a never-progressed op is never started */
               if (hosts[h].host == PT_HOST_NCCL_2_26 && strstr(faults[f].args, "leak")) continue;
               if (n++ % STRIDE) continue;
               run++;
               run_case(h, topos[t].nodes, topos[t].rpn, channels, seed, first, f,
-                       hosts[h].host == PT_HOST_RCCL ? NULL : hook);
+                       hosts[h].host == PT_HOST_RCCL || hosts[h].host == PT_HOST_RCCL_2_31 ? NULL : hook);
             }
         }
   }

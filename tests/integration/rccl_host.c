@@ -39,8 +39,9 @@ void* rh_init(rh_plugin* h, uint64_t comm_hash, int rank, int nranks) {
   assert_int_equal(h->p->init(&ctx, comm_hash, &mask, "test", 2, nranks, rank, rh_logger),
                    ncclSuccess);
   assert_non_null(ctx);
+  /* ProxyDiag under both numberings: RCCL's before 2.31 (15) and 2.31's (16) */
   assert_int_equal(mask, ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
-                             ncclProfileProxyDiag);
+                             ncclProfileProxyDiag | ncclProfileProxyDiag_v7);
   return ctx;
 }
 
@@ -89,13 +90,15 @@ void* rh_stock_op_active(rh_plugin* h, void* ctx, int peer, int nsteps, int is_s
   return op;
 }
 
+int rh_diag_state = ncclProfilerProxyDiagUpdate;
+
 void rh_diag(rh_op* op, int kind, int64_t value, unsigned flags) {
   ncclProfilerEventStateArgs_v6_t a;
   memset(&a, 0, sizeof a);
   a.proxyDiag.counterKind = (uint8_t)kind;
   a.proxyDiag.flags = (uint16_t)flags;
   a.proxyDiag.value = value;
-  op->h->p->recordEventState(op->handle, ncclProfilerProxyDiagUpdate, &a);
+  op->h->p->recordEventState(op->handle, (ncclProfilerEventState_v6_t)rh_diag_state, &a);
 }
 
 void rh_op_in_progress(rh_op* op) {
@@ -237,6 +240,12 @@ void rh_log_clear(void) {
     free(rh_captured.file[i]);
   }
   rh_captured.n = 0;
+}
+
+const char* rh_drop_line(void) {
+  for (int i = 1; i < rh_captured.n && i < 5; i++) /* a WARN said at the dump may come first */
+    if (!strncmp(rh_captured.text[i], "proxytrace dropped", 18)) return rh_captured.text[i];
+  return "";
 }
 
 int rh_dump(rh_plugin* h, void* ctx) {

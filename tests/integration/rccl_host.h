@@ -48,6 +48,8 @@ typedef struct {
 
 void rh_op_start(rh_plugin* h, void* ctx, rh_op* op, const rh_op_desc* d);
 void rh_op_in_progress(rh_op* op);
+/* The state rh_diag sends a ProxyDiag update as (31, RCCL before 2.31). */
+extern int rh_diag_state;
 void rh_diag(rh_op* op, int kind, int64_t value, unsigned flags);
 /* Advance an op through RCCL's per-step sequence until its counters reach
  * the targets (raw units), with `polls` per-poll counter updates per step. */
@@ -75,6 +77,10 @@ extern rh_log rh_captured;
 void rh_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
                const char* fmt, ...);
 void rh_log_clear(void);
+/* The captured dump's drop line ("proxytrace dropped…"), after the header
+ * and the host notes line where there is one (and a WARN the plugin said
+ * before the dump); "" when there is none. */
+const char* rh_drop_line(void);
 /* Dump into rh_captured (cleared first); returns the line count. */
 int rh_dump(rh_plugin* h, void* ctx);
 /* The captured lines joined with '\n', timestamps masked: a non-zero

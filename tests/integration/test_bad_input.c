@@ -49,10 +49,11 @@ static rh_op_desc desc(int64_t opcount, int nsteps) {
 /* The value of `name:` in the dump's drop line, 0 if there is no such line. */
 static unsigned long drop_count(void* ctx, const char* name) {
   rh_dump(&plugin, ctx);
-  if (rh_captured.n < 2 || strncmp(rh_captured.text[1], "proxytrace dropped", 18) != 0) return 0;
+  const char* line = rh_drop_line();
+  if (!*line) return 0;
   char pat[64];
   snprintf(pat, sizeof pat, " %s:", name);
-  const char* p = strstr(rh_captured.text[1], pat);
+  const char* p = strstr(line, pat);
   assert_non_null(p);
   return strtoul(p + strlen(pat), NULL, 10);
 }

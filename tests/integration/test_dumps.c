@@ -542,18 +542,25 @@ static void test_over_long_directory(void** state) {
  * touched first (a warm-up communicator's op, `ops` written): their first
  * use faults too, once per process. */
 static long start_ops(void* ctx, rh_op* ops, int n, uint64_t hash) {
-  rh_op_desc d = {.comm_hash = hash, .peer = 1, .is_send = 1, .raw_nsteps = 4, .slice_steps = 1};
+  rh_op_desc d = {.comm_hash = hash + 1000, .peer = 1, .is_send = 1, .raw_nsteps = 4, .slice_steps = 1};
   memset(ops, 0, (size_t)n * sizeof *ops);
   void* warm = rh_init(&plugin, hash + 1000, 0, 2);
-  rh_op w;
-  rh_op_start(&plugin, warm, &w, &d);
-  rh_op_in_progress(&w);
+  /* As RCCL: each op's first ProxyDiag update (POSTED) follows its
+   * registration; 8 ops, so the ProxyDiag check (diag.c) has run too. */
+  rh_op w[8];
+  for (int i = 0; i < 8; i++) {
+    rh_op_start(&plugin, warm, &w[i], &d);
+    rh_op_in_progress(&w[i]);
+    rh_diag(&w[i], ncclProxyDiagPosted, 1, 0);
+  }
   plugin.p->finalize(warm);
+  d.comm_hash = hash;
   const long f0 = pt_test_thread_faults();
   for (int i = 0; i < n; i++) {
     d.op_count = i;
     rh_op_start(&plugin, ctx, &ops[i], &d);
     rh_op_in_progress(&ops[i]);
+    rh_diag(&ops[i], ncclProxyDiagPosted, 1, 0);
   }
   return pt_test_thread_faults() - f0;
 }

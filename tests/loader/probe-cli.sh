@@ -62,7 +62,7 @@ expect 2 "bad --major"                        -- --major zero
 $RUN "$PT" probe -i --path good.so >"$T/out" 2>&1
 grep -q "write './NAME'" "$T/out" || fail "path without '/' does not say to write ./NAME"
 $RUN "$PT" probe -i --host nccl-9.9 2>"$T/err"
-grep -q "nccl-2.23 ... nccl-2.30" "$T/err" || fail "unknown host does not list the profiles"
+grep -q "nccl-2.23 ... nccl-2.32" "$T/err" || fail "unknown host does not list the profiles"
 $RUN "$PT" probe -i RCCL_ENABLE_PROXY_TRACE=on >"$T/out"
 grep -q "RCCL_ENABLE_PROXY_TRACE=1" "$T/out" || fail "a bad RCCL_ENABLE_PROXY_TRACE gets no advice"
 $RUN "$PT" probe -i --host nccl-2.30 NCCL_PROFILER_PLUGIN="$long/libx.so" >"$T/out"

@@ -158,6 +158,20 @@ static const mcase cases[] = {
      NULL, 0, PT_EINCOMPATIBLE, 0, 0, 0, NULL, "no_symbol", NULL},
     {"only v6 on nccl-2.29", "nccl-2.29", {"NCCL_PROFILER_PLUGIN={D}/v6only.so"}, {0}, NULL, 0,
      PT_OK, 6, 1, 0, "{D}/v6only.so", "ok", NULL},
+    {"only v7 on nccl-2.30 (too new)", "nccl-2.30", {"NCCL_PROFILER_PLUGIN={D}/v7only.so"}, {0},
+     NULL, 0, PT_EINCOMPATIBLE, 0, 0, 0, NULL, "no_symbol", NULL},
+    {"only v7 on nccl-2.31", "nccl-2.31", {"NCCL_PROFILER_PLUGIN={D}/v7only.so"}, {0}, NULL, 0,
+     PT_OK, 7, 1, 0, "{D}/v7only.so", "ok", NULL},
+    {"v1..v6 plugin on nccl-2.32 takes v6", "nccl-2.32", {GOOD}, {0}, NULL, 0, PT_OK, 6, 1, 0,
+     "{D}/good.so", "ok", NULL},
+    {"only v7 on rccl-2.31", "rccl-2.31", {"NCCL_PROFILER_PLUGIN={D}/v7only.so"}, {0}, NULL, 0,
+     PT_OK, 7, 1, 0, "{D}/v7only.so", "ok", NULL},
+    {"short name on rccl-2.31 is librccl-profiler-V.so", "rccl-2.31",
+     {"NCCL_PROFILER_PLUGIN=proxytrace", "LD_LIBRARY_PATH={D}/ldpath:{D}/ldrccl"}, {0}, NULL, 0,
+     PT_OK, 7, 1, 0, "{D}/ldrccl/librccl-profiler-proxytrace.so", "not_found,ok", NULL},
+    {"short name on nccl-2.31 stays libnccl-profiler-V.so", "nccl-2.31",
+     {"NCCL_PROFILER_PLUGIN=proxytrace", "LD_LIBRARY_PATH={D}/ldrccl:{D}/ldpath"}, {0}, NULL, 0,
+     PT_OK, 6, 1, 0, "{D}/ldpath/libnccl-profiler-proxytrace.so", "not_found,ok", NULL},
     {"missing ncclProfiler symbols", "rccl", {"NCCL_PROFILER_PLUGIN={D}/nosym.so"}, {0}, NULL, 0,
      PT_EINCOMPATIBLE, 0, 0, 0, NULL, "no_symbol", NULL},
     {"table with a NULL init", "rccl", {"NCCL_PROFILER_PLUGIN={D}/nullinit.so"}, {0}, NULL, 0,
@@ -445,7 +459,7 @@ static void make_home(const char* home, const char* const files[][2], size_t n) 
 static void build_fixtures(const char* folder) {
   D = folder;
   static const char* const plugins[][2] = {
-      {"good", "good"},         {"v1only", "v1only"}, {"v6only", "v6only"},
+      {"good", "good"},         {"v1only", "v1only"}, {"v6only", "v6only"}, {"v7only", "v7only"},
       {"v5only", "v5only"},     {"nosym", "nosym"},   {"nullinit", "nullinit"},
       {"small", "smalltable"},  {"func", "functable"}, {"unreadable", "good"}};
   for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++)
@@ -481,6 +495,8 @@ static void build_fixtures(const char* folder) {
   fx_copy(fx_plugin("fakerccl"), fx_fmt("%s/rccl/librccl.so", D));
   fx_copy(fx_plugin("good"), fx_fmt("%s/rccl/librccl-profiler-proxytrace.so", D));
 
+  fx_mkdirs(fx_fmt("%s/ldrccl", D));
+  fx_copy(fx_plugin("v7only"), fx_fmt("%s/ldrccl/librccl-profiler-proxytrace.so", D));
   fx_mkdirs(fx_fmt("%s/ldpath", D));
   fx_copy(fx_plugin("good"), fx_fmt("%s/ldpath/libnccl-profiler-proxytrace.so", D));
   fx_copy(fx_plugin("v1only"), fx_fmt("%s/ldpath/libnccl-profiler.so", D));

@@ -87,14 +87,16 @@ static void test_host_parse(void** state) {
       {"nccl-2.28", PT_HOST_NCCL_2_28},   {"2.28.9", PT_HOST_NCCL_2_28},
       {"NCCL-2.29", PT_HOST_NCCL_2_29},   {"nccl-2.30", PT_HOST_NCCL_2_30},
       {"nccl", PT_HOST_NCCL_2_30},        {"rccl", PT_HOST_RCCL},
-      {"RCCL", PT_HOST_RCCL},
+      {"RCCL", PT_HOST_RCCL},             {"nccl-2.31", PT_HOST_NCCL_2_31},
+      {"2.32.7", PT_HOST_NCCL_2_32},      {"rccl-2.31", PT_HOST_RCCL_2_31},
+      {"RCCL-2.31", PT_HOST_RCCL_2_31},
   };
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
     pt_host h = PT_HOST_COUNT;
     assert_int_equal(pt_host_parse(ok[i].text, &h), PT_OK);
     assert_int_equal(h, ok[i].host);
   }
-  static const char* const bad[] = {"nccl-2.22", "nccl-2.31", "2.3", "", "rcc", "nccl-2.27.x",
+  static const char* const bad[] = {"nccl-2.22", "nccl-2.33", "rccl-2.30", "2.3", "", "rcc", "nccl-2.27.x",
                                     "nccl-2.28.", "nccl-3.0", "nccl-2.28 ", "2"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     pt_host h;
@@ -132,7 +134,10 @@ static void test_host_parse_note(void** state) {
   pt_host h;
   assert_int_equal(pt_host_parse("nccl-2.30.9", &h), PT_OK);
   assert_int_equal(h, PT_HOST_NCCL_2_30);
-  assert_null(pt_host_parse_note("nccl-2.31", buf, sizeof buf)); /* refused, not noted */
+  assert_null(pt_host_parse_note("nccl-2.33", buf, sizeof buf)); /* refused, not noted */
+  assert_null(pt_host_parse_note("nccl-2.32.6", buf, sizeof buf));
+  assert_non_null(pt_host_parse_note("nccl-2.31.9", buf, sizeof buf));
+  assert_non_null(strstr(buf, "newer than the releases the nccl-2.31 profile was checked against"));
   assert_null(pt_host_parse_note(NULL, buf, sizeof buf));
 }
 
@@ -145,7 +150,7 @@ static void test_version(void** state) {
 
 static void test_host_rules(void** state) {
   (void)state;
-  static const int native[PT_HOST_COUNT] = {1, 2, 2, 3, 4, 4, 5, 6, 6, 6};
+  static const int native[PT_HOST_COUNT] = {1, 2, 2, 3, 4, 4, 5, 6, 6, 6, 7, 7, 7};
   for (int i = 0; i < PT_HOST_COUNT; i++)
     assert_int_equal(pt_host_info_of((pt_host)i)->native_version, native[i]);
   const pt_host_info* rccl = pt_host_info_of(PT_HOST_RCCL);
@@ -159,18 +164,21 @@ static void test_host_rules(void** state) {
   assert_true(pt_host_info_of(PT_HOST_NCCL_2_28)->flags & PT_HOSTF_NONE_DISABLES);
   /* Every release reads config files and knows STATIC_PLUGIN (2.27.3 never
    * reaches it); names are cut at 254 from 2.26, 4095 before. */
-  static const size_t cut[PT_HOST_COUNT] = {4095, 4095, 4095, 254, 254, 254, 254, 254, 254, 254};
+  static const size_t cut[PT_HOST_COUNT] = {4095, 4095, 4095, 254, 254, 254, 254, 254, 254, 254, 254, 254, 254};
   for (int i = 0; i < PT_HOST_COUNT; i++) {
     const pt_host_info* h = pt_host_info_of((pt_host)i);
     assert_true(h->flags & PT_HOSTF_CONF_FILES);
     assert_true(h->flags & PT_HOSTF_TRUNCATES);
     assert_int_equal(h->max_value, cut[i]);
     assert_int_equal(!!(h->flags & PT_HOSTF_STATIC_PLUGIN), i != PT_HOST_NCCL_2_27_3);
-    assert_int_equal(!!(h->flags & PT_HOSTF_CONF_HOME_ENV), i == PT_HOST_NCCL_2_30);
-    assert_int_equal(!!(h->flags & PT_HOSTF_CONF_STRIPS_CR), i == PT_HOST_NCCL_2_30);
-    assert_int_equal(!!(h->flags & PT_HOSTF_RCCL_CONF), i == PT_HOST_RCCL);
+    const int nccl_230_on = i == PT_HOST_NCCL_2_30 || i == PT_HOST_NCCL_2_31 || i == PT_HOST_NCCL_2_32;
+    const int is_rccl = i == PT_HOST_RCCL || i == PT_HOST_RCCL_2_31;
+    assert_int_equal(!!(h->flags & PT_HOSTF_CONF_HOME_ENV), nccl_230_on);
+    assert_int_equal(!!(h->flags & PT_HOSTF_CONF_STRIPS_CR), nccl_230_on);
+    assert_int_equal(!!(h->flags & PT_HOSTF_RCCL_CONF), is_rccl);
+    assert_int_equal(!!(h->flags & PT_HOSTF_RCCL_SHORT), i == PT_HOST_RCCL_2_31);
     assert_int_equal(!!(h->flags & PT_HOSTF_ENV_PLUGIN),
-                     i >= PT_HOST_NCCL_2_28 && i <= PT_HOST_NCCL_2_30);
+                     (i >= PT_HOST_NCCL_2_28 && i <= PT_HOST_NCCL_2_30) || nccl_230_on);
   }
 }
 

@@ -47,12 +47,15 @@ class Hosts(unittest.TestCase):
         names = [h.name for h in hosts]
         self.assertEqual(names[0], "nccl-2.23")
         self.assertIn("nccl-2.27.3", names)
-        self.assertEqual(names[-1], "rccl")
+        self.assertEqual(names[-1], "rccl-2.31")
+        self.assertIn("rccl", names)
         enum = re.search(r"typedef enum \{(.*?)\} pt_host;", header(), re.S).group(1)
         profiles = [m for m in re.findall(r"\b(PT_HOST_\w+)", enum) if m != "PT_HOST_COUNT"]
         self.assertEqual(len(names), len(profiles))
-        rccl = hosts[-1]
+        rccl = hosts[names.index("rccl")]
         self.assertEqual(rccl.native_version, 6)
+        self.assertEqual(hosts[-1].native_version, 7)
+        self.assertIn("rccl_short", hosts[-1].rules)
         self.assertIn("autoload", rccl.rules)
         self.assertIn("dump_hook", rccl.rules)
         self.assertNotIn("short_names", hosts[0].rules)  # 2.23 does not expand names

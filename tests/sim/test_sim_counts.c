@@ -364,6 +364,39 @@ static void test_adapters_and_strict(void** state) {
   pt_sim_config_release(&c);
 }
 
+/* A v6 plugin on NCCL 2.31 runs through NVIDIA's v6 adapter
+ * (src/plugin/profiler/profiler_v6.cc @889806836): KernelPhase is cleared
+ * from the mask after init and never started, state 31 (KernelPhaseStop)
+ * never recorded, KernelCh still comes; the descriptors are stack copies
+ * the emulator poisons after each call. A v7 plugin gets the phases. */
+static void test_v6_adapter_on_2_31(void** state) {
+  (void)state;
+  const int mask = ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
+                   ncclProfileKernelCh | ncclProfileKernelPhase;
+  static const char* strict[] = {"--strict", NULL};
+  pt_sim_config c;
+  pt_sim_result res;
+  counter all = open_counter("libcount.so");
+  count_results* R = run(&all, PT_HOST_NCCL_2_31, mask, strict, &res, &c);
+  assert_int_equal(res.api_version, 6);
+  assert_int_equal(res.mask & ncclProfileKernelPhase, 0);
+  assert_int_equal(res.mask & ncclProfileKernelCh, ncclProfileKernelCh);
+  assert_true(R->starts[6] > 0);              /* KernelCh */
+  assert_int_equal(R->starts[15], 0);         /* no KernelPhase */
+  assert_int_equal(R->records[31], 0);        /* no KernelPhaseStop */
+  assert_true(R->records[ncclProfilerKernelChStop] > 0);
+  assert_true(R->starts[3] > 0 && R->records[ncclProfilerProxyStepSendGPUWait] > 0);
+  assert_int_equal(R->wrong_thread, 0);
+  pt_sim_result_free(&res);
+  /* The same plugin on 2.30 binds v6 natively: nothing to clear. */
+  R = run(&all, PT_HOST_NCCL_2_30, mask, NULL, &res, &c);
+  assert_int_equal(res.api_version, 6);
+  assert_int_equal(res.mask & ncclProfileKernelPhase, ncclProfileKernelPhase); /* bit 15 means nothing there */
+  assert_int_equal(R->starts[15], 0);
+  pt_sim_result_free(&res);
+  pt_sim_config_release(&c);
+}
+
 /* With jitter and failed irecvs, each step gets the canonical 5 callbacks
  * plus the repeats the emulator reports (SendPeerWait again, a receive step
  * started again without a stop). */
@@ -741,6 +774,7 @@ int main(void) {
       cmocka_unit_test(test_step_sequences_per_host),
       cmocka_unit_test(test_gating),
       cmocka_unit_test(test_adapters_and_strict),
+      cmocka_unit_test(test_v6_adapter_on_2_31),
       cmocka_unit_test(test_retries),
       cmocka_unit_test(test_recv_stop_bug),
       cmocka_unit_test(test_state_args_per_host),

@@ -113,9 +113,9 @@ static void test_stock_ops_and_watchdog_inputs(void** state) {
   assert_int_equal(pt_ctx_p2p_next(c, 3, 0), 0);
   assert_int_equal(pt_ctx_p2p_next(c, 4, 0), -1); /* beyond nranks */
   assert_int_equal(pt_ctx_p2p_next(c, -1, 0), -1);
-  void* p2p = pt_event_p2p_start(c, -1, PT_FUNC_RECV, 1, 0);
-  void* coll = pt_event_coll_start(c, -1, pt_func_code("ReduceScatter"), 12, 0);
-  assert_null(pt_event_coll_start(NULL, 0, 4, 1, 0)); /* no context: no handle */
+  void* p2p = pt_event_p2p_start(c, -1, PT_FUNC_RECV, 1, 0, 0);
+  void* coll = pt_event_coll_start(c, -1, pt_func_code("ReduceScatter"), 12, 0, 0);
+  assert_null(pt_event_coll_start(NULL, 0, 4, 1, 0, 0)); /* no context: no handle */
   void* op1 = pt_event_stock_op_start(c, pt_self_pid(), 2, 1, 1, 4, 4096, 0, p2p);
   void* op2 = pt_event_stock_op_start(c, pt_self_pid(), 2, 0, 3, 4, 4096, 1, coll);
   void* op3 = pt_event_stock_op_start(c, pt_self_pid(), 2, 0, 3, 4, 4096, 1, NULL);

@@ -8,6 +8,13 @@
  * version adapter with its filters and quirks (spec nccl-profiler-abi.md §3):
  *
  *   native      descriptor zeroed, then filled (§2.2.10);
+ *   v6 on v7    (2.31+) a zeroed v6 copy on the adapter's stack, v6's
+ *               fields only: userTag, kernelVariant and isSymColl dropped,
+ *               KernelPhase declined, state 31 dropped, zeroed args with one
+ *               member copied, bit 15 cleared after init (NVIDIA/nccl
+ *               889806836 src/plugin/profiler/profiler_v6.cc); the copy is
+ *               overwritten after every call, as the next call's stack frame
+ *               would (a plugin that keeps the pointer reads garbage);
  *   v5 on v6    un-zeroed v5 copy, CE types declined, states 19/23/24 with
  *               uninitialised args, 25-31 dropped;
  *   v4 on v5+   un-zeroed v4 copy, API/launch/CE types dropped, Coll/P2p
@@ -31,9 +38,11 @@
 #include "nccl/profiler_v3.h"
 #include "nccl/profiler_v4.h"
 #include "nccl/profiler_v5.h"
+#include "nccl/profiler_v7.h"
 
 enum {
   SIM_MODE_NATIVE = 0,
+  SIM_MODE_V6_ON_V7,
   SIM_MODE_V5_ON_V6,
   SIM_MODE_V4_ON_NEW,
   SIM_MODE_OLD_ON_NEW,
@@ -47,7 +56,8 @@ typedef union {
   ncclProfilerEventDescr_v4_t v4;
   ncclProfilerEventDescr_v5_t v5;
   ncclProfilerEventDescr_v6_t v6;
-  unsigned char b[128];
+  ncclProfilerEventDescr_v7_t v7;
+  unsigned char b[136];
 } any_descr;
 
 typedef union {
@@ -61,7 +71,8 @@ typedef union {
 void sim_abi_bind(sim_plugin* p) {
   const sim_host* h = p->host;
   if (p->version == h->native) p->start_mode = SIM_MODE_NATIVE;
-  else if (p->version == 5 && h->native == 6) p->start_mode = SIM_MODE_V5_ON_V6;
+  else if (p->version == 6 && h->native == 7) p->start_mode = SIM_MODE_V6_ON_V7;
+  else if (p->version == 5 && h->native >= 6) p->start_mode = SIM_MODE_V5_ON_V6;
   else if (p->version == 4) p->start_mode = SIM_MODE_V4_ON_NEW;
   else if (h->native >= 4) p->start_mode = SIM_MODE_OLD_ON_NEW;
   else p->start_mode = SIM_MODE_OLD_ON_OLD;
@@ -105,14 +116,21 @@ ncclResult_t sim_abi_init(sim_plugin* p, void** ctx, uint64_t comm_hash, const c
       break;
     }
   }
-  if (r == ncclSuccess && p->version < p->host->native) {
+  const sim_host* h = p->host;
+  if (r == ncclSuccess && p->version < h->native) {
     /* Adapters strip what the plugin's version cannot receive: the CE bits
-     * (NVIDIA v5 adapter) and, in RCCL, ProxyDiag too. */
+     * (NVIDIA v5 adapter), KernelPhase (v6 adapter of 2.31+) and, in RCCL,
+     * ProxyDiag below v6. */
     int strip = 0;
-    if (p->host->native == 6) strip |= ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch;
-    if (p->host->rccl) strip |= ncclProfileProxyDiag;
+    if (h->native >= 6 && p->version < 6) strip |= ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch;
+    if (h->native >= 7) strip |= ncclProfileKernelPhase;
+    if (h->rccl && p->version < 6) strip |= h->diag_bit;
     atomic_fetch_and_explicit(&p->mask, ~strip, memory_order_relaxed);
   }
+  /* 2.31+: a mask RAS set job-wide is re-applied after every init
+   * (v2.31 src/plugin/profiler.cc ncclProfilerPluginInit). */
+  const int ras = atomic_load_explicit(&p->ras_mask, memory_order_relaxed);
+  if (h->ras && ras >= 0) atomic_store_explicit(&p->mask, ras, memory_order_relaxed);
   return r;
 }
 
@@ -395,6 +413,33 @@ static void fill_v6(ncclProfilerEventDescr_v6_t* d, const sim_event* e) {
   }
 }
 
+/* v7: v6's arms at v6's offsets, and what v7 adds. */
+static void fill_v7(ncclProfilerEventDescr_v7_t* d, const sim_event* e) {
+  _Static_assert(offsetof(ncclProfilerEventDescr_v7_t, coll.parentGroup) ==
+                     offsetof(ncclProfilerEventDescr_v6_t, coll.parentGroup),
+                 "v6's arms are a layout prefix of v7's");
+  fill_v6((ncclProfilerEventDescr_v6_t*)(void*)d, e);
+  switch (e->type) {
+    case ncclProfileCollApi: d->collApi.userTag = e->api.user_tag; break;
+    case ncclProfileP2pApi: d->p2pApi.userTag = e->api.user_tag; break;
+    case ncclProfileColl:
+      d->coll.kernelVariant = "ring_simple";
+      d->coll.isSymColl = false;
+      d->coll.userTag = e->coll.user_tag;
+      break;
+    case ncclProfileP2p: d->p2p.userTag = e->p2p.user_tag; break;
+    case ncclProfileKernelPhase:
+      d->kernelPhase.channelId = (uint8_t)e->kphase.ch;
+      d->kernelPhase.phaseId = (uint8_t)e->kphase.phase;
+      d->kernelPhase.phaseName = e->kphase.phase == 0   ? "initial_sync"
+                                 : e->kphase.phase == 1 ? "compute"
+                                                        : "final_sync";
+      d->kernelPhase.pTimer = e->kphase.ptimer;
+      break;
+    default: break;
+  }
+}
+
 static const uint64_t kTypesV1 = ncclProfileGroup | ncclProfileColl | ncclProfileP2p |
                                  ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileProxyCtrl;
 static const uint64_t kTypesV3 = kTypesV1 | ncclProfileKernelCh | ncclProfileNetPlugin;
@@ -402,6 +447,7 @@ static const uint64_t kTypesV3 = kTypesV1 | ncclProfileKernelCh | ncclProfileNet
 int sim_abi_forwards_type(const sim_plugin* p, uint64_t type) {
   switch (p->start_mode) {
     case SIM_MODE_NATIVE: return 1;
+    case SIM_MODE_V6_ON_V7: return type != ncclProfileKernelPhase;
     case SIM_MODE_V5_ON_V6: return type < ncclProfileCeColl;
     case SIM_MODE_V4_ON_NEW: return (type & kTypesV3) != 0;
     default: return (type & (p->version >= 3 ? kTypesV3 : kTypesV1)) != 0;
@@ -415,7 +461,8 @@ static size_t descr_size(int version) {
     case 3: return sizeof(ncclProfilerEventDescr_v3_t);
     case 4: return sizeof(ncclProfilerEventDescr_v4_t);
     case 5: return sizeof(ncclProfilerEventDescr_v5_t);
-    default: return sizeof(ncclProfilerEventDescr_v6_t);
+    case 6: return sizeof(ncclProfilerEventDescr_v6_t);
+    default: return sizeof(ncclProfilerEventDescr_v7_t);
   }
 }
 
@@ -435,7 +482,8 @@ void* sim_abi_start(sim_plugin* p, void* ctx, const sim_event* e, uint64_t* call
     case 3: fill_v3(&d.v3, e, mode == SIM_MODE_OLD_ON_NEW); break;
     case 4: fill_v4(&d.v4, e, mode == SIM_MODE_V4_ON_NEW); break;
     case 5: fill_v5(&d.v5, e); break;
-    default: fill_v6(&d.v6, e); break;
+    case 6: fill_v6(&d.v6, e); break;
+    default: fill_v7(&d.v7, e); break;
   }
   /* Pre-v4 cores (and v4+ cores, for v1-v3 adapters) give NULL; otherwise
    * the slot is the host's own, which --strict marks to see whether the
@@ -443,6 +491,10 @@ void* sim_abi_start(sim_plugin* p, void* ctx, const sim_event* e, uint64_t* call
   void* h = (p->strict && mode != SIM_MODE_OLD_ON_NEW) ? (void*)&unwritten_mark : NULL;
   p->start(ctx, &h, &d);
   (*calls)++;
+  /* The descriptor was on the host's stack (2.31's v6 adapter: its own
+   * copy): gone once the call returns. Poisoned, so a plugin that kept a
+   * pointer into it reads garbage, which the tests can see. */
+  if (p->strict || mode == SIM_MODE_V6_ON_V7) memset(&d, SIM_GARBAGE, sizeof d);
   if (h == (void*)&unwritten_mark) {
     atomic_fetch_add_explicit(&p->unwritten, 1, memory_order_relaxed);
     h = NULL;
@@ -454,6 +506,7 @@ int sim_abi_forwards_state(const sim_plugin* p, int s) {
   switch (p->record_mode) {
     case SIM_MODE_NATIVE:
     case SIM_MODE_OLD_ON_OLD: return 1;
+    case SIM_MODE_V6_ON_V7: return s != ncclProfilerKernelPhaseStop;
     case SIM_MODE_V5_ON_V6:
       return (s >= 8 && s <= 24) || s == ncclProfilerProxyOpInProgress_v4;
     case SIM_MODE_V4_ON_NEW: return s >= 8 && s <= 22;
@@ -464,7 +517,7 @@ int sim_abi_forwards_state(const sim_plugin* p, int s) {
 /* The host's args object size, natively. */
 static size_t args_size(const sim_plugin* p) {
   if (p->host->native <= 3) return sizeof(ncclProfilerEventStateArgs_v1_t);
-  if (p->host->native == 6 && p->host->rccl) return sizeof(ncclProfilerEventStateArgs_v6_t);
+  if (p->host->native >= 6 && p->host->rccl) return sizeof(ncclProfilerEventStateArgs_v6_t);
   return sizeof(ncclProfilerEventStateArgs_v5_t);
 }
 
@@ -503,6 +556,22 @@ void sim_abi_record(sim_plugin* p, void* h, int s, const sim_args* a, uint64_t* 
       }
       break;
     }
+    case SIM_MODE_V6_ON_V7:
+      /* The adapter's own args, zeroed ({}) and passed even where the
+       * host gave none, with the member of the state copied; RCCL's layer
+       * taken to copy proxyDiag too (inferred). */
+      memset(buf.b, 0, sizeof(ncclProfilerEventStateArgs_v6_t));
+      memset(buf.b + sizeof(ncclProfilerEventStateArgs_v6_t), fill,
+             sizeof buf.b - sizeof(ncclProfilerEventStateArgs_v6_t));
+      if (a->kind == SIM_ARGS_STEP) buf.v4.proxyStep.transSize = a->trans_size;
+      else if (a->kind == SIM_ARGS_CTRL) buf.v4.proxyCtrl.appendedProxyOps = a->appended;
+      else if (a->kind == SIM_ARGS_KCH) buf.v4.kernelCh.pTimer = a->ptimer;
+      else if (a->kind == SIM_ARGS_DIAG && p->host->rccl) {
+        buf.v6.proxyDiag.counterKind = a->diag_kind;
+        buf.v6.proxyDiag.flags = a->diag_flags;
+        buf.v6.proxyDiag.value = a->diag_value;
+      }
+      break;
     case SIM_MODE_V5_ON_V6:
     case SIM_MODE_V4_ON_NEW:
       /* The adapter's own local args: uninitialised, one member copied. */
@@ -527,6 +596,7 @@ void sim_abi_record(sim_plugin* p, void* h, int s, const sim_args* a, uint64_t* 
   }
   p->record(h, s, argp);
   (*calls)++;
+  if (p->strict || p->record_mode == SIM_MODE_V6_ON_V7) memset(&buf, SIM_GARBAGE, sizeof buf);
 }
 
 void sim_abi_stop(sim_plugin* p, void* h, uint64_t* calls) {

@@ -39,6 +39,25 @@ static void record_null(app* a, void* h, int state) {
   sim_abi_record(a->p, h, state, &args, &a->calls);
 }
 
+/* The mask the tasks of batch b sample: the host's, or from a --ras-mask
+ * batch on, what RAS set on every rank (2.31+: `ncclras CONTROL
+ * PROFILER_MASK`, NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst).
+ * Per batch, not per moment, so every rank sees the change at the same
+ * call and the run stays deterministic. */
+static int ras_mask(app* a, int b) {
+  const pt_sim_config* c = a->run->cfg;
+  int set = -1, at = -1;
+  for (int i = 0; a->h->ras && i < c->n_ras; i++)
+    if (c->ras[i].batch <= b && c->ras[i].batch >= at) {
+      at = c->ras[i].batch;
+      set = c->ras[i].mask;
+    }
+  if (set < 0) return atomic_load_explicit(&a->p->mask, memory_order_relaxed);
+  if (atomic_exchange_explicit(&a->p->ras_mask, set, memory_order_relaxed) != set)
+    atomic_store_explicit(&a->p->mask, set, memory_order_relaxed);
+  return set;
+}
+
 static void batch(app* a, int b) {
   sim_run* run = a->run;
   sim_rank* rk = a->rk;
@@ -46,13 +65,16 @@ static void batch(app* a, int b) {
   const sim_host* h = a->h;
   const pt_sim_call* call = &c->calls[b % c->n_calls];
   int ar = call->kind == PT_SIM_ALLREDUCE;
-  int m = atomic_load_explicit(&a->p->mask, memory_order_relaxed);
+  int m = ras_mask(a, b);
   int n = run->nranks, rpn = run->job->rpn;
   int send_peer = (rk->rank + rpn) % n, recv_peer = (rk->rank - rpn + n) % n;
   int dirs = rk->has_dir[b];
   int do_send = ar || (dirs & 1) || run->job->nodes < 2, do_recv = ar || (dirs & 2) || run->job->nodes < 2;
   size_t count = call->bytes / 4;
   void* stream = sim_foreign_ptr(run, rk->rank, 2);
+  /* The application tags each call with its phase (v7 hosts carry it:
+   * ncclCollConfig_t.userProfilerTag): 0x100 x (the call's index + 1). */
+  const uint64_t tag = 0x100u * (uint64_t)(b % c->n_calls + 1);
   sim_event e;
   void *ga = NULL, *ca = NULL, *pas = NULL, *par = NULL, *g = NULL, *coll = NULL, *ps = NULL, *pr = NULL;
 
@@ -72,6 +94,7 @@ static void batch(app* a, int b) {
       e.api.count = count;
       e.api.dtype = "ncclFloat32";
       e.api.stream = stream;
+      e.api.user_tag = tag;
       ca = start(a, &e);
       stop(a, ca);
     }
@@ -82,6 +105,7 @@ static void batch(app* a, int b) {
       e.api.count = count;
       e.api.dtype = "ncclFloat32";
       e.api.stream = stream;
+      e.api.user_tag = tag;
       if (do_send) {
         e.api.func = "Send";
         pas = start(a, &e);
@@ -108,6 +132,9 @@ static void batch(app* a, int b) {
     e.type = ncclProfileGroup;
     g = start(a, &e);
   }
+  /* NCCL numbers every collective, profiled or not (the mask may have
+   * been 0 for some: --ras-mask). */
+  const uint64_t seq = ar ? rk->coll_seq++ : 0;
   if (ar && sim_gate_coll(h, m, g)) {
     memset(&e, 0, sizeof e);
     e.type = ncclProfileColl;
@@ -115,7 +142,7 @@ static void batch(app* a, int b) {
     e.rank = rk->rank;
     e.coll.name = c->comm_name;
     e.coll.comm_hash = run->job->comm_hash;
-    e.coll.seq = rk->coll_seq++;
+    e.coll.seq = seq;
     e.coll.func = "AllReduce";
     e.coll.sbuf = sim_foreign_ptr(run, rk->rank, 3);
     e.coll.rbuf = sim_foreign_ptr(run, rk->rank, 4);
@@ -128,6 +155,7 @@ static void batch(app* a, int b) {
     e.coll.algo = "RING";
     e.coll.proto = pt_sim_proto_name(c->proto);
     e.coll.group = g;
+    e.coll.user_tag = tag;
     coll = start(a, &e);
   }
   if (!ar && sim_gate_p2p(h, m, g)) {
@@ -141,6 +169,7 @@ static void batch(app* a, int b) {
     e.p2p.count = count;
     e.p2p.nch = (uint8_t)run->job->channels;
     e.p2p.group = g;
+    e.p2p.user_tag = tag;
     if (do_send) {
       e.parent = h->api_events ? pas : g;
       e.p2p.func = "Send";

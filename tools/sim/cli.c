@@ -75,7 +75,8 @@ void pt_sim_usage(FILE* f) {
 "ranks on nodes, with faults if asked. Each rank is one communicator.\n"
 "\n"
 "Host and plugin:\n"
-"  --host PROFILE        nccl-2.23 … nccl-2.30, nccl-2.27.3, rccl (default rccl)\n"
+"  --host PROFILE        nccl-2.23 … nccl-2.32, nccl-2.27.3, rccl, rccl-2.31\n"
+"                        (default rccl)\n"
 "  --plugin VALUE        NCCL_PROFILER_PLUGIN value: a path or a name, resolved\n"
 "                        by the host's rules (default: $NCCL_PROFILER_PLUGIN if\n"
 "                        set, else the proxytrace plugin beside this program or\n"
@@ -114,6 +115,9 @@ void pt_sim_usage(FILE* f) {
 "                        default 0: polls as fast as they go; 200 with\n"
 "                        --slow-link or --slow-gpu, which need real time:\n"
 "                        --pace 0 is refused with them)\n"
+"  --ras-mask T:MASK     (2.31+) from batch T on (each call of each iteration is\n"
+"                        one batch, counted from 0), RAS has set every rank's\n"
+"                        event mask to MASK (decimal or 0x hex; repeatable)\n"
 "  --hold SECONDS        after those rounds, keep the proxy threads polling the\n"
 "                        stuck ops for this long before the abort, so the\n"
 "                        plugin's watchdogs and signals act as in a real hang\n"
@@ -229,6 +233,7 @@ static const struct {
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
     {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},
+    {"ras-mask", 1},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -315,7 +320,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   else if (!strcmp(opt, "quiet")) c->quiet = 1;
   else if (!strcmp(opt, "host")) {
     if (pt_host_parse(val, &c->host) != PT_OK)
-      return bad(err, opt, val, "one of nccl-2.23 … nccl-2.30, nccl-2.27.3, rccl");
+      return bad(err, opt, val, "one of nccl-2.23 … nccl-2.32, nccl-2.27.3, rccl, rccl-2.31");
     char note[256];
     if (pt_host_parse_note(val, note, sizeof note)) fprintf(err, "proxytrace sim: note: %s\n", note);
   } else if (!strcmp(opt, "plugin")) c->plugin = val;
@@ -371,6 +376,21 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_seconds(val, slot)) return bad(err, opt, val, "a number of seconds 0..3600");
   } else if (!strcmp(opt, "scenario")) {
     return read_scenario(c, val, out, err, depth);
+  } else if (!strcmp(opt, "ras-mask")) {
+    char* end;
+    const char* colon = strchr(val, ':');
+    long mask = colon ? strtol(colon + 1, &end, 0) : -1;
+    int at;
+    char t[16];
+    if (!colon || colon - val >= (long)sizeof t || c->n_ras >= PT_SIM_MAX_RAS)
+      return bad(err, opt, val, "T:MASK, at most 8 times");
+    memcpy(t, val, (size_t)(colon - val));
+    t[colon - val] = 0;
+    if (to_int(t, 0, 1000000, &at) || mask < 0 || mask > 0x7fffffff || *end || end == colon + 1)
+      return bad(err, opt, val, "T:MASK with T a batch 0..1000000 and MASK 0..0x7fffffff");
+    c->ras[c->n_ras].batch = at;
+    c->ras[c->n_ras].mask = (int)mask;
+    c->n_ras++;
   } else if (!strcmp(opt, "pace")) {
     if (to_int(val, 0, 100000, &c->pace_us)) return bad(err, opt, val, "microseconds 0..100000");
   } else if (!strcmp(opt, "stall") || !strcmp(opt, "no-recv") || !strcmp(opt, "slow-link") ||
@@ -398,6 +418,9 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
 static void unused_options(const pt_sim_config* c, FILE* err) {
   const sim_host* h = sim_host_of(c->host);
   if (!h) return;
+  if (c->n_ras && !h->ras)
+    fprintf(err, "proxytrace sim: note: --ras-mask does nothing under %s: RAS sets the profiler mask "
+            "from NCCL 2.31 on\n", h->name);
   if (c->comm_dumps && !h->rccl)
     fprintf(err, "proxytrace sim: note: --comm-dump does nothing under %s: only RCCL has ncclCommDump\n",
             h->name);

@@ -13,7 +13,9 @@
  * src/plugin/profiler.cc:219,292 have none); and the v1->v2 adapter of
  * 2.24-2.25, which drops a v1 plugin's init result (v2.24.3-1
  * src/misc/profiler.cc:113-120). RCCL is taken as the 2.29 core with the
- * ProxyDiag additions and its own logger levels.
+ * ProxyDiag additions and its own logger levels. 2.31, 2.32 and RCCL 2.31
+ * each say where their facts come from, field by field, in their row. Each
+ * release's facts live in its row; the code asks the row, never the name.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,16 +23,37 @@
 #include "internal.h"
 
 static const sim_host hosts[] = {
-    {PT_HOST_NCCL_2_23, "nccl-2.23", 23, 1, 0, SIM_GATE_2_23, 1, 1, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 0},
-    {PT_HOST_NCCL_2_24, "nccl-2.24", 24, 2, 0, SIM_GATE_2_23, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 1},
-    {PT_HOST_NCCL_2_25, "nccl-2.25", 25, 2, 0, SIM_GATE_2_23, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 1},
-    {PT_HOST_NCCL_2_26, "nccl-2.26", 26, 3, 0, SIM_GATE_2_26, 1, 0, 1, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 0},
-    {PT_HOST_NCCL_2_27_3, "nccl-2.27.3", 27, 4, 0, SIM_GATE_2_26, 0, 0, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 0},
-    {PT_HOST_NCCL_2_27, "nccl-2.27", 27, 4, 0, SIM_GATE_2_26, 0, 0, 0, 0, SIM_INITFAIL_DISABLE, 0, 0, NCCL_LOG_WARN, 0, 0},
-    {PT_HOST_NCCL_2_28, "nccl-2.28", 28, 5, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 0, NCCL_LOG_WARN, 0, 0},
-    {PT_HOST_NCCL_2_29, "nccl-2.29", 29, 6, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 1, NCCL_LOG_WARN, 1, 0},
-    {PT_HOST_NCCL_2_30, "nccl-2.30", 30, 6, 0, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_UNLOAD, 1, 1, NCCL_LOG_WARN, 1, 0},
-    {PT_HOST_RCCL, "rccl", 29, 6, 1, SIM_GATE_2_28, 0, 0, 0, 1, SIM_INITFAIL_LOG, 1, 1, RCCL_LOG_WARN, 1, 0},
+    {.host = PT_HOST_NCCL_2_23, .name = "nccl-2.23", .minor = 23, .native = 1, .gate = SIM_GATE_2_23, .old_op_states = 1, .raw_step_events = 1, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
+    {.host = PT_HOST_NCCL_2_24, .name = "nccl-2.24", .minor = 24, .native = 2, .gate = SIM_GATE_2_23, .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
+    {.host = PT_HOST_NCCL_2_25, .name = "nccl-2.25", .minor = 25, .native = 2, .gate = SIM_GATE_2_23, .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
+    {.host = PT_HOST_NCCL_2_26, .name = "nccl-2.26", .minor = 26, .native = 3, .gate = SIM_GATE_2_26, .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
+    {.host = PT_HOST_NCCL_2_27_3, .name = "nccl-2.27.3", .minor = 27, .native = 4, .gate = SIM_GATE_2_26, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
+    {.host = PT_HOST_NCCL_2_27, .name = "nccl-2.27", .minor = 27, .native = 4, .gate = SIM_GATE_2_26, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
+    {.host = PT_HOST_NCCL_2_28, .name = "nccl-2.28", .minor = 28, .native = 5, .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .warn_level = NCCL_LOG_WARN},
+    {.host = PT_HOST_NCCL_2_29, .name = "nccl-2.29", .minor = 29, .native = 6, .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1, .warn_level = NCCL_LOG_WARN, .api_ce = 1},
+    {.host = PT_HOST_NCCL_2_30, .name = "nccl-2.30", .minor = 30, .native = 6, .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1, .warn_level = NCCL_LOG_WARN, .api_ce = 1},
+    {.host = PT_HOST_RCCL, .name = "rccl", .minor = 29, .native = 6, .rccl = 1, .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1, .warn_level = RCCL_LOG_WARN, .api_ce = 1, .diag_bit = ncclProfileProxyDiag, .diag_state = ncclProfilerProxyDiagUpdate},
+    /* 2.31: API v7 (v2.31 src/include/plugin/profiler/profiler_v7.h @889806836); v6 through
+     * the adapter (src/plugin/profiler/profiler_v6.cc: stack copies, KernelPhase dropped, bit 15
+     * cleared after init, state 31 dropped); kernel-channel events from the profiler thread
+     * (src/plugin/profiler.cc struct ncclProfilerThread); RAS mask re-applied after each init
+     * (ncclProfilerPluginInit); the init-failure path of 2.30 (ncclProfilerPluginUnload). */
+    {.host = PT_HOST_NCCL_2_31, .name = "nccl-2.31", .minor = 31, .native = 7, .gate = SIM_GATE_2_28,
+     .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1,
+     .warn_level = NCCL_LOG_WARN, .api_ce = 1, .kernel_thread = 1, .ras = 1},
+    /* 2.32: as 2.31 (release commits 12df1a1 v2.32.3-1, ad2d192 v2.32.6-1; their profiler
+     * sources were not read line by line: taken as 2.31's). */
+    {.host = PT_HOST_NCCL_2_32, .name = "nccl-2.32", .minor = 32, .native = 7, .gate = SIM_GATE_2_28,
+     .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1,
+     .warn_level = NCCL_LOG_WARN, .api_ce = 1, .kernel_thread = 1, .ras = 1},
+    /* RCCL 2.31: the 2.31 core with RCCL's additions; ProxyDiag as bit 16 (RCCL's
+     * NCCL_PROFILE_EVENT_MASK reference: 65536), its update state 32 (inferred: 31 is
+     * KernelPhaseStop); its v6 layer clears bit 15 (same reference) and is taken to pass RCCL's
+     * fields and state 32 through (inferred). */
+    {.host = PT_HOST_RCCL_2_31, .name = "rccl-2.31", .minor = 31, .native = 7, .rccl = 1,
+     .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1,
+     .log_mask = 1, .warn_level = RCCL_LOG_WARN, .api_ce = 1, .kernel_thread = 1, .ras = 1,
+     .diag_bit = ncclProfileProxyDiag_v7, .diag_state = ncclProfilerProxyDiagUpdate_v7},
 };
 
 const sim_host* sim_host_of(pt_host h) {
@@ -70,7 +93,6 @@ enum {
   PA = ncclProfileP2pApi,
   KL = ncclProfileKernelLaunch,
   CE = ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch,
-  PD = ncclProfileProxyDiag
 };
 
 int sim_gate_group_api(const sim_host* h, int m) {
@@ -113,7 +135,7 @@ int sim_task_mask(const sim_host* h, int m, const void* group) {
 }
 int sim_gate_proxy_op(const sim_host* h, int m) {
   if (h->gate == SIM_GATE_2_23) return (m & (PO | PS)) != 0;
-  return (m & (PO | PS | NP | (h->rccl ? PD : 0))) != 0;
+  return (m & (PO | PS | NP | h->diag_bit)) != 0;
 }
 /* RCCL starts steps under the ProxyDiag bit too (profiler.cc
  * ncclProfilerStart{Send,Recv}ProxyStepEvent, ROCm/rocm-systems
@@ -121,7 +143,7 @@ int sim_gate_proxy_op(const sim_host* h, int m) {
 int sim_gate_proxy_step(const sim_host* h, int m, const void* op_handle) {
   if (h->gate == SIM_GATE_2_23) return op_handle && (m & PS);
   if (h->gate == SIM_GATE_2_26) return op_handle && (m & (PS | NP));
-  return (m & (PS | NP | (h->rccl ? PD : 0))) != 0;
+  return (m & (PS | NP | h->diag_bit)) != 0;
 }
 /* Step states need the ProxyOp handle on every release (on 2.23-2.27 the
  * step is not even started without it). */
@@ -130,19 +152,31 @@ int sim_gate_step_state(const sim_host* h, const void* op_handle) {
   return op_handle != NULL;
 }
 int sim_gate_kernel_ch(const sim_host* h, int m) { return h->native >= 3 && (m & KC); }
+/* v7 hosts: KernelPhase needs KernelCh, which the host turns on for it
+ * (v2.31 src/plugin/profiler.cc ncclProfilerEnforceMaskDeps). */
+int sim_gate_kernel_phase(const sim_host* h, int m) {
+  return h->native >= 7 && (m & ncclProfileKernelPhase) && (m & KC);
+}
 int sim_gate_diag(const sim_host* h, int m, const void* op_handle) {
-  return h->rccl && (m & PD) && op_handle;
+  return h->diag_bit && (m & h->diag_bit) && op_handle;
 }
 
 void sim_mask_words(const sim_host* h, int mask, char* buf, size_t len) {
   static const char* words[] = {"Group",   "Coll",      "P2p",      "ProxyOp",  "ProxyStep",
                                 "ProxyCtrl", "KernelCh", "NetPlugin", "GroupApi", "CollApi",
                                 "P2pApi",  "KernelLaunch", "CeColl", "CeSync",   "CeBatch",
-                                "ProxyDiag"};
-  size_t n = h->rccl ? 16 : 15, off = 0;
+                                "ProxyDiag", "ProxyDiag"};
+  /* bit 15: RCCL's ProxyDiag before 2.31, KernelPhase on v7 hosts; bit 16: RCCL 2.31's ProxyDiag */
+  size_t n = h->native >= 7 ? (h->rccl ? 17 : 16) : h->rccl ? 16 : 15, off = 0;
   buf[0] = 0;
   for (size_t i = 0; i < n && off < len; i++) {
     if (!(mask & (1 << i))) continue;
+    if (i == 15 && h->native >= 7) {
+      int w = snprintf(buf + off, len - off, "KernelPhase ");
+      if (w < 0) break;
+      off += (size_t)w;
+      continue;
+    }
     int w = snprintf(buf + off, len - off, "%s ", words[i]);
     if (w < 0) break;
     off += (size_t)w;

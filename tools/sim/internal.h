@@ -40,6 +40,10 @@ typedef struct {
   int warn_level;       /* the number of WARN in the host's logger enum   */
   int api_ce;           /* 2.29+: GroupApi/CollApi gates have the CE bits */
   int v1_init_ignored;  /* 2.24-2.25: the v1->v2 adapter drops init's result */
+  int diag_bit;         /* RCCL: the mask bit of ProxyDiag (15; 16 from 2.31), else 0 */
+  int diag_state;       /* RCCL: the state of a ProxyDiag update (31; 32 from 2.31) */
+  int kernel_thread;    /* 2.31+: KernelCh events come from a profiler thread */
+  int ras;              /* 2.31+: RAS may set every rank's mask (--ras-mask) */
 } sim_host;
 
 const sim_host* sim_host_of(pt_host h);
@@ -60,6 +64,7 @@ int sim_gate_proxy_op(const sim_host* h, int m);
 int sim_gate_proxy_step(const sim_host* h, int m, const void* op_handle);
 int sim_gate_step_state(const sim_host* h, const void* op_handle);
 int sim_gate_kernel_ch(const sim_host* h, int m);
+int sim_gate_kernel_phase(const sim_host* h, int m);
 int sim_gate_diag(const sim_host* h, int m, const void* op_handle);
 /* "Group Coll … " as the 2.29+ mask line lists them. */
 void sim_mask_words(const sim_host* h, int mask, char* buf, size_t len);
@@ -82,6 +87,7 @@ typedef struct {
       const char* dtype;
       int root;
       void* stream;
+      uint64_t user_tag;
     } api;
     struct {
       void* stream;
@@ -101,6 +107,7 @@ typedef struct {
       const char* algo;
       const char* proto;
       void* group;      /* the legacy Group handle        */
+      uint64_t user_tag; /* (v7)                          */
     } coll;
     struct {
       const char* name;
@@ -112,6 +119,7 @@ typedef struct {
       int peer;
       uint8_t nch;
       void* group;
+      uint64_t user_tag;
     } p2p;
     struct {
       pid_t pid;
@@ -130,6 +138,10 @@ typedef struct {
       int ch;
       uint64_t ptimer;
     } kch;
+    struct {
+      int ch, phase;
+      uint64_t ptimer;
+    } kphase;
   };
 } sim_event;
 
@@ -170,6 +182,7 @@ typedef struct sim_plugin {
   ncclResult_t (*finalize)(void*);
   _Atomic int mask;   /* the process-global ncclProfilerEventMask         */
   _Atomic int off;    /* 2.23-2.27: a failed init disabled the profiler   */
+  _Atomic int ras_mask; /* 2.31+: the mask RAS set (--ras-mask), -1 = none */
   _Atomic long unwritten; /* --strict: startEvent left *eHandle as it was  */
   pthread_mutex_t mu; /* load/unload, as the host's profiler mutex        */
   int refcount;

@@ -197,7 +197,7 @@ static void op_start(proxy* px, pop* o) {
    * sliceSteps from 2.24 (v2.25.1-1 :475). */
   e.op.chunk = px->h->raw_step_events ? op->chunk_size : op->chunk_size * op->slice;
   e.op.is_send = op->kind == PT_OPK_NET && op->is_send;
-  e.op.diag = px->h->rccl && (o->mask & ncclProfileProxyDiag);
+  e.op.diag = px->h->diag_bit && (o->mask & px->h->diag_bit);
   e.op.comm_hash = op->comm_hash;
   e.op.op_count = op->op_count;
   e.op.func_idx = op->func_idx;
@@ -260,7 +260,7 @@ static void diag(proxy* px, pop* o, int kind, int64_t value, unsigned flags) {
   if (!px->diag_ok || !sim_gate_diag(px->h, o->mask, o->h)) return;
   sim_args a = {.kind = SIM_ARGS_DIAG, .diag_kind = (uint8_t)kind, .diag_flags = (uint16_t)flags,
                 .diag_value = value};
-  sim_abi_record(px->p, o->h, ncclProfilerProxyDiagUpdate, &a, &px->calls);
+  sim_abi_record(px->p, o->h, px->h->diag_state, &a, &px->calls);
   pt_sim_seen* s = &o->op->seen;
   if (!(flags & NCCL_PROXY_DIAG_FLAG_COUNTER_SKIP)) {
     s->cnt[kind] = value;
@@ -571,26 +571,77 @@ static int append(proxy* px, int b) {
   return err;
 }
 
-static void kernel_ch(proxy* px, int b, void** kch, int stop) {
+/* v7 hosts with KernelPhase on: each channel's three barrier phases, as
+ * sub-events of its KernelCh event, stopped with state 31 and the kernelCh
+ * args (NVIDIA/nccl 889806836 src/include/plugin/nccl_profiler.h,
+ * profiler/profiler_v7.h). */
+static void kernel_phases(proxy* px, int b, void* parent, int ch) {
+  if (!sim_gate_kernel_phase(px->h, px->rk->task_mask[b])) return;
+  for (int phase = 0; phase < 3; phase++) {
+    sim_event e;
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileKernelPhase;
+    e.parent = parent;
+    e.kphase.ch = ch;
+    e.kphase.phase = phase;
+    e.kphase.ptimer = gpu_timer();
+    void* h = sim_abi_start(px->p, px->rk->ctx, &e, &px->calls);
+    if (!h) continue;
+    sim_args a = {.kind = SIM_ARGS_KCH, .ptimer = gpu_timer()};
+    sim_abi_record(px->p, h, ncclProfilerKernelPhaseStop, &a, &px->calls);
+    sim_abi_stop(px->p, h, &px->calls);
+  }
+}
+
+typedef struct {
+  proxy* px;
+  int b, stop;
+  void** kch;
+  uint64_t calls;
+} kernel_pass;
+
+static void* kernel_ch_pass(void* arg) {
+  kernel_pass* k = arg;
+  proxy* px = k->px;
   sim_rank* rk = px->rk;
-  if (!sim_gate_kernel_ch(px->h, rk->task_mask[b])) return;
+  uint64_t* calls = &k->calls;
+  sim_log_set_rank(rk->rank);
   for (int ch = 0; ch < px->run->job->channels && ch < 64; ch++) {
-    if (!stop) {
+    if (!k->stop) {
       sim_event e;
       memset(&e, 0, sizeof e);
       e.type = ncclProfileKernelCh;
-      e.parent = rk->task_handle[(size_t)b * 2];
+      e.parent = rk->task_handle[(size_t)k->b * 2];
       e.kch.ch = ch;
       e.kch.ptimer = gpu_timer();
-      kch[ch] = sim_abi_start(px->p, rk->ctx, &e, &px->calls);
-    } else if (kch[ch]) {
+      k->kch[ch] = sim_abi_start(px->p, rk->ctx, &e, calls);
+    } else if (k->kch[ch]) {
+      kernel_phases(px, k->b, k->kch[ch], ch);
       if (px->h->native >= 4) {
         sim_args a = {.kind = SIM_ARGS_KCH, .ptimer = gpu_timer()};
-        sim_abi_record(px->p, kch[ch], ncclProfilerKernelChStop, &a, &px->calls);
+        sim_abi_record(px->p, k->kch[ch], ncclProfilerKernelChStop, &a, calls);
       }
-      sim_abi_stop(px->p, kch[ch], &px->calls);
+      sim_abi_stop(px->p, k->kch[ch], calls);
     }
   }
+  return NULL;
+}
+
+/* The kernel-channel events of batch b. From 2.31 NCCL sends them from a
+ * profiler thread of its own (v2.31 src/plugin/profiler.cc struct
+ * ncclProfilerThread; NVIDIA/nccl#2355), not the proxy thread: the
+ * emulator runs each pass on a thread of its own, which the proxy thread
+ * waits for, so the order stays the emulator's and the thread is another. */
+static void kernel_ch(proxy* px, int b, void** kch, int stop) {
+  if (!sim_gate_kernel_ch(px->h, px->rk->task_mask[b])) return;
+  kernel_pass k = {.px = px, .b = b, .stop = stop, .kch = kch};
+  pthread_t t;
+  if (px->h->kernel_thread && pthread_create(&t, NULL, kernel_ch_pass, &k) == 0) {
+    pthread_join(t, NULL);
+  } else {
+    kernel_ch_pass(&k);
+  }
+  px->calls += k.calls;
 }
 
 void* sim_proxy_main(void* arg) {
@@ -602,7 +653,7 @@ void* sim_proxy_main(void* arg) {
   pthread_setname_np(pthread_self(), name);
   sim_log_set_rank(rk->rank);
   proxy px = {.run = run, .rk = rk, .p = &run->plugin, .h = run->host, .c = run->cfg};
-  px.diag_ok = run->host->rccl && sim_abi_forwards_state(&run->plugin, ncclProfilerProxyDiagUpdate);
+  px.diag_ok = run->host->diag_bit && sim_abi_forwards_state(&run->plugin, run->host->diag_state);
   void* kch[64];
   int hung = 0;
   for (int b = 0; b <= rk->last_batch && !hung; b++) {

@@ -231,6 +231,7 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
   sim_plugin* p = &run.plugin;
   p->host = host;
   p->strict = c->strict;
+  atomic_store(&p->ras_mask, -1);
   pthread_mutex_init(&p->mu, NULL);
   pt_request_init(&p->req);
   if (c->plugin) p->req.plugin = c->plugin;

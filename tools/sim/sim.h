@@ -51,6 +51,7 @@ enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 #define PT_SIM_MAX_ENV 16
 #define PT_SIM_MAX_OPS 2000000 /* proxy ops per job (about 300 bytes each) */
 #define PT_SIM_TIMING_PACE_US 200 /* --pace of a job with --slow-link/--slow-gpu */
+#define PT_SIM_MAX_RAS 8
 
 typedef struct {
   int kind;     /* PT_SIM_ALLREDUCE / PT_SIM_SENDRECV */
@@ -108,6 +109,12 @@ typedef struct {
   double signal_after_s; /* send PROXYTRACE_DUMP_SIGNAL after this long; <0 = never */
   int comm_dumps;      /* RCCL ncclCommDump rounds from a watchdog thread  */
   int kernel_ch;       /* not a flag: set when the mask asks for KernelCh  */
+  /* --ras-mask T:MASK (2.31+): from batch T on (every call of every
+   * iteration counts), RAS has set every rank's mask to MASK. */
+  struct {
+    int batch, mask;
+  } ras[PT_SIM_MAX_RAS];
+  int n_ras;
 
   /* Faults. */
   pt_sim_fault faults[PT_SIM_MAX_FAULTS];

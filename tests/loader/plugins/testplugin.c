@@ -73,6 +73,10 @@ TABLE(6)
 #endif
 #endif
 
+#if PT_TEST_EXPORTS & (1 << 7)
+TABLE(7)
+#endif
+
 #ifdef PT_TEST_DUMP
 PT_API void ncclProfilerProxyTraceDump(void* context, void* logfn) { (void)context, (void)logfn; }
 #endif

@@ -1,0 +1,234 @@
+/*
+ * test_v7.c — the ncclProfiler_v7 table through the real ABI, as NVIDIA
+ * NCCL 2.31+ drives it (include/nccl/profiler_v7.h): the mask it asks for,
+ * the userTag of a Coll or P2p carried into its ops' records, KernelPhase
+ * declined, and no pointer into a descriptor or state args kept past a
+ * call — every descriptor and args object is poisoned as soon as the call
+ * returns, as a host's stack frame would be reused.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nccl/profiler_v7.h"
+#include "rccl_host.h"
+
+static rh_plugin plugin;
+static char dir[] = "/tmp/pt-v7-XXXXXX";
+
+#define STOCK_MASK (ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep)
+
+static int setup(void** state) {
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  setenv("PROXYTRACE_DUMP_DIR", dir, 1); /* read when the first context is created */
+  setenv("PROXYTRACE_STALL_MS", "0", 1);
+  rh_open(&plugin, NULL);
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  rh_log_clear();
+  rh_close(&plugin);
+  DIR* d = opendir(dir);
+  for (struct dirent* e; d && (e = readdir(d));) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    if (e->d_name[0] != '.') unlink(p);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+  return 0;
+}
+
+static ncclProfiler_v7_t* v7(void) {
+  ncclProfiler_v7_t* t = dlsym(plugin.so, "ncclProfiler_v7");
+  assert_non_null(t);
+  return t;
+}
+
+/* startEvent on a copy, poisoned when the call returns. */
+static void* start(void* ctx, const ncclProfilerEventDescr_v7_t* in) {
+  ncclProfilerEventDescr_v7_t d = *in;
+  void* h = (void*)0x1;
+  assert_int_equal(v7()->startEvent(ctx, &h, &d), ncclSuccess);
+  memset(&d, 0xCD, sizeof d);
+  return h;
+}
+
+static void record(void* h, int state, size_t trans) {
+  ncclProfilerEventStateArgs_v7_t a;
+  memset(&a, 0, sizeof a);
+  a.proxyStep.transSize = trans;
+  v7()->recordEventState(h, (ncclProfilerEventState_v7_t)state, &a);
+  memset(&a, 0xCD, sizeof a);
+}
+
+static void* init(uint64_t hash, int rank) {
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(v7()->init(&ctx, hash, &mask, "v7", 2, 8, rank, rh_logger), ncclSuccess);
+  assert_non_null(ctx);
+  /* ProxyDiag as RCCL 2.31 numbers it (bit 16); never bit 15, NVIDIA's
+   * KernelPhase, which would turn kernel-channel profiling on too. */
+  assert_int_equal(mask, STOCK_MASK | ncclProfileProxyDiag_v7);
+  assert_int_equal(mask & ncclProfileKernelPhase, 0);
+  return ctx;
+}
+
+static void* coll(void* ctx, uint64_t seq, uint64_t tag) {
+  ncclProfilerEventDescr_v7_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileColl;
+  d.coll.seqNumber = seq;
+  d.coll.func = "AllReduce";
+  d.coll.kernelVariant = "sym";
+  d.coll.isSymColl = true;
+  d.coll.userTag = tag;
+  void* h = start(ctx, &d);
+  assert_non_null(h);
+  return h;
+}
+
+static void* proxy_op(void* ctx, void* parent, int peer, int is_send, int nsteps) {
+  ncclProfilerEventDescr_v7_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.parentObj = parent;
+  d.rank = 1;
+  d.proxyOp.pid = getpid();
+  d.proxyOp.channelId = 0;
+  d.proxyOp.peer = peer;
+  d.proxyOp.nSteps = nsteps;
+  d.proxyOp.chunkSize = 1 << 19;
+  d.proxyOp.isSend = is_send;
+  void* h = start(ctx, &d);
+  assert_non_null(h);
+  record(h, ncclProfilerProxyOpInProgress_v4, 0);
+  return h;
+}
+
+static void* step(void* ctx, void* op, int s) {
+  ncclProfilerEventDescr_v7_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyStep;
+  d.parentObj = op;
+  d.proxyStep.step = s;
+  void* h = start(ctx, &d);
+  assert_non_null(h);
+  return h;
+}
+
+/* The JSON dump file of this test's process, read whole (NULL if none). */
+static char* json_file(void) {
+  DIR* d = opendir(dir);
+  char* text = NULL;
+  for (struct dirent* e; d && (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    if (n < 6 || strcmp(e->d_name + n - 6, ".jsonl")) continue;
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    FILE* f = fopen(p, "r");
+    assert_non_null(f);
+    text = calloc(1, 1 << 20);
+    assert_non_null(text);
+    size_t got = fread(text, 1, (1 << 20) - 1, f);
+    text[got] = 0;
+    fclose(f);
+    unlink(p);
+    break;
+  }
+  if (d) closedir(d);
+  return text;
+}
+
+static void test_user_tag_from_parent(void** state) {
+  (void)state;
+  void* ctx = init(0xabc, 1);
+  void* c = coll(ctx, 7, 0x5eed0001);
+  void* op = proxy_op(ctx, c, 2, 1, 4);
+  v7()->stopEvent(c); /* NCCL stops the parent before its ops */
+  void* st = step(ctx, op, 0);
+  record(st, ncclProfilerProxyStepSendGPUWait, 0);
+  /* Another task tagged alike shares the tag; an untagged one has none. */
+  void* c2 = coll(ctx, 8, 0);
+  void* op2 = proxy_op(ctx, c2, 3, 0, 4);
+  (void)op2;
+  /* The opCount came from the parent through the poisoned copies:
+   * seqNumber 7 of AllReduce (4) is 7 * 16 + 4. */
+  rh_dump(&plugin, ctx);
+  int found = 0;
+  for (int i = 0; i < rh_captured.n; i++) found += strstr(rh_captured.text[i], "<2748:116:0>") != NULL;
+  assert_int_equal(found, 1);
+  v7()->finalize(ctx); /* ops still waiting: the files get a finalize dump */
+  char* j = json_file();
+  assert_non_null(j);
+  assert_non_null(strstr(j, "\"profilerApi\":7"));
+  assert_non_null(strstr(j, "\"diag\":\"ok\""));
+  /* Each dump in the file (the hook's, finalize's) has the tagged op's
+   * userTag, and the untagged op none: every userTag is the one tag. */
+  int tags = 0, ops = 0;
+  for (const char* q = j; (q = strstr(q, "\"userTag\":")); q++, tags++)
+    assert_memory_equal(q, "\"userTag\":\"0x5eed0001\"", sizeof "\"userTag\":\"0x5eed0001\"" - 1);
+  for (const char* q = j; (q = strstr(q, "\"type\":\"op\"")); q++) ops++;
+  assert_true(tags >= 1);
+  assert_int_equal(ops, 2 * tags);
+  free(j);
+}
+
+static void test_p2p_user_tag_and_lost_parent(void** state) {
+  (void)state;
+  void* ctx = init(0xdef, 2);
+  ncclProfilerEventDescr_v7_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileP2p;
+  d.p2p.func = "Send";
+  d.p2p.peer = 5;
+  d.p2p.userTag = 0x7fffffffffffffffull;
+  void* p = start(ctx, &d);
+  assert_non_null(p);
+  proxy_op(ctx, p, 5, 1, 2);
+  proxy_op(ctx, NULL, 6, 1, 2); /* no parent (a host that dropped P2p from the mask) */
+  v7()->finalize(ctx);
+  char* j = json_file();
+  assert_non_null(j);
+  assert_non_null(strstr(j, "\"userTag\":\"0x7fffffffffffffff\""));
+  assert_non_null(strstr(j, "\"opCountFrom\":\"p2p\""));
+  assert_non_null(strstr(j, "\"opCountFrom\":\"none\"")); /* said in the record */
+  free(j);
+}
+
+static void test_kernel_phase_declined_and_mask_change_noted(void** state) {
+  (void)state;
+  void* ctx = init(0x123, 3);
+  rh_dump(&plugin, ctx);
+  for (int i = 0; i < rh_captured.n; i++) assert_null(strstr(rh_captured.text[i], "proxytrace host:"));
+  ncclProfilerEventDescr_v7_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileKernelPhase; /* only a mask we never ask for starts it */
+  d.kernelPhase.phaseName = "compute";
+  assert_null(start(ctx, &d));
+  rh_dump(&plugin, ctx);
+  assert_true(rh_captured.n >= 2);
+  assert_string_equal(rh_captured.text[1], "proxytrace host: mask: changed by the host");
+  for (int i = 0; i < rh_captured.n; i++) assert_null(strstr(rh_captured.text[i], "badState"));
+  v7()->finalize(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_user_tag_from_parent),
+      cmocka_unit_test(test_p2p_user_tag_and_lost_parent),
+      cmocka_unit_test(test_kernel_phase_declined_and_mask_change_noted),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
