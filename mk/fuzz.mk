@@ -18,7 +18,8 @@
 #   fuzz_candidates  the loader's candidate generation and probe over random
 #                    directory trees (versions, symlink loops, modes)
 #   fuzz_analyze     the analyzer's readers (JSON lines, legacy text, host
-#                    logs) and the analysis on what they accept
+#                    logs) and the analysis on what they accept; every output
+#                    strict UTF-8 JSON, the text report free of control bytes
 FUZZ_CC ?= clang
 FZ := build-fuzz
 FUZZ_SECONDS ?= 20

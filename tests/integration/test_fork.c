@@ -13,7 +13,11 @@
  * Under ThreadSanitizer a child may start no thread (TSan cannot tell the
  * child's new thread from the parent's that had its id), and the metrics
  * need the dumper thread: there the children create, dump and finalize,
- * and TSan checks the parent's locks and fork handlers.
+ * and TSan checks the parent's locks and fork handlers. Under
+ * AddressSanitizer the test is skipped: GCC's libasan (12) has no fork
+ * handler of its own, so a child forked while another thread is inside
+ * its allocator hangs in that allocator's lock (seen: 1 child in 200),
+ * whatever the plugin does.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -111,6 +115,10 @@ static int child_status(pid_t pid) {
 
 static void test_fork_while_files_are_written(void** state) {
   (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  fprintf(stderr, "skipped under AddressSanitizer: its allocator is not fork-safe (see the top of this file)\n");
+  skip();
+#endif
   setenv("PROXYTRACE_STALL_MS", "0", 1);
   setenv("PROXYTRACE_DUMP_DIR", dir, 1);
   setenv("PROXYTRACE_DUMP_INTERVAL_MS", "1", 1);
