@@ -12,6 +12,12 @@ $(SIM_OBJS) $(DEMO_OBJ): ALL_CFLAGS += -Itools -Itools/sim
 CLI_OBJS += $(SIM_OBJS) $(DEMO_OBJ)
 CLI_DEPS += $(LOADER_A)
 
+# The analyzer's tests that run the emulator in-process: mk/analyze.mk is
+# read before this file, when SIM_OBJS is still empty, so the objects are
+# named as their prerequisites here (else they are not relinked when the
+# emulator changes).
+$(AT_ACCURACY) $(AT_OOM): $(SIM_OBJS)
+
 # `make demo`: build everything (no test framework needed), then run the
 # demo job with our plugin.
 demo: build-all

@@ -301,12 +301,14 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
        * it did. Below that, something upstream stopped the edge first. */
       for (int f = 0; f < c->n_faults && ch < 64; f++) {
         const pt_sim_fault* ft = &c->faults[f];
-        if (!fault_hits(ft, ft->rank, ch) || ft->step >= U) continue;
+        if ((ft->kind != PT_FAULT_STALL && ft->kind != PT_FAULT_NO_RECV) || !fault_hits(ft, ft->rank, ch) ||
+            ft->step >= U)
+          continue;
         int q = 0;
-        while (ring[q] != ft->rank) q++;
+        while (q < n && ring[q] != ft->rank) q++;
+        if (q == n) continue;
         const int reached = ft->kind == PT_FAULT_STALL ? st.sent[q] : st.sent[(q - 1 + n) % n];
-        if ((ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_NO_RECV) && reached == ft->step)
-          job->fault_struck[f] |= 1ull << ch;
+        if (reached == ft->step) job->fault_struck[f] |= 1ull << ch;
       }
       for (size_t i = 0; i < job->n_ops; i++) {
         pt_sim_op* op = &job->ops[i];
