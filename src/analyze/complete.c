@@ -244,12 +244,6 @@ static int touches(const an_comm* c, int r) {
   return c->ranks[r].gap;
 }
 
-static const an_comm* comm_of(const pt_analysis* a, uint64_t comm) {
-  for (size_t i = 0; i < a->n_comms; i++)
-    if (a->comms[i].comm == comm) return &a->comms[i];
-  return NULL;
-}
-
 /* A rank whose latest dump has ms times only (legacy text; say the JSON
  * copy was damaged and its text twin kept) among dumps with ns times:
  * its ops are not timed, so a slow judgement does not see them. */
@@ -258,40 +252,63 @@ static int untimed(const pt_analysis* a, const an_comm* c, int r) {
 }
 
 static void because(const pt_analysis* a, an_culprit* q, const an_comm* c, int r, int slow) {
-  if (!touches(c, r) && !(slow && untimed(a, c, r))) return;
+  if (q->n_because > AN_BECAUSE || (!touches(c, r) && !(slow && untimed(a, c, r)))) return;
   for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++)
     if (q->because[i] == r) return;
   if (q->n_because < AN_BECAUSE) q->because[q->n_because] = r;
-  q->n_because++;
+  q->n_because++; /* AN_BECAUSE + 1: more than the list holds */
 }
 
 /* Marks each culprit whose evidence touches a rank with a gap, and says
  * which: the culprit rank, its peer, its candidates; for a GPU cause every
- * rank of its node (the GPU-to-GPU hops there have no proxy op); for a slow
+ * rank of its node (the GPU-to-GPU hops there have no proxy op), and every
+ * rank whose node no host name of its own says (a missing rank is placed
+ * by its neighbours, or nodes are inferred from numbering); for a slow
  * one every rank of its communicator with a gap or whose dump has no ns
  * times — slowness is judged against the other ops of the operation, and
  * those of a rank unseen or untimed are not among them. A rank_missing
- * culprit is possible by its nature. */
-static void mark_possible(pt_analysis* a) {
-  for (size_t k = 0; k < a->n_culprits; k++) {
-    an_culprit* q = &a->culprits[k];
-    pt_culprit* p = &q->pub;
-    const an_comm* c = comm_of(a, p->comm_hash);
-    q->n_because = 0;
-    if (!c) continue;
-    const int slow = p->cause == PT_CAUSE_SLOW_LINK || p->cause == PT_CAUSE_SLOW_GPU;
-    because(a, q, c, p->rank, slow);
-    because(a, q, c, p->peer, slow);
-    for (int i = 0; i < p->n_candidates; i++) because(a, q, c, q->cand[i], slow);
-    const int node = p->rank >= 0 && p->rank < c->nranks ? c->ranks[p->rank].node : -1;
-    for (int r = 0; r < c->nranks; r++) {
-      /* a rank whose node its own dump does not name may be on any node */
-      const an_rank* rk = &c->ranks[r];
-      const int maybe_here = node < 0 || rk->node < 0 || rk->placed || rk->numbered || rk->node == node;
-      if (slow || (gpu_cause(p->cause) && maybe_here)) because(a, q, c, r, slow);
+ * culprit is possible by its nature. One list of the communicator's ranks
+ * with a gap serves all its culprits, and a list stops at AN_BECAUSE + 1
+ * ranks, so that a job of many ranks without a dump costs O(ranks +
+ * culprits). */
+static int mark_possible(pt_analysis* a) {
+  for (size_t ci = 0; ci < a->n_comms; ci++) {
+    const an_comm* c = &a->comms[ci];
+    int* gaps = NULL;
+    size_t n = 0;
+    for (size_t k = 0; k < a->n_culprits; k++) {
+      an_culprit* q = &a->culprits[k];
+      pt_culprit* p = &q->pub;
+      if (p->comm_hash != c->comm) continue;
+      q->n_because = 0;
+      const int slow = p->cause == PT_CAUSE_SLOW_LINK || p->cause == PT_CAUSE_SLOW_GPU;
+      because(a, q, c, p->rank, slow);
+      if (p->cause == PT_CAUSE_RANK_MISSING) {
+        p->possible = 1;
+        continue;
+      }
+      because(a, q, c, p->peer, slow);
+      for (int i = 0; i < p->n_candidates; i++) because(a, q, c, q->cand[i], slow);
+      if (slow || gpu_cause(p->cause)) {
+        if (!gaps) {
+          gaps = an_alloc(&a->mem, ((size_t)c->nranks + 1) * sizeof *gaps);
+          if (!gaps) return PT_AN_ENOMEM;
+          for (int r = 0; r < c->nranks; r++)
+            if (touches(c, r) || untimed(a, c, r)) gaps[n++] = r;
+        }
+        const int node = p->rank >= 0 && p->rank < c->nranks ? c->ranks[p->rank].node : -1;
+        for (size_t i = 0; i < n && q->n_because <= AN_BECAUSE; i++) {
+          /* a rank whose node its own dump does not name may be on any node */
+          const an_rank* rk = &c->ranks[gaps[i]];
+          const int maybe_here = node < 0 || rk->node < 0 || rk->placed || rk->numbered || rk->node == node;
+          if (slow || maybe_here) because(a, q, c, gaps[i], slow);
+        }
+      }
+      p->possible = q->n_because > 0;
     }
-    p->possible = p->cause == PT_CAUSE_RANK_MISSING || q->n_because > 0;
+    an_free(&a->mem, gaps);
   }
+  return 0;
 }
 
 int an_complete(pt_analysis* a) {
@@ -361,7 +378,7 @@ int an_complete(pt_analysis* a) {
     a->clean_ranks += clean;
     a->all_ranks += c->nranks;
   }
-  mark_possible(a);
+  if (mark_possible(a) != 0) return PT_AN_ENOMEM;
   /* A hang seen only on ranks whose dumps are damaged or old is not
    * proven: the rest of those dumps may show it moving. */
   if (a->verdict == PT_VERDICT_HANG) {

@@ -344,7 +344,7 @@ typedef struct {
   int comm_index;
   int sort_index;
   /* pub.possible: the ranks with a gap its evidence touches (complete.c),
-   * the first AN_BECAUSE of them, and how many in all */
+   * the first AN_BECAUSE of them; n_because AN_BECAUSE + 1: more */
   int because[16];
   int n_because;
 } an_culprit;

@@ -362,6 +362,7 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     if (slot) *slot = op;
     return;
   }
+  int dump_line = 1; /* a line of a dump, not other text of a log */
   if ((hit = strstr(line, "proxytrace dump seq=")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
     contract_header(p, &px, hit + strlen("proxytrace dump "), lineno);
@@ -393,6 +394,14 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
       o->pending_trigger = hit[0] == 'n' ? AN_TRIG_API : AN_TRIG_HOOK;
       p->last = o;
     }
+  } else {
+    dump_line = 0;
+  }
+  /* The input ends inside a header or drop line of a dump: what follows
+   * it is lost, so the dump it opens or belongs to is cut. */
+  if (dump_line && p->unterminated && p->last && p->last->d) {
+    p->last->d->cut = 1;
+    an_input_error(p->a, p->input, lineno, "the input ends inside this dump line (no line end): cut");
   }
   (void)len;
 }

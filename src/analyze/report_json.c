@@ -75,7 +75,7 @@ static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   else fputs("null", f);
   fprintf(f, ",\"possible\":%s,\"possibleBecause\":[", p->possible ? "true" : "false");
   for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++) fprintf(f, "%s%d", i ? "," : "", q->because[i]);
-  fprintf(f, "],\"possibleBecauseMore\":%d,\"summary\":", q->n_because > AN_BECAUSE ? q->n_because - AN_BECAUSE : 0);
+  fprintf(f, "],\"possibleBecauseMore\":%s,\"summary\":", q->n_because > AN_BECAUSE ? "true" : "false");
   an_put_str(f, p->summary);
   fputs(",\"evidence\":[", f);
   if (q->origin >= 0) {

@@ -90,7 +90,7 @@ static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) 
   if (q->pub.possible && q->n_because) {
     fprintf(f, "    possible only: its evidence touches rank%s", q->n_because == 1 ? "" : "s");
     for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++) fprintf(f, "%s %d", i ? "," : "", q->because[i]);
-    if (q->n_because > AN_BECAUSE) fprintf(f, " … (%d in all)", q->n_because);
+    if (q->n_because > AN_BECAUSE) fprintf(f, " and more");
     fprintf(f, ", whose dumps are missing, cut, short or old (\"not seen\" below)%s\n",
             q->pub.cause == PT_CAUSE_SLOW_LINK || q->pub.cause == PT_CAUSE_SLOW_GPU ? ", or without ns times" : "");
   } else if (q->pub.possible) {

@@ -196,7 +196,7 @@ static void test_cut_text(void** state) {
   pt_analysis* a = at_analyze_text("job.log", t);
   assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
   pt_analysis_free(a);
-  t[strlen(t) - 3] = 0; /* "done:8\n" cut to "done:" */
+  t[strlen(t) - 3] = 0; /* "done:8\n" cut to "done" */
   a = at_analyze_text("job.log", t);
   assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_INCOMPLETE);
   const pt_gap* g = gap_of(a, PT_GAP_CUT);
@@ -205,6 +205,20 @@ static void test_cut_text(void** state) {
   pt_analysis_input_info in;
   pt_analysis_input(a, 0, &in);
   assert_int_equal(in.records, 1); /* the cut record was not taken */
+  pt_analysis_free(a);
+  /* whole again, then a later dump of rank 1 cut inside its header lines:
+   * that dump, whose records are lost, is cut — not a rank with none */
+  strcat(t, ":8\n");
+  char u[4096];
+  snprintf(u, sizeof u, "%sproxytrace dump seq=4 trigger=finalize time_ns=1750000000400000000 host=n1 pid=6 rank=1 "
+                        "nRanks=2 commHash=77\ncommDump for all active o", t);
+  a = at_analyze_text("job.log", u);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_INCOMPLETE);
+  assert_int_equal(pt_analysis_gap_count(a), 1);
+  g = gap_of(a, PT_GAP_CUT);
+  assert_non_null(g);
+  assert_int_equal(g->rank, 1);
+  assert_int_equal(g->dump_seq, 4);
   pt_analysis_free(a);
 }
 
