@@ -24,8 +24,7 @@
 
 static const sim_host hosts[] = {
     /* v1; ProxyOp states 0-7, the op started in net progress; sliceSteps step events per
-     * transfer (v2.23.4-1 src/misc/profiler.cc, src/transport/net.cc); a failed init turns
-     * profiling off */
+     * transfer; a failed init turns profiling off (v2.23.4-1 src/misc/profiler.cc:271-318) */
     {.host = PT_HOST_NCCL_2_23, .name = "nccl-2.23", .minor = 23, .native = 1, .gate = SIM_GATE_2_23,
      .old_op_states = 1, .raw_step_events = 1, .init_fail = SIM_INITFAIL_DISABLE,
      .warn_level = NCCL_LOG_WARN},
@@ -42,7 +41,7 @@ static const sim_host hosts[] = {
     {.host = PT_HOST_NCCL_2_26, .name = "nccl-2.26", .minor = 26, .native = 3, .gate = SIM_GATE_2_26,
      .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
      .warn_level = NCCL_LOG_WARN},
-    /* v4; the op registers at state 19 (v2.27.3-1 src/transport/net.cc) */
+    /* v4; the op registers at state 19 (InProgress_v4); short names only (loader) */
     {.host = PT_HOST_NCCL_2_27_3, .name = "nccl-2.27.3", .minor = 27, .native = 4,
      .gate = SIM_GATE_2_26, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
     /* v4 (v2.27.7-1 src/plugin/profiler.cc:216,241,277) */
@@ -64,7 +63,7 @@ static const sim_host hosts[] = {
      .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1,
      .warn_level = NCCL_LOG_WARN, .api_ce = 1},
     /* the 2.29 core with ProxyDiag (bit 15, state 31) and RCCL's logger levels (ROCm/rocm-systems
-     * projects/rccl @1a905b50 src/include/plugin/profiler/profiler_v6.h, src/misc/profiler.cc) */
+     * projects/rccl @1a905b50: its v6 profiler header and profiler.cc) */
     {.host = PT_HOST_RCCL, .name = "rccl", .minor = 29, .native = 6, .rccl = 1, .gate = SIM_GATE_2_28,
      .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1,
      .warn_level = RCCL_LOG_WARN, .api_ce = 1, .diag_bit = ncclProfileProxyDiag,
