@@ -24,7 +24,7 @@
 
 static const sim_host hosts[] = {
     /* v1; ProxyOp states 0-7, the op started in net progress; sliceSteps step events per
-     * transfer; a failed init turns profiling off (v2.23.4-1 src/misc/profiler.cc:271-318) */
+     * transfer; a failed init turns profiling off (sources: the header above) */
     {.host = PT_HOST_NCCL_2_23, .name = "nccl-2.23", .minor = 23, .native = 1, .gate = SIM_GATE_2_23,
      .old_op_states = 1, .raw_step_events = 1, .init_fail = SIM_INITFAIL_DISABLE,
      .warn_level = NCCL_LOG_WARN},
