@@ -35,6 +35,8 @@ $(FAKEHOSTS): tests/integration/fakehost.c
 	$(CC) -std=c11 -O1 -fPIC -shared -Wall -Wextra $(FAKE) -o $@ $<
 $(B)/tests/integration/test_host_detect.o: ALL_CFLAGS += -DPT_FAKEHOST_DIR='"$(abspath $(B)/tests/integration)"'
 $(B)/tests/integration/test_host_detect: $(FAKEHOSTS)
+$(B)/tests/integration/test_rccl_diag.o: ALL_CFLAGS += -DPT_FAKEHOST_DIR='"$(abspath $(B)/tests/integration)"'
+$(B)/tests/integration/test_rccl_diag: $(FAKEHOSTS)
 TEST_TARGETS += $(FAKEHOSTS)
 
 # Integration tests find the plugin of this build folder.

@@ -210,7 +210,9 @@ pt_handle_kind_t pt_handle_kind(pt_handle h);
  * byte tags or not), so it needs no allocation, cannot go stale when the
  * host stops the parent before its children (it always does) or replays a
  * CUDA graph, and is told apart from op and step handles by its top 12
- * bits. opCount = sequence * 16 + function code: collectives use the Coll
+ * bits. Bits 48..51 hold the function, 37..47 the task's userTag
+ * reference (below), 0..36 the sequence (2^37 calls per function before
+ * it wraps, the same on every rank). opCount = sequence * 16 + function code: collectives use the Coll
  * event's seqNumber (NCCL's per-function counter), p2p a per-(peer,
  * direction) count of P2p events with the code of SendRecv (5) on both
  * sides, so a send and the receive it pairs with get the same opCount. */

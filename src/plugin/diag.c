@@ -68,7 +68,7 @@ static const char* primary(void) {
  * formatted or logged: it is left for the next cold moment (a dump, the
  * dumper thread's round, finalize: pt_diag_report). */
 static void say_once(pt_ctx* c, int verdict, const char* what) {
-  c->diag_why = what;
+  atomic_store_explicit(&c->diag_why, what, memory_order_relaxed);
   atomic_store_explicit(&c->diag_unsaid, verdict, memory_order_release);
 }
 
@@ -77,7 +77,7 @@ static void say_once(pt_ctx* c, int verdict, const char* what) {
 void pt_diag_report(pt_ctx* c) {
   const int verdict = atomic_exchange_explicit(&c->diag_unsaid, 0, memory_order_acquire);
   if (!verdict || atomic_flag_test_and_set(&warned[verdict == PT_DIAG_MISMATCH]) || !c->log) return;
-  const char* what = c->diag_why;
+  const char* what = atomic_load_explicit(&c->diag_why, memory_order_relaxed);
   char version[32] = "unknown";
   const int v = atomic_load(&host_version);
   if (v > 0) snprintf(version, sizeof version, "%d", v);

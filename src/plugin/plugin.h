@@ -143,7 +143,7 @@ typedef struct pt_ctx {
   /* RCCL's ProxyDiag (diag.c); the recording thread only. */
   uint32_t diag_ops;   /* ProxyOps started under an RCCL host so far */
   int diag_verdict;    /* PT_DIAG_* */
-  const char* diag_why;       /* what the verdict's WARN says (a literal) */
+  _Atomic(const char*) diag_why; /* what the verdict's WARN says (a literal) */
   _Atomic int diag_unsaid;    /* a verdict whose WARN is still to be said */
   struct pt_ctx* next;
 } pt_ctx;

@@ -2,7 +2,8 @@
  * fakehost.c — a stand-in for the host library a plugin logs into: a
  * logger that counts lines per level, and, built with -DFAKE_RCCL, the
  * symbol by which the plugin tells RCCL (mscclLoadAlgo, which RCCL exports
- * and no NVIDIA NCCL release does). test_host_detect.c loads one of each.
+ * and no NVIDIA NCCL release does) and RCCL 2.31's ncclGetVersion.
+ * test_host_detect.c loads one of each, test_rccl_diag.c the RCCL one.
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -23,6 +24,12 @@ __attribute__((visibility("default"))) int fakehost_lines(int level) {
 }
 
 #ifdef FAKE_RCCL
+/* RCCL 2.31.0's NCCL_VERSION_CODE. */
+__attribute__((visibility("default"))) int ncclGetVersion(int* version) {
+  *version = 23100;
+  return 0;
+}
+
 __attribute__((visibility("default"))) int mscclLoadAlgo(const char* path, void* handle, int rank) {
   (void)path;
   (void)handle;

@@ -23,16 +23,51 @@
 #include "internal.h"
 
 static const sim_host hosts[] = {
-    {.host = PT_HOST_NCCL_2_23, .name = "nccl-2.23", .minor = 23, .native = 1, .gate = SIM_GATE_2_23, .old_op_states = 1, .raw_step_events = 1, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
-    {.host = PT_HOST_NCCL_2_24, .name = "nccl-2.24", .minor = 24, .native = 2, .gate = SIM_GATE_2_23, .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
-    {.host = PT_HOST_NCCL_2_25, .name = "nccl-2.25", .minor = 25, .native = 2, .gate = SIM_GATE_2_23, .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
-    {.host = PT_HOST_NCCL_2_26, .name = "nccl-2.26", .minor = 26, .native = 3, .gate = SIM_GATE_2_26, .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
-    {.host = PT_HOST_NCCL_2_27_3, .name = "nccl-2.27.3", .minor = 27, .native = 4, .gate = SIM_GATE_2_26, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
-    {.host = PT_HOST_NCCL_2_27, .name = "nccl-2.27", .minor = 27, .native = 4, .gate = SIM_GATE_2_26, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
-    {.host = PT_HOST_NCCL_2_28, .name = "nccl-2.28", .minor = 28, .native = 5, .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .warn_level = NCCL_LOG_WARN},
-    {.host = PT_HOST_NCCL_2_29, .name = "nccl-2.29", .minor = 29, .native = 6, .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1, .warn_level = NCCL_LOG_WARN, .api_ce = 1},
-    {.host = PT_HOST_NCCL_2_30, .name = "nccl-2.30", .minor = 30, .native = 6, .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1, .warn_level = NCCL_LOG_WARN, .api_ce = 1},
-    {.host = PT_HOST_RCCL, .name = "rccl", .minor = 29, .native = 6, .rccl = 1, .gate = SIM_GATE_2_28, .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1, .warn_level = RCCL_LOG_WARN, .api_ce = 1, .diag_bit = ncclProfileProxyDiag, .diag_state = ncclProfilerProxyDiagUpdate},
+    /* v1; ProxyOp states 0-7, the op started in net progress; sliceSteps step events per
+     * transfer; a failed init turns profiling off (sources: the header above) */
+    {.host = PT_HOST_NCCL_2_23, .name = "nccl-2.23", .minor = 23, .native = 1, .gate = SIM_GATE_2_23,
+     .old_op_states = 1, .raw_step_events = 1, .init_fail = SIM_INITFAIL_DISABLE,
+     .warn_level = NCCL_LOG_WARN},
+    /* v2; the receive-stop bug (NVIDIA/nccl#1658); the v1->v2 adapter drops init's result
+     * (v2.24.3-1 src/misc/profiler.cc:113-120) */
+    {.host = PT_HOST_NCCL_2_24, .name = "nccl-2.24", .minor = 24, .native = 2, .gate = SIM_GATE_2_23,
+     .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
+     .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
+    /* as 2.24 (v2.25.1-1 src/misc/profiler.cc) */
+    {.host = PT_HOST_NCCL_2_25, .name = "nccl-2.25", .minor = 25, .native = 2, .gate = SIM_GATE_2_23,
+     .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
+     .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
+    /* v3; gates of v2.26.6-1 src/plugin/profiler.cc:211,236,274 */
+    {.host = PT_HOST_NCCL_2_26, .name = "nccl-2.26", .minor = 26, .native = 3, .gate = SIM_GATE_2_26,
+     .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
+     .warn_level = NCCL_LOG_WARN},
+    /* v4; the op registers at state 19 (InProgress_v4); short names only (loader) */
+    {.host = PT_HOST_NCCL_2_27_3, .name = "nccl-2.27.3", .minor = 27, .native = 4,
+     .gate = SIM_GATE_2_26, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
+    /* v4 (v2.27.7-1 src/plugin/profiler.cc:216,241,277) */
+    {.host = PT_HOST_NCCL_2_27, .name = "nccl-2.27", .minor = 27, .native = 4, .gate = SIM_GATE_2_26,
+     .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
+    /* v5; API events; a failed init logged; finalize only with a context (v2.28.9-1
+     * src/plugin/profiler.cc:219,267,292,398,433) */
+    {.host = PT_HOST_NCCL_2_28, .name = "nccl-2.28", .minor = 28, .native = 5, .gate = SIM_GATE_2_28,
+     .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1,
+     .warn_level = NCCL_LOG_WARN},
+    /* v6; the mask log line; CE bits in the GroupApi/CollApi gates (v2.29.7-1
+     * src/plugin/profiler.cc:252,329) */
+    {.host = PT_HOST_NCCL_2_29, .name = "nccl-2.29", .minor = 29, .native = 6, .gate = SIM_GATE_2_28,
+     .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1,
+     .warn_level = NCCL_LOG_WARN, .api_ce = 1},
+    /* as 2.29; a failed init unloads the plugin (v2.30.7-1 src/plugin/profiler.cc,
+     * ncclProfilerPluginInit) */
+    {.host = PT_HOST_NCCL_2_30, .name = "nccl-2.30", .minor = 30, .native = 6, .gate = SIM_GATE_2_28,
+     .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1,
+     .warn_level = NCCL_LOG_WARN, .api_ce = 1},
+    /* the 2.29 core with ProxyDiag (bit 15, state 31) and RCCL's logger levels (ROCm/rocm-systems
+     * projects/rccl @1a905b50: its v6 profiler header and profiler.cc) */
+    {.host = PT_HOST_RCCL, .name = "rccl", .minor = 29, .native = 6, .rccl = 1, .gate = SIM_GATE_2_28,
+     .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1,
+     .warn_level = RCCL_LOG_WARN, .api_ce = 1, .diag_bit = ncclProfileProxyDiag,
+     .diag_state = ncclProfilerProxyDiagUpdate},
     /* 2.31: API v7 (v2.31 src/include/plugin/profiler/profiler_v7.h @889806836); v6 through
      * the adapter (src/plugin/profiler/profiler_v6.cc: stack copies, KernelPhase dropped, bit 15
      * cleared after init, state 31 dropped); kernel-channel events from the profiler thread
