@@ -378,7 +378,7 @@ struct pt_analysis {
   size_t n_inputs, cap_inputs;
   uint64_t order;
   uint64_t lines, bytes, records, dumps, duplicates, errors;
-  double parse_seconds, analyze_seconds;
+  double parse_seconds, analyze_seconds, slow_seconds; /* slow: the slow-edge judgement's part */
 
   an_slot* slots;
   size_t n_slots, cap_slots;
@@ -494,6 +494,8 @@ void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n);
 #define AN_SLOW_MIN_SPAN_NS 100000   /* its median duration, ns */
 #define AN_SLOW_MIN_RANK_SLOW 3      /* slow ops of a slow rank */
 #define AN_SLOW_MIN_EDGE 4           /* ops of an edge slow on its own */
+#define AN_SLOW_WINDOW 8             /* ops created within 8 medians ran together */
+#define AN_SLOW_WINDOW_RANKS 4       /* … given ops of 4 ranks at least */
 #define AN_SLOW_ALPHA 0.01           /* chance of a false slow culprit per judgement */
 #define AN_SLOW_DP_MAX 1024          /* ops of one rank tested exactly; more: Hoeffding */
 /* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says

@@ -255,8 +255,8 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   fprintf(f,
           "],\n\"stats\":{\"files\":%zu,\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
           ",\"dumps\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"errors\":%" PRIu64
-          ",\"parseSeconds\":%.6f,\"analyzeSeconds\":%.6f,\"peakBytes\":%zu}}\n",
+          ",\"parseSeconds\":%.6f,\"analyzeSeconds\":%.6f,\"slowSeconds\":%.6f,\"peakBytes\":%zu}}\n",
           a->n_inputs, a->lines, a->bytes, a->records, a->dumps, a->duplicates, a->errors, a->parse_seconds,
-          a->analyze_seconds, a->mem.peak);
+          a->analyze_seconds, a->slow_seconds, a->mem.peak);
   return ferror(f) ? PT_AN_EIO : 0;
 }

@@ -262,6 +262,61 @@ static size_t evidence(pt_analysis* a, timed* t) {
   return n;
 }
 
+/* The ops of one operation that ran at the same time: each operation's ops
+ * (t sorted by group and duration) split, in the order they were created,
+ * into windows of AN_SLOW_WINDOW times the operation's median duration —
+ * a window closes only once it holds AN_SLOW_MIN_GROUP ops of
+ * AN_SLOW_WINDOW_RANKS ranks, and a last one with fewer joins the one
+ * before, so that a rank that lags behind (a slow one does), whose late ops
+ * would make a window of their own, is still compared with the others. The ranks of a large job are far apart in
+ * time — one may run an operation seconds after another, while the machine
+ * was otherwise busy — and what slowed the machine then slowed the ops
+ * that ran with it alike. `when` is scratch for n ops. */
+typedef struct {
+  int64_t create;
+  size_t q;
+} when_t;
+
+static int by_create(const void* x, const void* y) {
+  const when_t* a = x;
+  const when_t* b = y;
+  if (a->create != b->create) return a->create < b->create ? -1 : 1;
+  return (a->q > b->q) - (a->q < b->q);
+}
+
+static void concurrent(const pt_analysis* a, timed* t, size_t n, when_t* when) {
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && t[j].group == t[i].group) j++;
+    int64_t w = t[i + (j - i) / 2].dur * AN_SLOW_WINDOW;
+    size_t m = j - i;
+    for (size_t q = i; q < j; q++) when[q - i] = (when_t){a->items[t[q].item].op->create_ns, q};
+    qsort(when, m, sizeof *when, by_create);
+    uint64_t win = 0;
+    size_t in_win = 0, last_start = 0;
+    int ranks[AN_SLOW_WINDOW_RANKS], n_ranks = 0; /* its first distinct ranks */
+    int64_t start = when[0].create;
+    for (size_t k = 0; k < m; k++) {
+      if (in_win >= AN_SLOW_MIN_GROUP && n_ranks >= AN_SLOW_WINDOW_RANKS && when[k].create - start > w) {
+        win++;
+        in_win = 0;
+        n_ranks = 0;
+        start = when[k].create;
+        last_start = k;
+      }
+      in_win++;
+      int r = a->items[t[when[k].q].item].op->rank, seen = 0;
+      for (int x = 0; x < n_ranks && !seen; x++) seen = ranks[x] == r;
+      if (!seen && n_ranks < AN_SLOW_WINDOW_RANKS) ranks[n_ranks++] = r;
+      when[k].create = (int64_t)win; /* reused: its window */
+    }
+    if (win > 0 && (in_win < AN_SLOW_MIN_GROUP || n_ranks < AN_SLOW_WINDOW_RANKS))
+      for (size_t k = last_start; k < m; k++) when[k].create = (int64_t)win - 1;
+    for (size_t k = 0; k < m; k++) t[when[k].q].group = an_mix(t[when[k].q].group, (uint64_t)when[k].create);
+    i = j;
+  }
+}
+
 /* Statistics: each operation's baseline, the median of its timed ops —
  * given AN_SLOW_MIN_GROUP of them at least, and a median of
  * AN_SLOW_MIN_SPAN_NS or more (shorter spans are of the order of a thread
@@ -401,17 +456,20 @@ int an_slow(pt_analysis* a) {
   double* gp = an_alloc(&a->mem, cap * sizeof *gp);         /* per timed op: its null chance of that */
   double* pv = an_alloc(&a->mem, 2 * cap * sizeof *pv);     /* one rank's null chances */
   double* dp = an_alloc(&a->mem, (2 * cap + 1) * sizeof *dp);
+  when_t* when = an_alloc(&a->mem, cap * sizeof *when);
   double* loo = an_alloc(&a->mem, cap * sizeof *loo);       /* against the others, its rank left out */
   int32_t* kept = an_alloc(&a->mem, cap * sizeof *kept);    /* scratch of rank_ratios */
   int32_t* pos = an_alloc(&a->mem, cap * sizeof *pos);
   int* peers_of = an_alloc(&a->mem, 2 * cap * sizeof *peers_of);
   an_map idx;
   int rc = an_map_init(&a->mem, &idx, 64);
-  if (!t || !tc || !rr || !global || !gp || !pv || !dp || !loo || !kept || !pos || !peers_of || rc) {
+  if (!t || !tc || !rr || !global || !gp || !pv || !dp || !when || !loo || !kept || !pos || !peers_of || rc) {
     rc = PT_AN_ENOMEM;
     goto out;
   }
   size_t n = evidence(a, t);
+  qsort(t, n, sizeof *t, by_group_dur);
+  concurrent(a, t, n, when);
   qsort(t, n, sizeof *t, by_group_dur);
   n = baselines(a, t, n, global, gp);
 
@@ -569,6 +627,7 @@ out:
   an_free(&a->mem, gp);
   an_free(&a->mem, pv);
   an_free(&a->mem, dp);
+  an_free(&a->mem, when);
   an_map_free(&a->mem, &idx);
   return rc;
 }

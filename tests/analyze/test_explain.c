@@ -451,6 +451,36 @@ static void test_slow_one_op(void** state) {
   pt_analysis_free(a);
 }
 
+/* A busy moment is no slow link: 20 ranks in pairs (r, r + 10), two
+ * channels, operations 1, 3 and 5. Sixteen ranks run each operation at once
+ * in 1 ms; the pairs (8, 18) and (9, 19) run it 2 s later, while the machine
+ * was busy, in 4 ms — the ops that ran with them (each other's) as slow.
+ * Compared with the ops that ran at the same time, nobody is slow. */
+static void test_slow_busy_moment(void** state) {
+  (void)state;
+  sb b = {0};
+  const int n = 20;
+  coll = "Send";
+  for (int r = 0; r < n; r++) {
+    hdr(&b, r, two_hosts[r % 4], n, r + 1, "stall", T0 + 90000000000LL, 0);
+    int k = 0, peer = (r + 10) % n, late = r % 10 >= 8;
+    for (int opc = 1; opc <= 5; opc += 2)
+      for (int ch = 0; ch < 2; ch++) {
+        long long s0 = T0 + opc * 10000000000LL + (late ? 2000000000LL : 0), d = late ? 4000000 : 1000000 + 1000 * r;
+        op(&b, r + 1, (opd){r, peer, ch, 1, opc, 8, 8, 8, 0, 8, 8, "finished", s0, s0 + d});
+        op(&b, r + 1, (opd){r, peer, ch, 0, opc, 8, 8, 0, 8, 8, 8, "finished", s0, s0 + d});
+        k += 2;
+      }
+    end(&b, r + 1, k);
+  }
+  coll = "AllReduce";
+  pt_analysis* a = at_analyze_text("busy.jsonl", b.t);
+  free(b.t);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
+  assert_int_equal(pt_analysis_culprit_count(a), 0);
+  pt_analysis_free(a);
+}
+
 /* The comparison with a ground truth, each outcome. */
 static void test_compare_truth(void** state) {
   (void)state;
@@ -513,6 +543,7 @@ int main(void) {
       cmocka_unit_test(test_slow),               cmocka_unit_test(test_compare_truth),
       cmocka_unit_test(test_slow_behind_hang),   cmocka_unit_test(test_slow_beside_hang_compared),
       cmocka_unit_test(test_slow_too_short),     cmocka_unit_test(test_slow_one_op),
+      cmocka_unit_test(test_slow_busy_moment),
       cmocka_unit_test(test_api_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,10 +28,8 @@ trap 'rm -rf "$T"' EXIT
 hold=0.5
 [ "$TIMED" -eq 1 ] || hold=2
 fail=0; n=0
-job() {
-  name=$1; shift
-  d="$T/$n"; n=$((n + 1))
-  mkdir -p "$d"
+run() {
+  rm -rf "$d"; mkdir -p "$d"
   $RUN "$PT" sim "$@" --dump-dir "$d/logs" --env PROXYTRACE_DUMP_DIR="$d/files" --env PROXYTRACE_STALL_MS=150 \
     --truth-json "$d/truth.json" --pace 100 --hold $hold --quiet >"$d/sim.out" 2>&1
   for r in $(sed -n 's/.*"deadRanks":\[\([0-9,]*\)\].*/\1/p' "$d/truth.json" | tr , ' '); do
@@ -40,6 +38,19 @@ job() {
   $RUN "$PT" analyze --expect "$d/truth.json" "$d/files" >"$d/analyze.out" 2>&1
   rc=$?
   verdict=$(tail -n 1 "$d/analyze.out")
+}
+job() {
+  name=$1; shift
+  d="$T/$n"; n=$((n + 1))
+  run "$@"
+  # Emulated time is paced, but a machine busy enough keeps a proxy thread
+  # from running on time and its ops are slow in fact: a slow culprit the
+  # truth does not name gets one more run (a fault of the analysis is false
+  # twice; tests/analyze/json-accuracy.sh does the same).
+  if grep -q "is not in the ground truth.*slow" "$d/analyze.out"; then
+    echo "(run twice: $name)"
+    run "$@"
+  fi
   case "$verdict" in
     *"agrees with the ground truth"*) echo "ok: $name" ;;
     *) echo "FAILED ($rc): $name: $*"; sed 's/^/  | /' "$d/analyze.out" | head -20; fail=1 ;;
