@@ -3,8 +3,9 @@
  * --truth-json`): the same verdict, and every culprit the truth expects.
  *
  * An expected culprit marked "exact" must be named as it is by at least
- * one culprit: same rank, same cause, same channel (when the fault has
- * one). One marked not exact is a fault the proxy records cannot place on
+ * one culprit: same rank, same cause (a GPU that stopped producing or
+ * consuming is one: a stalled GPU does neither, and its proxy ops show
+ * whichever they wait for), same channel (when the fault has one). One marked not exact is a fault the proxy records cannot place on
  * its rank — a GPU inside a node's part of a ring, a send progressed by
  * another process's proxy (PXN) — so a culprit on the same channel whose
  * rank, or whose candidate ranks on the node, include it is enough. A
@@ -48,11 +49,20 @@ static int has_candidate(const pt_culprit* q, int rank) {
 
 static int channel_ok(const expect* e, const pt_culprit* q) { return e->channel < 0 || q->channel == e->channel; }
 
+/* The same cause: one name, or a GPU that stopped — producing or
+ * consuming, whichever its proxy ops show (a stalled GPU does neither). */
+static int same_cause(const char* got, const char* want) {
+  if (!strcmp(got, want)) return 1;
+  int g = !strcmp(got, "gpu_not_producing") || !strcmp(got, "gpu_not_consuming");
+  int w = !strcmp(want, "gpu_not_producing") || !strcmp(want, "gpu_not_consuming");
+  return g && w;
+}
+
 /* 2: names it exactly; 1: at its node (its rank or a candidate on the
  * node); 0: not this one. */
 static int matches(const expect* e, const pt_culprit* q) {
   if (!channel_ok(e, q)) return 0;
-  if (q->rank == e->rank && !strcmp(pt_cause_name(q->cause), e->cause)) return 2;
+  if (q->rank == e->rank && same_cause(pt_cause_name(q->cause), e->cause)) return 2;
   if (q->rank == e->rank || has_candidate(q, e->rank)) return 1;
   return 0;
 }

@@ -216,9 +216,10 @@ static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, size_t 
       break;
     case AN_W_CONSUME:
       /* point-to-point: the GPU consumes into the user's buffer, nothing
-       * downstream holds it — except its own stalled GPU, whose stuck send
-       * on this rank says so */
-      if (an_op_p2p(op) && (j = on_node(a, idx, x, stuck_send)) >= 0 && a->items[j].op->rank == op->rank)
+       * downstream holds it — except its own stalled GPU, whose send on
+       * this rank, waiting for it, says so */
+      if (an_op_p2p(op) && (j = on_node(a, idx, x, stuck_send)) >= 0 && a->items[j].op->rank == op->rank &&
+          a->items[j].wait == AN_W_GPU)
         x->next = j;
       else if (an_op_p2p(op)) set_origin(x, org, PT_CAUSE_GPU_NOT_CONSUMING, op->rank);
       else if ((j = on_node(a, idx, x, stuck_send)) >= 0) x->next = j;

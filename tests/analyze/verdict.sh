@@ -11,6 +11,9 @@
 #   - a stall whose receiver died: the stall is still named (its send has
 #     buffers posted and no data ready: it waits for its GPU) beside the
 #     dead rank;
+#   - a stalled GPU under send/recv whose send waits for a receiver that
+#     posts nothing: its receive, which its GPU does not consume, names it
+#     beside that receiver;
 #   - a hang on 64 ranks with completed ops before it: no slow link beside
 #     it (the comparison fails on any culprit the truth does not name).
 # A killed rank's files are removed: every emulated rank lives in one
@@ -69,6 +72,8 @@ job "kill under LL128" --host rccl --nodes 5 --ranks-per-node 3 --channels 3 \
   --ops allreduce:2M,sendrecv:2M,allreduce:256K --proto LL128 --iters 2 --seed 23 --kill 0:6
 job "a stall beside a dead receiver" --host nccl-2.27 --nodes 2 --ranks-per-node 16 --channels 2 \
   --ops allreduce:1M,sendrecv:4M --iters 2 --seed 555 --stall 15:0:0 --kill 16:117
+job "a stalled GPU beside a receiver that posts nothing (send/recv)" --host nccl-2.25 --nodes 2 --ranks-per-node 3 \
+  --channels 2 --ops sendrecv:4M --iters 1 --seed 619037 --stall 5:all:3 --no-recv 2:all:1
 [ "$TIMED" -eq 1 ] &&
   job "no slow link beside a hang (64 ranks)" --host nccl-2.28 --nodes 8 --ranks-per-node 8 --channels 4 --stall 21:1:5
 [ $fail -eq 0 ] && echo "verdicts: $n jobs, every one agrees with its ground truth"
