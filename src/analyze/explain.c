@@ -97,13 +97,19 @@ static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x)
   int64_t N = op->n_steps;
   if (op->is_send) {
     int64_t T = C(op, AN_C_TRANSMITTED), K = C(op, AN_C_KERNEL_COPY_READY);
-    /* Without its receive (a dead peer): a send whose proxy has buffers
-     * posted to its GPU that hold no data yet waits for the GPU, whatever
-     * the peer — the GPU has somewhere to write (the proxy posts up to
-     * NCCL_STEPS ahead of completion, NVIDIA/nccl src/transport/net.cc
-     * sendProxyProgress) and has not written. */
-    if (!pa && T < N && C(op, AN_C_POSTED) > T && K <= T && data_ready_known(x->dump)) return AN_W_GPU;
-    if (!pa) return peer_wait(c, op, 0);
+    /* Without its receive because the peer wrote no dump (a dead peer): a
+     * send whose proxy has buffers posted to its GPU that hold no data yet
+     * waits for the GPU, whatever the peer — the GPU has somewhere to
+     * write (the proxy posts up to NCCL_STEPS ahead of completion,
+     * NVIDIA/nccl src/transport/net.cc sendProxyProgress) and has not
+     * written. A peer with a dump but no receive never posted one: that is
+     * what the send waits for first. */
+    if (!pa) {
+      an_wait w = peer_wait(c, op, 0);
+      if (w == AN_W_PEER_MISSING && T < N && C(op, AN_C_POSTED) > T && K <= T && data_ready_known(x->dump))
+        return AN_W_GPU;
+      return w;
+    }
     if (T >= N) return AN_W_NETWORK;
     /* No buffer left: the receiver gates it, whatever its GPU has (when
      * both bind, the chain through the receiver reaches the same origin;
