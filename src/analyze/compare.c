@@ -129,7 +129,8 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       /* op durations time the op, not which side of it waits */
       int slow_rank = 0;
       for (size_t k = 0; k < a->n_culprits; k++)
-        slow_rank |= a->culprits[k].pub.cause == PT_CAUSE_SLOW_LINK && a->culprits[k].pub.rank == e[i].rank;
+        slow_rank |= a->culprits[k].pub.cause == PT_CAUSE_SLOW_LINK &&
+                     (a->culprits[k].pub.rank == e[i].rank || has_candidate(&a->culprits[k].pub, e[i].rank));
       if (slow_rank) {
         worst = PT_TRUTH_LIMIT;
         continue;
