@@ -8,6 +8,8 @@
 #     circular_wait on the receiver (a receive that holds as much as the
 #     send has sent cannot starve it);
 #   - a kill under LL128: no innocent rank as circular_wait;
+#   - a stall and a no-recv on one edge at one step: the send waits for the
+#     receiver's buffer, and its own buffers hold no data — both named;
 #   - a stall whose receiver died: the stall is still named (its send has
 #     buffers posted and no data ready: it waits for its GPU) beside the
 #     dead rank;
@@ -74,6 +76,9 @@ job "a stall beside a dead receiver" --host nccl-2.27 --nodes 2 --ranks-per-node
   --ops allreduce:1M,sendrecv:4M --iters 2 --seed 555 --stall 15:0:0 --kill 16:117
 job "a stalled GPU beside a receiver that posts nothing (send/recv)" --host nccl-2.25 --nodes 2 --ranks-per-node 3 \
   --channels 2 --ops sendrecv:4M --iters 1 --seed 619037 --stall 5:all:3 --no-recv 2:all:1
+job "a stall and a no-recv on one edge at one step (ring)" --host nccl-2.30 --nodes 6 --ranks-per-node 2 \
+  --channels 1 --proto LL128 --ops allreduce:2M,sendrecv:4M,allreduce:256K --iters 2 --seed 134641 \
+  --stall 3:all:2 --no-recv 4:all:2 --fault-call 2 --fault-iter 0
 [ "$TIMED" -eq 1 ] &&
   job "no slow link beside a hang (64 ranks)" --host nccl-2.28 --nodes 8 --ranks-per-node 8 --channels 4 --stall 21:1:5
 [ $fail -eq 0 ] && echo "verdicts: $n jobs, every one agrees with its ground truth"
