@@ -63,6 +63,14 @@ install-analyze: build-all
 #   trust.sh      the randomized trust test (trust.py): emulated jobs whose
 #                 dump folders are damaged at random; never a false culprit,
 #                 never "ok" for a hung job; a fixed-seed and a fresh slice
+#   verdict.sh    the jobs that used to get a wrong culprit (a ring stalled at
+#                 its first transfers, LL/LL128, a stall beside a dead
+#                 receiver, a slow link beside a hang), against their truth
+#   fault-matrix.sh  the randomized fault matrix (fault_matrix.py): a
+#                 fixed-seed slice and a fresh random slice, FAULT_MATRIX_SLICE
+#                 jobs each (default 40); `make fault-matrix` runs one slice
+#                 of FAULT_MATRIX_JOBS (default 400) of FAULT_MATRIX_SEED
+#                 (default: drawn, and printed)
 #   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
 #                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
@@ -89,7 +97,14 @@ $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-d
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh \
-  tests/analyze/evidence.sh tests/analyze/trust.sh
+  tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh
+
+# The full-size randomized fault matrix, for the closing figures.
+FAULT_MATRIX_JOBS ?= 400
+FAULT_MATRIX_SEED ?=
+.PHONY: fault-matrix
+fault-matrix: build-all
+	python3 tests/analyze/fault_matrix.py $(B) --jobs $(FAULT_MATRIX_JOBS) $(if $(FAULT_MATRIX_SEED),--seed $(FAULT_MATRIX_SEED))
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a

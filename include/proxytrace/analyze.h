@@ -275,7 +275,9 @@ typedef enum {
   PT_TRUTH_EXACT = 0,  /* same verdict; every culprit named by rank, channel and cause */
   PT_TRUTH_NODE = 1,   /* same verdict; a culprit the truth marks "exact": false (its
                           op has no proxy record) named by its node and channel */
-  PT_TRUTH_LIMIT = 2,  /* a slow link is expected, but the dumps have no ns times */
+  PT_TRUTH_LIMIT = 2,  /* within a documented limit: a slow link or GPU the evidence could
+                          not judge (ms times, too few or too short timed ops), or a
+                          slow GPU named as its rank's slow links from op durations */
   PT_TRUTH_DIFFERS = 3 /* anything else */
 } pt_truth_match;
 PT_EXTERN int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why, size_t why_len);

@@ -123,7 +123,9 @@ int pt_analysis_run(pt_analysis* a) {
   if (!rc) rc = an_build(a);
   if (!rc) rc = an_pair(a);
   if (!rc) rc = an_explain(a);
+  double ts = an_now();
   if (!rc) rc = an_slow(a);
+  a->slow_seconds = an_now() - ts;
   if (!rc) rc = an_slow_metrics(a);
   if (!rc) rc = find_missing(a);
   rc = an_outcome(a, rc);

@@ -78,13 +78,38 @@ static an_wait peer_wait(const an_comm* c, const an_op* op, int want_send) {
   return AN_W_PEER_NO_OP;
 }
 
+/* Point-to-point (ncclSend/ncclRecv): the GPU sends from and receives into
+ * the user's buffers, nothing it forwards. Unknown (legacy text) counts as
+ * a ring. */
+int an_op_p2p(const an_op* op) {
+  const char* k = an_op_coll(op);
+  return k && (!strcmp(k, "Send") || !strcmp(k, "Recv") || !strcmp(k, "SendRecv"));
+}
+
+/* The host reports the data its GPU made ready ahead of transmission
+ * (kernelCopyReady): profiler API v4 on (NCCL 2.27+) and RCCL. Before, it
+ * moves with the transmission and says nothing of its own. */
+static int data_ready_known(const an_dump* d) { return d->api >= 4 || !strcmp(d->host_lib, "rccl"); }
+
 static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x) {
   const an_op* op = x->op;
   const an_op* pa = x->partner >= 0 ? a->items[x->partner].op : NULL;
   int64_t N = op->n_steps;
   if (op->is_send) {
     int64_t T = C(op, AN_C_TRANSMITTED), K = C(op, AN_C_KERNEL_COPY_READY);
-    if (!pa) return peer_wait(c, op, 0);
+    /* Without its receive because the peer wrote no dump (a dead peer): a
+     * send whose proxy has buffers posted to its GPU that hold no data yet
+     * waits for the GPU, whatever the peer — the GPU has somewhere to
+     * write (the proxy posts up to NCCL_STEPS ahead of completion,
+     * NVIDIA/nccl src/transport/net.cc sendProxyProgress) and has not
+     * written. A peer with a dump but no receive never posted one: that is
+     * what the send waits for first. */
+    if (!pa) {
+      an_wait w = peer_wait(c, op, 0);
+      if (w == AN_W_PEER_MISSING && T < N && C(op, AN_C_POSTED) > T && K <= T && data_ready_known(x->dump))
+        return AN_W_GPU;
+      return w;
+    }
     if (T >= N) return AN_W_NETWORK;
     /* No buffer left: the receiver gates it, whatever its GPU has (when
      * both bind, the chain through the receiver reaches the same origin;
@@ -133,21 +158,32 @@ static int same_place(const an_item* x, const an_item* y) {
          (x->node >= 0 ? x->node == y->node : x->op->rank == y->op->rank);
 }
 
-/* A stuck op on x's node, channel and operation for which want(item) holds;
- * one on x's own rank first. */
-static int32_t on_node(const pt_analysis* a, const an_map* idx, const an_item* x, int (*want)(const an_item*)) {
+/* A stuck op on x's node, channel and operation for which want(x, item)
+ * holds; one on x's own rank first. */
+static int32_t on_node(const pt_analysis* a, const an_map* idx, const an_item* x,
+                       int (*want)(const an_item*, const an_item*)) {
   int32_t other = -1;
   for (int32_t j = an_map_first(idx, node_key(x)); j >= 0; j = an_map_next(idx, j)) {
     const an_item* y = &a->items[j];
     /* never the op's own partner: that one waits on x */
-    if (y == x || (x->partner >= 0 && y == &a->items[x->partner]) || !same_place(x, y) || !want(y)) continue;
+    if (y == x || (x->partner >= 0 && y == &a->items[x->partner]) || !same_place(x, y) || !want(x, y)) continue;
     if (y->op->rank == x->op->rank) return j;
     if (other < 0) other = j;
   }
   return other;
 }
 
-static int stuck_send(const an_item* x) { return x->op->is_send; }
+static int stuck_send(const an_item* x, const an_item* y) { return x && y->op->is_send; }
+
+/* A receive y that may starve x's send: it brings no more data in, and it
+ * stopped before x's step. In a ring a send's transfer u forwards data the
+ * node received in an earlier transfer (at least one hop back), so a
+ * receive that holds as many transfers as the send has sent, or more, has
+ * already brought in everything that send needs: the data stops between
+ * them, inside the node. */
+static int starving(const an_item* x, const an_item* y) {
+  return starved_recv(y) && C(y->op, AN_C_RECEIVED) < C(x->op, AN_C_TRANSMITTED);
+}
 
 /* A rank of x's node without a dump (placed there by number), or -1. */
 static int missing_on_node(const an_comm* c, int node) {
@@ -179,12 +215,20 @@ static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, size_t 
   int m;
   switch ((an_wait)x->wait) {
     case AN_W_GPU:
-      if ((j = on_node(a, idx, x, starved_recv)) >= 0) x->next = j;
+      if (an_op_p2p(op)) set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
+      else if ((j = on_node(a, idx, x, starving)) >= 0) x->next = j;
       else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
       else set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
       break;
     case AN_W_CONSUME:
-      if ((j = on_node(a, idx, x, stuck_send)) >= 0) x->next = j;
+      /* point-to-point: the GPU consumes into the user's buffer, nothing
+       * downstream holds it — except its own stalled GPU, whose send on
+       * this rank, waiting for it, says so */
+      if (an_op_p2p(op) && (j = on_node(a, idx, x, stuck_send)) >= 0 && a->items[j].op->rank == op->rank &&
+          a->items[j].wait == AN_W_GPU)
+        x->next = j;
+      else if (an_op_p2p(op)) set_origin(x, org, PT_CAUSE_GPU_NOT_CONSUMING, op->rank);
+      else if ((j = on_node(a, idx, x, stuck_send)) >= 0) x->next = j;
       else if ((j = unrecorded_send_from_node(a, c, x)) >= 0) x->next = j;
       else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
       else set_origin(x, org, PT_CAUSE_GPU_NOT_CONSUMING, op->rank);
@@ -330,6 +374,36 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     }
     x->culprit = (int32_t)k; /* provisional: the group */
   }
+  /* A send that waits for the receiver's buffer and whose own buffers hold
+   * no data: its GPU stopped too (with credit withheld, a GPU that runs
+   * still fills the buffers its proxy posted). Its wait leads to the
+   * receiver; the GPU is a culprit of its own — unless, in a ring, a
+   * receive of its node starves it, or a rank of its node wrote no dump. */
+  for (size_t i = lo; i < hi && rc == 0; i++) {
+    an_item* x = &a->items[i];
+    const an_op* op = x->op;
+    int64_t T = C(op, AN_C_TRANSMITTED);
+    if (!x->stuck || !op->is_send || x->wait != AN_W_CREDIT || T >= op->n_steps || C(op, AN_C_POSTED) <= T ||
+        C(op, AN_C_KERNEL_COPY_READY) > T || !data_ready_known(x->dump))
+      continue;
+    if (!an_op_p2p(op) && (on_node(a, &idx, x, starving) >= 0 || missing_on_node(c, x->node) >= 0)) continue;
+    size_t k = first;
+    for (; k < a->n_culprits; k++) {
+      const an_culprit* q = &a->culprits[k];
+      if (q->pub.cause == PT_CAUSE_GPU_NOT_PRODUCING && q->pub.rank == op->rank && q->pub.channel == op->channel) break;
+    }
+    if (k < a->n_culprits) continue;
+    an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+    if (!q) {
+      rc = PT_AN_ENOMEM;
+      break;
+    }
+    q->pub.cause = PT_CAUSE_GPU_NOT_PRODUCING;
+    q->pub.rank = op->rank;
+    q->pub.channel = op->channel;
+    q->origin = (int32_t)i;
+    q->comm_index = (int)ci;
+  }
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     if (!x->stuck) continue;
@@ -438,7 +512,7 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
    * the records cannot tell them apart. */
   int node = rk ? rk->node : -1;
   int ncand = 1;
-  if ((p->cause == PT_CAUSE_GPU_NOT_PRODUCING || p->cause == PT_CAUSE_GPU_NOT_CONSUMING) && node >= 0)
+  if ((p->cause == PT_CAUSE_GPU_NOT_PRODUCING || p->cause == PT_CAUSE_GPU_NOT_CONSUMING) && node >= 0 && !an_op_p2p(op))
     for (int r = 0; r < c->nranks; r++) ncand += r != p->rank && c->ranks[r].node == node;
   k->cand = an_alloc(&a->mem, ((size_t)ncand + 1) * sizeof *k->cand);
   if (k->cand) {

@@ -298,6 +298,8 @@ const char* an_wait_name(an_wait w); /* JSON name: "gpu", "credit", … */
 const char* an_func_name(int func);
 /* The collective or p2p call of an op: "coll" of the JSON, else funcIdx. */
 const char* an_op_coll(const an_op* op);
+/* A point-to-point op (ncclSend/ncclRecv), not a ring's (explain.c). */
+int an_op_p2p(const an_op* op);
 
 /* One op of the latest dumps, with what the analysis found about it. */
 typedef struct {
@@ -328,12 +330,40 @@ typedef struct {
   int64_t needed;        /* the opCount its peers wait in */
 } an_behind;
 
+/* One edge's summary in the slow-edge judgement (slow.c): counts against
+ * its operations' baselines, so summaries of one edge add up. */
 typedef struct {
   uint64_t comm;
   int sender, receiver, channel;
   uint32_t ops, slow_ops;
-  double ratio; /* median duration over the operation's median */
+  double ratio;          /* the highest slow op's duration over its baseline */
+  int64_t slow_op_count; /* opCount of its first slow op, -1 */
+  int slow_operations;   /* 2: slow ops in two operations or more */
+  double p_sum;          /* its ops' null chances of being slow, summed */
 } an_slow_edge;
+
+/* Why the slow-edge judgement named nobody though the dumps have ns times
+ * (slow.c): it was made, or the evidence it needs was not there. */
+typedef enum {
+  AN_SJ_JUDGED = 0,
+  AN_SJ_NONE,       /* no completed op with ns times at all */
+  AN_SJ_HANG,       /* every completed op ended once the hang had begun */
+  AN_SJ_FEW,        /* no operation has enough timed ops */
+  AN_SJ_SHORT,      /* the operations' ops are too short to time */
+  AN_SJ_PARTIAL,    /* judged, but some operations could not be (few, short) */
+  AN_SJ_RING,       /* judged on ring ops only, which hide a slow link */
+  AN_SJ_ALONE       /* no rank has ops of others to be compared with */
+} an_slow_judgement;
+
+typedef struct {
+  an_slow_judgement state;
+  uint64_t timed;       /* completed ops with a duration */
+  uint64_t after_hang;  /* of those, left out: they ended once the hang began */
+  uint64_t used;        /* in an operation with a baseline */
+  uint64_t used_p2p;    /* of those, point-to-point ops */
+  uint32_t groups, few_groups, short_groups;
+  int64_t short_median_ns; /* the longest median among too-short operations */
+} an_slow_evidence;
 
 typedef struct {
   pt_culprit pub;
@@ -405,7 +435,7 @@ struct pt_analysis {
   size_t n_inputs, cap_inputs;
   uint64_t order;
   uint64_t lines, bytes, records, dumps, duplicates, errors;
-  double parse_seconds, analyze_seconds;
+  double parse_seconds, analyze_seconds, slow_seconds; /* slow: the slow-edge judgement's part */
 
   an_slot* slots;
   size_t n_slots, cap_slots;
@@ -448,6 +478,7 @@ struct pt_analysis {
   size_t n_slow, cap_slow;
   size_t n_stuck, n_moving, n_leaked, n_unmatched;
   int slow_possible; /* some dump had ns times */
+  an_slow_evidence slow_ev; /* what the slow-edge judgement had (slow.c) */
   an_hosts hosts;
   an_gap* gaps;
   size_t n_gaps, cap_gaps;
@@ -547,6 +578,18 @@ int an_build(pt_analysis* a);
 int an_pair(pt_analysis* a);
 int an_explain(pt_analysis* a);
 int an_slow(pt_analysis* a);
+/* The slow-edge judgement's state in words ("" when judged), for the
+ * reports and the comparison with a ground truth. */
+void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n);
+/* The minimum evidence of the slow-edge judgement (docs/analyze.md). */
+#define AN_SLOW_MIN_GROUP 6          /* timed ops of an operation for a baseline */
+#define AN_SLOW_MIN_SPAN_NS 100000   /* its median duration, ns */
+#define AN_SLOW_MIN_RANK_SLOW 3      /* slow ops of a slow rank */
+#define AN_SLOW_MIN_EDGE 4           /* ops of an edge slow on its own */
+#define AN_SLOW_WINDOW 8             /* ops created within 8 medians ran together */
+#define AN_SLOW_WINDOW_RANKS 4       /* … given ops of 4 ranks at least */
+#define AN_SLOW_ALPHA 0.01           /* chance of a false slow culprit per judgement */
+#define AN_SLOW_DP_MAX 1024          /* ops of one rank tested exactly; more: Hoeffding */
 /* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
  * otherwise), with the host and pid of the rank's dump if there is one. */
 an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);

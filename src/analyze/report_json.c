@@ -37,6 +37,30 @@ static void op_json(FILE* f, const pt_analysis* a, int32_t i) {
   fputc('}', f);
 }
 
+/* The process of a rank's latest dump of a communicator — {"host", "pid",
+ * "dev"} — or null: slow-edge evidence is the process's as much as the
+ * rank's (ranks are renumbered from job to job; a host, pid and GPU are
+ * where to look). */
+static void process_json(FILE* f, const pt_analysis* a, uint64_t comm, int rank) {
+  for (size_t ci = 0; ci < a->n_comms; ci++) {
+    const an_comm* c = &a->comms[ci];
+    if (c->comm != comm || rank < 0 || rank >= c->nranks || !c->ranks[rank].dump) continue;
+    const an_dump* d = c->ranks[rank].dump;
+    fputs("{\"host\":", f);
+    if (d->host[0]) an_put_str(f, d->host);
+    else fputs("null", f);
+    fprintf(f, ",\"pid\":");
+    if (d->pid) fprintf(f, "%d", d->pid);
+    else fputs("null", f);
+    fprintf(f, ",\"dev\":");
+    if (d->dev >= 0) fprintf(f, "%d", d->dev);
+    else fputs("null", f);
+    fputc('}', f);
+    return;
+  }
+  fputs("null", f);
+}
+
 static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   const pt_culprit* p = &q->pub;
   fputs("{\"commHash\":", f);
@@ -106,7 +130,9 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     snprintf(summary, sizeof summary, "%d/%d ranks finished cleanly", a->clean_ranks, a->all_ranks);
     an_put_str(f, summary);
   } else {
-    an_put_str(f, a->verdict == PT_VERDICT_UNUSABLE ? "no input held a dump" : "no op is stuck, no link is slow");
+    an_put_str(f, a->verdict == PT_VERDICT_UNUSABLE ? "no input held a dump"
+                  : a->mset.n || (a->slow_possible && a->slow_ev.state == AN_SJ_JUDGED) ? "no op is stuck, no link is slow"
+                                                                                       : "no op is stuck; slow links not judged");
   }
   fputs(",\n\"culprits\":[", f);
   for (size_t k = 0; k < a->n_culprits; k++) {
@@ -159,8 +185,13 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     fputs(i ? "," : "", f);
     fputs("{\"commHash\":", f);
     an_put_hash(f, e->comm);
-    fprintf(f, ",\"sender\":%d,\"receiver\":%d,\"channel\":%d,\"ops\":%u,\"slowOps\":%u,\"factor\":%.2f}", e->sender,
+    fprintf(f, ",\"sender\":%d,\"receiver\":%d,\"channel\":%d,\"ops\":%u,\"slowOps\":%u,\"factor\":%.2f", e->sender,
             e->receiver, e->channel, e->ops, e->slow_ops, e->ratio);
+    fputs(",\"senderProcess\":", f);
+    process_json(f, a, e->comm, e->sender);
+    fputs(",\"receiverProcess\":", f);
+    process_json(f, a, e->comm, e->receiver);
+    fputc('}', f);
   }
   fputs("],\n\"metrics_slow_edges\":[", f);
   for (size_t i = 0; i < a->mslow.n_edges; i++) {
@@ -253,9 +284,26 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   }
   fprintf(f,
           "],\n\"counts\":{\"stuckOps\":%zu,\"movingOps\":%zu,\"leakedOps\":%zu,\"unmatchedStuckOps\":%zu,"
-          "\"slowDetection\":%s,\"metricsEdges\":%zu},\n\"inputs\":[",
+          "\"slowDetection\":%s,\"metricsEdges\":%zu},\n",
           a->n_stuck, a->n_moving, a->n_leaked, a->n_unmatched, a->slow_possible || a->mset.n ? "true" : "false",
           a->mset.n);
+  /* The slow-edge judgement's evidence (docs/analyze.md, "Slow, not hung") */
+  static const char* const states[] = {"judged", "no_timed_ops", "hang", "too_few", "too_short", "partial", "ring_only", "alone"};
+  const an_slow_evidence* ev = &a->slow_ev;
+  char unjudged[256];
+  an_slow_judgement_words(a, unjudged, sizeof unjudged);
+  fprintf(f,
+          "\"slow_judgement\":{\"state\":\"%s\",\"why\":",
+          !a->slow_possible ? "no_ns_times" : states[ev->state]);
+  if (unjudged[0]) an_put_str(f, unjudged);
+  else fputs("null", f);
+  fprintf(f,
+          ",\"timedOps\":%llu,\"afterHang\":%llu,\"usedOps\":%llu,\"operations\":%u,\"fewOperations\":%u,"
+          "\"shortOperations\":%u,\"minOps\":%d,\"minSpan_ns\":%d,\"minRankSlowOps\":%d,\"minEdgeOps\":%d},\n"
+          "\"inputs\":[",
+          (unsigned long long)ev->timed, (unsigned long long)ev->after_hang, (unsigned long long)ev->used, ev->groups,
+          ev->few_groups, ev->short_groups, AN_SLOW_MIN_GROUP, AN_SLOW_MIN_SPAN_NS, AN_SLOW_MIN_RANK_SLOW,
+          AN_SLOW_MIN_EDGE);
   for (size_t i = 0; i < a->n_inputs; i++) {
     const an_input* in = &a->inputs[i];
     fputs(i ? ",\n" : "\n", f);
@@ -280,8 +328,9 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   fprintf(f,
           "],\n\"stats\":{\"files\":%zu,\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
           ",\"dumps\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"errors\":%" PRIu64
-          ",\"parseSeconds\":%.6f,\"analyzeSeconds\":%.6f,\"peakBytes\":%zu,\"rotatedDumps\":%" PRIu64 "}}\n",
+          ",\"parseSeconds\":%.6f,\"analyzeSeconds\":%.6f,\"slowSeconds\":%.6f,\"peakBytes\":%zu,\"rotatedDumps\":%" PRIu64
+          "}}\n",
           a->n_inputs, a->lines, a->bytes, a->records, a->dumps, a->duplicates, a->errors, a->parse_seconds,
-          a->analyze_seconds, a->mem.peak, an_rotated_dumps(a));
+          a->analyze_seconds, a->slow_seconds, a->mem.peak, an_rotated_dumps(a));
   return ferror(f) ? PT_AN_EIO : 0;
 }

@@ -209,7 +209,13 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   } else if (a->verdict == PT_VERDICT_OK && a->all_ranks && a->clean_ranks == a->all_ranks) {
     fprintf(f, " — %d/%d ranks finished cleanly\n", a->clean_ranks, a->all_ranks);
   } else if (a->verdict == PT_VERDICT_OK) {
-    fprintf(f, " — no op is stuck%s\n", a->slow_possible ? ", no link is slow" : "");
+    char unjudged[256];
+    an_slow_judgement_words(a, unjudged, sizeof unjudged);
+    if (a->mset.n || (a->slow_possible && !unjudged[0])) fprintf(f, " — no op is stuck, no link is slow\n");
+    else if (a->slow_possible && (a->slow_ev.state == AN_SJ_PARTIAL || a->slow_ev.state == AN_SJ_RING))
+      fprintf(f, " — no op is stuck, no link is slow in the operations timed; %s\n", unjudged);
+    else if (a->slow_possible) fprintf(f, " — no op is stuck; slow links not judged: %s\n", unjudged);
+    else fprintf(f, " — no op is stuck\n");
   } else if (a->verdict == PT_VERDICT_INCOMPLETE) {
     char what[256];
     an_gap_summary(a, what, sizeof what);
@@ -274,6 +280,11 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   }
   if (!a->slow_possible && a->verdict != PT_VERDICT_UNUSABLE && verbose)
     fprintf(f, "\nslow links: not checked — the dumps have millisecond times only (JSON dumps carry ns)\n");
+  else if (a->slow_possible && a->verdict != PT_VERDICT_OK && a->slow_ev.state != AN_SJ_JUDGED && !a->mset.n) {
+    char unjudged[256];
+    an_slow_judgement_words(a, unjudged, sizeof unjudged);
+    fprintf(f, "\nslow links: not judged — %s\n", unjudged);
+  }
   if (verbose && (a->n_moving || a->n_leaked))
     fprintf(f, "\nnot counted as stuck: %zu op%s still moving, %zu never-progressed op%s to a peer on the same node\n",
             a->n_moving, a->n_moving == 1 ? "" : "s", a->n_leaked, a->n_leaked == 1 ? "" : "s");

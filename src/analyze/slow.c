@@ -25,6 +25,7 @@
  * all take as long); point-to-point operations show it. An operation needs
  * at least four timed ops for its median to mean something.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,7 @@ typedef struct {
   int64_t op_count; /* the operation the op belongs to */
   int rank, peer;
   double ratio;
+  double p; /* the chance that another op of its operation is as slow (below) */
 } rank_ratio;
 
 static int by_group_dur(const void* x, const void* y) {
@@ -175,11 +177,26 @@ static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t
         for (size_t r = i; r < j; r++)
           if ((size_t)pos[tc[r].q] <= at) at++;
         int64_t base = t[kept[at]].dur;
+        /* The null: how often an op of this operation that does not touch
+         * the rank is `slow-factor` times their median — the others at or
+         * above it (kept is in duration order), its own left out, with one
+         * slow and one not added (Laplace), so that few ops claim no
+         * certainty. */
+        double thr = a->slow_factor * (double)base;
+        size_t lo = 0, hi = m;
+        while (lo < hi) {
+          size_t mid = (lo + hi) / 2;
+          if ((double)t[kept[mid]].dur >= thr) hi = mid;
+          else lo = mid + 1;
+        }
+        size_t slow_others = m - lo;
+        for (size_t r = i; r < j; r++) slow_others -= (double)t[tc[r].q].dur >= thr;
+        double p = ((double)slow_others + 1) / ((double)(m - k) + 2);
         for (size_t q = i; q < j && base > 0; q++) {
           const an_op* op = a->items[t[tc[q].q].item].op;
           double x = (double)t[tc[q].q].dur / (double)base;
           rr[nrr++] = (rank_ratio){op->comm, op->op_count, tc[q].rank,
-                                   op->rank == tc[q].rank ? op->peer : op->rank, x};
+                                   op->rank == tc[q].rank ? op->peer : op->rank, x, p};
           if (x > loo[tc[q].q]) loo[tc[q].q] = x;
         }
       }
@@ -203,49 +220,259 @@ static int in_two_operations(const rank_ratio* r, size_t n) {
 
 static int by_int(const void* x, const void* y) { return (*(const int*)x > *(const int*)y) - (*(const int*)x < *(const int*)y); }
 
+/* Evidence: the ops that may time an edge. A completed op of a dump with ns
+ * times, with a creation and a last progress; in a communicator that hangs,
+ * only those that ended before the first stuck op of the communicator was
+ * created — an op in flight once the hang began spent its time waiting
+ * behind it, which says nothing of its own link. */
+static size_t evidence(pt_analysis* a, timed* t) {
+  size_t n = 0;
+  an_slow_evidence* ev = &a->slow_ev;
+  for (size_t ci = 0; ci < a->n_comms; ci++) {
+    const an_comm* c = &a->comms[ci];
+    int64_t cut = 0; /* the hang's start; 0: no hang */
+    for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
+      const an_item* x = &a->items[i];
+      if (x->stuck && x->op->create_ns && (!cut || x->op->create_ns < cut)) cut = x->op->create_ns;
+      if (x->stuck && !x->op->create_ns) cut = INT64_MIN; /* a stuck op of unknown start: nothing is before it */
+    }
+    for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
+      const an_op* op = a->items[i].op;
+      if (!a->items[i].dump->ns_times || op->op_count < 0 || op->n_steps <= 0 || op->cnt[AN_C_DONE] < op->n_steps)
+        continue;
+      int64_t end = op->progress_ns ? op->progress_ns : op->last_ns;
+      if (!op->create_ns || end <= op->create_ns) continue;
+      ev->timed++;
+      if (cut && end >= cut) {
+        ev->after_hang++;
+        continue;
+      }
+      /* Ops that move the same bytes the same way at the same time: one
+       * operation (opCount), call kind, size, step count and direction.
+       * The ops of one operation run together, so whatever else slowed the
+       * machine then — a busy CPU, a thread not scheduled — slowed them
+       * alike; a slow link slows its own. */
+      uint64_t g = an_mix(an_mix(0x5105, op->comm), (uint64_t)op->op_count);
+      for (const char* k = an_op_coll(op); k && *k; k++) g = an_mix(g, (unsigned char)*k);
+      g = an_mix(an_mix(an_mix(g, (uint64_t)(uint32_t)op->pattern), op->nbytes), (uint64_t)op->n_steps);
+      g = an_mix(g, (uint64_t)op->is_send);
+      t[n++] = (timed){(int32_t)i, g, end - op->create_ns};
+    }
+  }
+  return n;
+}
+
+/* The ops of one operation that ran at the same time: each operation's ops
+ * (t sorted by group and duration) split, in the order they were created,
+ * into windows of AN_SLOW_WINDOW times the operation's median duration —
+ * a window closes only once it holds AN_SLOW_MIN_GROUP ops of
+ * AN_SLOW_WINDOW_RANKS ranks, and a last one with fewer joins the one
+ * before, so that a rank that lags behind (a slow one does), whose late ops
+ * would make a window of their own, is still compared with the others. The ranks of a large job are far apart in
+ * time — one may run an operation seconds after another, while the machine
+ * was otherwise busy — and what slowed the machine then slowed the ops
+ * that ran with it alike. `when` is scratch for n ops. */
+typedef struct {
+  int64_t create;
+  size_t q;
+} when_t;
+
+static int by_create(const void* x, const void* y) {
+  const when_t* a = x;
+  const when_t* b = y;
+  if (a->create != b->create) return a->create < b->create ? -1 : 1;
+  return (a->q > b->q) - (a->q < b->q);
+}
+
+static void concurrent(const pt_analysis* a, timed* t, size_t n, when_t* when) {
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && t[j].group == t[i].group) j++;
+    int64_t w = t[i + (j - i) / 2].dur * AN_SLOW_WINDOW;
+    size_t m = j - i;
+    for (size_t q = i; q < j; q++) when[q - i] = (when_t){a->items[t[q].item].op->create_ns, q};
+    qsort(when, m, sizeof *when, by_create);
+    uint64_t win = 0;
+    size_t in_win = 0, last_start = 0;
+    int ranks[AN_SLOW_WINDOW_RANKS], n_ranks = 0; /* its first distinct ranks */
+    int64_t start = when[0].create;
+    for (size_t k = 0; k < m; k++) {
+      if (in_win >= AN_SLOW_MIN_GROUP && n_ranks >= AN_SLOW_WINDOW_RANKS && when[k].create - start > w) {
+        win++;
+        in_win = 0;
+        n_ranks = 0;
+        start = when[k].create;
+        last_start = k;
+      }
+      in_win++;
+      int r = a->items[t[when[k].q].item].op->rank, seen = 0;
+      for (int x = 0; x < n_ranks && !seen; x++) seen = ranks[x] == r;
+      if (!seen && n_ranks < AN_SLOW_WINDOW_RANKS) ranks[n_ranks++] = r;
+      when[k].create = (int64_t)win; /* reused: its window */
+    }
+    if (win > 0 && (in_win < AN_SLOW_MIN_GROUP || n_ranks < AN_SLOW_WINDOW_RANKS))
+      for (size_t k = last_start; k < m; k++) when[k].create = (int64_t)win - 1;
+    for (size_t k = 0; k < m; k++) t[when[k].q].group = an_mix(t[when[k].q].group, (uint64_t)when[k].create);
+    i = j;
+  }
+}
+
+/* Statistics: each operation's baseline, the median of its timed ops —
+ * given AN_SLOW_MIN_GROUP of them at least, and a median of
+ * AN_SLOW_MIN_SPAN_NS or more (shorter spans are of the order of a thread
+ * that was not scheduled, or of the clock's own steps: a factor between
+ * them is noise). The ops of operations without a baseline leave t;
+ * global[q] is each kept op's duration over its baseline. Returns how many
+ * ops are kept. */
+static size_t baselines(pt_analysis* a, timed* t, size_t n, double* global, double* gp) {
+  an_slow_evidence* ev = &a->slow_ev;
+  size_t kept = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && t[j].group == t[i].group) j++;
+    int64_t med = t[i + (j - i) / 2].dur;
+    ev->groups++;
+    if (j - i < AN_SLOW_MIN_GROUP) {
+      ev->few_groups++;
+    } else if (med < AN_SLOW_MIN_SPAN_NS) {
+      ev->short_groups++;
+      if (med > ev->short_median_ns) ev->short_median_ns = med;
+    } else {
+      /* each op's null: the others of its operation as slow (Laplace) */
+      size_t slow = 0;
+      for (size_t q = i; q < j; q++) slow += (double)t[q].dur >= a->slow_factor * (double)med;
+      for (size_t q = i; q < j; q++) {
+        ev->used_p2p += (uint64_t)an_op_p2p(a->items[t[q].item].op);
+        global[kept] = (double)t[q].dur / (double)med;
+        gp[kept] = ((double)slow - (global[kept] >= a->slow_factor) + 1) / ((double)(j - i - 1) + 2);
+        t[kept++] = t[q];
+      }
+    }
+    i = j;
+  }
+  ev->used = kept;
+  if (kept && !ev->used_p2p) ev->state = AN_SJ_RING;
+  else if (kept) ev->state = ev->few_groups || ev->short_groups ? AN_SJ_PARTIAL : AN_SJ_JUDGED;
+  else if (!ev->timed) ev->state = AN_SJ_NONE;
+  else if (ev->after_hang == ev->timed) ev->state = AN_SJ_HANG;
+  else if (ev->short_groups) ev->state = AN_SJ_SHORT;
+  else ev->state = AN_SJ_FEW;
+  return kept;
+}
+
+void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n) {
+  const an_slow_evidence* ev = &a->slow_ev;
+  if (!n) return;
+  buf[0] = 0;
+  if (!a->slow_possible) {
+    snprintf(buf, n, "the dumps have millisecond times only, too coarse to time ops");
+    return;
+  }
+  switch (ev->state) {
+    case AN_SJ_JUDGED: break;
+    case AN_SJ_NONE: snprintf(buf, n, "no completed op with ns times to time"); break;
+    case AN_SJ_HANG:
+      snprintf(buf, n, "every one of the %llu completed ops ended once the hang had begun: their time is waiting",
+               (unsigned long long)ev->timed);
+      break;
+    case AN_SJ_SHORT:
+      snprintf(buf, n,
+               "the ops are too short to time: their median is %.0f us, under the %d us a timing judgement needs "
+               "(unpaced emulated ops last microseconds)",
+               (double)ev->short_median_ns / 1e3, AN_SLOW_MIN_SPAN_NS / 1000);
+      break;
+    case AN_SJ_PARTIAL:
+      snprintf(buf, n,
+               "%u of %u operations could not be timed (%u with fewer than %d timed ops, %u too short: median up to "
+               "%.0f us, under %d us)",
+               ev->few_groups + ev->short_groups, ev->groups, ev->few_groups, AN_SLOW_MIN_GROUP, ev->short_groups,
+               (double)ev->short_median_ns / 1e3, AN_SLOW_MIN_SPAN_NS / 1000);
+      break;
+    case AN_SJ_ALONE:
+      snprintf(buf, n, "every timed op touches the same ranks: no rank has ops of others to be compared with");
+      break;
+    case AN_SJ_RING:
+      snprintf(buf, n,
+               "only ring ops were timed: a pipelined ring waits for its slowest edge on every edge, which hides a "
+               "slow link (point-to-point ops show it)");
+      break;
+    case AN_SJ_FEW:
+      snprintf(buf, n, "too few timed ops: %llu, and no operation with the %d a baseline needs",
+               (unsigned long long)(ev->timed - ev->after_hang), AN_SLOW_MIN_GROUP);
+      break;
+  }
+}
+
+/* The chance, were each of k ops slow with its own chance p[i] (or all
+ * with p_all when p is NULL) and independently, that s of them or more are
+ * (the Poisson-binomial upper tail; dp holds k + 1 doubles). */
+static double upper_tail(const double* p, double p_all, size_t k, size_t s, double* dp) {
+  if (s == 0) return 1;
+  if (s > k) return 0;
+  if (k > AN_SLOW_DP_MAX) { /* Hoeffding's bound on the same tail: O(k) */
+    double mean = 0;
+    for (size_t i = 0; i < k; i++) mean += p ? p[i] : p_all;
+    double d = (double)s / (double)k - mean / (double)k;
+    return d > 0 ? exp(-2.0 * (double)k * d * d) : 1;
+  }
+  dp[0] = 1;
+  for (size_t j = 1; j <= k; j++) dp[j] = 0;
+  for (size_t i = 0; i < k; i++) {
+    double pi = p ? p[i] : p_all;
+    for (size_t j = i + 1; j > 0; j--) dp[j] = dp[j] * (1 - pi) + dp[j - 1] * pi;
+    dp[0] *= 1 - pi;
+  }
+  double tail = 0;
+  for (size_t j = s; j <= k; j++) tail += dp[j];
+  return tail;
+}
+
+/* Per-peer tallies of one rank's ratios: peer * 2 + slow, sorted. The
+ * peers with whom a quarter of its ops, and two at least, are slow. */
+static size_t majority_peers(int* pk, size_t np, int* first) {
+  qsort(pk, np, sizeof *pk, by_int);
+  size_t peers = 0;
+  *first = -1;
+  for (size_t k = 0; k < np;) {
+    size_t m = k, slow = 0;
+    while (m < np && pk[m] / 2 == pk[k] / 2) slow += pk[m++] & 1;
+    if (slow >= 2 && slow * 4 >= m - k) {
+      if (!peers) *first = pk[k] / 2;
+      peers++;
+    }
+    k = m;
+  }
+  return peers;
+}
+
 int an_slow(pt_analysis* a) {
+  memset(&a->slow_ev, 0, sizeof a->slow_ev);
   if (!a->slow_possible) return 0;
   size_t cap = a->n_items + 1;
   timed* t = an_alloc(&a->mem, cap * sizeof *t);
   touch* tc = an_alloc(&a->mem, 2 * cap * sizeof *tc);
   rank_ratio* rr = an_alloc(&a->mem, 2 * cap * sizeof *rr);
   double* global = an_alloc(&a->mem, cap * sizeof *global); /* per timed op: against its operation */
+  double* gp = an_alloc(&a->mem, cap * sizeof *gp);         /* per timed op: its null chance of that */
+  double* pv = an_alloc(&a->mem, 2 * cap * sizeof *pv);     /* one rank's null chances */
+  double* dp = an_alloc(&a->mem, (2 * cap + 1) * sizeof *dp);
+  when_t* when = an_alloc(&a->mem, cap * sizeof *when);
   double* loo = an_alloc(&a->mem, cap * sizeof *loo);       /* against the others, its rank left out */
   int32_t* kept = an_alloc(&a->mem, cap * sizeof *kept);    /* scratch of rank_ratios */
   int32_t* pos = an_alloc(&a->mem, cap * sizeof *pos);
   int* peers_of = an_alloc(&a->mem, 2 * cap * sizeof *peers_of);
   an_map idx;
   int rc = an_map_init(&a->mem, &idx, 64);
-  if (!t || !tc || !rr || !global || !loo || !kept || !pos || !peers_of || rc) {
+  if (!t || !tc || !rr || !global || !gp || !pv || !dp || !when || !loo || !kept || !pos || !peers_of || rc) {
     rc = PT_AN_ENOMEM;
     goto out;
   }
-  size_t n = 0;
-  for (size_t i = 0; i < a->n_items; i++) {
-    const an_op* op = a->items[i].op;
-    if (!a->items[i].dump->ns_times || op->op_count < 0 || op->n_steps <= 0 || op->cnt[AN_C_DONE] < op->n_steps)
-      continue;
-    int64_t end = op->progress_ns ? op->progress_ns : op->last_ns;
-    if (!op->create_ns || end <= op->create_ns) continue;
-    /* Ops that move the same bytes the same way: one call kind, size and
-     * step count (not one opCount: periodic dumps of different ranks
-     * hold different operations). */
-    uint64_t g = an_mix(0x5105, op->comm);
-    for (const char* c = an_op_coll(op); c && *c; c++) g = an_mix(g, (unsigned char)*c);
-    g = an_mix(an_mix(an_mix(g, (uint64_t)(uint32_t)op->pattern), op->nbytes), (uint64_t)op->n_steps);
-    g = an_mix(g, (uint64_t)op->is_send);
-    t[n++] = (timed){(int32_t)i, g, end - op->create_ns};
-  }
+  size_t n = evidence(a, t);
   qsort(t, n, sizeof *t, by_group_dur);
+  concurrent(a, t, n, when);
+  qsort(t, n, sizeof *t, by_group_dur);
+  n = baselines(a, t, n, global, gp);
 
-  /* Each op against its operation's median. */
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && t[j].group == t[i].group) j++;
-    int64_t med = j - i >= 4 ? t[i + (j - i) / 2].dur : 0;
-    for (size_t q = i; q < j; q++) global[q] = med > 0 ? (double)t[q].dur / (double)med : 0;
-    i = j;
-  }
   /* Slow ranks, one at a time: the one slow against the most peers first;
    * then its ops leave the comparison, so a peer slow only with it is
    * explained. */
@@ -253,29 +480,49 @@ int an_slow(pt_analysis* a) {
   for (int round = 0; round < 64 && rc == 0; round++) {
     int best = -1;
     uint64_t best_comm = 0;
-    size_t best_peers = 0;
+    size_t best_peers = 0, best_slow = 0;
+    int best_peer = -1;
     double best_med = 0;
     size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, tc, rr, loo, kept, pos);
+    /* every op touches the same ranks (two ranks, or each with one peer
+     * whose ops are all it has): none has others to be compared with */
+    if (round == 0 && !nrr && n) a->slow_ev.state = AN_SJ_ALONE;
+    /* The ranks tested: each at AN_SLOW_ALPHA over their number, so that
+     * the chance of naming any rank of a job without a slow one stays
+     * within AN_SLOW_ALPHA (Bonferroni). */
+    size_t tested = 0;
+    for (size_t i = 0; i < nrr; i++) tested += i == 0 || rr[i].comm != rr[i - 1].comm || rr[i].rank != rr[i - 1].rank;
     for (size_t i = 0; i < nrr;) {
       size_t j = i;
       while (j < nrr && rr[j].comm == rr[i].comm && rr[j].rank == rr[i].rank) j++;
-      /* Slow in a quarter of its ops at least, and two of them (a slow link
-       * shows in its point-to-point ops; a pipelined ring's hide it; one
-       * op alone may be a thread that was not scheduled): the factor is
-       * the median of those. */
+      /* Slow in a quarter of its ops at least, and AN_SLOW_MIN_RANK_SLOW
+       * of them in two operations (a slow link shows in its point-to-point
+       * ops; a pipelined ring's hide it; the ops of one operation alone
+       * may be a thread that was not scheduled): the factor is the median
+       * of those. Its peers count where a quarter of its ops with them,
+       * and two, are slow: one slow op beside a peer is not a slow link. */
       size_t slow = 0;
       for (size_t k = i; k < j; k++) slow += rr[k].ratio >= a->slow_factor;
       double med = slow ? rr[j - slow + slow / 2].ratio : 0;
-      if (slow < 2 || slow * 4 < j - i || !in_two_operations(rr + j - slow, slow)) med = 0;
-      size_t np = 0, peers = 0;
-      for (size_t k = i; k < j; k++)
-        if (rr[k].ratio >= a->slow_factor) peers_of[np++] = rr[k].peer;
-      qsort(peers_of, np, sizeof *peers_of, by_int);
-      for (size_t k = 0; k < np; k++) peers += k == 0 || peers_of[k] != peers_of[k - 1];
-      if (med >= a->slow_factor && (peers > best_peers || (peers == best_peers && med > best_med))) {
+      if (slow < AN_SLOW_MIN_RANK_SLOW || slow * 4 < j - i || !in_two_operations(rr + j - slow, slow)) med = 0;
+      /* … and more slow ops than chance gives: were each of its ops as
+       * likely slow as the others of its operation, `slow` of them would
+       * be slow with a chance of at most AN_SLOW_ALPHA / tested. */
+      if (med > 0) {
+        for (size_t k = i; k < j; k++) pv[k - i] = rr[k].p;
+        if (upper_tail(pv, 0, j - i, slow, dp) > AN_SLOW_ALPHA / (double)tested) med = 0;
+      }
+      size_t np = 0;
+      for (size_t k = i; k < j; k++) peers_of[np++] = rr[k].peer * 2 + (rr[k].ratio >= a->slow_factor);
+      int peer1;
+      size_t peers = med > 0 ? majority_peers(peers_of, np, &peer1) : 0;
+      if (med >= a->slow_factor && peers > 0 &&
+          (peers > best_peers || (peers == best_peers && (slow > best_slow || (slow == best_slow && med > best_med))))) {
         best = rr[i].rank;
         best_comm = rr[i].comm;
         best_peers = peers;
+        best_slow = slow;
+        best_peer = peer1;
         best_med = med;
       }
       i = j;
@@ -290,13 +537,9 @@ int an_slow(pt_analysis* a) {
     /* Slow with one peer only: the link between the two, and the records
      * cannot say which end is slow (a pair's ops are the same ops). */
     if (best_peers == 1) {
-      for (size_t i = 0; i < nrr; i++)
-        if (rr[i].comm == best_comm && rr[i].rank == best && rr[i].ratio >= a->slow_factor) {
-          q->pub.peer = rr[i].peer;
-          q->cand[1] = rr[i].peer;
-          q->pub.n_candidates = 2;
-          break;
-        }
+      q->pub.peer = best_peer;
+      q->cand[1] = best_peer;
+      q->pub.n_candidates = 2;
     }
   }
   /* Each op's ratio with its rank left out (no rank excluded), for the
@@ -313,16 +556,28 @@ int an_slow(pt_analysis* a) {
       break;
     }
     double x = a->n_culprits > first ? loo[q] : global[q];
+    if (!e->ops) e->slow_op_count = -1;
     e->ops++;
+    e->p_sum += a->n_culprits > first ? 0 : gp[q];
     if (x >= a->slow_factor) {
       e->slow_ops++;
       if (x > e->ratio) e->ratio = x;
+      if (e->slow_op_count < 0) e->slow_op_count = op->op_count;
+      if (!e->slow_operations) e->slow_operations = 1;
+      if (op->op_count != e->slow_op_count) e->slow_operations = 2;
     }
   }
   if (a->n_culprits == first) {
-    size_t left = 0;
-    for (size_t k = 0; k < a->n_slow; k++)
-      if (a->slow[k].slow_ops > 0 && a->slow[k].slow_ops * 2 >= a->slow[k].ops) a->slow[left++] = a->slow[k];
+    /* an edge slow on its own: half of its ops, AN_SLOW_MIN_EDGE of them,
+     * slow in two operations, and more than chance gives (its ops' mean
+     * null chance; AN_SLOW_ALPHA over the edges tested) */
+    size_t left = 0, tested = a->n_slow;
+    for (size_t k = 0; k < a->n_slow; k++) {
+      const an_slow_edge* e = &a->slow[k];
+      if (e->ops >= AN_SLOW_MIN_EDGE && e->slow_ops * 2 >= e->ops && e->slow_operations >= 2 &&
+          upper_tail(NULL, e->p_sum / e->ops, e->ops, e->slow_ops, dp) <= AN_SLOW_ALPHA / (double)tested)
+        a->slow[left++] = a->slow[k];
+    }
     a->n_slow = left;
     for (size_t k = 0; k < a->n_slow && rc == 0; k++) {
       an_slow_edge* e = &a->slow[k];
@@ -332,6 +587,8 @@ int an_slow(pt_analysis* a) {
         break;
       }
       q->pub.peer = e->receiver;
+      q->cand[1] = e->receiver; /* one edge's ops time both of its ends */
+      q->pub.n_candidates = 2;
       q->pub.channel = e->channel;
       q->pub.is_send = 1;
       q->pub.slow_factor = e->ratio;
@@ -367,6 +624,10 @@ out:
   an_free(&a->mem, kept);
   an_free(&a->mem, pos);
   an_free(&a->mem, peers_of);
+  an_free(&a->mem, gp);
+  an_free(&a->mem, pv);
+  an_free(&a->mem, dp);
+  an_free(&a->mem, when);
   an_map_free(&a->mem, &idx);
   return rc;
 }

@@ -272,7 +272,8 @@ static void test_sparse_rank_numbers(void** state) {
   snprintf(t + l, n - l, HDR, 300000, "stall", 9, 1764470010000000000LL);
   for (int k = 0; k < NOPS; k++) {
     l = strlen(t);
-    snprintf(t + l, n - l, OP, 9, 300000, 100000 + k, "send", 24LL, 16LL, 0LL, 16LL, 16LL);
+    /* data ready beyond what was sent: each waits for its peer */
+    snprintf(t + l, n - l, OP, 9, 300000, 100000 + k, "send", 24LL, 20LL, 0LL, 16LL, 16LL);
   }
   state_nranks(t, NR);
   const double t0 = an_now_for_test();

@@ -31,7 +31,7 @@ SCENARIOS = {  # jobs of the emulator on its default RCCL profile: 2 nodes x 4 r
     "pxn and a stall": ["--pxn", "1:0", "--stall", "2:0:4"],
     "never-stopped ops and a stall": ["--leak-ops", "2", "--stall", "6:0:3"],
 }
-TIMING = ("parseSeconds", "analyzeSeconds")
+TIMING = ("parseSeconds", "analyzeSeconds", "slowSeconds")
 TIMED = ("slow link",)  # scenarios whose ground truth is a matter of run times
 
 

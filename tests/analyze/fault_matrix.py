@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""The randomized fault matrix: emulated jobs drawn from the whole space the
+emulator offers, each analyzed from the plugin's dump files and compared with
+the emulator's ground truth.
+
+Every job is drawn from one seeded generator (printed first, so a failing run
+is repeated with --seed): a host profile (every NVIDIA NCCL release profile
+and rccl), a topology from 2 x 1 to 32 x 8 ranks (odd shapes too), 1-8
+channels, the SIMPLE, LL or LL128 protocol, a workload (all-reduce,
+send/recv, both, of several sizes), and the faults: none, a stall, a receive
+never posted, a kill, a slow link or GPU, a PXN send (with a stall or not),
+never-stopped ops beside a stall — at any transfer the op has, the first and
+the last included, in the first or the last iteration and in any call — and
+two faults in one job (two stalls, a kill beside a stall, a no-recv beside a
+stall). Hung jobs leave the dumps of the host's destroy (RCCL's dump hook,
+NVIDIA's finalize) or, for some, of the plugin's stall watchdog while the job
+is held; timing faults run paced (--pace), with a periodic dump under NVIDIA
+profiles so that a job that completes leaves one. A killed rank's files are
+removed: all emulated ranks share one process, and a dead process writes
+nothing after it dies.
+
+Each job's outcome (`proxytrace analyze --json --expect`):
+  exact      every culprit by rank, channel and cause
+  node       at node level (a GPU inside a node's part of a ring, PXN)
+  limit      a documented limit the analysis reports ("within a documented
+             limit": a timing judgement below the evidence it needs, ms times)
+  incomplete exit 4: the analysis says what it could not see, names nothing false
+  nodump     a job that completed without any dump (NVIDIA hosts dump a
+             healthy job only periodically)
+  missed     a culprit of the truth not named
+  false      a culprit the truth does not name, or a hang called ok
+The run fails on any missed or false job. Usage:
+
+  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--untimed] [-v]
+
+A job the proxy records or the emulator's truth cannot decide is counted
+apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
+  truth      the emulator's truth names a fault that no stuck op of its own
+             shows — its verdict says hang though no network op is stuck (a
+             fault on the last transfers of a rank without a network op), or
+             a culprit it names stops nothing (a stall or no-recv downstream
+             of another fault, starved before its step)
+  limit      also: every stuck op on a rank that died (the others finished;
+             the analysis lists it among the ranks without a dump);
+             a dead rank named in a stall's place, where the records
+             cannot tell them apart: on the stalled sender's node (the
+             node's ring may have stopped at it), or on NCCL 2.23-2.26 (no
+             data-ready count: a send to a dead rank cannot show its GPU
+             produced nothing)
+  unknown    NCCL 2.23-2.26: a rank without a network op never learns its
+             rank; its dumps, named r-1, read as a missing rank
+
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HOSTS = ["rccl", "nccl-2.23", "nccl-2.24", "nccl-2.25", "nccl-2.26", "nccl-2.27", "nccl-2.27.3",
+         "nccl-2.28", "nccl-2.29", "nccl-2.30"]
+# Topologies, small ones more often (they are quick); 32 x 8 is the largest.
+SMALL = [(2, 1), (2, 2), (2, 3), (2, 4), (3, 1), (3, 2), (3, 5), (4, 1), (4, 2), (5, 3), (2, 5), (7, 1),
+         (3, 3), (4, 3), (6, 2), (2, 7)]
+LARGE = [(16, 2), (2, 16), (32, 1), (8, 8), (5, 7), (9, 3), (32, 8), (13, 5), (4, 8), (11, 2)]
+SIZES = ["256K", "1M", "2M", "4M"]
+KINDS = ["none", "stall", "stall", "stall", "no-recv", "kill", "slow-link", "slow-gpu", "pxn", "pxn+stall",
+         "leak+stall", "stall+stall", "kill+stall", "stall+no-recv"]
+TIMING = ("slow-link", "slow-gpu")
+HOLD = 0.4   # seconds a hung job is held (--hold)
+NOSLOW = []  # analyze options: ["--slow-factor", "1000"] where run times are not the program's
+
+
+def draw_job(rng, timing=True):
+    host = rng.choice(HOSTS)
+    nodes, rpn = rng.choice(LARGE) if rng.random() < 0.12 else rng.choice(SMALL)
+    nranks = nodes * rpn
+    kind = rng.choice(KINDS)
+    # timing faults on up to 64 ranks: beyond, a 2-core machine cannot run
+    # the emulated ranks' threads on time, and paced time is no longer the
+    # emulator's
+    while kind in TIMING and (not timing or nranks > 64):
+        kind = rng.choice(KINDS)
+    if kind.startswith("pxn") and rpn < 2:
+        kind = "stall"
+    channels = rng.randint(1, 8) if nranks <= 64 else rng.randint(1, 2)
+    proto = rng.choice(["SIMPLE", "LL", "LL128"])
+    ops = rng.choice([["allreduce"], ["sendrecv"], ["allreduce", "sendrecv"], ["sendrecv", "allreduce"],
+                      ["allreduce", "sendrecv", "allreduce"]])
+    calls = ",".join("%s:%s" % (k, rng.choice(SIZES)) for k in ops)
+    iters = rng.randint(1, 3)
+    if kind in TIMING:
+        iters = 3 + rng.randint(0, 2)
+    job = {"host": host, "nodes": nodes, "rpn": rpn, "channels": channels, "proto": proto, "ops": calls,
+           "iters": iters, "seed": rng.randint(1, 10 ** 6), "kind": kind, "call": rng.randrange(len(ops)),
+           "iter": rng.choice([0, iters - 1]), "faults": []}
+    rank = lambda: rng.randrange(nranks)  # noqa: E731
+    chan = lambda: rng.choice(["all"] + [str(c) for c in range(channels)])  # noqa: E731
+    # "S" stands for a transfer drawn once the ops' transfer count is known
+    # (first, last or any); "S0" for one from the first half.
+    if kind in ("stall", "leak+stall"):
+        job["faults"].append(["stall", "%d:%s:S" % (rank(), chan())])
+    elif kind == "no-recv":
+        job["faults"].append(["no-recv", "%d:%s:S" % (rank(), chan())])
+    elif kind == "kill":
+        job["faults"].append(["kill", "%d:S" % rank()])
+    elif kind == "slow-link":
+        job["faults"].append(["slow-link", "%d:%d" % (rank(), rng.choice([8, 16, 32]))])
+    elif kind == "slow-gpu":
+        job["faults"].append(["slow-gpu", "%d:%d" % (rank(), rng.choice([8, 16, 32]))])
+    elif kind.startswith("pxn"):
+        node = rng.randrange(nodes)
+        r, h = rng.sample(range(node * rpn, node * rpn + rpn), 2)
+        job["faults"].append(["pxn", "%d:%d" % (r, h)])
+        if kind == "pxn+stall":
+            job["faults"].append(["stall", "%d:%s:S" % (r, chan())])
+    elif kind == "stall+stall":
+        a, b = rng.sample(range(nranks), 2) if nranks > 1 else (0, 0)
+        job["faults"] += [["stall", "%d:%s:S" % (a, chan())], ["stall", "%d:%s:S" % (b, chan())]]
+    elif kind == "kill+stall":
+        a, b = rng.sample(range(nranks), 2)
+        job["faults"] += [["kill", "%d:S" % a], ["stall", "%d:%s:S" % (b, chan())]]
+    elif kind == "stall+no-recv":
+        a, b = rng.sample(range(nranks), 2)
+        job["faults"] += [["stall", "%d:%s:S" % (a, chan())], ["no-recv", "%d:%s:S" % (b, chan())]]
+    if kind == "leak+stall":
+        job["faults"].append(["leak-ops", "2"])
+    # every job paced, so that op times are the emulator's draws and not how
+    # busy the machine is; timing faults and healthy jobs (where a false
+    # slow link would show) with polls long beside a loaded machine's
+    # wake-up latency
+    job["pace"] = 500 if kind in TIMING + ("none",) else 200
+    job["watchdog"] = kind not in TIMING and kind != "none" and rng.random() < 0.2
+    job["metrics"] = kind in TIMING and rng.random() < 0.5
+    job["steps"] = [rng.choice(["first", "last", "any", "any"]) for _ in job["faults"]]
+    job["u"] = rng.random()
+    return job
+
+
+def sim_args(job, plugin):
+    a = ["sim", "--host", job["host"], "--plugin", plugin, "--nodes", str(job["nodes"]), "--ranks-per-node",
+         str(job["rpn"]), "--channels", str(job["channels"]), "--proto", job["proto"], "--ops", job["ops"],
+         "--iters", str(job["iters"]), "--seed", str(job["seed"]), "--fault-call", str(job["call"]),
+         "--fault-iter", str(job["iter"])]
+    for name, val in job["faults"]:
+        a += ["--" + name, val]
+    if job["pace"]:
+        a += ["--pace", str(job["pace"])]
+    return a
+
+
+STEP_RANGE = re.compile(r"give a step in 0\.\.(\d+)")
+
+
+def place_steps(job, pt, plugin, env):
+    """Replaces each S by a transfer the op has: asks the emulator for the
+    range (a step beyond it is refused with the range)."""
+    for i, (name, val) in enumerate(job["faults"]):
+        if not val.endswith(":S"):
+            continue
+        probe = dict(job, faults=[[name, val[:-1] + "999999"]])
+        r = subprocess.run([pt] + sim_args(probe, plugin) + ["--quiet"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        m = STEP_RANGE.search(r.stderr)
+        last = int(m.group(1)) if m else 0
+        how = job["steps"][i]
+        step = 0 if how == "first" else last if how == "last" else int(job["u"] * (last + 1)) % (last + 1)
+        job["faults"][i][1] = val[:-1] + str(step)
+
+
+def describe(job):
+    return "%s %dx%d ch%d %s %s iters %d seed %d%s" % (
+        job["host"], job["nodes"], job["rpn"], job["channels"], job["proto"], job["ops"], job["iters"],
+        job["seed"], "".join(" --%s %s" % (n, v) for n, v in job["faults"]) +
+        (" --fault-call %d --fault-iter %d" % (job["call"], job["iter"]) if job["faults"] else "") +
+        (" --pace %d" % job["pace"] if job["pace"] else "") + (" (watchdog)" if job["watchdog"] else "") + (" (metrics)" if job["metrics"] else ""))
+
+
+def run_job(job, pt, plugin, base_env, top):
+    """One job; a false slow culprit, or a slow fault missed, gets one more
+    run. Emulated time is paced, but a machine busy enough keeps a proxy
+    thread from running on time, and its ops are then slow in fact — or the
+    slow one's slowness drowns (the project's timed tests do the same: a
+    deterministic fault in the analysis shows twice)."""
+    place_steps(job, pt, plugin, dict(base_env))
+    res = attempt(job, pt, plugin, base_env, top)
+    timed_miss = res[1] == "missed" and job["kind"] in TIMING
+    if res[1] == "false" and "is slow" in res[2] or timed_miss:
+        again = attempt(job, pt, plugin, base_env, top)
+        res = again[:2] + (again[2] + " (run twice: %s)" % res[2][:120] if again[1] != "false" else again[2],
+                           res[3] + again[3], True)
+    return res if len(res) == 5 else res + (False,)
+
+
+def attempt(job, pt, plugin, base_env, top):
+    d = tempfile.mkdtemp(dir=top)
+    env = dict(base_env)
+    try:
+        args = [pt] + sim_args(job, plugin) + ["--dump-dir", d + "/logs", "--env", "PROXYTRACE_DUMP_DIR=" + d + "/files",
+                                              "--truth-json", d + "/truth.json", "--quiet", "--hang-polls", "20"]
+        nvidia = job["host"] != "rccl"
+        timed = job["kind"] in TIMING + ("none",)
+        if nvidia or job["watchdog"]:
+            # NVIDIA hosts have no dump hook, and their finalize dumps only
+            # the ranks with ops still active: periodic dumps give every
+            # rank's records, and a hung job is held so that each rank's
+            # latest dump comes while it hangs (the stall watchdog's too)
+            args += ["--env", "PROXYTRACE_DUMP_INTERVAL_MS=%d" % (20 if timed else 50)]
+            if not timed:
+                args += ["--env", "PROXYTRACE_STALL_MS=100", "--hold", str(HOLD)]
+        if job["metrics"]:
+            args += ["--env", "PROXYTRACE_METRICS_INTERVAL_MS=20"]
+        t0 = time.time()
+        sim = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        if sim.returncode not in (0, 3):
+            return job, "error", "sim exit %d: %s" % (sim.returncode, sim.stderr.strip()[-400:]), time.time() - t0
+        truth = json.load(open(d + "/truth.json"))
+        if sim.returncode == 0 and truth["verdict"] == "hang":
+            # the emulator's truth is wrong here: its job completed (a stall
+            # on the last transfers of a rank with no network op stops no
+            # network op)
+            return job, "truth", "the truth says hang, the job completed", time.time() - t0
+        files = d + "/files"
+        for r in truth.get("deadRanks", []):  # a dead process writes nothing more
+            for f in os.listdir(files) if os.path.isdir(files) else []:
+                if "-r%d-" % r in f:
+                    os.unlink(os.path.join(files, f))
+        if not os.path.isdir(files) or not os.listdir(files):
+            out = "nodump"
+            why = "no dump files"
+            if truth["verdict"] == "hang":
+                out = "missed"
+                why = "a hung job left no dump"
+                if not truth_stuck(job, pt, plugin, env):
+                    out, why = "truth", "the truth says hang, and no network op is stuck in it"
+            return job, out, why, time.time() - t0
+        an = subprocess.run([pt, "analyze", "--json", "--expect", d + "/truth.json", files] + NOSLOW, env=env,
+                            capture_output=True, text=True, timeout=300)
+        out, why = classify(truth, an)
+        if out == "false" and why == "a hang called ok":
+            lines = stuck_lines(job, pt, plugin, env, job["faults"])
+            dead = {"rank=%d " % r for r in truth.get("deadRanks", [])}
+            if not lines:
+                out, why = "truth", "the truth says hang, and no network op is stuck in it"
+            elif all(any(d in l for d in dead) for l in lines) and \
+                    set(truth.get("deadRanks", [])) <= {m.get("rank") for m in json.loads(an.stdout).get("missing_ranks", [])}:
+                # every stuck op is on a rank that died: the others finished,
+                # and the analysis lists the rank without a dump
+                out, why = "limit", "every stuck op is on a dead rank; the others finished"
+        if out == "missed" and "no culprit names" in why and truth["verdict"] == "hang":
+            unseen = unshown(job, truth, an, pt, plugin, env)
+            if not unseen and dead_beside(job, truth, an):
+                out, why = "limit", "a dead rank on the node of a stalled sender is named instead of its GPU: " + why
+            elif unseen:
+                # the emulator's truth names a fault that no stuck op of its
+                # own shows (it names every fault that hits an op or a rank
+                # of the hung call: a stall on the last transfers of a rank
+                # without a network op stops nothing; a stall or no-recv
+                # downstream of another fault, starved before its step)
+                out, why = "truth", "the truth names a fault that " + unseen
+        if out in ("missed", "false") and any("-r-1-" in f for f in os.listdir(files)):
+            # NCCL 2.23-2.26: a rank without a network op never learns its
+            # rank; its dumps are named r-1 and read as a missing rank
+            out, why = "unknown", "a rank's dumps name no rank (r-1): " + why
+        return job, out, why, time.time() - t0
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def truth_stuck(job, pt, plugin, env):
+    """Whether the emulator's truth has a stuck network op. Its verdict says
+    hang also where the faults stop no network op (a fault on the last
+    transfers of a rank without one, whose node's ring still completes): the
+    plugin then has nothing stuck to dump, and the job completes."""
+    t = subprocess.run([pt] + sim_args(dict(job, pace=0), plugin) + ["--truth", "--quiet"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    return "truth: stuck " in t.stdout + t.stderr
+
+
+STUCK = re.compile(r"truth: stuck .*")
+
+
+def stuck_lines(job, pt, plugin, env, faults):
+    """The emulator's stuck ops (its --truth lines) for the job with these
+    faults."""
+    t = subprocess.run([pt] + sim_args(dict(job, pace=0, faults=faults), plugin) + ["--truth", "--quiet"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    return sorted(m[0] for m in STUCK.finditer(t.stdout + t.stderr))
+
+
+def unshown(job, truth, an, pt, plugin, env):
+    """The truth's culprits the analysis misses, when each of them stops
+    nothing: the emulator's stuck ops are the same without its fault (the
+    truth names every fault that hits an op or a rank of the hung call, also
+    one another fault kept from striking). "" when a missed one does change
+    what is stuck (then the analysis missed it)."""
+    try:
+        doc = json.loads(an.stdout)
+    except ValueError:
+        return ""
+    missed = []
+    for c in truth["culprits"]:
+        r, ch = c["rank"], c["channel"]
+        found = False
+        for q in doc.get("culprits", []):
+            ranks = {q.get("rank")} | set(q.get("candidates") or [])
+            same_ch = ch < 0 or q.get("channel") in (ch, None)
+            exact = q.get("rank") == r and q.get("cause") == c["cause"]
+            if same_ch and (exact or not c["exact"] and r in ranks):
+                found = True
+        if not found:
+            missed.append(c)
+    if not missed:
+        return ""
+    full = stuck_lines(job, pt, plugin, env, job["faults"])
+    # the faults as sim_args gives them: the truth's "fault" indexes the
+    # stall/no-recv/kill/... options in order, leak-ops and pxn included
+    for c in missed:
+        rest = [f for i, f in enumerate(job["faults"]) if i != c["fault"]]
+        if stuck_lines(job, pt, plugin, env, rest) != full:
+            return ""
+    return ", ".join("rank %d (channel %d, %s) stops nothing" % (c["rank"], c["channel"], c["cause"]) for c in missed)
+
+
+def dead_beside(job, truth, an):
+    """A stall the analysis misses because a dead rank is named in its
+    place, where the records cannot tell them apart (docs/analyze.md, "What
+    the records cannot show"): a dead rank of the stalled rank's node (the
+    node's ring may have stopped at it), or, on NCCL 2.23-2.26, whose
+    profiler reports no data ready ahead of transmission, a dead rank at
+    all (a send to it cannot show that its GPU produced nothing)."""
+    try:
+        doc = json.loads(an.stdout)
+    except ValueError:
+        return False
+    rpn = truth["ranksPerNode"]
+    dead = set(truth.get("deadRanks", []))
+    named = {q.get("rank") for q in doc.get("culprits", []) if q.get("cause") == "rank_missing"}
+    stalls = [c for c in truth["culprits"] if c["cause"] == "gpu_not_producing"]
+    old = job["host"] in ("nccl-2.23", "nccl-2.24", "nccl-2.25", "nccl-2.26")
+    return any(d in named and (old or d // rpn == c["rank"] // rpn) for c in stalls for d in dead)
+
+
+def classify(truth, an):
+    """The outcome and why, from the analysis' own comparison (--expect)
+    and, as a second opinion, from the culprits of its JSON document against
+    the truth's: a culprit on no rank of the truth (nor with one among its
+    candidates) is false whatever the comparison says."""
+    lines = an.stderr.strip().splitlines()
+    why = lines[-1] if lines else ""
+    why = re.sub(r"^proxytrace analyze: ground truth \([^)]*\): ", "", why)
+    try:
+        doc = json.loads(an.stdout)
+    except ValueError:
+        doc = None
+    expected = {c["rank"] for c in truth["culprits"]}
+    if doc is not None:
+        for c in doc.get("culprits", []):
+            ranks = {c.get("rank")} | set(c.get("candidates") or [])
+            if not ranks & expected:
+                return "false", "culprit not in the truth: " + c.get("summary", "")[:200]
+        if truth["verdict"] == "hang" and doc.get("verdict") == "ok":
+            return "false", "a hang called ok"
+    if an.returncode == 4:
+        return "incomplete", why
+    if "agrees with the ground truth at node level" in why:
+        return "node", why
+    if "agrees with the ground truth" in why:
+        return "exact", why
+    if "documented limit" in why or "millisecond times only" in why:
+        return "limit", why
+    if "is not in the ground truth" in why:
+        return "false", why
+    if "the verdict is" in why and doc and doc.get("verdict") not in ("ok", None) and truth["verdict"] == "ok":
+        return "false", why
+    return "missed", why
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--jobs", type=int, default=40)
+    ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--max-ranks", type=int, default=256)
+    ap.add_argument("--untimed", action="store_true",
+                    help="run times are not the program's (a sanitizer, qemu): no timing faults, no slowness "
+                         "looked for, hung jobs held longer")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    o = ap.parse_args()
+    global HOLD, NOSLOW
+    if o.untimed:
+        HOLD, NOSLOW = 2.0, ["--slow-factor", "1000"]
+    seed = o.seed if o.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
+    print("fault matrix: seed %d, %d jobs (repeat with --seed %d --jobs %d)" % (seed, o.jobs, seed, o.jobs))
+    sys.stdout.flush()
+    build = os.path.abspath(o.build)
+    pt = os.path.join(build, "proxytrace")
+    so = os.path.join(build, "librccl-profiler-proxytrace.so")
+    top = tempfile.mkdtemp(prefix="pt-matrix-")
+    # NCCL 2.27.3 loads a plugin by short name only: a link with the name it
+    # looks for, on LD_LIBRARY_PATH
+    os.symlink(so, os.path.join(top, "libnccl-profiler-proxytrace.so"))
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = top + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    rng = random.Random(seed)
+    jobs = []
+    while len(jobs) < o.jobs:
+        j = draw_job(rng, not o.untimed)
+        if j["nodes"] * j["rpn"] <= o.max_ranks:
+            jobs.append(j)
+    tally = {}
+    bad = []
+    reruns = 0
+    t0 = time.time()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=o.parallel) as ex:
+            futs = [ex.submit(run_job, j, pt, "proxytrace" if j["host"] == "nccl-2.27.3" else so, env, top)
+                    for j in jobs]
+            for f in futs:
+                job, out, why, secs, rerun = f.result()
+                tally[out] = tally.get(out, 0) + 1
+                reruns += rerun
+                if out in ("missed", "false", "error"):
+                    bad.append((job, out, why))
+                if o.verbose or out in ("missed", "false", "error", "truth", "unknown"):
+                    print("%-10s %5.2fs %s: %s" % (out, secs, describe(job), why))
+                    sys.stdout.flush()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    order = ["exact", "node", "limit", "incomplete", "nodump", "truth", "unknown", "missed", "false", "error"]
+    print("fault matrix: seed %d, %d jobs in %.0f s: %s; %d run twice" % (
+        seed, len(jobs), time.time() - t0, ", ".join("%d %s" % (tally.get(k, 0), k) for k in order), reruns))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
