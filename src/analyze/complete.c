@@ -13,7 +13,7 @@
  *               not be read;
  *   - stale     a rank's latest dump is older than the newest of its
  *               peers' by more than the stall time (it may have moved on
- *               since) — not when it finished cleanly, which is final;
+ *               since) — not a whole finalize dump, which is final;
  *   - unreadable  an input that could not be read.
  * A verdict that found nothing becomes "incomplete" when there is any gap,
  * and also when every stuck op it found is on a rank whose dump is cut,
@@ -360,6 +360,10 @@ int an_complete(pt_analysis* a) {
         clean++;
         continue;
       }
+      /* A finalize dump is final: the communicator was destroyed there and
+       * its rank has nothing newer to show, however long its peers took to
+       * finalize after it. */
+      if (d->trigger == AN_TRIG_FINALIZE && !an_dump_damaged(d)) continue;
       const int64_t stall_ms = a->stall_ms >= 0 ? a->stall_ms : d->stall_ms > 0 ? d->stall_ms : 1000;
       if (d->time_ns && newest - d->time_ns > stall_ms * 1000000) {
         an_gap* g = add_gap(a, PT_GAP_STALE, c->comm, r);

@@ -271,6 +271,15 @@ static void test_missing_and_stale(void** state) {
   a = run_two(r0, r1);
   assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
   pt_analysis_free(a);
+  /* a finalize dump 500 ms older, with an op still active (a communicator
+   * destroyed while it hung): final, so never stale */
+  r1[0] = 0;
+  header(r1, sizeof r1, 1, 2, "finalize", 2, 1, T0 - 500 * MS, 1, 0);
+  op(r1, sizeof r1, 2, 1, 0, 0, 4, T0 - 500 * MS);
+  end(r1, sizeof r1, 2, 1);
+  a = run_two(r0, r1);
+  assert_null(gap_of(a, PT_GAP_STALE));
+  pt_analysis_free(a);
 }
 
 /* A hang on the ranks that are there stays a hang (exit 1 in the CLI);
