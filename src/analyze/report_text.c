@@ -132,19 +132,20 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
           else fprintf(f, "  rank %d", g->rank);
           fprintf(f, " of communicator %" PRIu64 ": no dump\n", g->comm_hash);
           break;
-        case PT_GAP_CUT: fprintf(f, "  rank %d: %s has no end: cut (%s:%u)\n", g->rank, seq, g->path, g->line); break;
+        case PT_GAP_CUT: fprintf(f, "  rank %d: %s has no end: cut (%s:%u)\n", g->rank, seq, PT_TEXT(g->path, PATH_SHOWN), g->line); break;
         case PT_GAP_SHORT:
           if (g->announced >= 0)
             fprintf(f, "  rank %d: %s announces %lld records, %lld were read (%s:%u)\n", g->rank, seq,
-                    (long long)g->announced, (long long)g->read, g->path, g->line);
+                    (long long)g->announced, (long long)g->read, PT_TEXT(g->path, PATH_SHOWN), g->line);
           else
-            fprintf(f, "  rank %d: lines of %s could not be read (%s:%u)\n", g->rank, seq, g->path, g->line);
+            fprintf(f, "  rank %d: lines of %s could not be read (%s:%u)\n", g->rank, seq, PT_TEXT(g->path, PATH_SHOWN),
+                    g->line);
           break;
         case PT_GAP_STALE:
           fprintf(f, "  rank %d: %s is %lld ms older than its peers' latest (stall time %lld ms; %s:%u)\n", g->rank, seq,
-                  (long long)g->behind_ms, (long long)g->stall_ms, g->path, g->line);
+                  (long long)g->behind_ms, (long long)g->stall_ms, PT_TEXT(g->path, PATH_SHOWN), g->line);
           break;
-        case PT_GAP_UNREADABLE: fprintf(f, "  %s: could not be read\n", g->path); break;
+        case PT_GAP_UNREADABLE: fprintf(f, "  %s: could not be read\n", PT_TEXT(g->path, PATH_SHOWN)); break;
         default: break;
       }
     }
@@ -176,7 +177,7 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
   }
   if (verbose && a->n_skipped) {
     fprintf(f, "\nskipped in the directories read:\n");
-    for (size_t i = 0; i < a->n_skipped; i++) fprintf(f, "  %s: %s\n", a->skipped[i].path, a->skipped[i].why);
+    for (size_t i = 0; i < a->n_skipped; i++) fprintf(f, "  %s: %s\n", PT_TEXT(a->skipped[i].path, PATH_SHOWN), a->skipped[i].why);
   }
 }
 

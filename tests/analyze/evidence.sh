@@ -38,6 +38,15 @@ grep -q "rank 3: dump [0-9]* has no end: cut" "$T/out" || fail "the cut is not l
 grep -q "ranks 0-2 of communicator [0-9]*: no dump" "$T/out" || fail "the missing ranks are not listed"
 $RUN "$PT" analyze --json "$T/cut" >"$T/cut.json" 2>/dev/null; rc=$?
 [ $rc -eq 4 ] || fail "--json of a cut dump exits $rc, want 4"
+# the same cut file under a planted name holding ESC ]0; (a window title):
+# the report names it with the escape shown, never the control bytes
+esc=$(printf '\033')
+mkdir "$T/planted"
+cp "$T/cut/r3.jsonl" "$T/planted/x${esc}]0;owned${esc}[2J.jsonl"
+$RUN "$PT" analyze -v "$T/planted" >"$T/out" 2>&1; rc=$?
+[ $rc -eq 4 ] || fail "the planted cut file exits $rc, want 4"
+grep -q 'x\\x1b\]0;owned\\x1b\[2J\.jsonl' "$T/out" || fail "the planted name is not shown escaped: $(grep -a cut "$T/out")"
+! grep -q "$esc" "$T/out" || fail "the report holds an ESC byte from a file name"
 python3 - "$T/cut.json" <<'PY' || fail "the JSON of a cut dump"
 import json, sys
 d = json.load(open(sys.argv[1]))
