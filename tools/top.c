@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "analyze/mset.h"
+#include "escape/escape.h"
 #include "commands.h"
 
 #define SLOW_FACTOR 3.0 /* as `proxytrace analyze`'s default --slow-factor */
@@ -157,7 +158,7 @@ static void frame(FILE* out, const view* v, const char* dir, int max_rows, int c
       snprintf(note, sizeof note, "  <- slow %.1fx, %s-side", v->factor[i], v->side[i] == PT_MS_GPU ? "GPU" : "network");
     fprintf(out, "%-5d %-5d %-4s %-4s %8llu %11s %9s %9s %4d%% %4d%%  %s%s\n", r->rank, r->peer,
             r->send ? "send" : "recv", ch, (unsigned long long)r->steps, tp, p50, p99, gpu,
-            both > 0 ? 100 - gpu : 0, r->host, note);
+            both > 0 ? 100 - gpu : 0, PT_TEXT(r->host, sizeof r->host), note);
   }
   fflush(out);
 }

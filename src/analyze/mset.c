@@ -9,6 +9,8 @@
  */
 #include "analyze/mset.h"
 
+#include "analyze/internal.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -40,23 +42,25 @@ static int64_t i64(const char* from, const char* key, int64_t def) {
   return strtoll(p, NULL, 10);
 }
 
-static void str(const char* from, const char* key, char* out, size_t n) {
-  const char* p = after(from, key);
+/* The header's host, decoded as every JSON string the analyzer reads
+ * (json.c: escapes such as \u001b become the characters they stand for,
+ * which the outputs then escape for their reader); "" when the line does
+ * not parse. */
+static void header_host(an_mem* m, const char* line, char* out, size_t n) {
+  an_jobj* o = an_alloc(m, sizeof *o); /* once per file; too large for a small stack */
   out[0] = 0;
-  if (!p || *p != '"') return;
-  size_t k = 0;
-  for (p++; *p && *p != '"' && k + 1 < n; p++) {
-    if (*p == '\\' && p[1]) p++;
-    out[k++] = *p;
-  }
-  out[k] = 0;
+  if (!o) return; /* counted: the analysis then says out of memory */
+  char err[80];
+  const char* h = an_json_parse(line, strlen(line), o, err, sizeof err) == 0 ? an_json_str(o, "host") : NULL;
+  if (h) snprintf(out, n, "%s", h);
+  an_free(m, o);
 }
 
 int pt_mset_line(pt_mset* s, const char* line) {
   if (!strncmp(line, "{\"type\":\"metrics\"", 17)) {
     s->files++;
     s->comm = u64(line, "commHash");
-    str(line, "host", s->host, sizeof s->host);
+    header_host(&s->mem, line, s->host, sizeof s->host);
     s->pid = (long)i64(line, "pid", 0);
     s->rank = (int)i64(line, "rank", -1);
     s->time_ns = i64(line, "time_ns", 0);

@@ -40,6 +40,16 @@ job "$T/ok"
 $RUN "$PT" top "$T/ok" --once >"$T/once" || fail "top --once exits non-zero"
 ! grep -q "slow [0-9]" "$T/once" || { cat "$T/once"; fail "healthy job: an edge marked slow"; }
 
+# A metrics file planted with a host holding ESC ]0; (a window title): the
+# view shows the escape, never the control bytes.
+mkdir "$T/planted"
+for f in "$T/ok"/*.jsonl; do
+  sed 's/"host":"/"host":"\\u001b]0;owned\\u0007/' "$f" >"$T/planted/$(basename "$f")"
+done
+$RUN "$PT" top "$T/planted" --once >"$T/once" || fail "top --once on the planted files exits non-zero"
+grep -q '\\x1b]0;owned\\x07' "$T/once" || { cat "$T/once"; fail "planted host: the escape is not shown"; }
+! grep -q "$(printf '\033')" "$T/once" || fail "planted host: top printed an ESC byte"
+
 # Bad input.
 $RUN "$PT" top "$T/none" --once >/dev/null 2>"$T/err"
 [ $? -eq 1 ] && grep -q "cannot read" "$T/err" || fail "missing directory: want exit 1 and a message"
