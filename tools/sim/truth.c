@@ -333,8 +333,12 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         if (sent < U) hung = 1;
         for (int f = 0; f < c->n_faults && ch < 64; f++) { /* as for the ring, on this pair */
           const pt_sim_fault* ft = &c->faults[f];
+          if (!fault_hits(ft, ft->rank, ch) || ft->step >= U) continue;
           const int end = ft->kind == PT_FAULT_STALL ? A : ft->kind == PT_FAULT_NO_RECV ? B : -1;
-          if (end == ft->rank && fault_hits(ft, ft->rank, ch) && ft->step < U && sent == ft->step)
+          if (end == ft->rank && sent == ft->step) job->fault_struck[f] |= 1ull << ch;
+          /* A stalled GPU also stops consuming: it struck the receiving
+           * end too where data arrived past its step and waits there. */
+          if (ft->kind == PT_FAULT_STALL && B == ft->rank && sent > ft->step && imin(sent, F[B]) == ft->step)
             job->fault_struck[f] |= 1ull << ch;
         }
         if (op->is_send) {
@@ -469,6 +473,7 @@ static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, i
     if (op->batch != job->hung_batch || op->kind != PT_OPK_NET || op->rank != f->rank) continue;
     if (op->channel >= 64 || !(struck >> op->channel & 1)) continue;
     if (f->kind == PT_FAULT_STALL && op->is_send && !op->foreign && op->why == PT_WHY_GPU) *exact = 1;
+    if (f->kind == PT_FAULT_STALL && !op->is_send && op->why == PT_WHY_CONSUME) *exact = 1; /* its GPU consumes no more */
     if (f->kind == PT_FAULT_NO_RECV && !op->is_send && (op->why == PT_WHY_POST || op->absent)) *exact = 1;
   }
 }
