@@ -374,11 +374,12 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     }
     x->culprit = (int32_t)k; /* provisional: the group */
   }
-  /* A send that waits for the receiver's buffer and whose own buffers hold
-   * no data: its GPU stopped too (with credit withheld, a GPU that runs
-   * still fills the buffers its proxy posted). Its wait leads to the
-   * receiver; the GPU is a culprit of its own — unless, in a ring, a
-   * receive of its node starves it, or a rank of its node wrote no dump. */
+  /* A point-to-point send that waits for the receiver's buffer and whose
+   * own buffers hold no data: its GPU stopped too (with credit withheld, a
+   * GPU that runs still fills the buffers its proxy posted from the user's
+   * buffer). Its wait leads to the receiver; the GPU is a culprit of its
+   * own. (A ring's GPU may hold back for want of received data, which a
+   * finished or moving receive of its node need not show: not there.) */
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     const an_op* op = x->op;
@@ -386,7 +387,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (!x->stuck || !op->is_send || x->wait != AN_W_CREDIT || T >= op->n_steps || C(op, AN_C_POSTED) <= T ||
         C(op, AN_C_KERNEL_COPY_READY) > T || !data_ready_known(x->dump))
       continue;
-    if (!an_op_p2p(op) && (on_node(a, &idx, x, starving) >= 0 || missing_on_node(c, x->node) >= 0)) continue;
+    if (!an_op_p2p(op)) continue;
     size_t k = first;
     for (; k < a->n_culprits; k++) {
       const an_culprit* q = &a->culprits[k];
