@@ -116,9 +116,11 @@ def draw_job(rng, timing=True):
     elif kind == "kill":
         job["faults"].append(["kill", "%d:S" % rank()])
     elif kind == "slow-link":
-        job["faults"].append(["slow-link", "%d:%d" % (rank(), rng.choice([8, 16, 32]))])
+        # 16 and 32: the emulator's NVIDIA profiles stretch an op less than
+        # its factor (a factor of 8 may leave the op under --slow-factor 3)
+        job["faults"].append(["slow-link", "%d:%d" % (rank(), rng.choice([16, 32]))])
     elif kind == "slow-gpu":
-        job["faults"].append(["slow-gpu", "%d:%d" % (rank(), rng.choice([8, 16, 32]))])
+        job["faults"].append(["slow-gpu", "%d:%d" % (rank(), rng.choice([16, 32]))])
     elif kind.startswith("pxn"):
         node = rng.randrange(nodes)
         r, h = rng.sample(range(node * rpn, node * rpn + rpn), 2)
