@@ -266,6 +266,7 @@ static int64_t step_of(const an_item* x) {
 /* ---- culprits ------------------------------------------------------------------- */
 
 static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_item* o);
+static int appendf(char* buf, size_t n, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int cmp_culprits(const void* x, const void* y) {
   const an_culprit* a = x;
@@ -374,11 +375,12 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     }
     x->culprit = (int32_t)k; /* provisional: the group */
   }
-  /* A send that waits for the receiver's buffer and whose own buffers hold
-   * no data: its GPU stopped too (with credit withheld, a GPU that runs
-   * still fills the buffers its proxy posted). Its wait leads to the
-   * receiver; the GPU is a culprit of its own — unless, in a ring, a
-   * receive of its node starves it, or a rank of its node wrote no dump. */
+  /* A point-to-point send that waits for the receiver's buffer and whose
+   * own buffers hold no data: its GPU stopped too (with credit withheld, a
+   * GPU that runs still fills the buffers its proxy posted from the user's
+   * buffer). Its wait leads to the receiver; the GPU is a culprit of its
+   * own. (A ring's GPU may hold back for want of received data, which a
+   * finished or moving receive of its node need not show: not there.) */
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     const an_op* op = x->op;
@@ -386,7 +388,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (!x->stuck || !op->is_send || x->wait != AN_W_CREDIT || T >= op->n_steps || C(op, AN_C_POSTED) <= T ||
         C(op, AN_C_KERNEL_COPY_READY) > T || !data_ready_known(x->dump))
       continue;
-    if (!an_op_p2p(op) && (on_node(a, &idx, x, starving) >= 0 || missing_on_node(c, x->node) >= 0)) continue;
+    if (!an_op_p2p(op)) continue;
     size_t k = first;
     for (; k < a->n_culprits; k++) {
       const an_culprit* q = &a->culprits[k];
@@ -433,6 +435,44 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   }
   c->stuck_op_count = best;
   for (size_t k = first; k < a->n_culprits && rc == 0; k++) describe(a, c, &a->culprits[k], &a->items[a->culprits[k].origin]);
+  /* A cycle names no origin of its own: the op that moved least is a
+   * guess, so every rank of its ops is a candidate, and in a ring every
+   * rank of their nodes (the hops inside a node have no proxy ops). */
+  for (size_t k = first; k < a->n_culprits && rc == 0; k++) {
+    an_culprit* q = &a->culprits[k];
+    if (q->pub.cause != PT_CAUSE_CIRCULAR) continue;
+    size_t n = (size_t)c->nranks;
+    int* cand = an_alloc(&a->mem, (n + 2) * sizeof *cand);
+    char* in_cycle = an_alloc(&a->mem, n + a->hosts.n + 1); /* ranks, then nodes */
+    if (!cand || !in_cycle) {
+      an_free(&a->mem, cand);
+      an_free(&a->mem, in_cycle);
+      rc = PT_AN_ENOMEM;
+      break;
+    }
+    memset(in_cycle, 0, n + a->hosts.n + 1);
+    for (size_t i = lo; i < hi; i++) {
+      const an_item* x = &a->items[i];
+      if (!x->stuck || x->culprit != (int32_t)k) continue;
+      if (x->op->rank >= 0 && x->op->rank < c->nranks) in_cycle[x->op->rank] = 1;
+      if (!an_op_p2p(x->op) && x->node >= 0 && (size_t)x->node < a->hosts.n) in_cycle[n + (size_t)x->node] = 1;
+    }
+    int m = 0;
+    cand[m++] = q->pub.rank;
+    for (int r = 0; r < c->nranks; r++) {
+      int node = c->ranks[r].node;
+      if (r != q->pub.rank && (in_cycle[r] || (node >= 0 && (size_t)node < a->hosts.n && in_cycle[n + (size_t)node])))
+        cand[m++] = r;
+    }
+    an_free(&a->mem, in_cycle);
+    cand[m] = -1;
+    an_free(&a->mem, q->cand);
+    q->cand = cand;
+    q->pub.n_candidates = m;
+    q->pub.scope_node = m > 1;
+    appendf(q->summary, sizeof q->summary, "; the cycle's ranks, any of which may be where it began:");
+    for (int j = 0; j < m; j++) appendf(q->summary, sizeof q->summary, "%s %d", j ? "," : "", cand[j]);
+  }
   an_free(&a->mem, org);
   an_free(&a->mem, root);
   an_free(&a->mem, stack);
