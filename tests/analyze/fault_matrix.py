@@ -40,7 +40,9 @@ apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
              fault on the last transfers of a rank without a network op), or
              a culprit it names stops nothing (a stall or no-recv downstream
              of another fault, starved before its step)
-  limit      also: every stuck op on a rank that died (the others finished;
+  limit      also: a hang the emulator's truth marks as one no dump can show
+             (`hangSeen` false: no network op stops);
+             every stuck op on a rank that died (the others finished;
              the analysis lists it among the ranks without a dump);
              a dead rank named in a stall's place, where the records
              cannot tell them apart: on the stalled sender's node (the
@@ -228,6 +230,10 @@ def attempt(job, pt, plugin, base_env, top):
         if sim.returncode not in (0, 3):
             return job, "error", "sim exit %d: %s" % (sim.returncode, sim.stderr.strip()[-400:]), time.time() - t0
         truth = json.load(open(d + "/truth.json"))
+        if truth["verdict"] == "hang" and truth.get("hangSeen") is False:
+            # the emulator marks a hang that no dump can show (no network op
+            # stops: a stall on the last transfers of a rank without one)
+            return job, "limit", "the truth marks a hang no dump can show: " + truth.get("limit", ""), time.time() - t0
         if sim.returncode == 0 and truth["verdict"] == "hang":
             # the emulator's truth is wrong here: its job completed (a stall
             # on the last transfers of a rank with no network op stops no

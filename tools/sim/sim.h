@@ -250,6 +250,7 @@ typedef struct {
    * struck: the data got as far as its step, so it is what stops the edge,
    * not a fault upstream that starved it first. */
   uint64_t fault_struck[PT_SIM_MAX_FAULTS];
+  uint64_t fault_consume[PT_SIM_MAX_FAULTS]; /* channels where a stall struck a send/recv's receiving end */
 } pt_sim_job;
 
 int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err);

@@ -338,8 +338,10 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           if (end == ft->rank && sent == ft->step) job->fault_struck[f] |= 1ull << ch;
           /* A stalled GPU also stops consuming: it struck the receiving
            * end too where data arrived past its step and waits there. */
-          if (ft->kind == PT_FAULT_STALL && B == ft->rank && sent > ft->step && imin(sent, F[B]) == ft->step)
+          if (ft->kind == PT_FAULT_STALL && B == ft->rank && sent > ft->step && imin(sent, F[B]) == ft->step) {
             job->fault_struck[f] |= 1ull << ch;
+            job->fault_consume[f] |= 1ull << ch;
+          }
         }
         if (op->is_send) {
           set_send(op, gpu, sent, W);
@@ -473,7 +475,10 @@ static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, i
     if (op->batch != job->hung_batch || op->kind != PT_OPK_NET || op->rank != f->rank) continue;
     if (op->channel >= 64 || !(struck >> op->channel & 1)) continue;
     if (f->kind == PT_FAULT_STALL && op->is_send && !op->foreign && op->why == PT_WHY_GPU) *exact = 1;
-    if (f->kind == PT_FAULT_STALL && !op->is_send && op->why == PT_WHY_CONSUME) *exact = 1; /* its GPU consumes no more */
+    /* A send/recv receive whose GPU consumes no more names it (in a ring
+     * the same wait may be a rank downstream inside the node: not exact) */
+    if (f->kind == PT_FAULT_STALL && !op->is_send && op->why == PT_WHY_CONSUME && (job->fault_consume[fi] >> op->channel & 1))
+      *exact = 1;
     if (f->kind == PT_FAULT_NO_RECV && !op->is_send && (op->why == PT_WHY_POST || op->absent)) *exact = 1;
   }
 }
