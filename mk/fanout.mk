@@ -57,4 +57,4 @@ $(FT_TESTS): $(FT)/%: $(FT)/%.o $(B)/tests/sim/sim_helpers.o $(FT_CHILDREN) $(FA
 	  $(patsubst %.c,$(B)/%.o,$(sort $(wildcard tools/sim/*.c))) $(B)/libproxytrace-loader.a -lcmocka $(LDLIBS_PT) -lm
 
 TEST_TARGETS += $(FT_CHILDREN) $(FT_TESTS)
-TEST_RUNS += $(FT_TESTS)
+TEST_RUNS += $(FT_TESTS) $(sort $(wildcard tests/fanout/*.sh))
