@@ -58,3 +58,14 @@ $(FT_TESTS): $(FT)/%: $(FT)/%.o $(B)/tests/sim/sim_helpers.o $(FT_CHILDREN) $(FA
 
 TEST_TARGETS += $(FT_CHILDREN) $(FT_TESTS)
 TEST_RUNS += $(FT_TESTS) $(sort $(wildcard tests/fanout/*.sh))
+
+# ---- benchmark ---------------------------------------------------------------
+# `make bench`: the fan-out with proxytrace as its only child against
+# proxytrace loaded directly, per step, and the fan-out's allocations.
+BENCH_FANOUT := $(B)/bench/bench_fanout
+BENCH_RUNS += bench-fanout
+$(BENCH_FANOUT): $(B)/bench/bench_fanout.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
+.PHONY: bench-fanout
+bench-fanout: $(BENCH_FANOUT) $(PLUGIN_SO) $(FANOUT_SO)
+	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(PLUGIN_SO)) $(abspath $(FANOUT_SO))

@@ -85,6 +85,8 @@ typedef struct {
   ncclProfilerProxyTraceDump_t dump;
   int mask;       /* the child's activation mask (one per process, as a host has) */
   int keep;       /* bits its adapter lets it keep */
+  atomic_uint types; /* event types (bit index of the type) the host would
+                        send it, from its mask at the latest init */
 } fo_child;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -352,7 +354,14 @@ static ncclResult_t fo_init(int api, void** context, int* mask, uint64_t commId,
               ch->entry, (int)r, rank);
       continue;
     }
-    __atomic_and_fetch(&ch->mask, ch->keep, __ATOMIC_RELAXED);
+    int m = __atomic_and_fetch(&ch->mask, ch->keep, __ATOMIC_RELAXED);
+    /* What the host's gating and the child's adapter let through, once
+     * here rather than at every event. */
+    unsigned types = 0;
+    for (int b = 0; b < 32; b++)
+      if (fo_gate(api, g_rccl, 1ull << b, m) && fo_forwards_type(api, ch->version, 1ull << b))
+        types |= 1u << b;
+    atomic_store_explicit(&ch->types, types, memory_order_relaxed);
     c->child_ctx[i] = cctx;
     c->inited |= 1u << i;
     all |= __atomic_load_n(&ch->mask, __ATOMIC_RELAXED);
@@ -463,14 +472,14 @@ static ncclResult_t fo_start(int api, void* context, void** eHandle, void* descr
   }
   unsigned sent = 0;
   unsigned todo = atomic_load_explicit(&c->active, memory_order_relaxed);
+  const unsigned type_bit = type < (1ull << 32) ? (unsigned)type : 0;
   fo_event ev;
   int widened = 0;
   for (int i = 0; todo; i++, todo >>= 1) {
     if (!(todo & 1)) continue;
     const fo_child* ch = &g_child[i];
-    if (!fo_gate(api, g_rccl, type, __atomic_load_n(&ch->mask, __ATOMIC_RELAXED))) continue;
+    if (!(atomic_load_explicit(&ch->types, memory_order_relaxed) & type_bit)) continue;
     const int v = ch->version;
-    if (!fo_forwards_type(api, v, type)) continue;
     fo_any_descr d;
     if (v == api) {
       /* The host's own layout; a step needs only its header and step id. */
@@ -509,7 +518,8 @@ static ncclResult_t fo_record(int api, void* eHandle, int state, void* args) {
     const fo_child* ch = &g_child[i];
     fo_any_args buf;
     void* a;
-    if (!fo_narrow_state(api, ch->version, g_rccl, state, args, &buf, &a)) continue;
+    if (ch->version == api) a = args; /* native: the host's args */
+    else if (!fo_narrow_state(api, ch->version, g_rccl, state, args, &buf, &a)) continue;
     ncclResult_t r = ch->table->recordEventState(w->h[i], (ncclProfilerEventState_t)state, a);
     if (r != ncclSuccess) disable(c, i, "recordEventState", r);
   }
