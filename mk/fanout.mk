@@ -8,7 +8,7 @@
 # It links the loader's static archive (position-independent, symbols
 # hidden) and the plugin's host detection (src/plugin/host.c), so it exports
 # only the ncclProfiler_v1..v7 tables and ncclProfilerProxyTraceDump.
-FANOUT_SRCS := $(sort $(wildcard src/fanout/*.c))
+FANOUT_SRCS := $(filter-out src/fanout/explain.c,$(sort $(wildcard src/fanout/*.c)))
 FANOUT_OBJS := $(FANOUT_SRCS:%.c=$(B)/%.o)
 FANOUT_SO := $(B)/libnccl-profiler-fanout.so
 FANOUT_RCCL := $(B)/librccl-profiler-fanout.so
@@ -69,3 +69,7 @@ $(BENCH_FANOUT): $(B)/bench/bench_fanout.o
 .PHONY: bench-fanout
 bench-fanout: $(BENCH_FANOUT) $(PLUGIN_SO) $(FANOUT_SO)
 	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(PLUGIN_SO)) $(abspath $(FANOUT_SO))
+
+# `proxytrace probe --fanout` (tools/probe.c) explains the fan-out with the
+# same list parser and child requests (src/fanout/children.c).
+CLI_OBJS += $(B)/src/fanout/children.o $(B)/src/fanout/explain.o

@@ -25,6 +25,7 @@
  * A child that returns an error from an event call is disabled for that
  * communicator, with one warning; the host never sees the error.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -34,14 +35,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fanout/children.h"
 #include "fanout/fanout.h"
 #include "nccl/common.h"
 #include "plugin/plugin.h"
 #include "proxytrace/loader.h"
 
-#define FO_NAME "proxytrace-fanout"
-#define FO_MAX_CHILDREN 8
-#define FO_LIST_MAX 4096     /* longest PROXYTRACE_FANOUT_PLUGINS value */
 #define FO_STEP_SLOTS 8      /* NCCL_STEPS: steps of one op in flight */
 #define FO_TASK_RING 512     /* powers of two */
 #define FO_PROXY_RING 512
@@ -78,7 +77,7 @@ struct fo_ctx {
 };
 
 typedef struct {
-  char entry[256];
+  char entry[FO_ENTRY_MAX];
   pt_result* res;
   int version;
   const ncclProfiler_v6_t* table; /* every version has the same six members */
@@ -170,6 +169,7 @@ static const void* const kOwnTables[8];
 static int is_fanout(const pt_result* res) {
   for (int v = 1; v <= 7; v++)
     if (res->table == kOwnTables[v]) return 1;
+  if (res->handle && dlsym(res->handle, FO_MARKER)) return 1;
   const char* name = *(const char* const*)res->table;
   return name && !strcmp(name, FO_NAME);
 }
@@ -187,34 +187,28 @@ static void load_children(int api, ncclDebugLogger_t log) {
   g_api = api;
   g_rccl = !strncmp(pt_host_name(host), "rccl", 4);
   g_nchild = 0;
-  const char* list = getenv("PROXYTRACE_FANOUT_PLUGINS");
-  if (!list || !*list) {
-    fo_warn(log, "PROXYTRACE_FANOUT_PLUGINS is not set: no profiler to forward to");
-    return;
-  }
-  if (strlen(list) >= FO_LIST_MAX) {
+  fo_list list;
+  fo_list_parse(getenv("PROXYTRACE_FANOUT_PLUGINS"), &list);
+  if (list.too_long) {
     fo_warn(log, "PROXYTRACE_FANOUT_PLUGINS is longer than %d bytes: ignored", FO_LIST_MAX - 1);
     return;
   }
-  char copy[FO_LIST_MAX];
-  strcpy(copy, list);
-  char* save = NULL;
-  for (char* tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    while (*tok == ' ' || *tok == '\t') tok++;
-    size_t n = strlen(tok);
-    while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t')) tok[--n] = '\0';
-    if (!n) continue;
-    if (g_nchild == FO_MAX_CHILDREN) {
-      fo_warn(log, "more than %d profilers in PROXYTRACE_FANOUT_PLUGINS: '%s' and later ignored",
-              FO_MAX_CHILDREN, tok);
-      break;
-    }
+  if (list.entry_too_long)
+    fo_warn(log, "%d entr%s of PROXYTRACE_FANOUT_PLUGINS longer than %d bytes ignored",
+            list.entry_too_long, list.entry_too_long == 1 ? "y" : "ies", FO_ENTRY_MAX - 1);
+  if (list.ignored)
+    fo_warn(log, "more than %d profilers in PROXYTRACE_FANOUT_PLUGINS: '%s' and later ignored",
+            FO_MAX_CHILDREN, list.ignored);
+  if (!list.n) {
+    fo_warn(log, "PROXYTRACE_FANOUT_PLUGINS names no profiler: nothing to forward to");
+    return;
+  }
+  for (int k = 0; k < list.n; k++) {
     fo_child* c = &g_child[g_nchild];
     memset(c, 0, sizeof *c);
-    snprintf(c->entry, sizeof c->entry, "%s", tok);
+    snprintf(c->entry, sizeof c->entry, "%s", list.entry[k]);
     pt_request req;
-    pt_request_init(&req);
-    req.plugin = c->entry;
+    fo_child_request(&req, c->entry);
     pt_result* res = NULL;
     int rc = pt_load(&req, host, &res);
     if (!res) {
@@ -228,7 +222,7 @@ static void load_children(int api, ncclDebugLogger_t log) {
       continue;
     }
     if (is_fanout(res)) {
-      fo_warn(log, "'%s' (%s) is the fan-out itself: refused, it would forward to itself",
+      fo_warn(log, "'%s' (%s) is a fan-out: refused, it would forward to itself",
               c->entry, res->path);
       pt_result_close(res);
       pt_result_free(res);
@@ -594,6 +588,9 @@ FO_TABLE(7)
 static const void* const kOwnTables[8] = {NULL,           &ncclProfiler_v1, &ncclProfiler_v2,
                                           &ncclProfiler_v3, &ncclProfiler_v4, &ncclProfiler_v5,
                                           &ncclProfiler_v6, &ncclProfiler_v7};
+
+/* The mark by which a fan-out is known in a list of children. */
+PT_EXPORT const int proxytraceFanout = 1;
 
 /* RCCL's dump hook: each child that exports one dumps its own records. */
 PT_EXPORT void ncclProfilerProxyTraceDump(void* context, ncclDebugLogger_t log);
