@@ -64,6 +64,47 @@
     (d)->proxyOp.isSend = (s)->proxyOp.isSend; \
   } while (0)
 
+/* Arms whose fields have the same names in v4 and v7 (either direction). */
+#define COPY_COLL_V4(d, s)                     \
+  do {                                         \
+    (d)->coll.seqNumber = (s)->coll.seqNumber; \
+    (d)->coll.func = (s)->coll.func;           \
+    (d)->coll.sendBuff = (s)->coll.sendBuff;   \
+    (d)->coll.recvBuff = (s)->coll.recvBuff;   \
+    (d)->coll.count = (s)->coll.count;         \
+    (d)->coll.root = (s)->coll.root;           \
+    (d)->coll.datatype = (s)->coll.datatype;   \
+    (d)->coll.nChannels = (s)->coll.nChannels; \
+    (d)->coll.nWarps = (s)->coll.nWarps;       \
+    (d)->coll.algo = (s)->coll.algo;           \
+    (d)->coll.proto = (s)->coll.proto;         \
+  } while (0)
+#define COPY_P2P_V4(d, s)                      \
+  do {                                         \
+    (d)->p2p.func = (s)->p2p.func;             \
+    (d)->p2p.buff = (s)->p2p.buff;             \
+    (d)->p2p.datatype = (s)->p2p.datatype;     \
+    (d)->p2p.count = (s)->p2p.count;           \
+    (d)->p2p.peer = (s)->p2p.peer;             \
+  } while (0)
+/* The v2 and v3 coll arms from the canonical event (v2 adds trafficBytes). */
+#define NARROW_COLL_V23(c, s, e)                    \
+  do {                                              \
+    (c)->coll.name = (e)->name;                     \
+    (c)->coll.commHash = (e)->commHash;             \
+    (c)->coll.seqNumber = (s)->coll.seqNumber;      \
+    (c)->coll.func = (s)->coll.func;                \
+    (c)->coll.sendBuff = (s)->coll.sendBuff;        \
+    (c)->coll.recvBuff = (s)->coll.recvBuff;        \
+    (c)->coll.count = (s)->coll.count;              \
+    (c)->coll.root = (s)->coll.root;                \
+    (c)->coll.datatype = (s)->coll.datatype;        \
+    (c)->coll.nMaxChannels = (s)->coll.nChannels;   \
+    (c)->coll.nWarps = (s)->coll.nWarps;            \
+    (c)->coll.algo = (s)->coll.algo;                \
+    (c)->coll.proto = (s)->coll.proto;              \
+  } while (0)
+
 /* Codes of a v1 descriptor (spec nccl-profiler-abi.md §2.2.8), the names
  * v2+ use for them, and the adapter's fallback for a name it has no code
  * for (NVIDIA/nccl src/plugin/profiler/profiler_v1.cc). */
@@ -109,25 +150,11 @@ void fo_widen(fo_event* e, int host, const void* descr) {
   if (host == 4) {
     switch (h->type) {
       case ncclProfileColl:
-        e->d.coll.seqNumber = h->coll.seqNumber;
-        e->d.coll.func = h->coll.func;
-        e->d.coll.sendBuff = h->coll.sendBuff;
-        e->d.coll.recvBuff = h->coll.recvBuff;
-        e->d.coll.count = h->coll.count;
-        e->d.coll.root = h->coll.root;
-        e->d.coll.datatype = h->coll.datatype;
-        e->d.coll.nChannels = h->coll.nChannels;
-        e->d.coll.nWarps = h->coll.nWarps;
-        e->d.coll.algo = h->coll.algo;
-        e->d.coll.proto = h->coll.proto;
+        COPY_COLL_V4(&e->d, h);
         e->d.coll.parentGroup = h->parentObj;
         break;
       case ncclProfileP2p:
-        e->d.p2p.func = h->p2p.func;
-        e->d.p2p.buff = h->p2p.buff;
-        e->d.p2p.datatype = h->p2p.datatype;
-        e->d.p2p.count = h->p2p.count;
-        e->d.p2p.peer = h->p2p.peer;
+        COPY_P2P_V4(&e->d, h);
         e->d.p2p.nChannels = h->p2p.nChannels;
         e->d.p2p.parentGroup = h->parentObj;
         break;
@@ -279,34 +306,10 @@ static void narrow_old(fo_any_descr* out, int child, const fo_event* e) {
         c->coll.proto = code_of(s->coll.proto, NAMES(kProto), 2);
       } else if (child == 2) {
         ncclProfilerEventDescr_v2_t* c = &out->v2;
-        c->coll.name = e->name;
-        c->coll.commHash = e->commHash;
-        c->coll.seqNumber = s->coll.seqNumber;
-        c->coll.func = s->coll.func;
-        c->coll.sendBuff = s->coll.sendBuff;
-        c->coll.recvBuff = s->coll.recvBuff;
-        c->coll.count = s->coll.count;
-        c->coll.root = s->coll.root;
-        c->coll.datatype = s->coll.datatype;
+        NARROW_COLL_V23(c, s, e);
         c->coll.trafficBytes = e->trafficBytes;
-        c->coll.nMaxChannels = s->coll.nChannels;
-        c->coll.nWarps = s->coll.nWarps;
-        c->coll.algo = s->coll.algo;
-        c->coll.proto = s->coll.proto;
       } else {
-        d->coll.name = e->name;
-        d->coll.commHash = e->commHash;
-        d->coll.seqNumber = s->coll.seqNumber;
-        d->coll.func = s->coll.func;
-        d->coll.sendBuff = s->coll.sendBuff;
-        d->coll.recvBuff = s->coll.recvBuff;
-        d->coll.count = s->coll.count;
-        d->coll.root = s->coll.root;
-        d->coll.datatype = s->coll.datatype;
-        d->coll.nMaxChannels = s->coll.nChannels;
-        d->coll.nWarps = s->coll.nWarps;
-        d->coll.algo = s->coll.algo;
-        d->coll.proto = s->coll.proto;
+        NARROW_COLL_V23(d, s, e);
       }
       break;
     case ncclProfileP2p:
@@ -378,25 +381,11 @@ void fo_narrow(fo_any_descr* out, int host, int child, const fo_event* e) {
   switch (s->type) {
     case ncclProfileColl:
       d->parentObj = s->coll.parentGroup;
-      d->coll.seqNumber = s->coll.seqNumber;
-      d->coll.func = s->coll.func;
-      d->coll.sendBuff = s->coll.sendBuff;
-      d->coll.recvBuff = s->coll.recvBuff;
-      d->coll.count = s->coll.count;
-      d->coll.root = s->coll.root;
-      d->coll.datatype = s->coll.datatype;
-      d->coll.nChannels = s->coll.nChannels;
-      d->coll.nWarps = s->coll.nWarps;
-      d->coll.algo = s->coll.algo;
-      d->coll.proto = s->coll.proto;
+      COPY_COLL_V4(d, s);
       break;
     case ncclProfileP2p:
       d->parentObj = s->p2p.parentGroup;
-      d->p2p.func = s->p2p.func;
-      d->p2p.buff = s->p2p.buff;
-      d->p2p.datatype = s->p2p.datatype;
-      d->p2p.count = s->p2p.count;
-      d->p2p.peer = s->p2p.peer;
+      COPY_P2P_V4(d, s);
       if (host == 4) d->p2p.nChannels = s->p2p.nChannels;
       break;
     case ncclProfileProxyOp: COPY_PROXY_OP(d, s); break;
