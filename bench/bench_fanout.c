@@ -7,7 +7,8 @@
  *
  * The step path: ProxyStep startEvent, SendGPUWait, SendPeerWait, SendWait,
  * stopEvent — five host calls per step, under one ProxyOp of one Coll, on
- * the v6 table (NCCL 2.29/2.30). Usage: bench_fanout PLUGIN.so FANOUT.so
+ * the v6 table (NCCL 2.29/2.30). Usage: bench_fanout CHILD.so FANOUT.so
+ * (CHILD: proxytrace, or the empty plugin to see the fan-out's own cost).
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -148,8 +149,10 @@ int main(int argc, char** argv) {
   qsort(f_ns, ROUNDS, sizeof f_ns[0], cmp);
   double d = d_ns[ROUNDS / 2], f = f_ns[ROUNDS / 2];
   printf("fan-out, step path (5 host calls per step, v6, median of %d ops of %d steps):\n", ROUNDS, STEPS);
-  printf("  proxytrace directly       %8.1f ns/step\n", d);
-  printf("  fan-out -> proxytrace     %8.1f ns/step   (+%.1f ns/step, +%.1f ns per call, 1 child)\n", f,
+  const char* base = strrchr(argv[1], '/');
+  base = base ? base + 1 : argv[1];
+  printf("  %-28s directly     %8.1f ns/step\n", base, d);
+  printf("  %-28s via fan-out  %8.1f ns/step   (+%.1f ns/step, +%.1f ns per call, 1 child)\n", base, f,
          f - d, (f - d) / 5);
   printf("  heap allocations in the fan-out's rounds: %ld (the op and step paths of %d ops)\n", allocs,
          ROUNDS);

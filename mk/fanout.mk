@@ -67,8 +67,11 @@ BENCH_RUNS += bench-fanout
 $(BENCH_FANOUT): $(B)/bench/bench_fanout.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
 .PHONY: bench-fanout
-bench-fanout: $(BENCH_FANOUT) $(PLUGIN_SO) $(FANOUT_SO)
+# Twice: proxytrace as the child, then the empty plugin (bench/), whose own
+# cost is nearly nothing, so the second run shows the fan-out's alone.
+bench-fanout: $(BENCH_FANOUT) $(PLUGIN_SO) $(FANOUT_SO) $(B)/bench/libempty-profiler.so
 	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(PLUGIN_SO)) $(abspath $(FANOUT_SO))
+	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(B)/bench/libempty-profiler.so) $(abspath $(FANOUT_SO))
 
 # `proxytrace probe --fanout` (tools/probe.c) explains the fan-out with the
 # same list parser and child requests (src/fanout/children.c).

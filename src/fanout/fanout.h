@@ -71,8 +71,14 @@ void fo_narrow(fo_any_descr* out, int host, int child, const fo_event* e);
 
 /* The places in a narrowed descriptor that hold host handles the child
  * must see as its own: parentObj, and parentGroup in v5+ coll/p2p. Returns
- * how many were written into slots[]. */
-int fo_parent_slots(fo_any_descr* d, int child, uint64_t type, void** slots[2]);
+ * how many were written into slots[]. (Inline: every start runs it.) */
+static inline int fo_parent_slots(fo_any_descr* d, int child, uint64_t type, void** slots[2]) {
+  int n = 0;
+  slots[n++] = &d->v4.parentObj; /* offset 8 in every version */
+  if (child >= 5 && type == ncclProfileColl) slots[n++] = &d->v6.coll.parentGroup;
+  else if (child >= 5 && type == ncclProfileP2p) slots[n++] = &d->v6.p2p.parentGroup;
+  return n;
+}
 
 /* A state the host records, for a child of API `child`: 0 when the host's
  * adapter drops it, else 1 with *out_args pointing at the args to pass

@@ -402,14 +402,6 @@ void fo_narrow(fo_any_descr* out, int host, int child, const fo_event* e) {
   }
 }
 
-int fo_parent_slots(fo_any_descr* d, int child, uint64_t type, void** slots[2]) {
-  int n = 0;
-  slots[n++] = &d->v4.parentObj; /* offset 8 in every version */
-  if (child >= 5 && type == ncclProfileColl) slots[n++] = &d->v6.coll.parentGroup;
-  else if (child >= 5 && type == ncclProfileP2p) slots[n++] = &d->v6.p2p.parentGroup;
-  return n;
-}
-
 /* ---- states ------------------------------------------------------------- */
 
 int fo_narrow_state(int host, int child, int rccl, int s, void* args, fo_any_args* buf,
