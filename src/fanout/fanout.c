@@ -410,6 +410,15 @@ static inline fo_handle* ours(void* p) {
   return h && h->magic == FO_MAGIC ? h : NULL;
 }
 
+/* A ProxyOp slot of its communicator's ring (the only handles with step
+ * slots), not a step slot or another ring's handle. */
+static inline int is_op_slot(const fo_handle* h) {
+  const char* p = (const char*)h;
+  const char* base = (const char*)h->ctx->proxy;
+  return p >= base && p < (const char*)(h->ctx->proxy + FO_PROXY_RING) &&
+         (size_t)(p - base) % sizeof(fo_op) == 0;
+}
+
 static inline void* map_parent(void* p, int i) {
   fo_handle* h = ours(p);
   if (!h) return p; /* NULL, or another process's (PXN): as the host gave it */
@@ -437,8 +446,7 @@ static ncclResult_t fo_start(int api, void* context, void** eHandle, void* descr
   fo_handle* parent = type == ncclProfileProxyStep ? ours(hd->parentObj) : NULL;
   fo_ctx* c;
   fo_handle* w;
-  if (parent && parent >= &parent->ctx->proxy[0].op &&
-      parent < &parent->ctx->proxy[FO_PROXY_RING].op) {
+  if (parent && is_op_slot(parent)) {
     c = parent->ctx;
     /* The step slot of its op, by step id. */
     w = &((fo_op*)(void*)parent)->steps[(unsigned)hd->proxyStep.step & (FO_STEP_SLOTS - 1)];

@@ -26,7 +26,9 @@ for host in rccl nccl-2.32; do
   $RUN "$PT" sim --host "$host" --plugin "$FANOUT" --quiet --iters $ITERS --channels 4 \
     --env PROXYTRACE_DUMP_INTERVAL_MS=2 --env PROXYTRACE_FANOUT_HOST="$host" \
     --env PROXYTRACE_FANOUT_PLUGINS="$PLUGIN,$D/tests/fanout/libchild-dump.so" \
-    --dump-dir "$T/$host" >"$T/out" 2>&1 || { tail -40 "$T/out"; fail "$host: sim exits $?"; }
+    --dump-dir "$T/$host" >"$T/out" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || { tail -40 "$T/out"; fail "$host: sim exits $rc"; }
   n=$(ls "$T/$host"/proxytrace-*.jsonl 2>/dev/null | wc -l)
   [ "$n" -ge 8 ] || { ls "$T/$host"; fail "$host: $n dump files, want one per rank (8)"; }
   if grep -q 'proxytrace-fanout' "$T/$host"/*.log; then

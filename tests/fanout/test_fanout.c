@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "nccl/profiler.h"
+#include "nccl/profiler_v6.h"
 #include "sim_helpers.h"
 
 typedef void (*setup_fn)(int mask, int fail_rank, long fail_call);
@@ -282,12 +284,79 @@ static void test_dump_hook(void** state) {
   assert_int_equal(k[4], 0); /* exports no hook */
 }
 
+/* What the host may pass that the fan-out must survive: NULL handles and
+ * arguments, a context it never made, another process's ProxyOp (PXN), a
+ * step whose parent is not a ProxyOp. Each is a no-op that returns
+ * success; the child sees none of them. */
+static void test_odd_host_input(void** state) {
+  setenv("PROXYTRACE_FANOUT_PLUGINS", kid(6)->path, 1);
+  setenv("PROXYTRACE_FANOUT_HOST", "nccl-2.30", 1);
+  kid(6)->setup(0x7fff, -2, -1);
+  void* dl = dlopen(FO_LIB, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(dl);
+  const ncclProfiler_v6_t* t = dlsym(dl, "ncclProfiler_v6");
+  assert_non_null(t);
+  void* ctx = NULL;
+  int mask = 0;
+  assert_int_equal(t->init(&ctx, 7, &mask, "odd", 1, 1, 0, NULL), ncclSuccess);
+  assert_int_equal(mask, 0x7fff & ~ncclProfileKernelPhase);
+  assert_int_equal(t->init(NULL, 7, &mask, "odd", 1, 1, 0, NULL), ncclInvalidArgument);
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  void* h = (void*)&d;
+  assert_int_equal(t->startEvent(ctx, NULL, &d), ncclSuccess);
+  assert_int_equal(t->startEvent(ctx, &h, NULL), ncclSuccess);
+  assert_null(h);
+  d.type = ncclProfileGroup;
+  int not_ours;
+  h = (void*)&d;
+  assert_int_equal(t->startEvent(&not_ours, &h, &d), ncclSuccess);
+  assert_null(h);
+  d.type = ncclProfileProxyOp;
+  d.proxyOp.pid = getpid() + 1; /* PXN: another process's op */
+  assert_int_equal(t->startEvent(ctx, &h, &d), ncclSuccess);
+  assert_null(h);
+  /* A step under a Group handle: served from the general ring, not from
+   * a ProxyOp's step slots. */
+  void* group = NULL;
+  d.type = ncclProfileGroup;
+  assert_int_equal(t->startEvent(ctx, &group, &d), ncclSuccess);
+  assert_non_null(group);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyStep;
+  d.parentObj = group;
+  d.proxyStep.step = 3;
+  void* step = NULL;
+  assert_int_equal(t->startEvent(ctx, &step, &d), ncclSuccess);
+  assert_non_null(step);
+  assert_int_equal(t->recordEventState(step, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);
+  assert_int_equal(t->stopEvent(step), ncclSuccess);
+  assert_int_equal(t->stopEvent(group), ncclSuccess);
+  assert_int_equal(t->stopEvent(NULL), ncclSuccess);
+  assert_int_equal(t->recordEventState(NULL, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);
+  assert_int_equal(t->finalize(&not_ours), ncclSuccess);
+  char* lines = kid(6)->lines();
+  assert_int_equal(count_lines(lines), 2); /* the Group and its step, nothing else */
+  assert_non_null(strstr(lines, "t=16 r=0 step=3 <t=1 r=0>  9:- stops=1"));
+  free(lines);
+  long k[5];
+  kid(6)->counts(k);
+  assert_int_equal(k[1], 0);
+  assert_int_equal(t->finalize(ctx), ncclSuccess);
+  kid(6)->counts(k);
+  assert_int_equal(k[1], 1);
+  dlclose(dl);
+  unsetenv("PROXYTRACE_FANOUT_PLUGINS");
+  unsetenv("PROXYTRACE_FANOUT_HOST");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_each_child_as_if_alone),
       cmocka_unit_test(test_failing_children),
       cmocka_unit_test(test_missing_and_loop),
       cmocka_unit_test(test_dump_hook),
+      cmocka_unit_test(test_odd_host_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
