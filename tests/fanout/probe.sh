@@ -39,6 +39,19 @@ probe --host nccl-2.30 "PROXYTRACE_FANOUT_PLUGINS=fanout" "LD_LIBRARY_PATH=$D"
 [ $? -eq 3 ] || fail "nccl-2.30 fanout by short name: want exit 3 (refused)"
 grep -q "libnccl-profiler-fanout.so" "$T/out" || fail "nccl-2.30: the short name did not resolve"
 
+# A list the fan-out cannot take whole: each cut said, the rest explained.
+NINE="$V4,a2,a3,a4,a5,a6,a7,a8,ninth"
+probe --host nccl-2.30 "PROXYTRACE_FANOUT_PLUGINS=$NINE" || fail "nine entries: exit $?"
+grep -q "more than 8 entries: 'ninth' and later ignored" "$T/out" || fail "the ninth entry is not said"
+grep -q "^1 of 8 would be forwarded to" "$T/out" || fail "nine entries: the count"
+LONG=$(printf '%0300d' 0)
+probe --host nccl-2.30 "PROXYTRACE_FANOUT_PLUGINS=$LONG,$V4" || fail "long entry: exit $?"
+grep -q "1 entry longer than 255 bytes ignored" "$T/out" || fail "the long entry is not said"
+HUGE=$(printf '%04100d' 0)
+probe --host nccl-2.30 "PROXYTRACE_FANOUT_PLUGINS=$V4,$HUGE"
+[ $? -eq 2 ] || fail "a value over 4095 bytes: want exit 2"
+grep -q "longer than 4095 bytes: the fan-out ignores it" "$T/out" || fail "the long value is not said"
+
 probe --host nccl-2.30 || true
 grep -q "PROXYTRACE_FANOUT_PLUGINS is not set" "$T/out" || fail "unset list not said"
 echo "ok: probe --fanout"
