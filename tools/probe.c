@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "exec.h"
+#include "fanout/explain.h"
 #include "proxytrace/loader.h"
 
 enum {
@@ -62,6 +63,9 @@ static void usage(FILE* f) {
           "  --deep              load the plugin for real, in a child process\n"
           "  --timeout SECONDS   with --deep: give up on (and kill) a child that has not\n"
           "                      finished loading after this long (default 60)\n"
+          "  --fanout            explain the fan-out profiler instead: each entry of\n"
+          "                      PROXYTRACE_FANOUT_PLUGINS, the file it resolves to, the API\n"
+          "                      version it would be spoken to, or why it would be refused\n"
           "  --json              print one JSON object\n"
           "  -q, --quiet         print nothing; only the exit status\n"
           "  -h, --help          this text\n"
@@ -112,7 +116,7 @@ typedef struct {
   const char* net_plugin;
   int major;
   int timeout_s; /* --deep: seconds the child may take */
-  int ignore_env, no_conf, deep, in_process, json, quiet;
+  int ignore_env, no_conf, deep, in_process, json, quiet, fanout;
   unsigned char* env_arg; /* env_arg[i]: argv[i] is -i, --deep or VAR=VALUE */
 } options;
 
@@ -219,6 +223,8 @@ static int parse(int argc, char** argv, options* o) {
       o->env_arg[i] = 1;
     } else if (!strcmp(a, "--in-process")) {
       o->in_process = 1;
+    } else if (!strcmp(a, "--fanout")) {
+      o->fanout = 1;
     } else if (!strcmp(a, "--json")) {
       o->json = 1;
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -380,6 +386,7 @@ static int probe_main(int argc, char** argv, const options* o) {
       !(pt_host_info_of(host)->flags & PT_HOSTF_AUTOLOAD))
     fprintf(stderr, "proxytrace probe: note: --rccl-dir does nothing for %s: only RCCL auto-loads\n",
             pt_host_name(host));
+  if (o->fanout) return exit_code(pt_fanout_explain(host, o->quiet ? NULL : stdout));
   if (o->deep) return run_deep(argc, argv, o, host);
 
   char rccl_dir[4096];
