@@ -6,3 +6,6 @@
 CLI := $(B)/proxytrace
 CLI_OBJS += $(B)/tools/proxytrace.o $(B)/tools/exec.o $(B)/tools/top.o
 ALL_TARGETS += $(CLI)
+# `proxytrace doctor` (tools/doctor.c) names the plugin's tick source with
+# the plugin's own clock code.
+CLI_OBJS += $(B)/tools/doctor.o $(B)/src/trace/clock.o
