@@ -57,6 +57,10 @@ install-analyze: build-all
 #                 sqlite3 example of docs/analyze.md
 #   json-accuracy.sh  the accuracy matrix on the plugin's JSON dump files
 #   metrics.sh    slow GPUs and links named from the step metrics files
+#   html.sh       --html in headless chromium: no console message, the DOM
+#                 holds the culprit and the stuck edges, a screenshot; a
+#                 dump's <script> escaped; the heatmap of a slow job; 1 024
+#                 ranks node by node; never over an input
 #   evidence.sh   the command on cut dumps (exit 4), a hang beside missing
 #                 ranks, subfolders, rank-unknown dumps, --chrome that keeps
 #                 the inputs and fails before the report
@@ -96,7 +100,7 @@ $(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(AN
 $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-deps
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
-TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh \
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh \
   tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh
 
 # The full-size randomized fault matrix, for the closing figures.
