@@ -57,6 +57,8 @@ install-analyze: build-all
 #                 sqlite3 example of docs/analyze.md
 #   json-accuracy.sh  the accuracy matrix on the plugin's JSON dump files
 #   metrics.sh    slow GPUs and links named from the step metrics files
+#   grafana.sh    the Grafana dashboard's metrics and labels against the
+#                 Prometheus files the plugin writes
 #   html.sh       --html in headless chromium: no console message, the DOM
 #                 holds the culprit and the stuck edges, a screenshot; a
 #                 dump's <script> escaped; the heatmap of a slow job; 1 024
@@ -100,7 +102,7 @@ $(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(AN
 $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-deps
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
-TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh \
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
   tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh
 
 # The full-size randomized fault matrix, for the closing figures.
