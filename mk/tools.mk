@@ -9,3 +9,10 @@ ALL_TARGETS += $(CLI)
 # `proxytrace doctor` (tools/doctor.c) names the plugin's tick source with
 # the plugin's own clock code.
 CLI_OBJS += $(B)/tools/doctor.o $(B)/src/trace/clock.o
+
+# The README's pictures (docs/img/*.png), remade from the emulator with
+# headless chromium: the --html page of a hang and of a slow link, and a
+# frame of `proxytrace top`.
+.PHONY: screenshots
+screenshots: build-all
+	sh scripts/screenshots.sh $(B) docs/img

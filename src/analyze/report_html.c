@@ -102,7 +102,7 @@ static void css(FILE* f) {
         "th{background:#f2f2f2}tr.origin td{font-weight:bold;background:#fff3f3}\n"
         ".legend span{display:inline-block;margin-right:1em}.sw{display:inline-block;width:1.4em;height:.6em;"
         "margin-right:.3em;vertical-align:middle}\n"
-        "svg text{font:10px sans-serif}pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:12px}\n"
+        "svg{max-width:100%;height:auto}svg text{font:10px sans-serif}pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:12px}\n"
         "code{background:#f2f2f2;padding:0 .2em}\n"
         "</style>\n",
         f);
@@ -177,7 +177,7 @@ static int wait_graph(FILE* f, const pt_analysis* a, scratch* m) {
   }
   const int agg = nr > GRAPH_RANKS || nb > GRAPH_NODES;
   /* Layout: boxes left to right, wrapped at WIDTH. */
-  const double WIDTH = 1300, CELL = nr <= 64 ? 40 : 26, PAD = 8, LABEL = 16, RAD = CELL * 0.34;
+  const double WIDTH = 1100, CELL = nr <= 64 ? 40 : 26, PAD = 8, LABEL = 16, RAD = CELL * 0.34;
   double x = PAD, y = PAD, row_h = 0;
   for (int b = 0; b < nb; b++) {
     int k = (int)ceil(sqrt((double)boxes[b].count));
