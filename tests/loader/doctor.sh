@@ -128,6 +128,16 @@ env -i PATH="$PATH" $RUN "$PT" doctor --host nccl-9.99 >"$T/out" 2>&1
 env -i PATH="$PATH" $RUN "$PT" doctor --bogus >"$T/out" 2>&1
 [ $? -eq 2 ] && echo "ok   an unknown option is a usage error (exit 2)" || fail "unknown option: not exit 2"
 
+# Every variable of the README's environment table is one doctor knows.
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+vars=$(sed -n '/^## Environment/,/^## /p' "$SRC/README.md" | grep -o '^| `PROXYTRACE_[A-Z_]*`' | tr -d '|` ')
+[ -n "$vars" ] || fail "no PROXYTRACE_ variable found in the README's environment table"
+for v in $vars; do
+  env -i PATH="$PATH" "$v=1" $RUN "$PT" doctor --no-torch --host nccl-2.28 >"$T/out" 2>&1
+  grep -q "$v is not a variable" "$T/out" && fail "doctor does not know $v, which the README lists"
+done
+echo "ok   doctor knows the $(echo $vars | wc -w) variables of the README's table"
+
 # python3 -m proxytrace doctor asks its own interpreter's torch (a real
 # interpreter, not a launcher script that needs PATH).
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
