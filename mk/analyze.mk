@@ -49,7 +49,7 @@ install-analyze: build-all
 #                 culprits, finished cleanly, rank-unknown dumps), recursive
 #                 directories, report files that keep the inputs
 #   test_accuracy the emulator's faults against its ground truth
-#   test_oom      the command with its Nth allocation failing, every N
+#   test_oom      the command (plain, --records, -v, --html) with its Nth allocation failing, every N
 #                 (tests/common/failalloc.c): the same report or "out of
 #                 memory" and exit 2, nothing kept
 #   cli.sh        the command: exit statuses, --json and --chrome read back
