@@ -7,9 +7,9 @@
  *   verdict      the text report's headline, coloured by verdict, then the
  *                culprits
  *   wait graph   the ranks of the communicator that holds the stuck ops,
- *                grouped in one box per node; each stuck op an arrow from
- *                its rank to the peer it waits on, coloured by what it waits
- *                for; the arrows on a chain to a culprit bold, the origin's
+ *                grouped in one box per node; an arrow from a rank to the
+ *                peer a stuck op of it waits on (one per pair and weight),
+ *                coloured by what it waits for; the arrows on a chain to a culprit bold, the origin's
  *                bolder; the culprit rank ringed. Past GRAPH_RANKS ranks (or
  *                GRAPH_NODES nodes) one box per node, arrows between nodes
  *                counted, so that the page stays small at any scale.
@@ -35,6 +35,7 @@
 
 #define GRAPH_RANKS 128 /* more ranks: one box per node */
 #define GRAPH_NODES 32
+#define GRAPH_MAX_PAIRS 1024 /* more boxes: no arrows (their pairs would not fit) */
 #define HEAT_RANKS 64   /* more ranks: node × node */
 #define HEAT_NODES 256  /* more nodes: no heatmap */
 #define TABLE_ROWS 200
@@ -213,8 +214,8 @@ static int wait_graph(FILE* f, const pt_analysis* a, scratch* m) {
 
   fprintf(f, "<h2>Wait graph</h2>\n<p>Communicator %" PRIu64 ", %d ranks on %d node%s%s. %s</p>\n", c->comm, nr, nb,
           nb == 1 ? "" : "s", agg ? " (one box per node: too many ranks to draw one by one)" : "",
-          a->n_stuck ? "Each arrow is a stuck op, from its rank to the peer it waits on, coloured by what it waits"
-                       " for; bold arrows lead to a culprit, the boldest is where the waiting starts."
+          a->n_stuck ? "An arrow goes from a rank to the peer one of its stuck ops waits on, coloured by what it"
+                       " waits for; bold arrows lead to a culprit, the boldest is where the waiting starts."
                      : "No op is stuck: no arrow.");
   fputs("<p class=\"legend\">", f);
   for (int w = 1; w < AN_W_COUNT; w++)
@@ -246,12 +247,12 @@ static int wait_graph(FILE* f, const pt_analysis* a, scratch* m) {
   }
   /* Arrows: one per stuck op; in node mode one per (node, node, cause). */
   const size_t lo = c->first_item, hi = c->first_item + c->n_items < a->n_items ? c->first_item + c->n_items : a->n_items;
-  int* seen = NULL;
-  if (agg) {
-    seen = grab(m, (size_t)nb * nb * sizeof *seen); /* nodes²: GRAPH_NODES at least, ranks at most */
-    if (!seen && nb) return PT_AN_ENOMEM;
-  }
-  for (int pass = 0; pass < 3; pass++) /* plain, then chain, then origins: the bold ones on top */
+  /* One arrow per (rank or node pair, weight): the page's size follows the
+   * pairs, not the stuck ops. Past GRAPH_MAX_PAIRS boxes no arrow at all. */
+  const int ends = agg ? nb : nr;
+  unsigned char* seen = ends <= GRAPH_MAX_PAIRS ? grab(m, (size_t)ends * ends) : NULL;
+  if (ends <= GRAPH_MAX_PAIRS && !seen) return PT_AN_ENOMEM;
+  for (int pass = 0; pass < 3 && seen; pass++) /* plain, then chain, then origins: the bold ones on top */
     for (size_t i = lo; i < hi; i++) {
       const an_item* it = &a->items[i];
       const an_op* op = it->op;
@@ -261,11 +262,10 @@ static int wait_graph(FILE* f, const pt_analysis* a, scratch* m) {
       int w = it->wait >= 0 && it->wait < AN_W_COUNT ? it->wait : 0;
       const int from = op->rank, to = op->peer;
       double x1 = RX(from), y1 = RY(from), x2 = RX(to), y2 = RY(to);
-      if (agg) {
-        int key = bx[from] * nb + bx[to];
-        if (seen[key]++) continue;
-        if (bx[from] == bx[to]) continue; /* inside a node: counted in the table */
-      }
+      if (agg && bx[from] == bx[to]) continue; /* inside a node: in the table */
+      const size_t key = agg ? (size_t)bx[from] * nb + bx[to] : (size_t)from * nr + to;
+      if (seen[key] & (1u << level)) continue;
+      seen[key] |= (unsigned char)(1u << level);
       /* Stop short of the target's circle; bend a little so both
        * directions of a pair stay apart. */
       double dx = x2 - x1, dy = y2 - y1, len = sqrt(dx * dx + dy * dy);
@@ -309,6 +309,7 @@ static int wait_graph(FILE* f, const pt_analysis* a, scratch* m) {
 #undef RY
 #undef KOF
   fputs("</svg>\n", f);
+  if (!seen) fprintf(f, "<p>%d nodes: too many to draw the arrows; the stuck edges are in the table.</p>\n", nb);
   return 0;
 }
 
