@@ -49,7 +49,7 @@ install-analyze: build-all
 #                 culprits, finished cleanly, rank-unknown dumps), recursive
 #                 directories, report files that keep the inputs
 #   test_accuracy the emulator's faults against its ground truth
-#   test_oom      the command with its Nth allocation failing, every N
+#   test_oom      the command (plain, --records, -v, --html) with its Nth allocation failing, every N
 #                 (tests/common/failalloc.c): the same report or "out of
 #                 memory" and exit 2, nothing kept
 #   cli.sh        the command: exit statuses, --json and --chrome read back
@@ -57,6 +57,12 @@ install-analyze: build-all
 #                 sqlite3 example of docs/analyze.md
 #   json-accuracy.sh  the accuracy matrix on the plugin's JSON dump files
 #   metrics.sh    slow GPUs and links named from the step metrics files
+#   grafana.sh    the Grafana dashboard's metrics and labels against the
+#                 Prometheus files the plugin writes
+#   html.sh       --html in headless chromium: no console message, the DOM
+#                 holds the culprit and the stuck edges, a screenshot; a
+#                 dump's <script> escaped; the heatmap of a slow job; 1 024
+#                 ranks node by node; never over an input
 #   evidence.sh   the command on cut dumps (exit 4), a hang beside missing
 #                 ranks, subfolders, rank-unknown dumps, --chrome that keeps
 #                 the inputs and fails before the report
@@ -96,7 +102,7 @@ $(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(AN
 $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-deps
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
-TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh \
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
   tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh
 
 # The full-size randomized fault matrix, for the closing figures.

@@ -6,3 +6,13 @@
 CLI := $(B)/proxytrace
 CLI_OBJS += $(B)/tools/proxytrace.o $(B)/tools/exec.o $(B)/tools/top.o
 ALL_TARGETS += $(CLI)
+# `proxytrace doctor` (tools/doctor.c) names the plugin's tick source with
+# the plugin's own clock code.
+CLI_OBJS += $(B)/tools/doctor.o $(B)/src/trace/clock.o
+
+# The README's pictures (docs/img/*.png), remade from the emulator with
+# headless chromium: the --html page of a hang and of a slow link, and a
+# frame of `proxytrace top`.
+.PHONY: screenshots
+screenshots: build-all
+	sh scripts/screenshots.sh $(B) docs/img

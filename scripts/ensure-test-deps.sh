@@ -4,7 +4,8 @@
 # check, python3 for the golden-file helpers and JSON checks, sqlite3 for the
 # SQL example of docs/analyze.md, Debian's python3-prometheus-client (its
 # parser checks the metrics files), tmux (`proxytrace top` is tested in a
-# real terminal), and for the Python package's tests Debian's own
+# real terminal), chromium (the HTML report is loaded in a headless
+# browser), and for the Python package's tests Debian's own
 # /usr/bin/python3 with venv and pip (an offline `pip install` into a
 # virtual environment). Idempotent and quiet when
 # everything is already there.
@@ -31,6 +32,7 @@ else
 fi
 [ -d /usr/lib/python3/dist-packages/prometheus_client ] || missing="$missing python3-prometheus-client"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 case $arch in
   "") ;;
   aarch64)

@@ -38,6 +38,9 @@ static void usage(FILE* f) {
           "  --chrome FILE       also write a Chrome-trace / Perfetto timeline to FILE,\n"
           "                      before the report (never over an input; written to a\n"
           "                      temporary file, then renamed)\n"
+          "  --html FILE         also write one self-contained HTML page to FILE (verdict,\n"
+          "                      wait graph by node, step-time heatmap, stuck edges; no\n"
+          "                      script, nothing loaded from the network), the same way\n"
           "  -v, --verbose       the evidence, every input and every problem found\n"
           "  --slow-factor F     an edge F times slower than its operation's median is\n"
           "                      slow (default 3; 1.5..1000)\n"
@@ -108,6 +111,7 @@ static int out_of_memory(void) {
 int pt_cmd_analyze(int argc, char** argv) {
   int json = 0, verbose = 0, records = 0, all_dumps = 0;
   const char* chrome = NULL;
+  const char* html = NULL;
   const char* expect = NULL;
   pt_analysis* a;
   if (pt_analysis_new(&a) != 0) return out_of_memory();
@@ -135,7 +139,7 @@ int pt_cmd_analyze(int argc, char** argv) {
       all_dumps = 1;
     } else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
       verbose = 1;
-    } else if (!strcmp(s, "--chrome") || !strcmp(s, "--expect") || !strcmp(s, "--slow-factor") ||
+    } else if (!strcmp(s, "--chrome") || !strcmp(s, "--html") || !strcmp(s, "--expect") || !strcmp(s, "--slow-factor") ||
                !strcmp(s, "--stall-ms")) {
       if (i + 1 >= argc || !argv[i + 1][0]) {
         fprintf(stderr, "proxytrace analyze: %s needs a value\n", s);
@@ -144,6 +148,7 @@ int pt_cmd_analyze(int argc, char** argv) {
       }
       const char* v = argv[++i];
       if (!strcmp(s, "--chrome")) chrome = v;
+      else if (!strcmp(s, "--html")) html = v;
       else if (!strcmp(s, "--expect")) expect = v;
       else if (pt_analysis_set_option(a, s + 2, v) != 0) {
         fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: %s\n", v, s,
@@ -184,17 +189,23 @@ int pt_cmd_analyze(int argc, char** argv) {
   if (rc == 0 && pt_analysis_run(a) != 0) rc = 2;
   /* The output file first: one that cannot be written (or is one of the
    * inputs) fails the command before any report is printed. */
-  if (rc == 0 && chrome) {
-    int c = pt_analysis_write_chrome_path(a, chrome);
+  const struct {
+    const char* opt;
+    const char* path;
+    int (*write)(const pt_analysis*, const char*);
+  } outputs[] = {{"--chrome", chrome, pt_analysis_write_chrome_path}, {"--html", html, pt_analysis_write_html_path}};
+  for (size_t k = 0; k < sizeof outputs / sizeof outputs[0] && rc == 0; k++) {
+    if (!outputs[k].path) continue;
+    int c = outputs[k].write(a, outputs[k].path);
     if (c == PT_AN_ENOMEM) {
       rc = 2;
     } else if (c == PT_AN_EINPUT) {
-      fprintf(stderr, "proxytrace analyze: --chrome %s is one of the inputs: not overwritten (the dumps are the evidence);"
-                      " name another file\n", chrome);
+      fprintf(stderr, "proxytrace analyze: %s %s is one of the inputs: not overwritten (the dumps are the evidence);"
+                      " name another file\n", outputs[k].opt, outputs[k].path);
       rc = 2;
       goto done;
     } else if (c != 0) {
-      fprintf(stderr, "proxytrace analyze: cannot write --chrome %s: %s\n", chrome, strerror(errno));
+      fprintf(stderr, "proxytrace analyze: cannot write %s %s: %s\n", outputs[k].opt, outputs[k].path, strerror(errno));
       rc = 2;
       goto done;
     }

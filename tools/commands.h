@@ -11,5 +11,6 @@ int pt_cmd_sim(int argc, char** argv);   /* tools/sim/ */
 int pt_cmd_demo(int argc, char** argv);  /* tools/demo.c */
 int pt_cmd_top(int argc, char** argv);   /* tools/top.c */
 int pt_cmd_analyze(int argc, char** argv); /* tools/analyze.c */
+int pt_cmd_doctor(int argc, char** argv);  /* tools/doctor.c */
 
 #endif

@@ -14,6 +14,7 @@
 #pragma weak pt_cmd_demo
 #pragma weak pt_cmd_top
 #pragma weak pt_cmd_analyze
+#pragma weak pt_cmd_doctor
 
 struct command {
   const char* name;
@@ -36,6 +37,7 @@ static void usage(FILE* f, const struct command* cmds, size_t n) {
 
 int main(int argc, char** argv) {
   const struct command cmds[] = {
+      {"doctor", pt_cmd_doctor, "run in a job's environment: will it load the plugin and keep its dumps?"},
       {"probe", pt_cmd_probe, "show which profiler plugin a host would load, and why"},
       {"sim", pt_cmd_sim, "emulate NCCL/RCCL on the CPU and drive a profiler plugin"},
       {"analyze", pt_cmd_analyze, "read every rank's dumps, pair sends with receives, name the culprit"},

@@ -249,6 +249,11 @@ PT_EXTERN void pt_analysis_finished(const pt_analysis* a, int* clean, int* ranks
 PT_EXTERN int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose);
 PT_EXTERN int pt_analysis_write_json(const pt_analysis* a, FILE* f);
 PT_EXTERN int pt_analysis_write_chrome(const pt_analysis* a, FILE* f);
+/* One self-contained HTML page (inline CSS and SVG, no script, nothing to
+ * load): the verdict, the culprits, the wait graph by node, the step-time
+ * heatmap of the metrics files, the stuck edges, the text report.
+ * 0, PT_AN_EIO, or PT_AN_ENOMEM. */
+PT_EXTERN int pt_analysis_write_html(const pt_analysis* a, FILE* f);
 /* The records read, one JSON object per line (docs/analyze.md, "Records"):
  * every op record of the latest dump of each communicator and rank, or of
  * every dump with the option "all-dumps" (a dump seen twice once, its JSON
@@ -265,6 +270,9 @@ PT_EXTERN char* pt_analysis_json(const pt_analysis* a);
  * written: the dumps are the evidence. PT_AN_EIO (errno says why) when it
  * cannot be written. */
 PT_EXTERN int pt_analysis_write_chrome_path(const pt_analysis* a, const char* path);
+/* The HTML page to a file, the same way (never over an input, renamed once
+ * whole). */
+PT_EXTERN int pt_analysis_write_html_path(const pt_analysis* a, const char* path);
 PT_EXTERN void pt_analysis_string_free(char* s);
 
 /* Compares the analysis with an expected outcome: the one line of JSON

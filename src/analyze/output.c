@@ -56,6 +56,9 @@ int an_write_output(const pt_analysis* a, const char* path, int (*write)(const p
     e = errno;
   }
   if (rc != 0) unlink(tmp);
+  /* A FILE that could not get its buffer (fdopen, the first write) is
+   * memory, not the disk: the caller says "out of memory". */
+  if (rc == PT_AN_EIO && e == ENOMEM) rc = PT_AN_ENOMEM;
   free(tmp);
   errno = e;
   return rc;

@@ -229,6 +229,21 @@ static void test_slow_metrics(void** state) {
   sweep("slow GPU, 6 ranks, step metrics", argv, 3, 1);
 }
 
+/* --html (src/analyze/report_html.c) on the slow job: its wait graph, its
+ * heatmap and the text report it embeds, with each allocation failing in
+ * turn: the same report (and page), or "out of memory" and no page. */
+static void test_html(void** state) {
+  (void)state;
+  need_interposed_malloc();
+  char* dir = at_mkdtemp();
+  assert_non_null(dir);
+  char page[4096];
+  snprintf(page, sizeof page, "%s/report.html", dir);
+  char* argv[] = {"analyze", "--html", page, slow_dir};
+  sweep("--html, slow GPU, 6 ranks, step metrics", argv, 4, 1);
+  at_rmdir(dir);
+}
+
 /* The library's side: once an allocation failed, no call answers as if the
  * analysis were whole, and freeing it gives everything back. */
 static void test_library_after_failure(void** state) {
@@ -275,6 +290,7 @@ int main(void) {
       cmocka_unit_test(test_hang),
       cmocka_unit_test(test_hang_records),
       cmocka_unit_test(test_slow_metrics),
+      cmocka_unit_test(test_html),
       cmocka_unit_test(test_library_after_failure),
   };
   return cmocka_run_group_tests_name("analyze out of memory", tests, setup, teardown);

@@ -1,8 +1,11 @@
 """Installing the package: `make install` puts it where Debian's python3
 looks for that prefix and the installed package finds the library, plugin
 and command installed with it (also when the tree was installed under
-DESTDIR); `pip install ./python` into a virtual environment works offline
-(no index, no build isolation) and gives the same package."""
+DESTDIR); `make install-python PYTHON=... PYTHON_SITE=1` puts it into that
+interpreter's own site-packages, and a prefix off python3's path is said;
+`pip install ./python` into a virtual environment works offline (no index,
+no build isolation) and gives the same package, and into a plain venv
+(build isolation, no index) too, leaving nothing in the source folder."""
 
 import os
 import shutil
@@ -109,6 +112,67 @@ class PipInstall(unittest.TestCase):
         rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "-i", "--path",
                                   ptest.PLUGIN], env=run_env, cwd=d)
         self.assertEqual(rc, 0, err)
+
+
+def tree(folder):
+    """Every file and folder under `folder`, bytecode caches left out."""
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [x for x in dirs if x != "__pycache__"]
+        out += [os.path.relpath(os.path.join(root, x), folder) for x in dirs + files]
+    return sorted(out)
+
+
+class AnyInterpreter(unittest.TestCase):
+    def venv(self, d, *args):
+        venv = os.path.join(d, "venv")
+        rc, out, err = ptest.run([ptest.PYTHON, "-m", "venv"] + list(args) + [venv], env=clean_env())
+        self.assertEqual(rc, 0, out + err)
+        return os.path.join(venv, "bin", "python"), venv
+
+    def test_make_install_into_a_venv(self):
+        d = ptest.tmpdir(self)
+        vpy, venv = self.venv(d, "--without-pip")
+        rc, out, err = ptest.run(["make", "-s", "install-python", "PREFIX=" + os.path.join(d, "prefix"),
+                                  "PYTHON=" + vpy, "PYTHON_SITE=1"], cwd=ptest.REPO,
+                                 env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None, LD_PRELOAD=None))
+        self.assertEqual(rc, 0, out + err)
+        self.assertNotIn("note:", out + err)
+        rc, out, err = ptest.run([vpy, "-c", "import proxytrace, proxytrace._paths as p\n"
+                                  "print(proxytrace.__file__)\nprint(p.LIBDIR)"], env=clean_env(), cwd=d)
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith(os.path.join(venv, "lib")), lines[0])
+        self.assertEqual(lines[1], os.path.join(d, "prefix", "lib"))
+
+    def test_prefix_off_the_path_is_said(self):
+        d = ptest.tmpdir(self)
+        rc, out, err = ptest.run(["make", "-s", "install-python", "PREFIX=" + os.path.join(d, "prefix"),
+                                  "PYTHON=" + ptest.PYTHON], cwd=ptest.REPO,
+                                 env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None, LD_PRELOAD=None))
+        self.assertEqual(rc, 0, out + err)
+        notes = [x for x in (out + err).splitlines() if x.startswith("note:")]
+        self.assertEqual(len(notes), 1, out + err)
+        self.assertIn("is not on the sys.path", notes[0])
+        self.assertIn("PYTHON_SITE=1", notes[0])
+
+    def test_pip_in_a_plain_venv_offline(self):
+        d = ptest.tmpdir(self)
+        vpy, venv = self.venv(d)
+        before = tree(ptest.PACKAGE)
+        env = clean_env(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+        rc, out, err = ptest.run([vpy, "-m", "pip", "install", ptest.PACKAGE], env=env, cwd=d)
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(tree(ptest.PACKAGE), before, "pip left files in the source folder")
+        rc, out, err = ptest.run([vpy, "-c", "import proxytrace; print(proxytrace.__file__);"
+                                  " print(proxytrace.__version__)"], env=clean_env(), cwd=d)
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith(os.path.join(venv, "lib")), lines[0])
+        self.assertEqual(lines[1], ptest.make_version())
+        rc, out, err = ptest.run([vpy, "-m", "pip", "show", "-f", "proxytrace"], env=env)
+        self.assertIn("proxytrace/_native.py", out)
+        self.assertNotIn("_paths.py", out)
 
 
 if __name__ == "__main__":

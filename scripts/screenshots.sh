@@ -1,0 +1,44 @@
+#!/bin/sh
+# screenshots.sh — the pictures of the README, remade from the emulator
+# (`make screenshots`): the --html page of an emulated 8 nodes × 8 ranks hang
+# and of a slow link with the step metrics, and a frame of `proxytrace top`,
+# each taken by Debian's headless chromium into docs/img/. Usage:
+# screenshots.sh BUILD-DIR OUT-DIR
+set -eu
+B=$(cd "$1" && pwd)
+OUT=$2
+PT=$B/proxytrace
+PLUGIN=$B/librccl-profiler-proxytrace.so
+BROWSER=$(command -v chromium || command -v chromium-browser) ||
+  { echo "screenshots.sh: chromium is needed (apt-get install chromium)" >&2; exit 1; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$OUT"
+SANDBOX=
+[ "$(id -u)" -eq 0 ] && SANDBOX=--no-sandbox
+shot() { # shot PAGE PNG WIDTH HEIGHT
+  HOME=$T timeout 120 "$BROWSER" --headless $SANDBOX --disable-gpu --no-first-run --user-data-dir="$T/profile" \
+    --hide-scrollbars --window-size="$3,$4" --screenshot="$2" "file://$1" >/dev/null 2>&1
+  [ -s "$2" ] || { echo "screenshots.sh: no picture $2" >&2; exit 1; }
+  echo "$2: $(wc -c <"$2") bytes"
+}
+# A hung 64-rank job: rank 27's GPU stops.
+"$PT" sim --plugin "$PLUGIN" --nodes 8 --ranks-per-node 8 --stall 27:0:5 --dump-dir "$T/hang" --quiet >/dev/null 2>&1 || true
+"$PT" analyze --html "$T/hang.html" "$T/hang" >/dev/null || true
+shot "$T/hang.html" "$OUT/report-hang.png" 1200 1050
+# A slow link, seen in the step metrics.
+"$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 4 --ranks-per-node 2 --channels 2 --iters 3 \
+  --ops sendrecv:8M --pace 400 --slow-link 5:4 --dump-dir "$T/slow" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
+  >/dev/null 2>&1 || true
+"$PT" analyze --html "$T/slow.html" "$T/slow" >/dev/null || true
+shot "$T/slow.html" "$OUT/report-slow.png" 1200 1000
+# proxytrace top, one frame, as a terminal shows it.
+"$PT" top "$T/slow" --once >"$T/top.txt" 2>&1 || true
+python3 - "$T/top.txt" "$T/top.html" <<'PY'
+import html, sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+open(sys.argv[2], "w").write("<!DOCTYPE html><meta charset=utf-8><body style='margin:0;background:#111'>"
+                             "<pre style='color:#ddd;font:13px monospace;padding:12px;margin:0'>%s</pre>"
+                             % html.escape(text))
+PY
+shot "$T/top.html" "$OUT/top.png" 1100 420

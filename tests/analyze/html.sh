@@ -1,0 +1,177 @@
+#!/bin/sh
+# html.sh — `proxytrace analyze --html FILE` in a real browser: Debian's
+# chromium, headless, loads the page of an emulated hang with no console
+# message (a control page with an inline script must show one, so the check
+# can fail), its DOM holds the culprit and every stuck edge the JSON report
+# names, and a screenshot is taken. Also: a dump whose host name holds
+# <script> (escaped, never an element), a slow job's heatmap outlining the
+# slow edges of the metrics, 1 024 ranks drawn node by node under 1 MB, the
+# page refused over an input and on a folder that cannot be written (exit
+# 2, nothing left), and the same verdict and exit status as without --html.
+# $1: the build folder. Without chromium (or one that cannot start) the
+# browser checks are skipped with a message; the rest still runs.
+B=${1:-build}
+PT="$(cd "$B" && pwd)/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-}
+PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok   $*"; }
+
+# The browser: root needs --no-sandbox; a profile folder of its own.
+BROWSER=$(command -v chromium || command -v chromium-browser || true)
+SANDBOX=
+[ "$(id -u)" -eq 0 ] && SANDBOX=--no-sandbox
+browse() { # browse OUT-LOG ARGS...: chromium headless, its log on OUT-LOG
+  log=$1; shift
+  HOME="$T/home" timeout 120 "$BROWSER" --headless $SANDBOX --disable-gpu --no-first-run --user-data-dir="$T/profile" \
+    --enable-logging=stderr --v=0 --hide-scrollbars "$@" 2>"$log"
+}
+if [ -n "$BROWSER" ] && mkdir -p "$T/home" && browse "$T/probe.log" --dump-dom about:blank 2>/dev/null | grep -q '<html'; then
+  HAVE_BROWSER=1
+else
+  HAVE_BROWSER=0
+  echo "html.sh: SKIP the browser checks: chromium is not installed or cannot start (scripts/ensure-test-deps.sh installs it)"
+fi
+# Console messages a page produced (chromium logs them as CONSOLE lines).
+console() { grep -E 'CONSOLE|Refused to|Uncaught' "$1"; }
+
+job_hang() {
+  $RUN "$PT" sim --plugin "$PLUGIN" --stall 3:0:5 --dump-dir "$T/hang" --quiet >/dev/null 2>&1
+  [ $? -eq 3 ] || fail "the hung sim"
+}
+job_hang
+
+# The page and the plain report agree: same exit status, and the page holds
+# the verdict line.
+$RUN "$PT" analyze "$T/hang" >"$T/text"; rc_text=$?
+$RUN "$PT" analyze --html "$T/hang.html" "$T/hang" >"$T/text2"; rc=$?
+[ $rc -eq 1 ] && [ $rc_text -eq 1 ] && ok "--html keeps the exit status (1, a hang)" || fail "--html exit $rc, text $rc_text"
+cmp -s "$T/text" "$T/text2" && ok "--html leaves the text report as it is" || fail "the text report changed with --html"
+$RUN "$PT" analyze --json "$T/hang" >"$T/hang.json"
+[ -s "$T/hang.html" ] || fail "no page written"
+grep -q 'data-verdict="HANG"' "$T/hang.html" && ok "the verdict leads the page" || fail "no HANG verdict in the page"
+# Self-contained: nothing to load, no script.
+if grep -Eiq '<script|<link|<img|<iframe|src=|@import|url\(http' "$T/hang.html"; then
+  fail "the page loads something or holds a script"; grep -Eio '.{20}(<script|<link|<img|src=|@import|url\(http).{20}' "$T/hang.html" | head
+else
+  ok "the page loads nothing and holds no script"
+fi
+grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$T/hang.html" && ok "a CSP forbids loading anything" ||
+  fail "no Content-Security-Policy"
+
+# What the page must show: the culprit's rank and every stuck edge.
+python3 - "$T/hang.json" >"$T/want" <<'PY' || fail "the JSON report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("culprit", d["culprits"][0]["rank"])
+for e in d["stuck_edges"]:
+    print("edge", e["sender"], e["receiver"])
+PY
+check_dom() { # check_dom FILE WHAT: FILE holds the culprit and the edges of $T/want
+  while read -r kind x y; do
+    case $kind in
+      culprit) grep -q "data-culprit-rank=\"$x\"" "$1" && grep -q "data-rank=\"$x\" data-culprit=\"1\"" "$1" ||
+                 fail "$2: culprit rank $x not marked" ;;
+      edge) grep -q "<tr class=\"edge[^\"]*\" data-from=\"$x\" data-to=\"$y\"" "$1" ||
+              fail "$2: stuck edge $x -> $y not in the table" ;;
+    esac
+  done <"$T/want"
+  grep -q 'class="edge chain origin"' "$1" || fail "$2: no bold origin arrow in the wait graph"
+}
+n_before=$failures
+check_dom "$T/hang.html" "the page"
+[ $failures -eq $n_before ] && ok "the page marks the culprit, draws the origin bold, lists every stuck edge ($(grep -c edge "$T/want") edges)"
+
+if [ $HAVE_BROWSER -eq 1 ]; then
+  browse "$T/dom.log" --dump-dom "file://$T/hang.html" >"$T/dom.html"
+  n_before=$failures
+  check_dom "$T/dom.html" "the browser's DOM"
+  [ $failures -eq $n_before ] && ok "chromium's DOM holds the culprit and every stuck edge"
+  if console "$T/dom.log" >/dev/null; then fail "console messages:"; console "$T/dom.log" | head -5; else
+    ok "no console message while loading the page"; fi
+  browse "$T/shot.log" --window-size=1280,1000 --screenshot="$T/hang.png" "file://$T/hang.html" >/dev/null
+  if [ -s "$T/hang.png" ] && head -c 8 "$T/hang.png" | od -An -c | grep -q 'P   N   G'; then
+    ok "a screenshot was taken ($(wc -c <"$T/hang.png") bytes)"
+  else
+    fail "no screenshot"; tail -5 "$T/shot.log"
+  fi
+  # The console check can fail: an inline script that the same CSP blocks.
+  sed 's|</body>|<script>document.title="x"</script></body>|' "$T/hang.html" >"$T/control.html"
+  browse "$T/control.log" --dump-dom "file://$T/control.html" >/dev/null
+  console "$T/control.log" >/dev/null && ok "the console check sees a blocked script (control page)" ||
+    fail "the control page's blocked script left no console message"
+fi
+
+# A host name holding <script>: shown as text, never run or parsed.
+cp -r "$T/hang" "$T/evil"
+for f in "$T"/evil/*.jsonl; do
+  sed 's|"host":"[^"]*"|"host":"<script>alert(1)</script>\&amp;"|g' "$f" >"$f.new" && mv "$f.new" "$f"
+done
+rm -f "$T"/evil/*.txt "$T"/evil/host.log
+$RUN "$PT" analyze --html "$T/evil.html" "$T/evil" >/dev/null; rc=$?
+[ $rc -eq 1 ] || fail "the page of the <script> dumps: exit $rc"
+if grep -qi '<script' "$T/evil.html"; then fail "a dump's <script> reached the page"; else
+  grep -q '&lt;script&gt;alert(1)&lt;/script&gt;&amp;amp;' "$T/evil.html" && ok "a dump's <script> is escaped text" ||
+    fail "the escaped host name is not in the page"; fi
+if [ $HAVE_BROWSER -eq 1 ]; then
+  browse "$T/evil.log" --dump-dom "file://$T/evil.html" >"$T/evil.dom"
+  if grep -qi '<script' "$T/evil.dom" || console "$T/evil.log" >/dev/null; then
+    fail "chromium found a script element or logged to the console"
+  else
+    grep -q '&lt;script&gt;alert(1)' "$T/evil.dom" && ok "in chromium the <script> host name is text, no element" ||
+      fail "the host name is not in chromium's DOM"
+  fi
+fi
+
+# Never over an input, never half written.
+in=$(ls "$T"/hang/*.jsonl | head -1)
+cp "$in" "$T/before"
+$RUN "$PT" analyze --html "$in" "$T/hang" >"$T/out" 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'is one of the inputs' "$T/err" && cmp -s "$in" "$T/before" &&
+  ok "--html over an input: refused, exit 2, the dump kept" || fail "--html over an input: exit $rc"
+[ -s "$T/out" ] && fail "a report printed though --html failed"
+$RUN "$PT" analyze --html "$T/nowhere/x.html" "$T/hang" >"$T/out" 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'cannot write --html' "$T/err" && ! [ -s "$T/out" ] &&
+  ok "--html into a missing folder: exit 2, one line, no report" || fail "--html into a missing folder: exit $rc"
+ls "$T"/*.tmp-* >/dev/null 2>&1 && fail "a temporary file was left"
+
+# A slow job: the heatmap outlines the slow edges the metrics name.
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 3 --ranks-per-node 2 --channels 2 --iters 3 \
+  --ops sendrecv:8M --pace 400 --slow-link 4:4 --dump-dir "$T/slow" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
+  >/dev/null 2>&1
+$RUN "$PT" analyze --html "$T/slow.html" --json "$T/slow" >"$T/slow.json"; rc=$?
+[ $rc -eq 1 ] || fail "the slow job: exit $rc"
+python3 - "$T/slow.json" >"$T/slow.want" <<'PY' || fail "the slow job's JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] == "slow", d["verdict"]
+for e in d["metrics_slow_edges"]:
+    s, r = (e["rank"], e["peer"]) if e["direction"] == "send" else (e["peer"], e["rank"])
+    print(s, r)
+PY
+n_before=$failures
+grep -q '<svg id="heatmap"' "$T/slow.html" || fail "no heatmap"
+while read -r s r; do
+  grep -q "class=\"cell slow\" data-from=\"$s\" data-to=\"$r\"" "$T/slow.html" || fail "slow edge $s -> $r not outlined"
+done <"$T/slow.want"
+[ -s "$T/slow.want" ] || fail "the slow job named no slow edge"
+[ $failures -eq $n_before ] && ok "the heatmap outlines every slow edge of the metrics ($(wc -l <"$T/slow.want"))"
+if [ $HAVE_BROWSER -eq 1 ]; then
+  browse "$T/slow.log" --dump-dom "file://$T/slow.html" >"$T/slow.dom"
+  grep -q 'class="cell slow"' "$T/slow.dom" && ! console "$T/slow.log" >/dev/null &&
+    ok "chromium shows the heatmap, no console message" || fail "chromium and the heatmap"
+fi
+
+# 1 024 ranks on 128 nodes: one box per node, a page of a few hundred KB.
+$RUN "$PT" sim --plugin "$PLUGIN" --nodes 128 --ranks-per-node 8 --stall 77:0:5 --dump-dir "$T/big" --quiet >/dev/null 2>&1
+$RUN "$PT" analyze --html "$T/big.html" "$T/big" >/dev/null; rc=$?
+size=$(wc -c <"$T/big.html")
+[ $rc -eq 1 ] && [ "$size" -lt 1048576 ] && grep -q 'data-mode="nodes"' "$T/big.html" &&
+  grep -q 'data-rank="79" data-culprit="1"' "$T/big.html" &&
+  ok "1024 ranks: drawn node by node, culprit rank 79 marked, $size bytes" || fail "1024 ranks: exit $rc, $size bytes"
+
+[ "$failures" -eq 0 ] && echo "html.sh: all passed" || echo "html.sh: $failures failed"
+[ "$failures" -eq 0 ]

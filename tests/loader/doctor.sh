@@ -1,0 +1,158 @@
+#!/bin/sh
+# doctor.sh — `proxytrace doctor` in the environments a job has: torch with
+# its own NCCL (a stand-in torch package on PYTHONPATH), torch built for
+# ROCm (RCCL's auto-load beside torch's lib/), a libnccl.so.2 found on
+# LD_LIBRARY_PATH, no NCCL at all; the plugin loading or not; dump folders
+# missing, not writable, node-local; a misspelt PROXYTRACE_* name; NCCL_DEBUG
+# for RCCL; and `python3 -m proxytrace doctor` asking its own interpreter.
+# Each FAIL line must carry a fix; the exit status is 1 exactly when a check
+# failed. Usage: doctor.sh BUILD-DIR
+set -u
+B=$1
+PT=$B/proxytrace
+RUN=${PROXYTRACE_EMULATOR:-}
+PLUGIN=$(cd "$B" && pwd)/librccl-profiler-proxytrace.so
+T=$(mktemp -d)
+trap 'chmod -R u+w "$T"; rm -rf "$T"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# doc CODE WHAT -- ENV... : runs doctor $DARGS under env -i with ENV, checks
+# the exit status, and that every FAIL line has a fix.
+DARGS=
+doc() {
+  want=$1; what=$2; shift 3
+  # shellcheck disable=SC2086
+  env -i PATH="$PATH" "$@" $RUN "$PT" doctor $DARGS >"$T/out" 2>"$T/err"
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "$what: exit $got, want $want"; sed 's/^/    /' "$T/out" "$T/err"
+  elif grep '^FAIL' "$T/out" | grep -v -q 'fix:'; then
+    fail "$what: a FAIL line without a fix"; sed 's/^/    /' "$T/out"
+  else
+    echo "ok   $what (exit $got)"
+  fi
+}
+has() { # has PATTERN WHAT
+  if grep -q -- "$1" "$T/out"; then echo "ok   $2"; else fail "$2: no '$1' in"; sed 's/^/    /' "$T/out"; fi
+}
+
+mkdir -p "$T/dumps" "$T/py/torch/lib" "$T/rocm/torch/lib" "$T/lib"
+# torch with its own NCCL: what torch.cuda.nccl.version() answers.
+cat >"$T/py/torch/__init__.py" <<'PY'
+__version__ = "2.6.0+cu124"
+class version: hip = None
+class cuda:
+    class nccl:
+        @staticmethod
+        def version(): return (2, 28, 9)
+PY
+cat >"$T/rocm/torch/__init__.py" <<'PY'
+__version__ = "2.6.0+rocm6.2"
+class version: hip = "6.2.41133"
+PY
+cp "$PLUGIN" "$T/rocm/torch/lib/librccl-profiler-proxytrace.so"
+
+doc 0 "torch's NCCL, plugin by path, shared-or-local dump dir" -- PYTHONPATH="$T/py" \
+  NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps"
+has '^ok   host .*NCCL 2.28.9 bundled with torch 2.6.0+cu124' "the host is torch's NCCL"
+has "^ok   plugin .*nccl-2.28 loads .*librccl-profiler-proxytrace.so (ncclProfiler_v" "the plugin and its API"
+has "^ok   dump dir .*PROXYTRACE_DUMP_DIR=$T/dumps: writable" "the dump folder is writable"
+has "^ok   variables  PROXYTRACE_DUMP_DIR=$T/dumps" "every PROXYTRACE_* value is shown"
+has '^ok   log level .*not needed' "NVIDIA needs no NCCL_DEBUG with a dump folder"
+has '^.... clock ' "the clock is checked"
+has '^doctor: ready' "the last line says ready"
+
+doc 1 "torch's NCCL, no plugin set" -- PYTHONPATH="$T/py" PROXYTRACE_DUMP_DIR="$T/dumps"
+has '^FAIL plugin .*fix: export NCCL_PROFILER_PLUGIN=' "the fix names NCCL_PROFILER_PLUGIN"
+
+# torch too old for profiler plugins
+sed 's/(2, 28, 9)/(2, 21, 5)/' "$T/py/torch/__init__.py" >"$T/init" && mkdir -p "$T/old/torch" &&
+  mv "$T/init" "$T/old/torch/__init__.py"
+doc 1 "torch with NCCL 2.21" -- PYTHONPATH="$T/old" NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps"
+has '^FAIL plugin .*NCCL 2.21.5 bundled with torch.*loads no profiler plugin' "2.21 loads no profiler"
+
+# ROCm torch: RCCL's auto-load finds the plugin beside torch's lib/.
+doc 1 "ROCm torch, NCCL_DEBUG unset" -- PYTHONPATH="$T/rocm" RCCL_ENABLE_PROXY_TRACE=1 PROXYTRACE_DUMP_DIR="$T/dumps"
+has '^ok   host .*RCCL of torch 2.6.0+rocm6.2' "the host is torch's RCCL"
+has "^ok   plugin .*rccl loads $T/rocm/torch/lib/librccl-profiler-proxytrace.so" "auto-load beside torch/lib"
+has '^FAIL log level .*fix: export NCCL_DEBUG=WARN' "RCCL needs NCCL_DEBUG=WARN"
+doc 0 "ROCm torch, NCCL_DEBUG=WARN" -- PYTHONPATH="$T/rocm" RCCL_ENABLE_PROXY_TRACE=1 NCCL_DEBUG=WARN \
+  PROXYTRACE_DUMP_DIR="$T/dumps"
+doc 1 "ROCm torch, RCCL_ENABLE_PROXY_TRACE unset" -- PYTHONPATH="$T/rocm" NCCL_DEBUG=WARN PROXYTRACE_DUMP_DIR="$T/dumps"
+has '^FAIL plugin .*fix: export RCCL_ENABLE_PROXY_TRACE=1' "the fix names RCCL_ENABLE_PROXY_TRACE"
+
+# No torch: libnccl.so.2 on LD_LIBRARY_PATH (a stand-in answering ncclGetVersion 22800).
+FAKE=$B/tests/loader/plugins/fakerccl.so
+if [ -f "$FAKE" ]; then
+  cp "$FAKE" "$T/lib/libnccl.so.2"
+  doc 0 "libnccl.so.2 on LD_LIBRARY_PATH" -- LD_LIBRARY_PATH="$T/lib" NCCL_PROFILER_PLUGIN="$PLUGIN" \
+    PROXYTRACE_DUMP_DIR="$T/dumps"
+  has "^ok   host .*NCCL 2.28.0 ($T/lib/libnccl.so.2, from the search path)" "the search path's NCCL and its version"
+else
+  fail "$FAKE is not built (make test builds it)"
+fi
+
+# Dump folders and variables.
+DARGS="--host nccl-2.28"
+doc 1 "a dump folder that does not exist" -- NCCL_PROFILER_PLUGIN="$PLUGIN" \
+  PROXYTRACE_DUMP_DIR="$T/nope"
+has "^FAIL dump dir .*fix: mkdir -p '$T/nope'" "the fix creates the folder"
+: >"$T/file"
+doc 1 "a dump folder that is a file" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/file"
+mkdir -p "$T/ro" && chmod 0555 "$T/ro"
+if [ "$(id -u)" -ne 0 ]; then
+  doc 1 "a dump folder that is not writable" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/ro"
+  has '^FAIL dump dir .*not writable' "not writable is said"
+else
+  echo "ok   (not-writable folder not tried: root writes anywhere)"
+fi
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  S=$(mktemp -d /dev/shm/pt-doctor-XXXXXX)
+  doc 0 "a node-local (tmpfs) dump folder" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$S"
+  has '^ok   dump dir .*node-local (tmpfs): other nodes cannot read it' "tmpfs is node-local"
+  rmdir "$S"
+fi
+doc 1 "a misspelt PROXYTRACE_ variable" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps" \
+  PROXYTRACE_DUMPDIR=/x
+has '^FAIL variables .*PROXYTRACE_DUMPDIR is not a variable' "the unknown name is named"
+doc 1 "a clock of another machine" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps" \
+  PROXYTRACE_CLOCK=sundial
+has '^FAIL variables .*PROXYTRACE_CLOCK=sundial' "a bad PROXYTRACE_CLOCK fails"
+DARGS="--no-torch --host 2.30.7"
+doc 0 "--host instead of finding the release" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps"
+has '^ok   plugin .*nccl-2.30 loads' "the --host release is the one probed"
+DARGS=
+env -i PATH="$PATH" $RUN "$PT" doctor --host nccl-9.99 >"$T/out" 2>&1
+[ $? -eq 2 ] && echo "ok   a bad --host is a usage error (exit 2)" || fail "a bad --host: not exit 2"
+env -i PATH="$PATH" $RUN "$PT" doctor --bogus >"$T/out" 2>&1
+[ $? -eq 2 ] && echo "ok   an unknown option is a usage error (exit 2)" || fail "unknown option: not exit 2"
+
+# Every variable of the README's environment table is one doctor knows.
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+vars=$(sed -n '/^## Environment/,/^## /p' "$SRC/README.md" | grep -o '^| `PROXYTRACE_[A-Z_]*`' | tr -d '|` ')
+[ -n "$vars" ] || fail "no PROXYTRACE_ variable found in the README's environment table"
+for v in $vars; do
+  env -i PATH="$PATH" "$v=1" $RUN "$PT" doctor --no-torch --host nccl-2.28 >"$T/out" 2>&1
+  grep -q "$v is not a variable" "$T/out" && fail "doctor does not know $v, which the README lists"
+done
+echo "ok   doctor knows the $(echo $vars | wc -w) variables of the README's table"
+
+# python3 -m proxytrace doctor asks its own interpreter's torch (a real
+# interpreter, not a launcher script that needs PATH).
+# Not under an emulator: the package starts the program directly.
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -n "$RUN" ]; then
+  echo "ok   (python3 -m proxytrace doctor not tried: this build runs under $RUN)"
+elif [ -n "$PY" ]; then
+  SRC=$(cd "$(dirname "$0")/../.." && pwd)
+  env -i PATH=/nonexistent PYTHONPATH="$SRC/python:$T/py" PROXYTRACE_CLI="$(cd "$B" && pwd)/proxytrace" \
+    NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps" "$PY" -m proxytrace doctor \
+    >"$T/out" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] && echo "ok   python3 -m proxytrace doctor (exit 0)" || { fail "python3 -m proxytrace doctor: exit $rc"; cat "$T/out"; }
+  has '^ok   host .*bundled with torch 2.6.0+cu124' "python3 -m proxytrace doctor asks its own Python (no python3 on PATH)"
+fi
+
+[ "$failures" -eq 0 ] && echo "doctor.sh: all passed" || echo "doctor.sh: $failures failed"
+[ "$failures" -eq 0 ]
