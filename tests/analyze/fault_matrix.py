@@ -143,7 +143,8 @@ def draw_job(rng, timing=True):
     # busy the machine is; timing faults and healthy jobs (where a false
     # slow link would show) with polls long beside a loaded machine's
     # wake-up latency
-    job["pace"] = 500 if kind in TIMING + ("none",) else 200
+    # (a PXN job without a stall is healthy too)
+    job["pace"] = 500 if kind in TIMING + ("none", "pxn") else 200
     job["watchdog"] = kind not in TIMING and kind != "none" and rng.random() < 0.2
     job["metrics"] = kind in TIMING and rng.random() < 0.5
     job["steps"] = [rng.choice(["first", "last", "any", "any"]) for _ in job["faults"]]
