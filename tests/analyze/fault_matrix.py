@@ -263,7 +263,11 @@ def attempt(job, pt, plugin, base_env, top):
         an = subprocess.run([pt, "analyze", "--json", "--expect", d + "/truth.json", files] + NOSLOW, env=env,
                             capture_output=True, text=True, timeout=300)
         out, why = classify(truth, an)
-        if out == "false" and why == "a hang called ok":
+        try:
+            said = json.loads(an.stdout).get("verdict")
+        except ValueError:
+            said = None
+        if (out == "false" and why == "a hang called ok") or (out == "missed" and said == "incomplete"):
             lines = stuck_lines(job, pt, plugin, env, job["faults"])
             dead = {"rank=%d " % r for r in truth.get("deadRanks", [])}
             if not lines:
@@ -271,7 +275,9 @@ def attempt(job, pt, plugin, base_env, top):
             elif all(any(d in l for d in dead) for l in lines) and \
                     set(truth.get("deadRanks", [])) <= {m.get("rank") for m in json.loads(an.stdout).get("missing_ranks", [])}:
                 # every stuck op is on a rank that died: the others finished,
-                # and the analysis lists the rank without a dump
+                # and the analysis lists the rank without a dump (its
+                # verdict ok or, where it knows the communicator's size,
+                # incomplete: a rank not seen)
                 out, why = "limit", "every stuck op is on a dead rank; the others finished"
         if out == "missed" and "no culprit names" in why and truth["verdict"] == "hang":
             unseen = unshown(job, truth, an, pt, plugin, env)
