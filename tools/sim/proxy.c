@@ -408,12 +408,16 @@ static void recv_progress(proxy* px, pop* o) {
     diag(px, o, ncclProxyDiagRecvTail, op->base + (int64_t)o->trans * slice, 0);
     return;
   }
-  /* What the GPU consumed since the last poll: a batch of up to
-   * --gpu-batch steps, each stopped. */
+  /* What the GPU consumed since the last poll, each step stopped: net.cc
+   * stops every step up to the GPU's head in one call (v2.28.9-1
+   * net.cc:1608-1620). A GPU that keeps up with its proxy has consumed all
+   * it was handed, a slow GPU one step per period, and --gpu-batch N draws
+   * 1..N. */
   if (o->done < o->trans) {
     int avail = imin(o->trans, op->lim_consume) - o->done, k = 0;
     if (avail > 0 && countdown(px, o, PH_CONS)) {
-      k = 1 + (c->gpu_batch > 1 ? (int)(sim_rand(&o->rng) % (uint64_t)c->gpu_batch) : 0);
+      if (c->gpu_batch > 0) k = 1 + (c->gpu_batch > 1 ? (int)(sim_rand(&o->rng) % (uint64_t)c->gpu_batch) : 0);
+      else k = op->slow_gpu > 1 ? 1 : avail;
       k = imin(k, avail);
       o->w[PH_CONS] = -1;
     }
