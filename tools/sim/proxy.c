@@ -339,13 +339,13 @@ static void send_progress(proxy* px, pop* o) {
              NCCL_PROXY_DIAG_FLAG_TIMESTAMP | NCCL_PROXY_DIAG_FLAG_COUNTER_SKIP);
         /* transSize grows before the records from 2.24, after them on
          * 2.23 (v2.23.4-1 net.cc:1136-1138). */
-        if (!h->raw_step_events) add_size(px, o, xfer_size(op, t));
+        if (!h->size_after_send_records) add_size(px, o, xfer_size(op, t));
         o->trans++;
         o->w[PH_GPU] = o->w[PH_TX] = -1;
         o->peer_waits = 0;
         if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendTransmitted, o->trans);
         step_state(px, o, t, ncclProfilerProxyStepSendWait);
-        if (h->raw_step_events) add_size(px, o, xfer_size(op, t));
+        if (h->size_after_send_records) add_size(px, o, xfer_size(op, t));
         /* RCCL: SendWait, then TRANSMITTED (net.cc sendProxyProgress). */
         diag(px, o, ncclProxyDiagTransmitted, (int64_t)o->trans * slice, 0);
         return;
