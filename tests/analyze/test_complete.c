@@ -3,7 +3,8 @@
  * "incomplete" verdict (cut dumps, dumps short of the records their header
  * announces, ranks without a dump, dumps older than their peers'), a hang
  * still found beside missing ranks with its culprits marked possible, ranks
- * that finished cleanly (finalize dumps with no active op), dumps whose
+ * that finished cleanly (finalize dumps with no active op), dumps taken
+ * while the host's mask left the proxy events out, dumps whose
  * rank the plugin did not know (rank -1), a damaged copy of a dump beside
  * its whole twin, directories read recursively (depth, links, loops,
  * what was skipped), and report files that never overwrite an input.
@@ -219,6 +220,63 @@ static void test_cut_text(void** state) {
   assert_non_null(g);
   assert_int_equal(g->rank, 1);
   assert_int_equal(g->dump_seq, 4);
+  pt_analysis_free(a);
+}
+
+/* A dump taken while the host's mask left the proxy events out (RAS on
+ * 2.31+, "maskOff" / "proxy events off"): finished ops there prove nothing
+ * of the calls since, so a job that reads clean is incomplete, with a
+ * mask-off gap for that rank; the same dump with the mask on reads ok. */
+static void test_mask_off(void** state) {
+  (void)state;
+  char r0[4096] = "", r1[4096] = "";
+  rank_dump(r0, sizeof r0, 0, "finalize", T0);
+  rank_dump(r1, sizeof r1, 1, "finalize", T0);
+  pt_analysis* a = run_two(r0, r1);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
+  pt_analysis_free(a);
+  char* h = strstr(r1, "\"stallMs\":100}");
+  assert_non_null(h);
+  char off[4096];
+  snprintf(off, sizeof off, "%.*s\"stallMs\":100,\"maskChangedByHost\":true,\"maskOff\":true}%s", (int)(h - r1), r1,
+           h + strlen("\"stallMs\":100}"));
+  a = run_two(r0, off);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_INCOMPLETE);
+  const pt_gap* g = gap_of(a, PT_GAP_MASK_OFF);
+  assert_non_null(g);
+  assert_int_equal(g->rank, 1);
+  assert_string_equal(g->kind_name, "mask-off");
+  assert_int_equal(pt_analysis_gap_count(a), 1);
+  char* t = text_of(a, 0);
+  assert_non_null(strstr(t, "1 dump with the proxy events off"));
+  assert_non_null(strstr(t, "rank 1: dump 2 was taken while the host's profiler mask left the proxy events out"));
+  free(t);
+  char* j = at_json(a);
+  assert_non_null(strstr(j, "\"kind\":\"mask-off\""));
+  pt_analysis_string_free(j);
+  pt_analysis_free(a);
+  /* "maskOff":false is the mask on */
+  snprintf(off, sizeof off, "%.*s\"stallMs\":100,\"maskChangedByHost\":true,\"maskOff\":false}%s", (int)(h - r1), r1,
+           h + strlen("\"stallMs\":100}"));
+  a = run_two(r0, off);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
+  pt_analysis_free(a);
+  /* the text dump's host line says it too */
+  const char* line = "createT:1750000000100, lastT:1750000000200, postT:0, sendT:0, cntNm:7, <77:1:0>, "
+                     "[fu,pr,pa,tb,ck]:4,2,1,0,1, %d->%d(%c), chan:0, status:DONE, ns:8, nb:1, po:8, ke:%d, tail/h:0, "
+                     "recvT:0, connSz/h:-1, trans:%d, flushed:0, recvd:%d, done:8\n";
+  char tx[4096] = "proxytrace dump seq=1 trigger=finalize time_ns=1750000000300000000 host=n0 pid=5 rank=0 nRanks=2 "
+                  "commHash=77\ncommDump for all active ops mapSizeMB:0.00\n";
+  add(tx, sizeof tx, line, 0, 1, 'S', 8, 8, 0);
+  add(tx, sizeof tx, "proxytrace dump seq=2 trigger=finalize time_ns=1750000000300000000 host=n1 pid=6 rank=1 nRanks=2 "
+                     "commHash=77\ncommDump for all active ops mapSizeMB:0.00\n"
+                     "proxytrace host: mask: changed by the host, proxy events off (calls since are not recorded)\n");
+  add(tx, sizeof tx, line, 1, 0, 'R', 0, 0, 8);
+  a = at_analyze_text("job.log", tx);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_INCOMPLETE);
+  g = gap_of(a, PT_GAP_MASK_OFF);
+  assert_non_null(g);
+  assert_int_equal(g->rank, 1);
   pt_analysis_free(a);
 }
 
@@ -506,7 +564,7 @@ int main(void) {
       cmocka_unit_test(test_cut_text),          cmocka_unit_test(test_missing_and_stale),
       cmocka_unit_test(test_hang_beside_missing), cmocka_unit_test(test_unknown_rank),
       cmocka_unit_test(test_damaged_copy),      cmocka_unit_test(test_recursive_dirs),
-      cmocka_unit_test(test_chrome_keeps_inputs),
+      cmocka_unit_test(test_chrome_keeps_inputs), cmocka_unit_test(test_mask_off),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
