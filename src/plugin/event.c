@@ -9,6 +9,8 @@
  * gives a NULL handle; every handle is decoded by the core, which catches
  * stale and foreign ones.
  */
+#include <dlfcn.h>
+
 #include "nccl/profiler.h"
 #include "plugin/plugin.h"
 
@@ -128,9 +130,12 @@ void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t 
    * set at run time (2.31+: ncclras CONTROL PROFILER_MASK; the host reads
    * only that int, v2.31 src/plugin/profiler.cc ncclProfilerEventMask):
    * kept, to tell at a dump whether the host still sends proxy events —
-   * a mask of 0 sends nothing that could show it. */
+   * a mask of 0 sends nothing that could show it. Only an int in the static
+   * storage of a loaded object (dladdr), as NCCL's is: one on a stack or
+   * the heap may be gone by the dump. */
   pt_ctx* c = *context;
-  if (c && mask && api >= 7) {
+  Dl_info where;
+  if (c && mask && api >= 7 && dladdr(mask, &where)) {
     c->host_mask = mask;
     c->asked_mask = event_mask;
   }
