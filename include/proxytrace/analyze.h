@@ -217,12 +217,16 @@ typedef enum {
   PT_GAP_STALE,       /* a rank's latest dump is `behind_ms` older than its peers'
                          latest, more than the stall time `stall_ms`                   */
   PT_GAP_UNREADABLE,  /* an input could not be read (`path`)                            */
+  PT_GAP_MASK_OFF,    /* a rank's latest dump was taken while the host's profiler mask
+                         left the proxy events out (RAS on NCCL 2.31+): calls since
+                         are not recorded                                               */
   PT_GAP_COUNT
 } pt_gap_kind;
 
 typedef struct {
   pt_gap_kind kind;
-  const char* kind_name;    /* "missing", "cut", "short", "stale", "unreadable"   */
+  const char* kind_name;    /* "missing", "cut", "short", "stale", "unreadable",
+                               "mask-off"                                          */
   uint64_t comm_hash;       /* 0 for "unreadable"                                  */
   int rank, rank_last;      /* the rank (missing: the first and last of a run); -1 */
   const char* path;         /* the input holding the dump (or unreadable); NULL    */

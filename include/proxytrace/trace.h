@@ -303,10 +303,14 @@ void pt_trace_diag_evidence(const pt_trace* t, pt_diag_evidence* e);
 typedef enum {
   PT_NOTE_DIAG_MISSING = 1u << 0,  /* RCCL sent ProxyOps but no ProxyDiag update followed */
   PT_NOTE_DIAG_MISMATCH = 1u << 1, /* RCCL's ProxyOp fields broke an invariant: not read */
-  PT_NOTE_MASK_CHANGED = 1u << 2   /* events show the host changed the event mask */
+  PT_NOTE_MASK_CHANGED = 1u << 2,  /* events show the host changed the event mask */
+  PT_NOTE_MASK_OFF = 1u << 3       /* at this dump the host's mask leaves ProxyOp and
+                                      ProxyStep out: later calls are not recorded */
 } pt_note;
 /* Adds notes to `t`, or with t == NULL to every trace of the process. */
 void pt_trace_note(pt_trace* t, unsigned notes);
+/* Takes notes of `t` back (one that holds for the moment only). */
+void pt_trace_unnote(pt_trace* t, unsigned notes);
 /* The notes of `t` and the process-wide ones. */
 unsigned pt_trace_notes(const pt_trace* t);
 /* The text line the dump prints after its header for these notes, or 0

@@ -21,7 +21,7 @@ class Analysis(Record):
     cause, opCount, coll, step, nSteps, scope, candidates, dependents,
     slowFactor, possible, summary, evidence), stuck_edges, missing_ranks,
     behind_ranks, slow_edges, communicators, gaps (what the dumps could not
-    show: kind "missing", "cut", "short", "stale" or "unreadable"),
+    show: kind "missing", "cut", "short", "stale", "unreadable" or "mask-off"),
     finished (cleanRanks, ranks), unknown_rank_dumps, skipped, counts,
     inputs, stats. str() is the summary line."""
 

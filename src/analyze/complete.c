@@ -51,7 +51,7 @@
 
 #include "analyze/internal.h"
 
-static const char* const gap_names[PT_GAP_COUNT] = {"missing", "cut", "short", "stale", "unreadable"};
+static const char* const gap_names[PT_GAP_COUNT] = {"missing", "cut", "short", "stale", "unreadable", "mask-off"};
 
 /* ---- rank-unknown dumps ------------------------------------------------------ */
 
@@ -356,6 +356,15 @@ int an_complete(pt_analysis* a) {
                              (d->announced_finished > 0 ? d->announced_finished : 0);
         k->gap = 1;
       }
+      /* The host's mask left the proxy events out when it was taken (RAS):
+       * calls since ran unrecorded, a hang among them too. */
+      if (d->mask_off) {
+        an_gap* g = add_gap(a, PT_GAP_MASK_OFF, c->comm, r);
+        if (!g) return PT_AN_ENOMEM;
+        where(a, g, d);
+        k->gap = 1;
+        continue;
+      }
       if (finished_cleanly(d)) {
         clean++;
         continue;
@@ -417,9 +426,11 @@ void an_complete_free(pt_analysis* a) {
 
 void an_gap_summary(const pt_analysis* a, char* buf, size_t n) {
   static const char* const one[PT_GAP_COUNT] = {"rank without a dump", "cut dump", "dump short of records",
-                                                "dump older than its peers'", "unreadable input"};
+                                                "dump older than its peers'", "unreadable input",
+                                                "dump with the proxy events off"};
   static const char* const many[PT_GAP_COUNT] = {"ranks without a dump", "cut dumps", "dumps short of records",
-                                                 "dumps older than their peers'", "unreadable inputs"};
+                                                 "dumps older than their peers'", "unreadable inputs",
+                                                 "dumps with the proxy events off"};
   size_t count[PT_GAP_COUNT] = {0};
   for (size_t i = 0; i < a->n_gaps; i++) {
     const pt_gap* g = &a->gaps[i].pub;

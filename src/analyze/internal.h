@@ -181,6 +181,7 @@ typedef struct an_dump {
   char host_lib[8];
   int64_t stall_ms; /* -1 = unknown */
   int64_t rotated;  /* rotatedDumps: its files' dumps removed by rotation before it; 0 = none or unknown */
+  int mask_off;     /* the host's mask left the proxy events out when it was taken (RAS) */
   int64_t drops[AN_DROP_COUNT];
   int has_drops;
   int format;     /* AN_FMT_* */

@@ -11,6 +11,8 @@
  *                                  pid, rank, nRanks, commHash, hostLib
  *   "commDump for all active ops"  the legacy header: a dump starts
  *   "commDump for commHash:N"      the same, for one communicator
+ *   "proxytrace host: …"           what the host did (a mask with the
+ *                                  proxy events off at this dump)
  *   "proxytrace dropped or refused events …"   the drop counts
  *   "createT:… done:N"             a record (format: rccl-proxytrace §3.7 in
  *                                  the docs; RCCL's src/misc/proxy_trace)
@@ -380,6 +382,12 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
       o->d->comm = strtoull(ch + strlen("commDump for commHash:"), NULL, 10);
       o->d->has_comm = 1;
     }
+  } else if ((hit = strstr(line, "proxytrace host:")) != NULL) {
+    /* what the host did that the records cannot show: the mask it left
+     * the proxy events out of, at this dump */
+    parse_prefix(line, (size_t)(hit - line), &px);
+    an_open* o = stream(p, &px);
+    if (o && o->d && strstr(hit, "proxy events off")) o->d->mask_off = 1;
   } else if ((hit = strstr(line, "proxytrace dropped or refused events")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
     an_open* o = stream(p, &px);

@@ -146,6 +146,10 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
                   (long long)g->behind_ms, (long long)g->stall_ms, PT_TEXT(g->path, PATH_SHOWN), g->line);
           break;
         case PT_GAP_UNREADABLE: fprintf(f, "  %s: could not be read\n", PT_TEXT(g->path, PATH_SHOWN)); break;
+        case PT_GAP_MASK_OFF:
+          fprintf(f, "  rank %d: %s was taken while the host's profiler mask left the proxy events out (RAS): "
+                  "calls since are not recorded (%s:%u)\n", g->rank, seq, PT_TEXT(g->path, PATH_SHOWN), g->line);
+          break;
         default: break;
       }
     }

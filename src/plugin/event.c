@@ -9,6 +9,8 @@
  * gives a NULL handle; every handle is decoded by the core, which catches
  * stale and foreign ones.
  */
+#include <dlfcn.h>
+
 #include "nccl/profiler.h"
 #include "plugin/plugin.h"
 
@@ -124,6 +126,26 @@ void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t 
   *context = pt_ctx_create(comm_hash, comm_name, nnodes, nranks, rank, api, log);
   if (api >= 6) event_mask |= pt_diag_mask_bits(api); /* after the context read the settings */
   if (*context && mask) pt_set_mask(mask, event_mask);
+  /* From API v7 the host hands init its process-wide mask, which RAS may
+   * set at run time (2.31+: ncclras CONTROL PROFILER_MASK; the host reads
+   * only that int, v2.31 src/plugin/profiler.cc ncclProfilerEventMask):
+   * kept, to tell at a dump whether the host still sends proxy events —
+   * a mask of 0 sends nothing that could show it. Only an int in the static
+   * storage of a loaded object (dladdr), as NCCL's is: one on a stack or
+   * the heap may be gone by the dump. */
+  pt_ctx* c = *context;
+  Dl_info where;
+  if (c && mask && api >= 7 && dladdr(mask, &where)) {
+    c->host_mask = mask;
+    c->asked_mask = event_mask;
+  }
+}
+
+void pt_event_mask_at_dump(pt_ctx* c) {
+  const int proxy = ncclProfileProxyOp | ncclProfileProxyStep;
+  if (!c || !c->host_mask || !(c->asked_mask & proxy)) return;
+  if (__atomic_load_n(c->host_mask, __ATOMIC_RELAXED) & proxy) pt_trace_unnote(c->trace, PT_NOTE_MASK_OFF);
+  else pt_trace_note(c->trace, PT_NOTE_MASK_CHANGED | PT_NOTE_MASK_OFF);
 }
 
 /* Events only a mask bit the plugin never asks for starts (ProxyCtrl,

@@ -145,6 +145,10 @@ typedef struct pt_ctx {
   int diag_verdict;    /* PT_DIAG_* */
   _Atomic(const char*) diag_why; /* what the verdict's WARN says (a literal) */
   _Atomic int diag_unsaid;    /* a verdict whose WARN is still to be said */
+  /* v7 hosts: the host's mask, which RAS may change at run time (init's
+   * pointer: NCCL's process-wide ncclProfilerEventMask), and what we asked. */
+  int* host_mask;
+  int asked_mask;
   struct pt_ctx* next;
 } pt_ctx;
 
@@ -375,6 +379,8 @@ void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t 
 void pt_event_other_type(void* ctx, uint64_t type, int api);
 /* Evidence that the host changed the event mask under us (dump header). */
 void pt_event_mask_changed(void* ctx);
+/* Before a dump: whether the host's mask still lets the proxy events through. */
+void pt_event_mask_at_dump(pt_ctx* c);
 /* A state the handle's kind does not take, or an event type we do not know. */
 void pt_event_refused(void* ctx_or_null, void* handle_or_null);
 

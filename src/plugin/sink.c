@@ -431,6 +431,7 @@ static int write_files(pt_ctx* c, pt_trigger trig, const pt_dump* d, pt_dump_met
 /* The snapshot of `c` and what its dump says about itself; NULL when out
  * of memory. */
 static pt_dump* take(pt_ctx* c, pt_trigger trig, uint64_t round, pt_dump_meta* m, logger* l, int* lib) {
+  pt_event_mask_at_dump(c);
   pt_dump* d = pt_trace_snapshot(c->trace);
   l->log = c->log;
   l->level = NCCL_LOG_WARN;

@@ -69,9 +69,10 @@ static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
       m->host_lib, m->profiler_api, pt_clock_source(), m->trigger, m->seq, m->round, d->time_ns,
       d->n_active, d->n_finished, mb100 / 100, mb100 % 100, m->stall_ms);
   put_time(j, "lastProgress_ns", &d->cal, m->last_progress_ticks);
-  pt_jput(j, ",\"diag\":\"%s\",\"maskChangedByHost\":%s",
+  pt_jput(j, ",\"diag\":\"%s\",\"maskChangedByHost\":%s,\"maskOff\":%s",
       (d->notes & PT_NOTE_DIAG_MISMATCH) ? "mismatch" : (d->notes & PT_NOTE_DIAG_MISSING) ? "missing" : "ok",
-      (d->notes & PT_NOTE_MASK_CHANGED) ? "true" : "false");
+      (d->notes & (PT_NOTE_MASK_CHANGED | PT_NOTE_MASK_OFF)) ? "true" : "false",
+      (d->notes & PT_NOTE_MASK_OFF) ? "true" : "false");
   pt_jput(j, ",\"lostDumps\":%" PRIu64 ",\"rotatedDumps\":%" PRIu64 ",\"maxOps\":%u,\"drops\":{", m->lost_dumps,
           m->rotated_dumps, d->nslots);
   for (int i = 0; i < PT_DROP_NUM; i++)

@@ -67,6 +67,10 @@ void pt_trace_note(pt_trace* t, unsigned notes) {
   atomic_fetch_or_explicit(t ? &t->notes : &process_notes, notes, memory_order_relaxed);
 }
 
+void pt_trace_unnote(pt_trace* t, unsigned notes) {
+  if (t) atomic_fetch_and_explicit(&t->notes, ~notes, memory_order_relaxed);
+}
+
 unsigned pt_trace_notes(const pt_trace* t) {
   unsigned n = atomic_load_explicit(&process_notes, memory_order_relaxed);
   if (t) n |= atomic_load_explicit(&((pt_trace*)t)->notes, memory_order_relaxed);
@@ -80,7 +84,8 @@ int pt_format_notes(char* buf, size_t n, unsigned notes) {
                      : (notes & PT_NOTE_DIAG_MISSING) ? "missing (no RCCL ProxyDiag update arrived: "
                                                        "counters come from step events)"
                                                      : NULL;
-  int len = snprintf(buf, n, "proxytrace host:%s%s%s", diag ? " diag: " : "", diag ? diag : "",
-                     (notes & PT_NOTE_MASK_CHANGED) ? " mask: changed by the host" : "");
+  int len = snprintf(buf, n, "proxytrace host:%s%s%s%s", diag ? " diag: " : "", diag ? diag : "",
+                     (notes & (PT_NOTE_MASK_CHANGED | PT_NOTE_MASK_OFF)) ? " mask: changed by the host" : "",
+                     (notes & PT_NOTE_MASK_OFF) ? ", proxy events off (calls since are not recorded)" : "");
   return len < 0 ? 0 : len < (int)n ? len : (int)n - 1;
 }

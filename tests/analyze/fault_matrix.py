@@ -4,8 +4,8 @@ emulator offers, each analyzed from the plugin's dump files and compared with
 the emulator's ground truth.
 
 Every job is drawn from one seeded generator (printed first, so a failing run
-is repeated with --seed): a host profile (every NVIDIA NCCL release profile
-and rccl), a topology from 2 x 1 to 32 x 8 ranks (odd shapes too), 1-8
+is repeated with --seed): a host profile (every NVIDIA NCCL release profile,
+rccl and rccl-2.31; --host H, repeatable, draws from those only), a topology from 2 x 1 to 32 x 8 ranks (odd shapes too), 1-8
 channels, the SIMPLE, LL or LL128 protocol, a workload (all-reduce,
 send/recv, both, of several sizes), and the faults: none, a stall, a receive
 never posted, a kill, a slow link or GPU, a PXN send (with a stall or not),
@@ -31,7 +31,7 @@ Each job's outcome (`proxytrace analyze --json --expect`):
   false      a culprit the truth does not name, or a hang called ok
 The run fails on any missed or false job. Usage:
 
-  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--untimed] [-v]
+  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--untimed] [-v]
 
 A job the proxy records or the emulator's truth cannot decide is counted
 apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
@@ -69,7 +69,7 @@ import tempfile
 import time
 
 HOSTS = ["rccl", "nccl-2.23", "nccl-2.24", "nccl-2.25", "nccl-2.26", "nccl-2.27", "nccl-2.27.3",
-         "nccl-2.28", "nccl-2.29", "nccl-2.30"]
+         "nccl-2.28", "nccl-2.29", "nccl-2.30", "nccl-2.31", "nccl-2.32", "rccl-2.31"]
 # Topologies, small ones more often (they are quick); 32 x 8 is the largest.
 SMALL = [(2, 1), (2, 2), (2, 3), (2, 4), (3, 1), (3, 2), (3, 5), (4, 1), (4, 2), (5, 3), (2, 5), (7, 1),
          (3, 3), (4, 3), (6, 2), (2, 7)]
@@ -83,8 +83,8 @@ STRICT = False  # --strict: a fault hidden behind another fails too
 NOSLOW = []  # analyze options: ["--slow-factor", "1000"] where run times are not the program's
 
 
-def draw_job(rng, timing=True):
-    host = rng.choice(HOSTS)
+def draw_job(rng, timing=True, hosts=HOSTS):
+    host = rng.choice(hosts)
     nodes, rpn = rng.choice(LARGE) if rng.random() < 0.12 else rng.choice(SMALL)
     nranks = nodes * rpn
     kind = rng.choice(KINDS)
@@ -214,7 +214,7 @@ def attempt(job, pt, plugin, base_env, top):
     try:
         args = [pt] + sim_args(job, plugin) + ["--dump-dir", d + "/logs", "--env", "PROXYTRACE_DUMP_DIR=" + d + "/files",
                                               "--truth-json", d + "/truth.json", "--quiet", "--hang-polls", "20"]
-        nvidia = job["host"] != "rccl"
+        nvidia = not job["host"].startswith("rccl")
         timed = job["kind"] in TIMING + ("none",)
         if nvidia or job["watchdog"]:
             # NVIDIA hosts have no dump hook, and their finalize dumps only
@@ -414,6 +414,7 @@ def main():
                          "looked for, hung jobs held longer")
     ap.add_argument("--strict", action="store_true",
                     help="fail on a fault hidden behind another too (counted apart as hidden otherwise)")
+    ap.add_argument("--host", action="append", choices=HOSTS, help="draw only from these host profiles")
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
     global HOLD, NOSLOW, STRICT
@@ -435,7 +436,7 @@ def main():
     rng = random.Random(seed)
     jobs = []
     while len(jobs) < o.jobs:
-        j = draw_job(rng, not o.untimed)
+        j = draw_job(rng, not o.untimed, o.host or HOSTS)
         if j["nodes"] * j["rpn"] <= o.max_ranks:
             jobs.append(j)
     tally = {}

@@ -3,7 +3,8 @@
  * "incomplete" verdict (cut dumps, dumps short of the records their header
  * announces, ranks without a dump, dumps older than their peers'), a hang
  * still found beside missing ranks with its culprits marked possible, ranks
- * that finished cleanly (finalize dumps with no active op), dumps whose
+ * that finished cleanly (finalize dumps with no active op), dumps taken
+ * while the host's mask left the proxy events out, dumps whose
  * rank the plugin did not know (rank -1), a damaged copy of a dump beside
  * its whole twin, directories read recursively (depth, links, loops,
  * what was skipped), and report files that never overwrite an input.
@@ -74,6 +75,14 @@ static pt_analysis* run_two(const char* r0, const char* r1) {
   return a;
 }
 
+/* Both ranks' dumps, whole, with `trigger`, analyzed. */
+static pt_analysis* run_whole(char* r0, char* r1, size_t n, const char* trigger) {
+  r0[0] = r1[0] = 0;
+  rank_dump(r0, n, 0, trigger, T0);
+  rank_dump(r1, n, 1, trigger, T0);
+  return run_two(r0, r1);
+}
+
 static const pt_gap* gap_of(const pt_analysis* a, pt_gap_kind kind) {
   for (size_t i = 0; i < pt_analysis_gap_count(a); i++)
     if (pt_analysis_gap(a, i)->kind == kind) return pt_analysis_gap(a, i);
@@ -94,10 +103,8 @@ static char* text_of(const pt_analysis* a, int verbose) {
  * ranks finished cleanly". */
 static void test_whole_and_clean(void** state) {
   (void)state;
-  char r0[4096] = "", r1[4096] = "";
-  rank_dump(r0, sizeof r0, 0, "periodic", T0);
-  rank_dump(r1, sizeof r1, 1, "periodic", T0);
-  pt_analysis* a = run_two(r0, r1);
+  char r0[4096], r1[4096];
+  pt_analysis* a = run_whole(r0, r1, sizeof r0, "periodic");
   assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
   assert_int_equal(pt_analysis_gap_count(a), 0);
   int clean, ranks;
@@ -180,19 +187,28 @@ static void test_cut_and_short(void** state) {
   pt_analysis_free(a);
 }
 
+/* Two ranks' text dumps (the plugin's files), each one finished record;
+ * `extra` comes after rank 1's headers. */
+static void text_job(char* t, size_t n, const char* trigger, const char* extra) {
+  const char* line = "createT:1750000000100, lastT:1750000000200, postT:0, sendT:0, cntNm:7, <77:1:0>, "
+                     "[fu,pr,pa,tb,ck]:4,2,1,0,1, %d->%d(%c), chan:0, status:DONE, ns:8, nb:1, po:8, ke:%d, tail/h:0, "
+                     "recvT:0, connSz/h:-1, trans:%d, flushed:0, recvd:%d, done:8\n";
+  t[0] = 0;
+  for (int r = 0; r < 2; r++) {
+    add(t, n, "proxytrace dump seq=%d trigger=%s time_ns=1750000000300000000 host=n%d pid=%d rank=%d nRanks=2 "
+              "commHash=77\ncommDump for all active ops mapSizeMB:0.00\n%s",
+        r + 1, trigger, r, 5 + r, r, r ? extra : "");
+    if (r) add(t, n, line, 1, 0, 'R', 0, 0, 8);
+    else add(t, n, line, 0, 1, 'S', 8, 8, 0);
+  }
+}
+
 /* A text dump whose file ends inside a record line: the record (its last
  * number may be cut short) is not taken and the dump is cut. */
 static void test_cut_text(void** state) {
   (void)state;
-  const char* line = "createT:1750000000100, lastT:1750000000200, postT:0, sendT:0, cntNm:7, <77:1:0>, "
-                     "[fu,pr,pa,tb,ck]:4,2,1,0,1, %d->%d(%c), chan:0, status:DONE, ns:8, nb:1, po:8, ke:%d, tail/h:0, "
-                     "recvT:0, connSz/h:-1, trans:%d, flushed:0, recvd:%d, done:8\n";
-  char t[4096] = "proxytrace dump seq=1 trigger=stall time_ns=1750000000300000000 host=n0 pid=5 rank=0 nRanks=2 "
-                 "commHash=77\ncommDump for all active ops mapSizeMB:0.00\n";
-  add(t, sizeof t, line, 0, 1, 'S', 8, 8, 0);
-  add(t, sizeof t, "proxytrace dump seq=2 trigger=stall time_ns=1750000000300000000 host=n1 pid=6 rank=1 nRanks=2 "
-                   "commHash=77\ncommDump for all active ops mapSizeMB:0.00\n");
-  add(t, sizeof t, line, 1, 0, 'R', 0, 0, 8);
+  char t[4096];
+  text_job(t, sizeof t, "stall", "");
   pt_analysis* a = at_analyze_text("job.log", t);
   assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
   pt_analysis_free(a);
@@ -219,6 +235,56 @@ static void test_cut_text(void** state) {
   assert_non_null(g);
   assert_int_equal(g->rank, 1);
   assert_int_equal(g->dump_seq, 4);
+  pt_analysis_free(a);
+}
+
+/* A dump taken while the host's mask left the proxy events out (RAS on
+ * 2.31+, "maskOff" / "proxy events off"): finished ops there prove nothing
+ * of the calls since, so a job that reads clean is incomplete, with a
+ * mask-off gap for that rank; the same dump with the mask on reads ok. */
+static void test_mask_off(void** state) {
+  (void)state;
+  char r0[4096], r1[4096];
+  pt_analysis* a = run_whole(r0, r1, sizeof r0, "finalize");
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
+  pt_analysis_free(a);
+  char* h = strstr(r1, "\"stallMs\":100}");
+  assert_non_null(h);
+  char off[4096];
+  snprintf(off, sizeof off, "%.*s\"stallMs\":100,\"maskChangedByHost\":true,\"maskOff\":true}%s", (int)(h - r1), r1,
+           h + strlen("\"stallMs\":100}"));
+  a = run_two(r0, off);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_INCOMPLETE);
+  const pt_gap* g = gap_of(a, PT_GAP_MASK_OFF);
+  assert_non_null(g);
+  assert_int_equal(g->rank, 1);
+  assert_string_equal(g->kind_name, "mask-off");
+  assert_int_equal(pt_analysis_gap_count(a), 1);
+  static const char* const said[] = {"1 dump with the proxy events off",
+                                      "rank 1: dump 2 was taken while the host's profiler mask left the proxy events out",
+                                      NULL};
+  char* t = text_of(a, 0);
+  for (int i = 0; said[i]; i++) assert_non_null(strstr(t, said[i]));
+  free(t);
+  char* j = at_json(a);
+  assert_non_null(strstr(j, "\"kind\":\"mask-off\""));
+  pt_analysis_string_free(j);
+  pt_analysis_free(a);
+  /* "maskOff":false is the mask on */
+  snprintf(off, sizeof off, "%.*s\"stallMs\":100,\"maskChangedByHost\":true,\"maskOff\":false}%s", (int)(h - r1), r1,
+           h + strlen("\"stallMs\":100}"));
+  a = run_two(r0, off);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
+  pt_analysis_free(a);
+  /* the text dump's host line says it too */
+  char tx[4096];
+  text_job(tx, sizeof tx, "finalize",
+           "proxytrace host: mask: changed by the host, proxy events off (calls since are not recorded)\n");
+  a = at_analyze_text("job.log", tx);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_INCOMPLETE);
+  g = gap_of(a, PT_GAP_MASK_OFF);
+  assert_non_null(g);
+  assert_int_equal(g->rank, 1);
   pt_analysis_free(a);
 }
 
@@ -506,7 +572,7 @@ int main(void) {
       cmocka_unit_test(test_cut_text),          cmocka_unit_test(test_missing_and_stale),
       cmocka_unit_test(test_hang_beside_missing), cmocka_unit_test(test_unknown_rank),
       cmocka_unit_test(test_damaged_copy),      cmocka_unit_test(test_recursive_dirs),
-      cmocka_unit_test(test_chrome_keeps_inputs),
+      cmocka_unit_test(test_chrome_keeps_inputs), cmocka_unit_test(test_mask_off),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

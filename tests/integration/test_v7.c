@@ -2,9 +2,10 @@
  * test_v7.c — the ncclProfiler_v7 table through the real ABI, as NVIDIA
  * NCCL 2.31+ drives it (include/nccl/profiler_v7.h): the mask it asks for,
  * the userTag of a Coll or P2p carried into its ops' records, KernelPhase
- * declined, and no pointer into a descriptor or state args kept past a
- * call — every descriptor and args object is poisoned as soon as the call
- * returns, as a host's stack frame would be reused.
+ * declined, no pointer into a descriptor or state args kept past a call —
+ * every descriptor and args object is poisoned as soon as the call
+ * returns, as a host's stack frame would be reused — and the host's mask
+ * read at each dump when it is the host's static int, never when it is not.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -224,11 +225,57 @@ static void test_kernel_phase_declined_and_mask_change_noted(void** state) {
   v7()->finalize(ctx);
 }
 
+/* The host's process-wide mask, as NCCL's ncclProfilerEventMask: static. */
+static int host_mask;
+
+static int says_off(void* ctx) {
+  rh_log_clear();
+  rh_dump(&plugin, ctx);
+  int off = 0;
+  for (int i = 0; i < rh_captured.n; i++)
+    off += !strcmp(rh_captured.text[i],
+                   "proxytrace host: mask: changed by the host, proxy events off (calls since are not recorded)");
+  return off;
+}
+
+/* RAS sets the mask init was handed: the plugin reads it at each dump and
+ * says when the proxy events are off (a mask of 0 sends no event that
+ * could show it), and no more once they are back. A mask on init's stack
+ * is never kept: it may be gone by the dump. */
+static void test_host_mask_read_at_dump(void** state) {
+  (void)state;
+  for (char* old; (old = json_file());) free(old); /* the files of the tests before */
+  void* ctx = NULL;
+  assert_int_equal(v7()->init(&ctx, 0x456, &host_mask, "v7", 2, 8, 4, rh_logger), ncclSuccess);
+  assert_non_null(ctx);
+  proxy_op(ctx, coll(ctx, 1, 0), 5, 1, 4); /* an op, so that the dump has a record */
+  assert_int_equal(says_off(ctx), 0);
+  __atomic_store_n(&host_mask, 0, __ATOMIC_RELAXED); /* ncclras CONTROL PROFILER_MASK 0 */
+  assert_int_equal(says_off(ctx), 1);
+  __atomic_store_n(&host_mask, ncclProfileCollApi, __ATOMIC_RELAXED); /* no proxy events either */
+  assert_int_equal(says_off(ctx), 1);
+  __atomic_store_n(&host_mask, STOCK_MASK, __ATOMIC_RELAXED);
+  assert_int_equal(says_off(ctx), 0);
+  __atomic_store_n(&host_mask, 0, __ATOMIC_RELAXED);
+  v7()->finalize(ctx);
+  char* j = json_file();
+  assert_non_null(j);
+  assert_non_null(strstr(j, "\"maskChangedByHost\":true,\"maskOff\":true"));
+  free(j);
+  /* the same on a stack int: not kept, so nothing is claimed */
+  void* ctx2 = init(0x789, 5); /* init()'s mask is its local */
+  proxy_op(ctx2, coll(ctx2, 1, 0), 6, 1, 4);
+  assert_int_equal(says_off(ctx2), 0);
+  v7()->finalize(ctx2);
+  free(json_file());
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_user_tag_from_parent),
       cmocka_unit_test(test_p2p_user_tag_and_lost_parent),
       cmocka_unit_test(test_kernel_phase_declined_and_mask_change_noted),
+      cmocka_unit_test(test_host_mask_read_at_dump),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

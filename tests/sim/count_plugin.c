@@ -279,6 +279,7 @@ static ncclResult_t count_stop(void* h) {
       s->op->double_stops++;
     } else {
       s->op->open_now--;
+      s->op->step_stops++;
       if (s->step >= 0 && s->step < COUNT_MAX_STEPS) s->op->step_starts[s->step]--;
     }
   }
@@ -338,6 +339,7 @@ static void common_record(void* h, int state, const void* args, const ncclProfil
     if (has_trans && trans_size) atomic_fetch_add(&R.step_transsize_set, 1);
     if (op->starts_at_first[state] < 0) op->starts_at_first[state] = op->starts_total;
     if (state == ncclProfilerProxyStepSendWait) op->send_waits++;
+    op->step_states[state]++;
     if ((state == ncclProfilerProxyStepSendGPUWait || state == ncclProfilerProxyStepRecvWait) && s->step >= 0 &&
         s->step < COUNT_MAX_STEPS && op->post_trans[s->step] < 0 && args)
       op->post_trans[s->step] = (int64_t)trans_size;

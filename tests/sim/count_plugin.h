@@ -58,6 +58,8 @@ typedef struct {
   int diag_before_state;   /* TRANSMITTED before its step's SendWait        */
   int diag_posted;         /* POSTED updates                                */
   int diag_posted_at_tail; /* POSTED updates before the first RECV_TAIL; -1 */
+  int step_states[COUNT_NSTATES + 1]; /* records per state on its steps  */
+  int step_stops;          /* its step handles stopped (first stops)        */
 } count_op;
 
 typedef struct {

@@ -41,7 +41,7 @@ sim() { $RUN "$PT" sim --plugin "$PLUGIN" --quiet --env PROXYTRACE_DUMP_MAX_MB=1
 hung() {
   host=$1 name=$2; shift 2
   stock=--stock
-  [ "$host" = rccl ] && stock=
+  case $host in rccl*) stock= ;; esac
   sim --host "$host" "$@" --hold "$HOLD" --env PROXYTRACE_STALL_MS=$STALL --dump-dir "$T/$host-$name" \
     --truth-file "$T/$host-$name.truth" >"$T/out" 2>&1
   rc=$?
@@ -51,10 +51,11 @@ hung() {
     $stock || fail "$host $name"
 }
 
-for host in rccl nccl-2.23 nccl-2.24 nccl-2.25 nccl-2.26 nccl-2.27 nccl-2.28 nccl-2.29 nccl-2.30; do
+for host in rccl nccl-2.23 nccl-2.24 nccl-2.25 nccl-2.26 nccl-2.27 nccl-2.28 nccl-2.29 nccl-2.30 \
+  nccl-2.31 nccl-2.32 rccl-2.31; do
   hung "$host" allreduce --stall 3:0:5
   hung "$host" sendrecv --stall 1:0:1 --fault-call 1
-  case $host in rccl|nccl-2.23|nccl-2.30) hung "$host" sendrecv-all --stall 2:all:0 --fault-call 1 --channels 3 ;; esac
+  case $host in rccl|nccl-2.23|nccl-2.30|rccl-2.31) hung "$host" sendrecv-all --stall 2:all:0 --fault-call 1 --channels 3 ;; esac
 done
 
 # A healthy job long enough for several stall periods: no stall dump.

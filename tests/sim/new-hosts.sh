@@ -3,9 +3,12 @@
 # userTags in the JSON records, RCCL 2.31's ProxyDiag under bit 16 with its
 # counters, a numbering the plugin did not expect said once and in every
 # dump ("diag":"missing"), and a host that changes the mask mid-job
-# (--ras-mask): no crash, the dumps say so where events show it, and the
-# analyzer names the stuck op where the records exist and nothing where
-# they do not. --strict poisons every descriptor after its call.
+# (--ras-mask), with stalls, receives never posted and a dead rank: no
+# crash, the dumps say so where events show it (and "maskOff" when the host
+# leaves the proxy events out at a dump), and the analyzer names the culprit
+# the truth names where the records exist and, where the hung call ran
+# unrecorded, says it is incomplete and names nothing. --strict poisons
+# every descriptor after its call.
 # $1: the build folder.
 B=${1:-build}
 PT="$B/proxytrace"
@@ -74,6 +77,33 @@ for host in nccl-2.31 nccl-2.32 rccl-2.31; do
   $RUN "$PT" analyze "$T/off-$host" >"$T/off.txt" 2>&1
   grep -q "^culprit" "$T/off.txt" && fail "$host with mask 0 names a culprit: $(head -2 "$T/off.txt")"
 done
+# ---- faults beside mask flips on every v7 profile: the verdict where the
+# records exist, "incomplete" where the hung call ran with the proxy events
+# off (the dumps say so: maskOff) — never OK, never a culprit made up ----
+for host in nccl-2.31 nccl-2.32 rccl-2.31; do
+  for fault in "--stall 3:0:5" "--no-recv 4:0:3" "--kill 5:2" "--stall 1:all:2"; do
+    # off for batches 1-2, back on long before the hung batch (6)
+    # shellcheck disable=SC2086
+    sim "on-$host" --host "$host" $fault --ras-mask 1:0 --ras-mask 3:0x1801e --truth-json "$T/on.json" \
+      >/dev/null 2>&1
+    $RUN "$PT" analyze --expect "$T/on.json" "$T/on-$host" >"$T/on.txt" 2>&1
+    grep -q "agrees with the ground truth" "$T/on.txt" ||
+      fail "$host $fault, mask back on: $(grep -m1 'ground truth (' "$T/on.txt")"
+    # the hung batch runs with mask 0: nothing of it is recorded
+    # shellcheck disable=SC2086
+    sim "gap-$host" --host "$host" $fault --ras-mask 1:0x1801e --ras-mask 6:0 >/dev/null 2>&1
+    $RUN "$PT" analyze "$T/gap-$host" >"$T/gap.txt" 2>&1
+    rc=$?
+    [ $rc -eq 4 ] || fail "$host $fault, hung call unrecorded: exit $rc, want 4: $(head -1 "$T/gap.txt")"
+    head -1 "$T/gap.txt" | grep -q "INCOMPLETE.*with the proxy events off" ||
+      fail "$host $fault: $(head -1 "$T/gap.txt")"
+    grep -q "^culprit" "$T/gap.txt" && fail "$host $fault, hung call unrecorded, names a culprit"
+    json "gap-$host" | grep '"type":"dump"' | grep -q '"maskOff":true' || fail "$host: no dump says maskOff"
+    grep -q "proxy events off (calls since are not recorded)" "$T/gap-$host"/*.txt ||
+      fail "$host: the text dumps do not say the proxy events are off"
+  done
+done
+
 # the option is refused where RAS cannot do it, said, not fatal
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.30 --ras-mask 1:0 --iters 1 2>"$T/note" >/dev/null
 grep -q "ras-mask does nothing under nccl-2.30" "$T/note" || fail "no note for --ras-mask on 2.30"

@@ -427,6 +427,179 @@ static void test_retries(void** state) {
   pt_sim_config_release(&c);
 }
 
+/* --- the step facts of a stuck job, against net.cc ------------------------
+ *
+ * What each release's net.cc sends for one op when the network and the GPU
+ * answer at once (jitter 0, no refused irecv, a GPU that keeps up), worked
+ * out here from the code (docs/sim.md, "One send step and one receive step,
+ * release by release") and not from the emulator: one phase per progress
+ * call, posting first; a receive's call goes on past a post that got no
+ * request (the step stays started, v2.28.9-1 net.cc:1432,1483); receives,
+ * then flushes, then consumption (:1497,1570,1598), which stops every step
+ * up to the GPU's head (:1608-1620) — on 2.24-2.26 the batch's first step
+ * only (v2.25.1-1 net.cc:1460,1476). A send posts its window, then sends;
+ * its steps stop one per call. */
+typedef struct {
+  int posted, recvd, trans, done; /* transfers, at the end                 */
+  int distinct;   /* step ids started (a refused post: its step too)      */
+  int stops;      /* step handles stopped, in step events                 */
+  int max_open;   /* most step handles open at once, restarts aside       */
+  int batches;    /* consumption calls that stopped something             */
+  int post_stuck; /* the post of step `posted` is refused for good        */
+} step_model;
+
+static step_model model_recv(const pt_sim_op* op, int per, int stop_first_only) {
+  step_model m = {0};
+  const int W = 8 / op->slice, n = op->n;
+  int open = 0;
+  for (int idle = 0; idle < 2;) {
+    int moved = 1;
+    if (m.posted < n && m.posted < m.done + W) {
+      if (m.posted < op->lim_post) {
+        m.posted++;
+        m.distinct = m.posted;
+        open += per;
+        if (open > m.max_open) m.max_open = open;
+        idle = 0;
+        continue;
+      }
+      if (!m.post_stuck) { /* started, no request: the call goes on */
+        m.post_stuck = 1;
+        m.distinct = m.posted + 1;
+        open += per;
+        if (open > m.max_open) m.max_open = open;
+      }
+    }
+    if (m.recvd < m.posted && m.recvd < op->lim_recv) {
+      m.recvd++;
+    } else if (m.trans < m.recvd) {
+      m.trans++;
+    } else {
+      int head = op->lim_consume < m.trans ? op->lim_consume : m.trans, k = head - m.done;
+      if (k > 0) {
+        int stopped = stop_first_only ? 1 : k * per;
+        m.stops += stopped;
+        open -= stopped;
+        m.done = head;
+        m.batches++;
+      } else {
+        moved = 0;
+      }
+    }
+    idle = moved ? 0 : idle + 1;
+  }
+  return m;
+}
+
+static step_model model_send(const pt_sim_op* op, int per) {
+  step_model m = {0};
+  const int W = 8 / op->slice;
+  m.trans = m.done = op->lim_tx < op->lim_ready ? op->lim_tx : op->lim_ready;
+  m.posted = m.distinct = m.done + W < op->n ? m.done + W : op->n;
+  m.stops = m.done * per;
+  m.max_open = (W < op->n ? W : op->n) * per;
+  return m;
+}
+
+/* The states of an op's phases: step states once per step a phase took it
+ * through, and on 2.23-2.26 the ProxyOp's SendPosted/Transmitted/Done or
+ * RecvPosted/Received/Transmitted/Done once per transfer (RecvDone also
+ * where the stop missed its step; SendRemFifoWait counts isend tries,
+ * checked apart). */
+static void expect_phase_states(const count_op* o, const step_model* m, int is_send, int old, int per) {
+  const int step_state[2][3] = {
+      {ncclProfilerProxyStepRecvWait, ncclProfilerProxyStepRecvFlushWait, ncclProfilerProxyStepRecvGPUWait},
+      {ncclProfilerProxyStepSendGPUWait, ncclProfilerProxyStepSendWait, -1}};
+  const int steps[2][3] = {{m->posted, m->recvd, m->trans}, {m->posted, m->trans, 0}};
+  for (int i = 0; i < 3; i++)
+    if (step_state[is_send][i] >= 0) assert_int_equal(o->step_states[step_state[is_send][i]], steps[is_send][i] * per);
+  if (!old) return;
+  const int first = is_send ? ncclProfilerProxyOpSendPosted : ncclProfilerProxyOpRecvPosted;
+  const int per_op[2][4] = {{m->posted, m->recvd, m->trans, m->done}, {m->posted, -1, m->trans, m->done}};
+  for (int i = 0; i < 4; i++)
+    if (per_op[is_send][i] >= 0) assert_int_equal(atomic_load(&o->states[first + i]), per_op[is_send][i]);
+}
+
+/* 2 nodes x 2 ranks, 2 channels: rank 1's GPU stops producing on channel 0
+ * (a stuck send) and rank 2 stops posting receives on channel 1 (a stuck
+ * receive), on every host profile; each op's step handles (opened, stopped,
+ * left open, most open at once) and state counts as net.cc makes them. */
+static void test_stuck_job_step_facts(void** state) {
+  (void)state;
+  counter k = open_counter("libcount.so");
+  static const pt_host hosts[] = {PT_HOST_NCCL_2_23, PT_HOST_NCCL_2_24, PT_HOST_NCCL_2_25, PT_HOST_NCCL_2_26,
+                                  PT_HOST_NCCL_2_27, PT_HOST_NCCL_2_28, PT_HOST_NCCL_2_29, PT_HOST_NCCL_2_30,
+                                  PT_HOST_RCCL,      PT_HOST_NCCL_2_31, PT_HOST_NCCL_2_32, PT_HOST_RCCL_2_31};
+  static const char* jobs[][13] = {
+      {"--ops", "sendrecv:8M", "--iters", "1", "--gpu-batch", "0", "--stall", "1:0:3", "--no-recv", "2:1:5", NULL},
+      {"--ops", "allreduce:8M", "--iters", "1", "--gpu-batch", "0", "--stall", "1:0:3", "--no-recv", "2:1:5", NULL},
+  };
+  for (size_t h = 0; h < sizeof hosts / sizeof hosts[0]; h++) {
+    const pt_host host = hosts[h];
+    const int minor = host == PT_HOST_NCCL_2_31 || host == PT_HOST_RCCL_2_31 ? 31
+                      : host == PT_HOST_NCCL_2_32                             ? 32
+                                                                              : minor_of(host);
+    const int old = minor <= 26, raw = minor == 23, bug = minor >= 24 && minor <= 26;
+    for (int j = 0; j < 2; j++) {
+      print_message("host %s, job %d\n", pt_host_name(host), j);
+      pt_sim_config c;
+      pt_sim_result res;
+      count_results* R = run(&k, host, ncclProfileProxyOp | ncclProfileProxyStep, jobs[j], &res, &c);
+      assert_true(res.hung);
+      long stuck_sends = 0, stuck_recvs = 0, leaked = 0;
+      for (long i = 0; i < R->n_ops; i++) {
+        const count_op* o = &R->ops[i];
+        const pt_sim_op* op = truth_of(&res.job, R, o);
+        assert_non_null(op);
+        const int per = raw ? op->slice : 1;
+        step_model m = op->is_send ? model_send(op, per) : model_recv(op, per, bug);
+        /* The model and the oracle agree on where the op stops. */
+        assert_int_equal(m.posted, op->exp_posted);
+        assert_int_equal(m.trans, op->exp_trans);
+        assert_int_equal(m.done, op->exp_done);
+        int distinct = 0;
+        for (int s = 0; s < COUNT_MAX_STEPS; s++) distinct += o->step_started[s] > 0;
+        assert_int_equal(distinct, m.distinct * per);
+        assert_int_equal(o->step_stops, m.stops);
+        assert_int_equal(o->double_stops, 0);
+        /* A refused post leaves its step started again at every poll, each
+         * start over a handle that is never stopped. */
+        assert_int_equal(o->unstopped_restarts > 0, m.post_stuck);
+        assert_int_equal(o->starts_total, m.distinct * per + o->unstopped_restarts);
+        assert_int_equal(o->open_now, o->starts_total - m.stops);
+        if (m.post_stuck) assert_true(o->open_max >= m.max_open);
+        else assert_int_equal(o->open_max, m.max_open);
+        leaked += o->open_now;
+        expect_phase_states(o, &m, op->is_send, old, per);
+        assert_int_equal(atomic_load(&o->stops), op->exp_done == op->n);
+        assert_int_equal(atomic_load(&o->states[ncclProfilerProxyOpInProgress_v4]), old ? 0 : 1);
+        if (op->is_send) {
+          /* SendPeerWait (2.27+) or SendRemFifoWait (2.23-2.26) before every
+           * isend try: once per sent step, and again at every poll where the
+           * GPU's data waits for the receiver's credit; never for a step the
+           * GPU did not produce. */
+          const int credit = m.trans < op->n && m.trans < op->lim_ready;
+          const int tries = old ? atomic_load(&o->states[ncclProfilerProxyOpSendRemFifoWait])
+                                : o->step_states[ncclProfilerProxyStepSendPeerWait_v4];
+          if (credit) assert_true(tries > m.trans * (old ? 1 : per));
+          else assert_int_equal(tries, m.trans * (old ? 1 : per));
+          if (!old)
+            assert_int_equal(o->step_states[ncclProfilerProxyStepSendPeerWait_v4] > 0, m.trans > 0 || credit);
+          stuck_sends += m.done < op->n;
+        } else {
+          if (bug) assert_int_equal(o->step_stops, m.batches);
+          stuck_recvs += m.done < op->n;
+        }
+      }
+      assert_true(stuck_sends > 0);
+      assert_true(stuck_recvs > 0);
+      if (bug) assert_true(leaked > 0);
+      pt_sim_result_free(&res);
+      pt_sim_config_release(&c);
+    }
+  }
+}
+
 /* 2.24-2.26 stop the first step id of a consumed receive batch for every
  * step of it: the first stop clears the slot, the others find it empty, so
  * the rest of the batch is never stopped — and nothing is stopped twice. */
@@ -777,6 +950,7 @@ int main(void) {
       cmocka_unit_test(test_v6_adapter_on_2_31),
       cmocka_unit_test(test_retries),
       cmocka_unit_test(test_recv_stop_bug),
+      cmocka_unit_test(test_stuck_job_step_facts),
       cmocka_unit_test(test_state_args_per_host),
       cmocka_unit_test(test_args_carry_over),
       cmocka_unit_test(test_null_group_handle),

@@ -37,7 +37,11 @@ static const struct {
     {PT_HOST_RCCL, 1},      {PT_HOST_NCCL_2_30, 0}, {PT_HOST_NCCL_2_29, 0}, {PT_HOST_NCCL_2_28, 0},
     {PT_HOST_NCCL_2_27, 0}, {PT_HOST_NCCL_2_26, 0}, {PT_HOST_NCCL_2_25, 0}, {PT_HOST_NCCL_2_24, 0},
     {PT_HOST_NCCL_2_23, 0},
+    /* the v7 hosts; RCCL 2.31 sends its counters under bit 16 and state 32 */
+    {PT_HOST_RCCL_2_31, 1}, {PT_HOST_NCCL_2_31, 0}, {PT_HOST_NCCL_2_32, 0},
 };
+/* RCCL hosts have the dump hook and RCCL's logger levels. */
+static int is_rccl(pt_host h) { return h == PT_HOST_RCCL || h == PT_HOST_RCCL_2_31; }
 /* nccl-2.27.3 loads no plugin by path (test_sim_counts checks that). */
 
 typedef struct {
@@ -157,7 +161,7 @@ static void run_scenario(pt_host host, int diag, const scenario* sc) {
   st_config(&c, host, getenv("PT_PLUGIN_SO"));
   void* so = dlopen(getenv("PT_PLUGIN_SO"), RTLD_NOW | RTLD_LOCAL);
   assert_non_null(so);
-  if (host != PT_HOST_RCCL) {
+  if (!is_rccl(host)) {
     c.at_destroy = dump_at_destroy;
     c.at_destroy_arg = (void*)dlsym(so, "ncclProfilerProxyTraceDump");
     assert_non_null(c.at_destroy_arg);
@@ -196,7 +200,7 @@ static void run_scenario(pt_host host, int diag, const scenario* sc) {
      * with ops still waiting also dumps at finalize, after a banner line
      * (and after the hook's dump) */
     /* (tables v1-v3 get no logger: that dump goes to standard error) */
-    const int finalize_dumps = host != PT_HOST_RCCL && active_expected > 0 && res.api_version >= 4;
+    const int finalize_dumps = !is_rccl(host) && active_expected > 0 && res.api_version >= 4;
     assert_int_equal(st_capture_count(&cap, r, "commDump for all active ops mapSizeMB:"), 1 + finalize_dumps);
     assert_int_equal(st_capture_count(&cap, r, "trigger=finalize"), finalize_dumps);
     assert_int_equal(st_capture_count(&cap, r, "proxytrace dump seq="), st_capture_count(&cap, r, "trigger=finalize"));

@@ -26,7 +26,7 @@ void pt_sim_config_init(pt_sim_config* c) {
   c->seed = 1;
   c->jitter = 2;
   c->recv_retry = 0.02;
-  c->gpu_batch = 2;
+  c->gpu_batch = 0;
   c->hang_polls = 50;
   c->pace_us = -1; /* not given: pt_sim_parse_args decides */
   c->signal_after_s = -1;
@@ -103,8 +103,9 @@ void pt_sim_usage(FILE* f) {
 "  --jitter N            extra polls per step phase drawn from 0..N (default 2)\n"
 "  --recv-retry P        chance 0..0.9 that irecv returns no request, so the step\n"
 "                        is started again without a stop (default 0.02)\n"
-"  --gpu-batch N         steps the GPU may consume between two polls, 1..8\n"
-"                        (default 2)\n"
+"  --gpu-batch N         steps the GPU may consume between two polls, drawn from\n"
+"                        1..N (1..8); 0: every step handed to it, as a GPU that\n"
+"                        keeps up with its proxy does (default 0)\n"
 "  --gdr-flush           receives are flushed (GPU Direct RDMA), FLUSHED counter\n"
 "  --hang-polls N        progress rounds on a hung job before it is aborted\n"
 "                        (default 50)\n"
@@ -366,7 +367,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (errno || end == val || *end || !(p >= 0 && p <= 0.9)) return bad(err, opt, val, "a number 0..0.9");
     c->recv_retry = p;
   } else if (!strcmp(opt, "gpu-batch")) {
-    if (to_int(val, 1, 8, &c->gpu_batch)) return bad(err, opt, val, "an integer 1..8");
+    if (to_int(val, 0, 8, &c->gpu_batch)) return bad(err, opt, val, "an integer 0..8");
   } else if (!strcmp(opt, "comm-dump")) {
     if (to_int(val, 0, 100000, &c->comm_dumps)) return bad(err, opt, val, "an integer 0..100000");
   } else if (!strcmp(opt, "hang-polls")) {

@@ -23,42 +23,61 @@
 #include "internal.h"
 
 static const sim_host hosts[] = {
-    /* v1; ProxyOp states 0-7, the op started in net progress; sliceSteps step events per
-     * transfer; a failed init turns profiling off (sources: the header above) */
+    /* v1 (every step fact: docs/sim.md, "One send step and one receive step"):
+     * ProxyOp started at the first progress call, states 0-7 {steps, transSize} with the step
+     *   events (v2.23.4-1 src/transport/net.cc:1047,1085,1127,1136,1169 send; :1236,1302,1347,
+     *   1404,1444 recv);
+     * sliceSteps step events per transfer, steps counted raw (net.cc:1069,1261;
+     *   src/misc/profiler.cc:403-441);
+     * transSize added up, after the send's records (net.cc:1136-1138; recv :1346);
+     * a failed init turns profiling off */
     {.host = PT_HOST_NCCL_2_23, .name = "nccl-2.23", .minor = 23, .native = 1, .gate = SIM_GATE_2_23,
-     .old_op_states = 1, .raw_step_events = 1, .init_fail = SIM_INITFAIL_DISABLE,
-     .warn_level = NCCL_LOG_WARN},
-    /* v2; the receive-stop bug (NVIDIA/nccl#1658); the v1->v2 adapter drops init's result
-     * (v2.24.3-1 src/misc/profiler.cc:113-120) */
+     .old_op_states = 1, .raw_step_events = 1, .size_after_send_records = 1,
+     .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
+    /* v2: ProxyOp states with the step events (v2.24.3-1 net.cc:1086,1125,1173,1183,1204;
+     *   :1266,1344,1376,1440,1477);
+     * transSize added up, before SendTransmitted (net.cc:1181,1374);
+     * consumption stops the batch's first step only (net.cc:1460,1476; NVIDIA/nccl#1658);
+     * the v1->v2 adapter drops init's result (src/misc/profiler.cc:113-120) */
     {.host = PT_HOST_NCCL_2_24, .name = "nccl-2.24", .minor = 24, .native = 2, .gate = SIM_GATE_2_23,
      .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
      .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
-    /* as 2.24 (v2.25.1-1 src/misc/profiler.cc) */
+    /* as 2.24, line for line (v2.25.1-1 src/transport/net.cc, src/misc/profiler.cc) */
     {.host = PT_HOST_NCCL_2_25, .name = "nccl-2.25", .minor = 25, .native = 2, .gate = SIM_GATE_2_23,
      .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
      .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
-    /* v3; gates of v2.26.6-1 src/plugin/profiler.cc:211,236,274 */
+    /* v3; gates of v2.26.6-1 src/plugin/profiler.cc:211,236,274;
+     * ProxyOp states with the step events (net.cc:1104,1143,1191,1202,1223; :1285,1366,1398,
+     *   1462,1499); transSize added up (net.cc:1199,1396);
+     * consumption stops the batch's first step only (net.cc:1482,1498) */
     {.host = PT_HOST_NCCL_2_26, .name = "nccl-2.26", .minor = 26, .native = 3, .gate = SIM_GATE_2_26,
      .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
      .warn_level = NCCL_LOG_WARN},
     /* v4; the op registers at state 19 (InProgress_v4); short names only (loader) */
     {.host = PT_HOST_NCCL_2_27_3, .name = "nccl-2.27.3", .minor = 27, .native = 4,
      .gate = SIM_GATE_2_26, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
-    /* v4 (v2.27.7-1 src/plugin/profiler.cc:216,241,277) */
+    /* v4 (v2.27.7-1 src/plugin/profiler.cc:216,241,277);
+     * InProgress (19) at the first call, SendPeerWait (20) before every isend try, transSize
+     *   the last transfer's (net.cc:1118,1204,1213; :1296,1405);
+     * consumption stops each step, its id read in the loop (net.cc:1503,1505);
+     * steps start only under a ProxyOp handle (src/plugin/profiler.cc:357,376) */
     {.host = PT_HOST_NCCL_2_27, .name = "nccl-2.27", .minor = 27, .native = 4, .gate = SIM_GATE_2_26,
      .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
     /* v5; API events; a failed init logged; finalize only with a context (v2.28.9-1
-     * src/plugin/profiler.cc:219,267,292,398,433) */
+     * src/plugin/profiler.cc:219,267,292,398,433); steps start on the mask alone (:511,530);
+     * the step sequence of 2.27 (net.cc:1228,1314,1325,1346; :1409,1491,1520,1585,1620) */
     {.host = PT_HOST_NCCL_2_28, .name = "nccl-2.28", .minor = 28, .native = 5, .gate = SIM_GATE_2_28,
      .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1,
      .warn_level = NCCL_LOG_WARN},
     /* v6; the mask log line; CE bits in the GroupApi/CollApi gates (v2.29.7-1
-     * src/plugin/profiler.cc:252,329) */
+     * src/plugin/profiler.cc:252,329); the step sequence of 2.28 (net.cc:1248,1334,1345,1366;
+     * :1429,1511,1540,1605,1640) */
     {.host = PT_HOST_NCCL_2_29, .name = "nccl-2.29", .minor = 29, .native = 6, .gate = SIM_GATE_2_28,
      .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1,
      .warn_level = NCCL_LOG_WARN, .api_ce = 1},
     /* as 2.29; a failed init unloads the plugin (v2.30.7-1 src/plugin/profiler.cc,
-     * ncclProfilerPluginInit) */
+     * ncclProfilerPluginInit); the step sequence of 2.28 (net.cc:1315,1407,1422,1444;
+     * :1511,1603,1632,1707,1745) */
     {.host = PT_HOST_NCCL_2_30, .name = "nccl-2.30", .minor = 30, .native = 6, .gate = SIM_GATE_2_28,
      .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1,
      .warn_level = NCCL_LOG_WARN, .api_ce = 1},
@@ -68,7 +87,9 @@ static const sim_host hosts[] = {
      .api_events = 1, .init_fail = SIM_INITFAIL_LOG, .finalize_needs_ctx = 1, .log_mask = 1,
      .warn_level = RCCL_LOG_WARN, .api_ce = 1, .diag_bit = ncclProfileProxyDiag,
      .diag_state = ncclProfilerProxyDiagUpdate},
-    /* 2.31: API v7 (v2.31 src/include/plugin/profiler/profiler_v7.h @889806836); v6 through
+    /* 2.31: the step sequence of 2.30 (2.31.0a7-1 db761c88 src/transport/net.cc and
+     * src/plugin/profiler.cc: the progress functions and step glue unchanged; 2.31.2 inferred);
+     * API v7 (v2.31 src/include/plugin/profiler/profiler_v7.h @889806836); v6 through
      * the adapter (src/plugin/profiler/profiler_v6.cc: stack copies, KernelPhase dropped, bit 15
      * cleared after init, state 31 dropped); kernel-channel events from the profiler thread
      * (src/plugin/profiler.cc struct ncclProfilerThread); RAS mask re-applied after each init
@@ -77,7 +98,7 @@ static const sim_host hosts[] = {
      .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1,
      .warn_level = NCCL_LOG_WARN, .api_ce = 1, .kernel_thread = 1, .ras = 1},
     /* 2.32: as 2.31 (release commits 12df1a1 v2.32.3-1, ad2d192 v2.32.6-1; their profiler
-     * sources were not read line by line: taken as 2.31's). */
+     * and net.cc sources were not read line by line: taken as 2.31's, step sequence included). */
     {.host = PT_HOST_NCCL_2_32, .name = "nccl-2.32", .minor = 32, .native = 7, .gate = SIM_GATE_2_28,
      .api_events = 1, .init_fail = SIM_INITFAIL_UNLOAD, .finalize_needs_ctx = 1, .log_mask = 1,
      .warn_level = NCCL_LOG_WARN, .api_ce = 1, .kernel_thread = 1, .ras = 1},

@@ -32,6 +32,8 @@ typedef struct {
   int old_op_states;    /* 2.23-2.26: ProxyOp states 0-7, op started at
                            the first progress call                        */
   int raw_step_events;  /* 2.23: sliceSteps step events per transfer       */
+  int size_after_send_records; /* 2.23: a send's transSize grows after its
+                           SendTransmitted/SendWait records                */
   int recv_stop_bug;    /* 2.24-2.26: consumption stops hit the first step */
   int api_events;       /* 2.28+: GroupApi/CollApi/P2pApi/KernelLaunch    */
   int init_fail;        /* SIM_INITFAIL_*                                 */

@@ -339,13 +339,13 @@ static void send_progress(proxy* px, pop* o) {
              NCCL_PROXY_DIAG_FLAG_TIMESTAMP | NCCL_PROXY_DIAG_FLAG_COUNTER_SKIP);
         /* transSize grows before the records from 2.24, after them on
          * 2.23 (v2.23.4-1 net.cc:1136-1138). */
-        if (!h->raw_step_events) add_size(px, o, xfer_size(op, t));
+        if (!h->size_after_send_records) add_size(px, o, xfer_size(op, t));
         o->trans++;
         o->w[PH_GPU] = o->w[PH_TX] = -1;
         o->peer_waits = 0;
         if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpSendTransmitted, o->trans);
         step_state(px, o, t, ncclProfilerProxyStepSendWait);
-        if (h->raw_step_events) add_size(px, o, xfer_size(op, t));
+        if (h->size_after_send_records) add_size(px, o, xfer_size(op, t));
         /* RCCL: SendWait, then TRANSMITTED (net.cc sendProxyProgress). */
         diag(px, o, ncclProxyDiagTransmitted, (int64_t)o->trans * slice, 0);
         return;
@@ -408,12 +408,16 @@ static void recv_progress(proxy* px, pop* o) {
     diag(px, o, ncclProxyDiagRecvTail, op->base + (int64_t)o->trans * slice, 0);
     return;
   }
-  /* What the GPU consumed since the last poll: a batch of up to
-   * --gpu-batch steps, each stopped. */
+  /* What the GPU consumed since the last poll, each step stopped: net.cc
+   * stops every step up to the GPU's head in one call (v2.28.9-1
+   * net.cc:1608-1620). A GPU that keeps up with its proxy has consumed all
+   * it was handed, a slow GPU one step per period, and --gpu-batch N draws
+   * 1..N. */
   if (o->done < o->trans) {
     int avail = imin(o->trans, op->lim_consume) - o->done, k = 0;
     if (avail > 0 && countdown(px, o, PH_CONS)) {
-      k = 1 + (c->gpu_batch > 1 ? (int)(sim_rand(&o->rng) % (uint64_t)c->gpu_batch) : 0);
+      if (c->gpu_batch > 0) k = 1 + (c->gpu_batch > 1 ? (int)(sim_rand(&o->rng) % (uint64_t)c->gpu_batch) : 0);
+      else k = op->slow_gpu > 1 ? 1 : avail;
       k = imin(k, avail);
       o->w[PH_CONS] = -1;
     }

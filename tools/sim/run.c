@@ -221,7 +221,9 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
     res->signal = host_sig;
   }
 
-  sim_run run;
+  /* Static, as NCCL's process-wide mask (run.plugin.mask) is a static of the
+   * library: a v7 plugin may keep init's pointer to it (one run at a time). */
+  static sim_run run;
   memset(&run, 0, sizeof run);
   run.cfg = c;
   run.host = host;

@@ -98,7 +98,8 @@ typedef struct {
   uint64_t seed;
   int jitter;          /* extra polls per phase are drawn from 0..jitter  */
   double recv_retry;   /* chance that irecv returns no request per post   */
-  int gpu_batch;       /* steps the GPU may consume between two polls     */
+  int gpu_batch;       /* steps the GPU may consume between two polls, drawn
+                          from 1..gpu_batch; 0 = all it was handed          */
   int gdr_flush;       /* receives are flushed (FLUSHED counter)          */
   int hang_polls;      /* polls on a hung job before it is aborted        */
   int pace_us;         /* >0: a poll of a waiting phase lasts this long,
