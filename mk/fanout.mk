@@ -63,15 +63,20 @@ TEST_RUNS += $(FT_TESTS) $(sort $(wildcard tests/fanout/*.sh))
 # `make bench`: the fan-out with proxytrace as its only child against
 # proxytrace loaded directly, per step, and the fan-out's allocations.
 BENCH_FANOUT := $(B)/bench/bench_fanout
+BENCH_FORWARD := $(B)/bench/libforward-profiler.so
 BENCH_RUNS += bench-fanout
 $(BENCH_FANOUT): $(B)/bench/bench_fanout.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
+$(BENCH_FORWARD): $(B)/bench/forward_plugin.o
+	$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
 .PHONY: bench-fanout
 # Twice: proxytrace as the child, then the empty plugin (bench/), whose own
-# cost is nearly nothing, so the second run shows the fan-out's alone.
-bench-fanout: $(BENCH_FANOUT) $(PLUGIN_SO) $(FANOUT_SO) $(B)/bench/libempty-profiler.so
-	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(PLUGIN_SO)) $(abspath $(FANOUT_SO))
-	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(B)/bench/libempty-profiler.so) $(abspath $(FANOUT_SO))
+# cost is nearly nothing, so the second run shows the fan-out's alone; each
+# beside a bare forwarder (bench/forward_plugin.c), the floor of any plugin
+# in between.
+bench-fanout: $(BENCH_FANOUT) $(PLUGIN_SO) $(FANOUT_SO) $(BENCH_EMPTY) $(BENCH_FORWARD)
+	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(PLUGIN_SO)) $(abspath $(FANOUT_SO)) $(abspath $(BENCH_FORWARD))
+	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(BENCH_EMPTY)) $(abspath $(FANOUT_SO)) $(abspath $(BENCH_FORWARD))
 
 # `proxytrace probe --fanout` (tools/probe.c) explains the fan-out with the
 # same list parser and child requests (src/fanout/children.c).
