@@ -45,10 +45,11 @@ $(FT)/libchild-dump.so: tests/fanout/child_plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DCHILD_V=6 -DCHILD_DUMP -shared $(ALL_LDFLAGS) -o $@ $< $(LDLIBS_PT)
 
-FT_TESTS := $(patsubst tests/fanout/%.c,$(FT)/%,$(sort $(wildcard tests/fanout/test_*.c)))
+FT_MEMORY := $(FT)/test_memory
+FT_TESTS := $(filter-out $(FT_MEMORY),$(patsubst tests/fanout/%.c,$(FT)/%,$(sort $(wildcard tests/fanout/test_*.c))))
 $(FT)/%.o: tests/fanout/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itools -Itools/sim -Itests/sim -DFO_DIR='"$(abspath $(FT))"' -DFO_LIB='"$(abspath $(FANOUT_SO))"' \
+	$(CC) $(ALL_CFLAGS) -Itests -Itools -Itools/sim -Itests/sim -DFO_DIR='"$(abspath $(FT))"' -DFO_LIB='"$(abspath $(FANOUT_SO))"' \
 	  -DST_DIR='"$(abspath $(B)/tests/sim)"' -MMD -MP -c $< -o $@
 # The emulator's objects and the sim tests' helpers (mk/sim.mk, read later).
 $(FT_TESTS): $(FT)/%: $(FT)/%.o $(B)/tests/sim/sim_helpers.o $(FT_CHILDREN) $(FANOUT_SO) \
@@ -56,8 +57,12 @@ $(FT_TESTS): $(FT)/%: $(FT)/%.o $(B)/tests/sim/sim_helpers.o $(FT_CHILDREN) $(FA
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(B)/tests/sim/sim_helpers.o \
 	  $(patsubst %.c,$(B)/%.o,$(sort $(wildcard tools/sim/*.c))) $(B)/libproxytrace-loader.a -lcmocka $(LDLIBS_PT) -lm
 
-TEST_TARGETS += $(FT_CHILDREN) $(FT_TESTS)
-TEST_RUNS += $(FT_TESTS) $(sort $(wildcard tests/fanout/*.sh))
+# The handles' memory, counted by the failing allocator (tests/common/).
+$(FT_MEMORY): $(FT)/test_memory.o $(FA_OBJ) $(B)/src/fanout/ring.o $(FT_CHILDREN) $(FANOUT_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(FA_OBJ) $(B)/src/fanout/ring.o -lcmocka $(LDLIBS_PT)
+
+TEST_TARGETS += $(FT_CHILDREN) $(FT_TESTS) $(FT_MEMORY)
+TEST_RUNS += $(FT_TESTS) $(FT_MEMORY) $(sort $(wildcard tests/fanout/*.sh))
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench`: the fan-out with proxytrace as its only child against

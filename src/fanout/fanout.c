@@ -64,6 +64,7 @@
 #define FO_OP_MAX 4096
 #define FO_MISC_BASE 64
 #define FO_MISC_MAX 4096
+#define FO_PXN_BASE 8
 #define FO_MAX_COMMS 1024
 #define FO_NTYPES 32 /* event type bits the fan-out knows by index */
 #define FO_EPOCHS 4  /* want tables: the children's own masks, and 3 RAS masks */
@@ -440,6 +441,8 @@ static void pxn_ctx(int api, ncclDebugLogger_t log) {
   g_pxn = ctx_new(api, log, -1);
   if (!g_pxn) return;
   g_pxn->foreign = 1;
+  /* Few ops come from other processes: a small first chunk. */
+  fo_ring_init(&g_pxn->op, g_pxn, FO_KIND_OP, FO_PXN_BASE, FO_OP_MAX, 1 + FO_STEP_SLOTS, fo_handle_size(g_nchild));
   g_pxn->inited = (1u << g_nchild) - 1;
   atomic_store(&g_pxn->active, g_pxn->inited);
 }
