@@ -386,6 +386,20 @@ static void test_dump_hook(void** state) {
   assert_int_equal(k[4], 0); /* exports no hook */
 }
 
+/* A ProxyStep under `parent`: started (a handle back), one state, stopped. */
+static void one_step(const ncclProfiler_v6_t* t, void* ctx, void* parent, int step) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyStep;
+  d.parentObj = parent;
+  d.proxyStep.step = step;
+  void* h = NULL;
+  assert_int_equal(t->startEvent(ctx, &h, &d), ncclSuccess);
+  assert_non_null(h);
+  assert_int_equal(t->recordEventState(h, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);
+  assert_int_equal(t->stopEvent(h), ncclSuccess);
+}
+
 /* What the host may pass that the fan-out must survive: NULL handles and
  * arguments, a context it never made, another process's ProxyOp (PXN), a
  * step whose parent is not a ProxyOp. Each is a no-op that returns
@@ -424,16 +438,7 @@ static void test_odd_host_input(void** state) {
   d.proxyOp.nSteps = 1;
   assert_int_equal(t->startEvent(far, &h, &d), ncclSuccess);
   assert_non_null(h);
-  ncclProfilerEventDescr_v6_t sd;
-  memset(&sd, 0, sizeof sd);
-  sd.type = ncclProfileProxyStep;
-  sd.parentObj = h;
-  sd.proxyStep.step = 5;
-  void* pxn_step = NULL;
-  assert_int_equal(t->startEvent(far, &pxn_step, &sd), ncclSuccess);
-  assert_non_null(pxn_step);
-  assert_int_equal(t->recordEventState(pxn_step, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);
-  assert_int_equal(t->stopEvent(pxn_step), ncclSuccess);
+  one_step(t, far, h, 5);
   assert_int_equal(t->stopEvent(h), ncclSuccess);
   memset(&d, 0, sizeof d);
   /* A step under a Group handle: served from the general ring, not from
@@ -442,15 +447,7 @@ static void test_odd_host_input(void** state) {
   d.type = ncclProfileGroup;
   assert_int_equal(t->startEvent(ctx, &group, &d), ncclSuccess);
   assert_non_null(group);
-  memset(&d, 0, sizeof d);
-  d.type = ncclProfileProxyStep;
-  d.parentObj = group;
-  d.proxyStep.step = 3;
-  void* step = NULL;
-  assert_int_equal(t->startEvent(ctx, &step, &d), ncclSuccess);
-  assert_non_null(step);
-  assert_int_equal(t->recordEventState(step, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);
-  assert_int_equal(t->stopEvent(step), ncclSuccess);
+  one_step(t, ctx, group, 3);
   assert_int_equal(t->stopEvent(group), ncclSuccess);
   assert_int_equal(t->stopEvent(NULL), ncclSuccess);
   assert_int_equal(t->recordEventState(NULL, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);

@@ -81,6 +81,16 @@ static void* coll(void* ctx) {
   return c;
 }
 
+/* A communicator whose child asks for proxy events, a Coll for its ops'
+ * parent, and the allocator counting the bytes from here. */
+static void* proxy_comm(void** ctx) {
+  init_bytes(kProxy, ctx);
+  void* parent = coll(*ctx);
+  fa_arm(0, 0);
+  fa_track_only();
+  return parent;
+}
+
 /* An idle communicator costs what its children's events need: no op ring
  * for a child without proxy events, a first chunk of each otherwise — tens
  * of KiB, where handles for everything cost 540 KiB. */
@@ -106,12 +116,9 @@ static void test_idle_communicator(void** state) {
 static void test_grows_with_ops_in_flight(void** state) {
   if (!FA_INTERPOSED) skip();
   void* ctx = NULL;
-  init_bytes(kProxy, &ctx);
-  void* parent = coll(ctx);
+  void* parent = proxy_comm(&ctx);
   enum { N = 1000 };
   static void* op[N];
-  fa_arm(0, 0);
-  fa_track_only();
   int got = 0;
   for (int i = 0; i < N; i++) {
     if (i % 32 == 0) coll(ctx);
@@ -142,12 +149,9 @@ static void test_grows_with_ops_in_flight(void** state) {
 static void test_bounded(void** state) {
   if (!FA_INTERPOSED) skip();
   void* ctx = NULL;
-  init_bytes(kProxy, &ctx);
-  void* parent = coll(ctx);
+  void* parent = proxy_comm(&ctx);
   enum { N = 5000 };
   static void* op[N];
-  fa_arm(0, 0);
-  fa_track_only();
   int got = 0;
   for (int i = 0; i < 100; i++) got += (op[i] = start(ctx, ncclProfileProxyOp, parent)) != NULL;
   assert_int_equal(got, 64);
