@@ -601,7 +601,8 @@ static inline void* child_ctx(const fo_ctx* c, void* host_ctx, int i) {
 /* Calls the children in `todo` with the event; writes their handles into w
  * and returns the children that gave one. `step` is set for a ProxyStep
  * under one of our ProxyOps (only a header and a step id to copy). */
-static inline unsigned start_children(int api, fo_ctx* c, void* host_ctx, fo_handle* w, unsigned todo,
+static __attribute__((noinline)) unsigned start_children(int api, fo_ctx* c, void* host_ctx, fo_handle* w,
+                                                          unsigned todo,
                                       const void* descr, uint64_t type, int step, int map) {
   unsigned sent = 0;
   fo_event ev;
@@ -640,8 +641,8 @@ static inline unsigned start_children(int api, fo_ctx* c, void* host_ctx, fo_han
 
 /* A ProxyStep under one of our ProxyOps: its handle is the op slot's step
  * slot by step id. The step path, kept short. */
-static inline ncclResult_t start_step(int api, void* context, void** eHandle, const void* descr,
-                                      fo_handle* op) {
+static inline __attribute__((always_inline)) ncclResult_t start_step(int api, void* context, void** eHandle,
+                                                                    const void* descr, fo_handle* op) {
   fo_ctx* c = op->ctx;
   const ncclProfilerEventDescr_v4_t* hd = descr;
   const size_t hs = c->op.hsize;
@@ -652,30 +653,24 @@ static inline ncclResult_t start_step(int api, void* context, void** eHandle, co
   if (api <= 4) todo &= op->sent;
   const unsigned offered = todo;
   unsigned sent = 0;
-  if (likely(!(todo & g_translated))) {
-    /* Children of the host's version: its header and step id, with the
-     * parent each child's own op handle. */
-    /* Field by field, not memcpy: a child reads these fields at once, and
-     * a load from a wide (vector) store just made stalls the pipeline
-     * where a load from a store of its own width does not. */
+  if (likely(todo && !(todo & (todo - 1)) && !(todo & g_translated))) {
+    /* One child, of the host's version: its header and step id, with the
+     * parent its own op handle; field by field, not memcpy: the child
+     * reads these fields at once, and a load from a wide (vector) store
+     * just made stalls where a load from a store of its own width does
+     * not. */
+    const int i = __builtin_ctz(todo);
     fo_any_descr d;
     if (api >= 5) d.v6.type = ((const ncclProfilerEventDescr_v5_t*)descr)->type;
     else d.v4.type = hd->type;
+    d.v4.parentObj = (op->sent & todo) ? op->h[i] : NULL;
     d.v4.rank = hd->rank;
     d.v4.proxyStep.step = hd->proxyStep.step;
-    while (todo) {
-      const int i = __builtin_ctz(todo);
-      todo &= todo - 1;
-      d.v4.parentObj = (op->sent & (1u << i)) ? op->h[i] : NULL;
-      void* h = NULL;
-      ncclResult_t r = g_hot.fn[i].start(child_ctx(c, context, i), &h, &d.v6);
-      if (unlikely(r != ncclSuccess)) {
-        disable(c, i, "startEvent", r);
-        continue;
-      }
-      w->h[i] = h;
-      if (h) sent |= 1u << i;
-    }
+    void* h = NULL;
+    ncclResult_t r = g_hot.fn[i].start(child_ctx(c, context, i), &h, &d.v6);
+    if (unlikely(r != ncclSuccess)) disable(c, i, "startEvent", r);
+    else if (h) sent = todo;
+    w->h[i] = h;
   } else if (todo) {
     sent = start_children(api, c, context, w, todo, descr, ncclProfileProxyStep, 1, 1);
   }
@@ -688,16 +683,10 @@ static inline ncclResult_t start_step(int api, void* context, void** eHandle, co
   return ncclSuccess;
 }
 
-static ncclResult_t fo_start(int api, void* context, void** eHandle, void* descr) {
-  if (unlikely(!eHandle)) return ncclSuccess;
-  *eHandle = NULL;
-  if (unlikely(!descr)) return ncclSuccess;
+/* Every start but a step under one of our ops. */
+static __attribute__((noinline)) ncclResult_t start_other(int api, void* context, void** eHandle, void* descr,
+                                                          uint64_t type) {
   const ncclProfilerEventDescr_v4_t* hd = descr;
-  const uint64_t type = api >= 5 ? ((const ncclProfilerEventDescr_v5_t*)descr)->type : hd->type;
-  if (type == ncclProfileProxyStep) {
-    fo_handle* op = ours(hd->parentObj);
-    if (likely(op && op->kind == FO_KIND_OP)) return start_step(api, context, eHandle, descr, op);
-  }
   const int t = type_index(type);
   if (t < 0) return ncclSuccess;
   fo_ctx* c;
@@ -746,6 +735,22 @@ static ncclResult_t fo_start(int api, void* context, void** eHandle, void* descr
    * that follow still need to know who was offered this one. */
   *eHandle = w;
   return ncclSuccess;
+}
+
+/* Inline in each version's table: a step under one of our ops straight
+ * through, the rest out of line. */
+static inline __attribute__((always_inline)) ncclResult_t fo_start(int api, void* context, void** eHandle,
+                                                                  void* descr) {
+  if (unlikely(!eHandle)) return ncclSuccess;
+  *eHandle = NULL;
+  if (unlikely(!descr)) return ncclSuccess;
+  const ncclProfilerEventDescr_v4_t* hd = descr;
+  const uint64_t type = api >= 5 ? ((const ncclProfilerEventDescr_v5_t*)descr)->type : hd->type;
+  if (likely(type == ncclProfileProxyStep)) {
+    fo_handle* op = ours(hd->parentObj);
+    if (likely(op && op->kind == FO_KIND_OP)) return start_step(api, context, eHandle, descr, op);
+  }
+  return start_other(api, context, eHandle, descr, type);
 }
 
 /* States for several children, or for one of another version. */
