@@ -19,7 +19,7 @@
  *    events where the host would start none under a NULL parent (2.23-2.27:
  *    Coll/P2p under the Group, steps under the ProxyOp; every release:
  *    step states only under a non-NULL ProxyOp handle); the host gets NULL
- *    when no child returned a handle;
+ *    when no child was offered the event;
  *  - a ProxyOp of another process's rank (PXN: its pid is not ours) comes
  *    with that process's context and parent, which the fan-out passes on as
  *    the host does, and takes its handles from a process-wide ring;
