@@ -8,7 +8,14 @@
  * The step path: ProxyStep startEvent, SendGPUWait, SendPeerWait, SendWait,
  * stopEvent — five host calls per step, under one ProxyOp of one Coll, on
  * the v6 table (NCCL 2.29/2.30). Usage: bench_fanout CHILD.so FANOUT.so
- * (CHILD: proxytrace, or the empty plugin to see the fan-out's own cost).
+ * [FORWARD.so] (CHILD: proxytrace, or the empty plugin to see the fan-out's
+ * own cost; FORWARD: bench/forward_plugin.c, the floor of any plugin in
+ * between: one more call per event).
+ *
+ * Each round runs one op on every side in turn; what is printed per side is
+ * the median over rounds, and the added cost is the median of the per-round
+ * differences, which a machine busy with other work disturbs far less than
+ * the difference of two medians.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -124,39 +131,52 @@ static int cmp(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof v[0], cmp);
+  return v[n / 2];
+}
+
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: bench_fanout PLUGIN.so FANOUT.so\n");
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: bench_fanout PLUGIN.so FANOUT.so [FORWARD.so]\n");
     return 2;
   }
-  char list[4200];
-  snprintf(list, sizeof list, "%s", argv[1]);
-  setenv("PROXYTRACE_FANOUT_PLUGINS", list, 1);
+  setenv("PROXYTRACE_FANOUT_PLUGINS", argv[1], 1);
   setenv("PROXYTRACE_FANOUT_HOST", "nccl-2.30", 1);
-  side direct = open_side(argv[1], 1);
-  side fanned = open_side(argv[2], 2);
+  setenv("BENCH_FORWARD_TO", argv[1], 1);
+  const int nside = argc - 1;
+  side sd[3];
+  sd[0] = open_side(argv[1], 1);
+  sd[1] = open_side(argv[2], 2);
+  if (nside == 3) sd[2] = open_side(argv[3], 3);
   enum { ROUNDS = 400 };
-  static double d_ns[ROUNDS], f_ns[ROUNDS];
-  for (int r = 0; r < 20; r++) one_op(&direct), one_op(&fanned); /* warm */
+  static double ns[3][ROUNDS], diff[3][ROUNDS];
+  for (int r = 0; r < 20; r++)
+    for (int k = 0; k < nside; k++) one_op(&sd[k]); /* warm */
   long allocs = 0;
   for (int r = 0; r < ROUNDS; r++) {
-    d_ns[r] = one_op(&direct);
-    long before = n_alloc;
-    f_ns[r] = one_op(&fanned);
-    allocs += n_alloc - before;
+    for (int k = 0; k < nside; k++) {
+      long before = n_alloc;
+      ns[k][r] = one_op(&sd[k]);
+      if (k == 1) allocs += n_alloc - before;
+    }
+    for (int k = 1; k < nside; k++) diff[k][r] = ns[k][r] - ns[0][r];
   }
-  qsort(d_ns, ROUNDS, sizeof d_ns[0], cmp);
-  qsort(f_ns, ROUNDS, sizeof f_ns[0], cmp);
-  double d = d_ns[ROUNDS / 2], f = f_ns[ROUNDS / 2];
-  printf("fan-out, step path (5 host calls per step, v6, median of %d ops of %d steps):\n", ROUNDS, STEPS);
   const char* base = strrchr(argv[1], '/');
   base = base ? base + 1 : argv[1];
-  printf("  %-28s directly     %8.1f ns/step\n", base, d);
-  printf("  %-28s via fan-out  %8.1f ns/step   (+%.1f ns/step, +%.1f ns per call, 1 child)\n", base, f,
-         f - d, (f - d) / 5);
-  printf("  heap allocations in the fan-out's rounds: %ld (the op and step paths of %d ops)\n", allocs,
-         ROUNDS);
-  direct.t->finalize(direct.ctx);
-  fanned.t->finalize(fanned.ctx);
+  printf("fan-out, step path (5 host calls per step, v6, medians of %d rounds of one %d-step op per side):\n",
+         ROUNDS, STEPS);
+  static const char* const what[3] = {"directly", "via the fan-out", "via a bare forwarder"};
+  for (int k = 0; k < nside; k++) {
+    double m = median(ns[k], ROUNDS);
+    if (!k) {
+      printf("  %-30s %-22s %7.1f ns/step\n", base, what[k], m);
+      continue;
+    }
+    double d = median(diff[k], ROUNDS);
+    printf("  %-30s %-22s %7.1f ns/step   +%.1f ns/step, +%.1f ns per call\n", base, what[k], m, d, d / 5);
+  }
+  printf("  heap allocations in the fan-out's rounds: %ld (the op and step paths of %d ops)\n", allocs, ROUNDS);
+  for (int k = 0; k < nside; k++) sd[k].t->finalize(sd[k].ctx);
   return 0;
 }

@@ -45,10 +45,11 @@ $(FT)/libchild-dump.so: tests/fanout/child_plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DCHILD_V=6 -DCHILD_DUMP -shared $(ALL_LDFLAGS) -o $@ $< $(LDLIBS_PT)
 
-FT_TESTS := $(patsubst tests/fanout/%.c,$(FT)/%,$(sort $(wildcard tests/fanout/test_*.c)))
+FT_MEMORY := $(FT)/test_memory
+FT_TESTS := $(filter-out $(FT_MEMORY),$(patsubst tests/fanout/%.c,$(FT)/%,$(sort $(wildcard tests/fanout/test_*.c))))
 $(FT)/%.o: tests/fanout/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itools -Itools/sim -Itests/sim -DFO_DIR='"$(abspath $(FT))"' -DFO_LIB='"$(abspath $(FANOUT_SO))"' \
+	$(CC) $(ALL_CFLAGS) -Itests -Itools -Itools/sim -Itests/sim -DFO_DIR='"$(abspath $(FT))"' -DFO_LIB='"$(abspath $(FANOUT_SO))"' \
 	  -DST_DIR='"$(abspath $(B)/tests/sim)"' -MMD -MP -c $< -o $@
 # The emulator's objects and the sim tests' helpers (mk/sim.mk, read later).
 $(FT_TESTS): $(FT)/%: $(FT)/%.o $(B)/tests/sim/sim_helpers.o $(FT_CHILDREN) $(FANOUT_SO) \
@@ -56,22 +57,31 @@ $(FT_TESTS): $(FT)/%: $(FT)/%.o $(B)/tests/sim/sim_helpers.o $(FT_CHILDREN) $(FA
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(B)/tests/sim/sim_helpers.o \
 	  $(patsubst %.c,$(B)/%.o,$(sort $(wildcard tools/sim/*.c))) $(B)/libproxytrace-loader.a -lcmocka $(LDLIBS_PT) -lm
 
-TEST_TARGETS += $(FT_CHILDREN) $(FT_TESTS)
-TEST_RUNS += $(FT_TESTS) $(sort $(wildcard tests/fanout/*.sh))
+# The handles' memory, counted by the failing allocator (tests/common/).
+$(FT_MEMORY): $(FT)/test_memory.o $(FA_OBJ) $(B)/src/fanout/ring.o $(FT_CHILDREN) $(FANOUT_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(FA_OBJ) $(B)/src/fanout/ring.o -lcmocka $(LDLIBS_PT)
+
+TEST_TARGETS += $(FT_CHILDREN) $(FT_TESTS) $(FT_MEMORY)
+TEST_RUNS += $(FT_TESTS) $(FT_MEMORY) $(sort $(wildcard tests/fanout/*.sh))
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench`: the fan-out with proxytrace as its only child against
 # proxytrace loaded directly, per step, and the fan-out's allocations.
 BENCH_FANOUT := $(B)/bench/bench_fanout
+BENCH_FORWARD := $(B)/bench/libforward-profiler.so
 BENCH_RUNS += bench-fanout
 $(BENCH_FANOUT): $(B)/bench/bench_fanout.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
+$(BENCH_FORWARD): $(B)/bench/forward_plugin.o
+	$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_PT)
 .PHONY: bench-fanout
 # Twice: proxytrace as the child, then the empty plugin (bench/), whose own
-# cost is nearly nothing, so the second run shows the fan-out's alone.
-bench-fanout: $(BENCH_FANOUT) $(PLUGIN_SO) $(FANOUT_SO) $(B)/bench/libempty-profiler.so
-	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(PLUGIN_SO)) $(abspath $(FANOUT_SO))
-	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(B)/bench/libempty-profiler.so) $(abspath $(FANOUT_SO))
+# cost is nearly nothing, so the second run shows the fan-out's alone; each
+# beside a bare forwarder (bench/forward_plugin.c), the floor of any plugin
+# in between.
+bench-fanout: $(BENCH_FANOUT) $(PLUGIN_SO) $(FANOUT_SO) $(BENCH_EMPTY) $(BENCH_FORWARD)
+	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(PLUGIN_SO)) $(abspath $(FANOUT_SO)) $(abspath $(BENCH_FORWARD))
+	$(EMULATOR) $(BENCH_FANOUT) $(abspath $(BENCH_EMPTY)) $(abspath $(FANOUT_SO)) $(abspath $(BENCH_FORWARD))
 
 # `proxytrace probe --fanout` (tools/probe.c) explains the fan-out with the
 # same list parser and child requests (src/fanout/children.c).

@@ -11,16 +11,28 @@
  * unloaded, in reverse order, when the last communicator is finalized, as a
  * host unloads its plugin.
  *
- * Handles. The host gets one fan-out handle per event, holding each
- * child's handle. Handles live in rings allocated with the communicator:
- * one for the application thread's events (API, Group, Coll, P2p, launch,
- * CE), one of ProxyOps each with NCCL_STEPS (8) ProxyStep slots, chosen by
- * step id, and one for the rest (ProxyCtrl, KernelCh, NetPlugin,
- * KernelPhase, steps without a parent). A ring slot is taken by an atomic
- * cursor and a compare-and-swap and freed at stop; a freed slot is reused
- * only when the cursor comes round again, so a parent stopped before its
- * children start (Coll before its ProxyOps) still maps to the children's
- * handles. No allocation, lock or system call on the event path.
+ * Each child is treated as the host would treat it alone:
+ *  - it gets an event only if its own mask passes the host's gating and its
+ *    version's adapter forwards the type (g_want: per event type, the
+ *    children that get it, worked out at init, not per event);
+ *  - a handle it returns as NULL gets no states and no stop, and no child
+ *    events where the host would start none under a NULL parent (2.23-2.27:
+ *    Coll/P2p under the Group, steps under the ProxyOp; every release:
+ *    step states only under a non-NULL ProxyOp handle); the host gets NULL
+ *    when no child was offered the event;
+ *  - a ProxyOp of another process's rank (PXN: its pid is not ours) comes
+ *    with that process's context and parent, which the fan-out passes on as
+ *    the host does, and takes its handles from a process-wide ring;
+ *  - on 2.31+ a mask RAS writes over the host's (ncclras CONTROL
+ *    PROFILER_MASK) is every child's mask from then on, as it would be with
+ *    that child alone (noticed at application-thread events).
+ *
+ * The hot path (ProxyStep start, states, stop; ring.h for the handles)
+ * loads a handle, its communicator's active children and the per-type
+ * want mask, and calls each child through a flat table of its functions;
+ * a child of the host's own version gets the host's descriptor (a copy
+ * with the parent mapped) and args as they are. No allocation, lock or
+ * system call on that path.
  *
  * A child that returns an error from an event call is disabled for that
  * communicator, with one warning; the host never sees the error.
@@ -37,44 +49,43 @@
 
 #include "fanout/children.h"
 #include "fanout/fanout.h"
+#include "fanout/ring.h"
 #include "nccl/common.h"
 #include "plugin/plugin.h"
 #include "proxytrace/loader.h"
 
-#define FO_STEP_SLOTS 8      /* NCCL_STEPS: steps of one op in flight */
-#define FO_TASK_RING 512     /* powers of two */
-#define FO_PROXY_RING 512
-#define FO_MISC_RING 512
+/* Ring sizes, in slots (powers of two): the first chunk and the most. Task
+ * handles are parents after their stop (a Coll of its ProxyOps), so their
+ * ring starts at the reuse distance; ops and the rest follow what is in
+ * flight. */
+#define FO_TASK_BASE 512
+#define FO_TASK_MAX 4096
+#define FO_OP_BASE 64
+#define FO_OP_MAX 4096
+#define FO_MISC_BASE 64
+#define FO_MISC_MAX 4096
+#define FO_PXN_BASE 8
 #define FO_MAX_COMMS 1024
-#define FO_MAGIC 0x54554f4e414655ull
+#define FO_NTYPES 32 /* event type bits the fan-out knows by index */
+#define FO_EPOCHS 4  /* want tables: the children's own masks, and 3 RAS masks */
 
-typedef struct fo_ctx fo_ctx;
-
-typedef struct fo_handle {
-  uint64_t magic;
-  fo_ctx* ctx;
-  atomic_uint busy; /* ring slots: taken */
-  unsigned sent;    /* children that got the start */
-  void* h[FO_MAX_CHILDREN];
-} fo_handle;
-
-typedef struct {
-  fo_handle op;
-  fo_handle steps[FO_STEP_SLOTS];
-} fo_op;
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
 struct fo_ctx {
   atomic_uint active; /* children live for this communicator */
   unsigned inited;    /* children whose init succeeded */
+  int foreign;        /* the PXN context: children get the host's context */
   int api;            /* the version of the table the host called */
   ncclDebugLogger_t log;
   int rank;
   void* child_ctx[FO_MAX_CHILDREN];
-  atomic_uint task_cur, proxy_cur, misc_cur;
-  fo_handle task[FO_TASK_RING];
-  fo_op proxy[FO_PROXY_RING];
-  fo_handle misc[FO_MISC_RING];
+  fo_ring task, op, misc;
 };
+
+typedef ncclResult_t (*fo_start_fn)(void*, void**, ncclProfilerEventDescr_v6_t*);
+typedef ncclResult_t (*fo_record_fn)(void*, ncclProfilerEventState_v6_t, ncclProfilerEventStateArgs_v6_t*);
+typedef ncclResult_t (*fo_stop_fn)(void*);
 
 typedef struct {
   char entry[FO_ENTRY_MAX];
@@ -82,24 +93,57 @@ typedef struct {
   int version;
   const ncclProfiler_v6_t* table; /* every version has the same six members */
   ncclProfilerProxyTraceDump_t dump;
-  int mask;       /* the child's activation mask (one per process, as a host has) */
-  int keep;       /* bits its adapter lets it keep */
-  atomic_uint types; /* event types (bit index of the type) the host would
-                        send it, from its mask at the latest init */
+  int mask; /* the child's activation mask (one per process, as a host has) */
+  int keep; /* bits its adapter lets it keep */
 } fo_child;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static fo_child g_child[FO_MAX_CHILDREN];
 static int g_nchild;
-static int g_loaded;  /* children loaded (for g_api) */
-static int g_api;     /* API version children are spoken to at most */
+static int g_loaded; /* children loaded (for g_api) */
+static int g_api;    /* API version children are spoken to at most */
 static int g_rccl;
-static int g_refs;    /* live communicators */
+static int g_ras;    /* 2.31+: RAS may rewrite the host's mask */
+static int g_refs;   /* live communicators */
 static _Atomic(fo_ctx*) g_live[FO_MAX_COMMS];
 static atomic_int g_live_n;
 static pid_t g_pid;
-static atomic_long g_dropped; /* events declined: ring full, foreign, unknown context */
+static atomic_long g_dropped; /* events no child got: ring full, unknown context */
+static fo_ctx* g_pxn;         /* handles of other processes' ProxyOps (PXN) */
+
+/* The hot path's view of the children, flat and together (a step touches
+ * two cache lines of it): their functions, which of them need
+ * translation, and per event type (bit index) which get it. */
+static struct {
+  struct {
+    fo_start_fn start;
+    fo_record_fn record;
+    fo_stop_fn stop;
+  } fn[FO_MAX_CHILDREN];
+  unsigned translated; /* children of another version than the host's */
+  atomic_uint epoch;   /* which want[] holds the children's masks now */
+  /* Children that get an event of type 1 << t: want[0] under the masks
+   * the children wrote at init, want[1..3] under masks RAS set (one
+   * table per mask, kept: RAS that turns profiling off and on again
+   * switches tables and rewrites none). An event follows the table of
+   * its parent (a ProxyOp its Coll's, a step its op's), as the host
+   * gates a task's events with the mask it sampled for the task. */
+  atomic_uint want[FO_EPOCHS][FO_NTYPES];
+  atomic_int epoch_mask[FO_EPOCHS]; /* the RAS mask of want[e] (e > 0) */
+  unsigned epoch_next;              /* the table a new RAS mask takes (g_mask_busy) */
+  atomic_uint rings;                /* FO_RING_*: rings some child's events need */
+} g_hot __attribute__((aligned(64)));
+#define g_rings g_hot.rings
+#define g_translated g_hot.translated
+
+/* The host's mask (2.31+, for RAS) and what the fan-out last wrote there
+ * or took from there. */
+static int* _Atomic g_host_mask;
+static atomic_int g_mask_seen;
+static atomic_flag g_mask_busy = ATOMIC_FLAG_INIT;
+
+static void ctx_free(fo_ctx* c);
 
 /* ---- logging (cold) ----------------------------------------------------- */
 
@@ -181,11 +225,25 @@ static const char* refusal(const pt_result* res) {
   return pt_strerror(res->status);
 }
 
+/* Under g_lock: no child, no event wanted, no RAS mask seen. */
+static void reset_hot(void) {
+  g_translated = 0;
+  for (int e = 0; e < FO_EPOCHS; e++) {
+    for (int t = 0; t < FO_NTYPES; t++) atomic_store(&g_hot.want[e][t], 0);
+    atomic_store(&g_hot.epoch_mask[e], -1);
+  }
+  atomic_store(&g_hot.epoch, 0);
+  g_hot.epoch_next = 0;
+  atomic_store(&g_rings, 0);
+}
+
 /* Under g_lock. */
 static void load_children(int api, ncclDebugLogger_t log) {
+  reset_hot();
   pt_host host = fanout_host(api, log);
   g_api = api;
   g_rccl = !strncmp(pt_host_name(host), "rccl", 4);
+  g_ras = pt_host_info_of(host)->native_version >= 7; /* 2.31+ */
   g_nchild = 0;
   fo_list list;
   fo_list_parse(getenv("PROXYTRACE_FANOUT_PLUGINS"), &list);
@@ -233,6 +291,10 @@ static void load_children(int api, ncclDebugLogger_t log) {
     c->table = res->table;
     c->dump = (ncclProfilerProxyTraceDump_t)(void (*)(void))res->dump_hook;
     c->keep = fo_mask_keep(api, c->version, g_rccl);
+    g_hot.fn[g_nchild].start = c->table->startEvent;
+    g_hot.fn[g_nchild].record = c->table->recordEventState;
+    g_hot.fn[g_nchild].stop = c->table->stopEvent;
+    if (c->version != api) g_translated |= 1u << g_nchild;
     g_nchild++;
   }
 }
@@ -246,6 +308,9 @@ static void unload_children(void) {
   }
   g_nchild = 0;
   g_loaded = 0;
+  reset_hot();
+  ctx_free(g_pxn);
+  g_pxn = NULL;
 }
 
 /* ---- live communicators ------------------------------------------------- */
@@ -279,11 +344,72 @@ static void ctx_unregister(fo_ctx* c) {
   }
 }
 
+/* ---- which child gets which event --------------------------------------- */
+
+static inline int type_index(uint64_t type) {
+  return type && !(type & (type - 1)) && type < (1ull << FO_NTYPES) ? __builtin_ctzll(type) : -1;
+}
+
+#define TASK_TYPES                                                                                 \
+  (ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileGroupApi | ncclProfileCollApi | \
+   ncclProfileP2pApi | ncclProfileKernelLaunch | ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch)
+#define OP_TYPES (ncclProfileProxyOp | ncclProfileProxyStep)
+
+/* Under g_lock or g_mask_busy: child i gets, from now on, what the host
+ * sends a plugin whose mask is m. */
+static void set_types(int i, int m, unsigned e) {
+  const unsigned bit = 1u << i;
+  for (int t = 0; t < FO_NTYPES; t++) {
+    uint64_t type = 1ull << t;
+    int get = fo_gate(g_api, g_rccl, type, m) && fo_forwards_type(g_api, g_child[i].version, type);
+    if (get) atomic_fetch_or_explicit(&g_hot.want[e][t], bit, memory_order_relaxed);
+    else atomic_fetch_and_explicit(&g_hot.want[e][t], ~bit, memory_order_relaxed);
+  }
+}
+
+static inline unsigned want_of(unsigned e, int t) {
+  return atomic_load_explicit(&g_hot.want[e & (FO_EPOCHS - 1)][t], memory_order_relaxed);
+}
+static inline unsigned epoch_now(void) { return atomic_load_explicit(&g_hot.epoch, memory_order_acquire); }
+
+enum { FO_RING_TASK = 1, FO_RING_OP = 2, FO_RING_MISC = 4 };
+
+/* After set_types: which rings some child's events need (ctx_tend). */
+static void update_rings(void) {
+  unsigned r = 0;
+  for (int t = 0; t < FO_NTYPES; t++) {
+    if (!want_of(epoch_now(), t)) continue;
+    uint64_t type = 1ull << t;
+    r |= type & TASK_TYPES ? FO_RING_TASK : type & OP_TYPES ? FO_RING_OP : FO_RING_MISC;
+  }
+  atomic_store_explicit(&g_rings, r, memory_order_relaxed);
+}
+
 /* ---- init / finalize ---------------------------------------------------- */
 
-static void init_handles(fo_handle* h, fo_ctx* c) {
-  h->magic = FO_MAGIC;
-  h->ctx = c;
+static void ctx_rings_init(fo_ctx* c) {
+  size_t hs = fo_handle_size(g_nchild);
+  fo_ring_init(&c->task, c, FO_KIND_TASK, FO_TASK_BASE, FO_TASK_MAX, 1, hs);
+  fo_ring_init(&c->op, c, FO_KIND_OP, FO_OP_BASE, FO_OP_MAX, 1 + FO_STEP_SLOTS, hs);
+  fo_ring_init(&c->misc, c, FO_KIND_MISC, FO_MISC_BASE, FO_MISC_MAX, 1, hs);
+}
+
+/* The rings' memory follows what the children want and what is in flight
+ * (ring.h). Application-thread events and init only. */
+static void ctx_tend(fo_ctx* c) {
+  const unsigned want = atomic_load_explicit(&g_rings, memory_order_relaxed);
+  fo_ring_tend(&c->task, want & FO_RING_TASK);
+  fo_ring_tend(&c->op, want & FO_RING_OP);
+  /* Steps under no ProxyOp of ours come from the misc ring. */
+  fo_ring_tend(&c->misc, want & (FO_RING_MISC | FO_RING_OP));
+}
+
+static void ctx_free(fo_ctx* c) {
+  if (!c) return;
+  fo_ring_free(&c->task);
+  fo_ring_free(&c->op);
+  fo_ring_free(&c->misc);
+  free(c);
 }
 
 static fo_ctx* ctx_new(int api, ncclDebugLogger_t log, int rank) {
@@ -292,19 +418,13 @@ static fo_ctx* ctx_new(int api, ncclDebugLogger_t log, int rank) {
   c->api = api;
   c->log = log;
   c->rank = rank;
-  for (int i = 0; i < FO_TASK_RING; i++) init_handles(&c->task[i], c);
-  for (int i = 0; i < FO_MISC_RING; i++) init_handles(&c->misc[i], c);
-  for (int i = 0; i < FO_PROXY_RING; i++) {
-    init_handles(&c->proxy[i].op, c);
-    for (int s = 0; s < FO_STEP_SLOTS; s++) init_handles(&c->proxy[i].steps[s], c);
-  }
+  ctx_rings_init(c);
   return c;
 }
 
-static ncclResult_t child_init(const fo_child* ch, fo_child* mut, void** cctx, uint64_t commId,
+static ncclResult_t child_init(const fo_child* ch, void** cctx, int* mask, uint64_t commId,
                                const char* commName, int nNodes, int nranks, int rank,
                                ncclDebugLogger_t log) {
-  int* mask = &mut->mask;
   switch (ch->version) {
     case 1: case 2: case 3: return ((const ncclProfiler_v1_t*)ch->table)->init(cctx, mask);
     case 4:
@@ -312,6 +432,19 @@ static ncclResult_t child_init(const fo_child* ch, fo_child* mut, void** cctx, u
     default:
       return ch->table->init(cctx, commId, mask, commName, nNodes, nranks, rank, log);
   }
+}
+
+/* Under g_lock, after the children are loaded: the PXN context, whose
+ * children's contexts are the host's (another process's) ones. */
+static void pxn_ctx(int api, ncclDebugLogger_t log) {
+  if (g_pxn || !g_nchild) return;
+  g_pxn = ctx_new(api, log, -1);
+  if (!g_pxn) return;
+  g_pxn->foreign = 1;
+  /* Few ops come from other processes: a small first chunk. */
+  fo_ring_init(&g_pxn->op, g_pxn, FO_KIND_OP, FO_PXN_BASE, FO_OP_MAX, 1 + FO_STEP_SLOTS, fo_handle_size(g_nchild));
+  g_pxn->inited = (1u << g_nchild) - 1;
+  atomic_store(&g_pxn->active, g_pxn->inited);
 }
 
 static ncclResult_t fo_init(int api, void** context, int* mask, uint64_t commId, const char* commName,
@@ -328,43 +461,48 @@ static ncclResult_t fo_init(int api, void** context, int* mask, uint64_t commId,
   if (!g_loaded) {
     load_children(api, log);
     g_loaded = 1;
+    pxn_ctx(api, log);
   }
   fo_ctx* c = ctx_new(api, log, rank);
   if (!c || !ctx_register(c)) {
     pthread_mutex_unlock(&g_lock);
-    free(c);
+    ctx_free(c);
     fo_warn(log, "no memory (or more than %d communicators) for a communicator: %s", FO_MAX_COMMS,
             strerror(ENOMEM));
     return ncclSystemError;
   }
   g_refs++;
-  int all = 0;
   for (int i = 0; i < g_nchild; i++) {
     fo_child* ch = &g_child[i];
     void* cctx = NULL;
-    ncclResult_t r = child_init(ch, ch, &cctx, commId, commName, nNodes, nranks, rank, log);
+    ncclResult_t r = child_init(ch, &cctx, &ch->mask, commId, commName, nNodes, nranks, rank, log);
     if (r != ncclSuccess) {
       fo_warn(log, "'%s' failed init (error %d) on rank %d: dropped for this communicator",
               ch->entry, (int)r, rank);
       continue;
     }
-    int m = __atomic_and_fetch(&ch->mask, ch->keep, __ATOMIC_RELAXED);
     /* What the host's gating and the child's adapter let through, once
      * here rather than at every event. */
-    unsigned types = 0;
-    for (int b = 0; b < 32; b++)
-      if (fo_gate(api, g_rccl, 1ull << b, m) && fo_forwards_type(api, ch->version, 1ull << b))
-        types |= 1u << b;
-    atomic_store_explicit(&ch->types, types, memory_order_relaxed);
+    set_types(i, __atomic_and_fetch(&ch->mask, ch->keep, __ATOMIC_RELAXED), 0);
     c->child_ctx[i] = cctx;
     c->inited |= 1u << i;
-    all |= __atomic_load_n(&ch->mask, __ATOMIC_RELAXED);
   }
+  /* The children's own masks again (2.31+: until the host re-applies a
+   * mask RAS set, which tend() notices). */
+  atomic_store_explicit(&g_hot.epoch, 0, memory_order_release);
+  update_rings();
   atomic_store(&c->active, c->inited);
   /* The host's mask is one int for the process: the union of what every
    * child asked for, written as each communicator initialises. */
+  int all = 0;
   for (int i = 0; i < g_nchild; i++) all |= __atomic_load_n(&g_child[i].mask, __ATOMIC_RELAXED);
   pt_set_mask(mask, all);
+  if (g_ras) {
+    atomic_store(&g_mask_seen, all);
+    atomic_store(&g_host_mask, mask);
+  }
+  ctx_tend(c);
+  if (g_pxn) fo_ring_tend(&g_pxn->op, atomic_load_explicit(&g_rings, memory_order_relaxed) & FO_RING_OP);
   pthread_mutex_unlock(&g_lock);
   *context = c;
   return ncclSuccess;
@@ -377,53 +515,54 @@ static ncclResult_t fo_finalize(void* context) {
   ctx_unregister(c);
   for (int i = g_nchild - 1; i >= 0; i--)
     if (c->inited & (1u << i)) g_child[i].table->finalize(c->child_ctx[i]);
-  if (--g_refs == 0) unload_children();
+  if (--g_refs == 0) {
+    long lost = atomic_exchange(&g_dropped, 0);
+    if (lost)
+      fo_warn(c->log, "%ld events reached no child: more in flight than the fan-out holds "
+              "(%d ProxyOps, %d other events per communicator), or of no live communicator",
+              lost, FO_OP_MAX, FO_TASK_MAX);
+    atomic_store(&g_host_mask, NULL);
+    unload_children();
+  }
   pthread_mutex_unlock(&g_lock);
-  free(c);
+  ctx_free(c);
   return ncclSuccess;
 }
 
-/* ---- events ------------------------------------------------------------- */
+/* ---- RAS (2.31+) ---------------------------------------------------------- */
 
-static void disable(fo_ctx* c, int i, const char* call, ncclResult_t r) {
-  unsigned bit = 1u << i;
-  if (atomic_fetch_and(&c->active, ~bit) & bit)
-    fo_warn(c->log, "'%s' returned error %d from %s on rank %d: disabled for this communicator",
-            g_child[i].entry, (int)r, call, c->rank);
-}
-
-static fo_handle* ring_take(fo_handle* base, size_t stride, atomic_uint* cur, unsigned n) {
-  for (int tries = 0; tries < 64; tries++) {
-    unsigned i = atomic_fetch_add_explicit(cur, 1, memory_order_relaxed) & (n - 1);
-    fo_handle* h = (fo_handle*)(void*)((char*)base + (size_t)i * stride);
-    unsigned z = 0;
-    if (!atomic_load_explicit(&h->busy, memory_order_relaxed) &&
-        atomic_compare_exchange_strong_explicit(&h->busy, &z, 1, memory_order_acquire,
-                                                memory_order_relaxed))
-      return h;
+/* A mask other than the one the fan-out wrote is in the host's int: RAS
+ * set it for every rank, and a plugin alone would have it as its own. */
+static void __attribute__((noinline)) take_ras_mask(int m) {
+  if (atomic_flag_test_and_set_explicit(&g_mask_busy, memory_order_acquire)) return;
+  if (atomic_load_explicit(&g_mask_seen, memory_order_relaxed) != m) {
+    unsigned e = 1;
+    while (e < FO_EPOCHS && atomic_load_explicit(&g_hot.epoch_mask[e], memory_order_relaxed) != m) e++;
+    if (e == FO_EPOCHS) { /* a mask not seen yet: the next table, round robin */
+      e = 1 + g_hot.epoch_next++ % (FO_EPOCHS - 1);
+      for (int i = 0; i < g_nchild; i++) set_types(i, m, e);
+      atomic_store_explicit(&g_hot.epoch_mask[e], m, memory_order_relaxed);
+    }
+    for (int i = 0; i < g_nchild; i++) __atomic_store_n(&g_child[i].mask, m, __ATOMIC_RELAXED);
+    atomic_store_explicit(&g_hot.epoch, e, memory_order_release);
+    update_rings();
+    atomic_store_explicit(&g_mask_seen, m, memory_order_relaxed);
   }
-  return NULL;
+  atomic_flag_clear_explicit(&g_mask_busy, memory_order_release);
 }
 
-static inline fo_handle* ours(void* p) {
-  fo_handle* h = p;
-  return h && h->magic == FO_MAGIC ? h : NULL;
+/* Application-thread events: RAS's mask, and the rings' memory. */
+static void tend(fo_ctx* c) {
+  int* hm = atomic_load_explicit(&g_host_mask, memory_order_relaxed);
+  if (hm) {
+    int m = __atomic_load_n(hm, __ATOMIC_RELAXED);
+    if (m != atomic_load_explicit(&g_mask_seen, memory_order_relaxed)) take_ras_mask(m);
+  }
+  ctx_tend(c);
+  if (g_pxn) fo_ring_tend(&g_pxn->op, atomic_load_explicit(&g_rings, memory_order_relaxed) & FO_RING_OP);
 }
 
-/* A ProxyOp slot of its communicator's ring (the only handles with step
- * slots), not a step slot or another ring's handle. */
-static inline int is_op_slot(const fo_handle* h) {
-  const char* p = (const char*)h;
-  const char* base = (const char*)h->ctx->proxy;
-  return p >= base && p < (const char*)(h->ctx->proxy + FO_PROXY_RING) &&
-         (size_t)(p - base) % sizeof(fo_op) == 0;
-}
-
-static inline void* map_parent(void* p, int i) {
-  fo_handle* h = ours(p);
-  if (!h) return p; /* NULL, or another process's (PXN): as the host gave it */
-  return (h->sent & (1u << i)) ? h->h[i] : NULL;
-}
+/* ---- events ------------------------------------------------------------- */
 
 static size_t descr_size(int v) {
   static const size_t n[8] = {0,
@@ -437,55 +576,45 @@ static size_t descr_size(int v) {
   return n[v];
 }
 
-static ncclResult_t fo_start(int api, void* context, void** eHandle, void* descr) {
-  if (!eHandle) return ncclSuccess;
-  *eHandle = NULL;
-  if (!descr) return ncclSuccess;
-  const ncclProfilerEventDescr_v4_t* hd = descr;
-  uint64_t type = api >= 5 ? ((const ncclProfilerEventDescr_v5_t*)descr)->type : hd->type;
-  fo_handle* parent = type == ncclProfileProxyStep ? ours(hd->parentObj) : NULL;
-  fo_ctx* c;
-  fo_handle* w;
-  if (parent && is_op_slot(parent)) {
-    c = parent->ctx;
-    /* The step slot of its op, by step id. */
-    w = &((fo_op*)(void*)parent)->steps[(unsigned)hd->proxyStep.step & (FO_STEP_SLOTS - 1)];
-  } else {
-    if (type == ncclProfileProxyOp && hd->proxyOp.pid != g_pid) {
-      atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
-      return ncclSuccess; /* PXN: another process's context */
-    }
-    c = ctx_lookup(context);
-    if (!c) {
-      atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
-      return ncclSuccess;
-    }
-    if (type == ncclProfileProxyOp)
-      w = ring_take(&c->proxy[0].op, sizeof(fo_op), &c->proxy_cur, FO_PROXY_RING);
-    else if (type & (ncclProfileProxyStep | ncclProfileProxyCtrl | ncclProfileKernelCh |
-                     ncclProfileNetPlugin | ncclProfileKernelPhase))
-      w = ring_take(c->misc, sizeof(fo_handle), &c->misc_cur, FO_MISC_RING);
-    else
-      w = ring_take(c->task, sizeof(fo_handle), &c->task_cur, FO_TASK_RING);
-    if (!w) {
-      atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
-      return ncclSuccess;
-    }
-  }
+static void __attribute__((noinline, cold)) disable(fo_ctx* c, int i, const char* call, ncclResult_t r) {
+  unsigned bit = 1u << i;
+  if (atomic_fetch_and(&c->active, ~bit) & bit)
+    fo_warn(c->log, "'%s' returned error %d from %s on rank %d: disabled for this communicator",
+            g_child[i].entry, (int)r, call, c->rank);
+}
+
+static inline fo_handle* ours(void* p) {
+  fo_handle* h = p;
+  return h && h->magic == FO_MAGIC ? h : NULL;
+}
+
+static inline void* map_parent(void* p, int i) {
+  fo_handle* h = ours(p);
+  if (!h) return p; /* NULL, or another process's (PXN): as the host gave it */
+  return (h->sent & (1u << i)) ? h->h[i] : NULL;
+}
+
+static inline void* child_ctx(const fo_ctx* c, void* host_ctx, int i) {
+  return c->foreign ? host_ctx : c->child_ctx[i];
+}
+
+/* Calls the children in `todo` with the event; writes their handles into w
+ * and returns the children that gave one. `step` is set for a ProxyStep
+ * under one of our ProxyOps (only a header and a step id to copy). */
+static __attribute__((noinline)) unsigned start_children(int api, fo_ctx* c, void* host_ctx, fo_handle* w,
+                                                          unsigned todo,
+                                      const void* descr, uint64_t type, int step, int map) {
   unsigned sent = 0;
-  unsigned todo = atomic_load_explicit(&c->active, memory_order_relaxed);
-  const unsigned type_bit = type < (1ull << 32) ? (unsigned)type : 0;
   fo_event ev;
   int widened = 0;
-  for (int i = 0; todo; i++, todo >>= 1) {
-    if (!(todo & 1)) continue;
-    const fo_child* ch = &g_child[i];
-    if (!(atomic_load_explicit(&ch->types, memory_order_relaxed) & type_bit)) continue;
-    const int v = ch->version;
+  const size_t native_bytes = step ? 32 : descr_size(api);
+  while (todo) {
+    const int i = __builtin_ctz(todo);
+    todo &= todo - 1;
+    const int v = g_child[i].version;
     fo_any_descr d;
-    if (v == api) {
-      /* The host's own layout; a step needs only its header and step id. */
-      memcpy(&d, descr, type == ncclProfileProxyStep ? 32 : descr_size(api));
+    if (likely(v == api)) {
+      memcpy(&d, descr, native_bytes);
     } else {
       if (!widened) {
         fo_widen(&ev, api, descr);
@@ -493,54 +622,193 @@ static ncclResult_t fo_start(int api, void* context, void** eHandle, void* descr
       }
       fo_narrow(&d, api, v, &ev);
     }
-    void** slots[2];
-    int ns = fo_parent_slots(&d, v, type, slots);
-    for (int s = 0; s < ns; s++) *slots[s] = map_parent(*slots[s], i);
+    if (likely(map)) { /* a PXN op's parent is the other process's */
+      void** slots[2];
+      int ns = fo_parent_slots(&d, v, type, slots);
+      for (int s = 0; s < ns; s++) *slots[s] = map_parent(*slots[s], i);
+    }
     void* h = NULL;
-    ncclResult_t r = ch->table->startEvent(c->child_ctx[i], &h, (ncclProfilerEventDescr_v6_t*)(void*)&d);
-    if (r != ncclSuccess) {
+    ncclResult_t r = g_hot.fn[i].start(child_ctx(c, host_ctx, i), &h, (ncclProfilerEventDescr_v6_t*)(void*)&d);
+    if (unlikely(r != ncclSuccess)) {
       disable(c, i, "startEvent", r);
       continue;
     }
     w->h[i] = h;
-    sent |= 1u << i;
+    if (h) sent |= 1u << i;
   }
-  w->sent = sent;
+  return sent;
+}
+
+/* A ProxyStep under one of our ProxyOps: its handle is the op slot's step
+ * slot by step id. The step path, kept short. */
+static inline __attribute__((always_inline)) ncclResult_t start_step(int api, void* context, void** eHandle,
+                                                                    const void* descr, fo_handle* op) {
+  fo_ctx* c = op->ctx;
+  const ncclProfilerEventDescr_v4_t* hd = descr;
+  const size_t hs = c->op.hsize;
+  fo_handle* w = (fo_handle*)(void*)((char*)op + (1 + ((unsigned)hd->proxyStep.step & (FO_STEP_SLOTS - 1))) * hs);
+  unsigned todo = want_of(op->epoch, __builtin_ctz(ncclProfileProxyStep)) &
+                  atomic_load_explicit(&c->active, memory_order_relaxed);
+  /* 2.23-2.27 start no step under a NULL ProxyOp handle. */
+  if (api <= 4) todo &= op->sent;
+  const unsigned offered = todo;
+  unsigned sent = 0;
+  if (likely(todo && !(todo & (todo - 1)) && !(todo & g_translated))) {
+    /* One child, of the host's version: its header and step id, with the
+     * parent its own op handle; field by field, not memcpy: the child
+     * reads these fields at once, and a load from a wide (vector) store
+     * just made stalls where a load from a store of its own width does
+     * not. */
+    const int i = __builtin_ctz(todo);
+    fo_any_descr d;
+    if (api >= 5) d.v6.type = ((const ncclProfilerEventDescr_v5_t*)descr)->type;
+    else d.v4.type = hd->type;
+    d.v4.parentObj = (op->sent & todo) ? op->h[i] : NULL;
+    d.v4.rank = hd->rank;
+    d.v4.proxyStep.step = hd->proxyStep.step;
+    void* h = NULL;
+    ncclResult_t r = g_hot.fn[i].start(child_ctx(c, context, i), &h, &d.v6);
+    if (unlikely(r != ncclSuccess)) disable(c, i, "startEvent", r);
+    else if (h) sent = todo;
+    w->h[i] = h;
+  } else if (todo) {
+    sent = start_children(api, c, context, w, todo, descr, ncclProfileProxyStep, 1, 1);
+  }
+  w->offered = (uint8_t)offered;
+  w->epoch = op->epoch;
+  w->sent = (uint8_t)sent;
+  /* Every release records step states only under a non-NULL op handle. */
+  w->rec = (uint8_t)(sent & op->sent);
+  *eHandle = offered ? w : NULL;
+  return ncclSuccess;
+}
+
+/* Every start but a step under one of our ops. */
+static __attribute__((noinline)) ncclResult_t start_other(int api, void* context, void** eHandle, void* descr,
+                                                          uint64_t type) {
+  const ncclProfilerEventDescr_v4_t* hd = descr;
+  const int t = type_index(type);
+  if (t < 0) return ncclSuccess;
+  fo_ctx* c;
+  /* PXN: another process's op, context and parent (never dereferenced). */
+  const int pxn = type == ncclProfileProxyOp && hd->proxyOp.pid != g_pid;
+  if (pxn) c = g_pxn;
+  else c = ctx_lookup(context);
+  if (!c) {
+    atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
+    return ncclSuccess;
+  }
+  fo_ring* ring;
+  unsigned epoch;
+  fo_handle* parent = pxn ? NULL : ours(hd->parentObj);
+  if ((1ull << t) & TASK_TYPES) {
+    tend(c);
+    ring = &c->task;
+    epoch = epoch_now();
+  } else {
+    ring = type == ncclProfileProxyOp ? &c->op : &c->misc;
+    /* Under its parent's masks (a ProxyOp its task's, a KernelCh its
+     * Coll's, a KernelPhase its KernelCh's), as the host gates it. */
+    epoch = parent ? parent->epoch : epoch_now();
+  }
+  unsigned todo = want_of(epoch, t) & atomic_load_explicit(&c->active, memory_order_relaxed);
+  if (api <= 4 && (type == ncclProfileColl || type == ncclProfileP2p)) {
+    /* 2.23-2.27 start no Coll or P2p under a NULL Group handle. */
+    todo &= parent ? parent->sent : 0u;
+  } else if (api <= 2 && type == ncclProfileProxyOp && !pxn) {
+    /* 2.23-2.25 give a task its mask only where they started its Coll or
+     * P2p event: ops of a task a child was not offered carry no mask. */
+    todo &= parent ? parent->offered : 0u;
+  }
+  if (!todo) return ncclSuccess;
+  fo_handle* w = fo_ring_take(ring);
+  if (!w) {
+    atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
+    return ncclSuccess;
+  }
+  w->offered = (uint8_t)todo;
+  w->epoch = (uint8_t)epoch;
+  unsigned sent = start_children(api, c, context, w, todo, descr, type, 0, !pxn);
+  w->sent = (uint8_t)sent;
+  w->rec = (uint8_t)sent;
+  /* Non-NULL even if every child returned NULL: the children's events
+   * that follow still need to know who was offered this one. */
   *eHandle = w;
   return ncclSuccess;
 }
 
-static ncclResult_t fo_record(int api, void* eHandle, int state, void* args) {
-  fo_handle* w = ours(eHandle);
-  if (!w) return ncclSuccess;
-  fo_ctx* c = w->ctx;
-  unsigned todo = w->sent & atomic_load_explicit(&c->active, memory_order_relaxed);
-  for (int i = 0; todo; i++, todo >>= 1) {
-    if (!(todo & 1)) continue;
-    const fo_child* ch = &g_child[i];
+/* Inline in each version's table: a step under one of our ops straight
+ * through, the rest out of line. */
+static inline __attribute__((always_inline)) ncclResult_t fo_start(int api, void* context, void** eHandle,
+                                                                  void* descr) {
+  if (unlikely(!eHandle)) return ncclSuccess;
+  *eHandle = NULL;
+  if (unlikely(!descr)) return ncclSuccess;
+  const ncclProfilerEventDescr_v4_t* hd = descr;
+  const uint64_t type = api >= 5 ? ((const ncclProfilerEventDescr_v5_t*)descr)->type : hd->type;
+  if (likely(type == ncclProfileProxyStep)) {
+    fo_handle* op = ours(hd->parentObj);
+    if (likely(op && op->kind == FO_KIND_OP)) return start_step(api, context, eHandle, descr, op);
+  }
+  return start_other(api, context, eHandle, descr, type);
+}
+
+/* States for several children, or for one of another version. */
+static ncclResult_t __attribute__((noinline)) record_many(int api, fo_handle* w, unsigned todo, int state,
+                                                          void* args) {
+  while (todo) {
+    const int i = __builtin_ctz(todo);
+    todo &= todo - 1;
     fo_any_args buf;
     void* a;
-    if (ch->version == api) a = args; /* native: the host's args */
-    else if (!fo_narrow_state(api, ch->version, g_rccl, state, args, &buf, &a)) continue;
-    ncclResult_t r = ch->table->recordEventState(w->h[i], (ncclProfilerEventState_t)state, a);
-    if (r != ncclSuccess) disable(c, i, "recordEventState", r);
+    if (g_child[i].version == api) a = args; /* native: the host's args */
+    else if (!fo_narrow_state(api, g_child[i].version, g_rccl, state, args, &buf, &a)) continue;
+    ncclResult_t r = g_hot.fn[i].record(w->h[i], (ncclProfilerEventState_v6_t)state, a);
+    if (unlikely(r != ncclSuccess)) disable(w->ctx, i, "recordEventState", r);
   }
+  return ncclSuccess;
+}
+
+/* The common case inline and short (one child of the host's version:
+ * nothing but the handle and the child's index kept across the call);
+ * the rest out of line, so this path saves no other register. */
+static inline ncclResult_t fo_record(int api, void* eHandle, int state, void* args) {
+  fo_handle* w = ours(eHandle);
+  if (unlikely(!w)) return ncclSuccess;
+  const unsigned todo = w->rec & atomic_load_explicit(&w->ctx->active, memory_order_relaxed);
+  if (unlikely((todo & (todo - 1)) | (todo & g_translated))) return record_many(api, w, todo, state, args);
+  if (!todo) return ncclSuccess;
+  const int i = __builtin_ctz(todo);
+  ncclResult_t r = g_hot.fn[i].record(w->h[i], (ncclProfilerEventState_v6_t)state, args);
+  if (unlikely(r != ncclSuccess)) disable(w->ctx, i, "recordEventState", r);
+  return ncclSuccess;
+}
+
+static ncclResult_t __attribute__((noinline)) stop_many(fo_handle* w, unsigned todo) {
+  while (todo) {
+    const int i = __builtin_ctz(todo);
+    todo &= todo - 1;
+    ncclResult_t r = g_hot.fn[i].stop(w->h[i]);
+    if (unlikely(r != ncclSuccess)) disable(w->ctx, i, "stopEvent", r);
+  }
+  if (w->kind != FO_KIND_STEP) fo_ring_put(w);
   return ncclSuccess;
 }
 
 static ncclResult_t fo_stop(void* eHandle) {
   fo_handle* w = ours(eHandle);
-  if (!w) return ncclSuccess;
-  fo_ctx* c = w->ctx;
-  unsigned todo = w->sent & atomic_load_explicit(&c->active, memory_order_relaxed);
-  for (int i = 0; todo; i++, todo >>= 1) {
-    if (!(todo & 1)) continue;
-    ncclResult_t r = g_child[i].table->stopEvent(w->h[i]);
-    if (r != ncclSuccess) disable(c, i, "stopEvent", r);
+  if (unlikely(!w)) return ncclSuccess;
+  const unsigned todo = w->sent & atomic_load_explicit(&w->ctx->active, memory_order_relaxed);
+  if (unlikely(todo & (todo - 1))) return stop_many(w, todo);
+  if (todo) {
+    const int i = __builtin_ctz(todo);
+    ncclResult_t r = g_hot.fn[i].stop(w->h[i]);
+    if (unlikely(r != ncclSuccess)) disable(w->ctx, i, "stopEvent", r);
   }
   /* A ring slot is free again; its child handles stay until it is reused,
-   * for children that start later with it as their parent. */
-  atomic_store_explicit(&w->busy, 0, memory_order_release);
+   * for children that start later with it as their parent. A step slot
+   * belongs to its op's slot. */
+  if (w->kind != FO_KIND_STEP) fo_ring_put(w);
   return ncclSuccess;
 }
 

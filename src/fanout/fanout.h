@@ -93,8 +93,8 @@ int fo_mask_keep(int host, int child, int rccl);
 /* Whether a host of API `api` emits an event of `type` to a plugin whose
  * mask is `m` (spec nccl-profiler-abi.md §5.2 gating: a bit implies its
  * parents' events; NVIDIA/nccl src/plugin/profiler.cc, v2.23-v2.25
- * src/misc/profiler.cc). The per-handle conditions of 2.23-2.27 (no Coll
- * without a Group handle) are not modelled. */
+ * src/misc/profiler.cc). The per-handle conditions (no Coll without a
+ * Group handle on 2.23-2.27, …) are fanout.c's, per child. */
 int fo_gate(int api, int rccl, uint64_t type, int m);
 
 #endif

@@ -10,8 +10,14 @@
  * the fan-out can be compared with a run where the emulator loads the child
  * itself. Consecutive identical states are written once: how often a
  * proxy thread polls a peer depends on scheduling, not on the forwarding.
- * It can be told to fail init on a rank, or to return an error from its
- * Nth event call. Built with CHILD_DUMP it also exports RCCL's dump hook.
+ * It can be told to fail init on a rank, to return an error from its Nth
+ * event call, or to return a NULL handle for events of some types
+ * (child_null: the event is written down, with "null", and the host must
+ * then send it no state, no stop, and the children events it would not
+ * start under a NULL parent). A ProxyOp or ProxyStep may come with a
+ * context that is not this plugin's (PXN: another process's rank): it is
+ * written down with "ctx=foreign". Built with CHILD_DUMP it also exports
+ * RCCL's dump hook.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -56,6 +62,7 @@ static atomic_long calls, inits, finals, fails_seen, dumps;
 static int want_mask = 0;
 static int fail_init_rank = -2; /* -1: every init fails */
 static long fail_at = -1;       /* event call number that returns an error */
+static int null_types;          /* event types it returns a NULL handle for */
 static int ctx_tag;
 
 EXPORT void child_setup(int mask, int fail_rank, long fail_call);
@@ -69,7 +76,11 @@ void child_setup(int mask, int fail_rank, long fail_call) {
   want_mask = mask;
   fail_init_rank = fail_rank;
   fail_at = fail_call;
+  null_types = 0;
 }
+
+EXPORT void child_null(int types);
+void child_null(int types) { null_types = types; }
 
 EXPORT void child_counts(long* out);
 void child_counts(long* out) {
@@ -222,7 +233,8 @@ static void describe(char* b, size_t n, const DESCR* d) {
 }
 
 static ncclResult_t start(void* ctx, void** h, DESCR* d) {
-  if (ctx != &ctx_tag) return ncclInvalidArgument;
+  const int foreign = ctx != &ctx_tag;
+  if (foreign && d->type != ncclProfileProxyOp && d->type != ncclProfileProxyStep) return ncclInvalidArgument;
   if (failing_call()) return ncclInternalError;
   long i = atomic_fetch_add(&nev, 1);
   if (i >= MAX_EV) {
@@ -232,6 +244,10 @@ static ncclResult_t start(void* ctx, void** h, DESCR* d) {
   ev* e = &evs[i];
   memset(e, 0, sizeof *e);
   describe(e->desc, sizeof e->desc, d);
+  if (foreign) {
+    size_t k = strlen(e->desc);
+    snprintf(e->desc + k, sizeof e->desc - k, " ctx=foreign");
+  }
   if (!d->parentObj) snprintf(e->parent, sizeof e->parent, "none");
   else if (mine(d->parentObj)) snprintf(e->parent, sizeof e->parent, "%s", ((ev*)d->parentObj)->desc);
   else snprintf(e->parent, sizeof e->parent, "foreign");
@@ -244,6 +260,11 @@ static ncclResult_t start(void* ctx, void** h, DESCR* d) {
     snprintf(e->parent + k, sizeof e->parent - k, " g=%s", !g ? "none" : mine(g) ? ((ev*)g)->desc : "foreign");
   }
 #endif
+  if ((int)d->type & null_types) {
+    snprintf(e->states, sizeof e->states, " null");
+    *h = NULL;
+    return ncclSuccess;
+  }
   *h = e;
   return ncclSuccess;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -27,12 +28,14 @@
 typedef void (*setup_fn)(int mask, int fail_rank, long fail_call);
 typedef char* (*lines_fn)(void);
 typedef void (*counts_fn)(long* out);
+typedef void (*null_fn)(int types);
 
 typedef struct {
   void* dl;
   setup_fn setup;
   lines_fn lines;
   counts_fn counts;
+  null_fn null_types;
   char path[512];
 } child;
 
@@ -57,6 +60,7 @@ static child* kid(int v) {
     k->setup = (setup_fn)dlsym(k->dl, "child_setup");
     k->lines = (lines_fn)dlsym(k->dl, "child_lines");
     k->counts = (counts_fn)dlsym(k->dl, "child_counts");
+    k->null_types = (null_fn)dlsym(k->dl, "child_null");
     assert_non_null(k->setup);
   }
   return k;
@@ -138,49 +142,147 @@ static int strip_traffic(char* s) {
   return nonzero;
 }
 
+/* What a test asks of each child: its version, its mask (0: mask_of) and
+ * the event types it returns NULL handles for. */
+typedef struct {
+  int v, mask, nulls;
+} kid_plan;
+
+typedef void (*config_fn)(pt_sim_config* c);
+
+static void setup_kid(const kid_plan* k, pt_host h) {
+  kid(k->v)->setup(k->mask ? k->mask : mask_of(k->v, h), -2, -1);
+  kid(k->v)->null_types(k->nulls);
+}
+
+/* Runs each child of `plan` alone under host h (the emulator loading it),
+ * then all of them under the fan-out, in the order given, each with the
+ * same mask and NULL handles, and the same job (`extra` adds to it): each
+ * child must see exactly what it saw alone. Returns how many lines of the
+ * fanned runs hold `needle` (NULL: 0). */
+static int same_as_alone(pt_host h, const kid_plan* plan, int n, config_fn extra, const char* needle) {
+  char* direct[8] = {0};
+  for (int k = 0; k < n; k++) {
+    pt_sim_config c;
+    st_config(&c, h, kid(plan[k].v)->path);
+    if (extra) extra(&c);
+    for (int u = 1; u <= 7; u++) kid(u)->setup(0, -2, -1);
+    setup_kid(&plan[k], h);
+    run(&c);
+    direct[k] = kid(plan[k].v)->lines();
+    assert_true(count_lines(direct[k]) > 0);
+  }
+  char list[4096] = "";
+  for (int k = 0; k < n; k++) {
+    size_t len = strlen(list);
+    snprintf(list + len, sizeof list - len, "%s%s", len ? "," : "", kid(plan[k].v)->path);
+    setup_kid(&plan[k], h);
+  }
+  pt_sim_config c;
+  fanout_config(&c, h, list);
+  if (extra) extra(&c);
+  run(&c);
+  int found = 0;
+  for (int k = 0; k < n; k++) {
+    const int v = plan[k].v;
+    char* got = kid(v)->lines();
+    char what[96];
+    snprintf(what, sizeof what, "%s, child v%d", pt_host_name(h), v);
+    if (h == PT_HOST_NCCL_2_26 && v == 1) {
+      strip_traffic(direct[k]);
+      assert_int_equal(strip_traffic(got), 0);
+    }
+    expect_same(direct[k], got, what);
+    for (const char* p = needle ? strstr(got, needle) : NULL; p; p = strstr(p + 1, needle)) found++;
+    long cnt[5];
+    kid(v)->counts(cnt);
+    assert_int_equal(cnt[0], 4); /* one init per rank */
+    assert_int_equal(cnt[1], 4); /* one finalize per rank */
+    free(got);
+    free(direct[k]);
+  }
+  return found;
+}
+
+static int skip_host(pt_host h) {
+  const char* only = getenv("FO_TEST_HOST"); /* one profile, when debugging */
+  return h == PT_HOST_NCCL_2_27_3 || (only && strcmp(only, pt_host_name(h)));
+}
+
 /* Every host profile (but 2.27.3, which opens no path), every child version
  * it knows, all at once under the fan-out. */
 static void test_each_child_as_if_alone(void** state) {
-  const char* only = getenv("FO_TEST_HOST"); /* one profile, when debugging */
   for (int hi = 0; hi < PT_HOST_COUNT; hi++) {
     pt_host h = (pt_host)hi;
-    if (h == PT_HOST_NCCL_2_27_3 || (only && strcmp(only, pt_host_name(h)))) continue;
+    if (skip_host(h)) continue;
     int native = pt_host_info_of(h)->native_version;
-    char* direct[8] = {0};
-    for (int v = 1; v <= native; v++) {
-      pt_sim_config c;
-      st_config(&c, h, kid(v)->path);
-      for (int u = 1; u <= 7; u++) kid(u)->setup(0, -2, -1);
-      kid(v)->setup(mask_of(v, h), -2, -1);
-      run(&c);
-      direct[v] = kid(v)->lines();
-      assert_true(count_lines(direct[v]) > 0);
+    kid_plan plan[8];
+    int n = 0;
+    for (int v = native; v >= 1; v--) plan[n++] = (kid_plan){v, 0, 0};
+    same_as_alone(h, plan, n, NULL, NULL);
+  }
+}
+
+/* Children that return NULL handles: the host sends nothing more for such
+ * an event, and on 2.23-2.27 starts no Coll/P2p under a NULL Group handle
+ * and no step under a NULL ProxyOp handle (on every release: no step
+ * states); on 2.23-2.25 a task whose Coll/P2p a child was not offered
+ * carries no ops for it. Another child that returns handles keeps the
+ * fan-out's handles non-NULL, so each child's NULLs are the fan-out's to
+ * honour. On every host, against the child alone. */
+static void test_null_handles(void** state) {
+  const int m = ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep;
+  for (int hi = 0; hi < PT_HOST_COUNT; hi++) {
+    pt_host h = (pt_host)hi;
+    if (skip_host(h)) continue;
+    int native = pt_host_info_of(h)->native_version;
+    if (native == 1) {
+      kid_plan one[] = {{1, m, ncclProfileGroup}};
+      assert_true(same_as_alone(h, one, 1, NULL, " null") > 0);
+      continue;
     }
-    char list[4096] = "";
-    for (int v = native; v >= 1; v--) {
-      size_t n = strlen(list);
-      snprintf(list + n, sizeof list - n, "%s%s", n ? "," : "", kid(v)->path);
-      kid(v)->setup(mask_of(v, h), -2, -1);
-    }
-    pt_sim_config c;
-    fanout_config(&c, h, list);
-    run(&c);
-    for (int v = 1; v <= native; v++) {
-      char* got = kid(v)->lines();
-      char what[96];
-      snprintf(what, sizeof what, "%s, child v%d", pt_host_name(h), v);
-      if (h == PT_HOST_NCCL_2_26 && v == 1) {
-        strip_traffic(direct[v]);
-        assert_int_equal(strip_traffic(got), 0);
-      }
-      expect_same(direct[v], got, what);
-      long k[5];
-      kid(v)->counts(k);
-      assert_int_equal(k[0], 4); /* one init per rank */
-      assert_int_equal(k[1], 4); /* one finalize per rank */
-      free(got);
-      free(direct[v]);
-    }
+    kid_plan plan[] = {{native, m, ncclProfileGroup | ncclProfileProxyOp},
+                       {native - 1, m, ncclProfileColl | ncclProfileP2p}};
+    assert_true(same_as_alone(h, plan, 2, NULL, " null") > 0);
+  }
+}
+
+/* PXN: rank 0's sends are progressed by rank 1's proxy, with rank 0's
+ * context and parents; the fan-out forwards them as the host does, with
+ * the context it was given, to each child that asked for ProxyOps. */
+static void pxn_job(pt_sim_config* c) {
+  c->faults[c->n_faults++] = (pt_sim_fault){.kind = PT_FAULT_PXN, .rank = 0, .channel = -1, .step = 0, .arg = 1};
+}
+static void test_pxn(void** state) {
+  static const pt_host hosts[] = {PT_HOST_NCCL_2_25, PT_HOST_NCCL_2_27, PT_HOST_NCCL_2_30, PT_HOST_NCCL_2_32};
+  for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+    pt_host h = hosts[i];
+    if (skip_host(h)) continue;
+    int native = pt_host_info_of(h)->native_version;
+    kid_plan plan[] = {{native, 0, 0}, {1, 0, 0}};
+    assert_true(same_as_alone(h, plan, 2, pxn_job, "ctx=foreign") > 0);
+  }
+}
+
+/* 2.31+: RAS sets every rank's mask (ncclras CONTROL PROFILER_MASK) after
+ * the children's inits; each child then gets what it gets alone under that
+ * mask, as its own. From the first call: the emulator's ranks share one
+ * host mask, and a change later in the run would reach ranks a call apart. */
+static void ras_job(pt_sim_config* c) {
+  c->ras[0].batch = 0;
+  c->ras[0].mask = ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
+                   ncclProfileKernelCh | ncclProfileGroupApi | ncclProfileCollApi;
+  c->n_ras = 1;
+}
+static void test_ras_mask(void** state) {
+  static const pt_host hosts[] = {PT_HOST_NCCL_2_31, PT_HOST_RCCL_2_31};
+  for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+    if (skip_host(hosts[i])) continue;
+    /* Masks far from RAS's, so that each child's events change with it. */
+    kid_plan plan[] = {{7, ncclProfileGroup | ncclProfileColl, 0},
+                       {6, ncclProfileProxyOp | ncclProfileProxyStep, 0},
+                       {4, ncclProfileKernelCh | ncclProfileP2p, 0}};
+    same_as_alone(hosts[i], plan, 3, ras_job, NULL);
   }
 }
 
@@ -284,6 +386,20 @@ static void test_dump_hook(void** state) {
   assert_int_equal(k[4], 0); /* exports no hook */
 }
 
+/* A ProxyStep under `parent`: started (a handle back), one state, stopped. */
+static void one_step(const ncclProfiler_v6_t* t, void* ctx, void* parent, int step) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyStep;
+  d.parentObj = parent;
+  d.proxyStep.step = step;
+  void* h = NULL;
+  assert_int_equal(t->startEvent(ctx, &h, &d), ncclSuccess);
+  assert_non_null(h);
+  assert_int_equal(t->recordEventState(h, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);
+  assert_int_equal(t->stopEvent(h), ncclSuccess);
+}
+
 /* What the host may pass that the fan-out must survive: NULL handles and
  * arguments, a context it never made, another process's ProxyOp (PXN), a
  * step whose parent is not a ProxyOp. Each is a no-op that returns
@@ -312,32 +428,36 @@ static void test_odd_host_input(void** state) {
   h = (void*)&d;
   assert_int_equal(t->startEvent(&not_ours, &h, &d), ncclSuccess);
   assert_null(h);
+  /* PXN: another process's op, with its context and parent, which must
+   * reach the child as they are and never be read (an unreadable page). */
+  void* far = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(far != MAP_FAILED);
   d.type = ncclProfileProxyOp;
-  d.proxyOp.pid = getpid() + 1; /* PXN: another process's op */
-  assert_int_equal(t->startEvent(ctx, &h, &d), ncclSuccess);
-  assert_null(h);
+  d.parentObj = far;
+  d.proxyOp.pid = getpid() + 1;
+  d.proxyOp.nSteps = 1;
+  assert_int_equal(t->startEvent(far, &h, &d), ncclSuccess);
+  assert_non_null(h);
+  one_step(t, far, h, 5);
+  assert_int_equal(t->stopEvent(h), ncclSuccess);
+  memset(&d, 0, sizeof d);
   /* A step under a Group handle: served from the general ring, not from
    * a ProxyOp's step slots. */
   void* group = NULL;
   d.type = ncclProfileGroup;
   assert_int_equal(t->startEvent(ctx, &group, &d), ncclSuccess);
   assert_non_null(group);
-  memset(&d, 0, sizeof d);
-  d.type = ncclProfileProxyStep;
-  d.parentObj = group;
-  d.proxyStep.step = 3;
-  void* step = NULL;
-  assert_int_equal(t->startEvent(ctx, &step, &d), ncclSuccess);
-  assert_non_null(step);
-  assert_int_equal(t->recordEventState(step, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);
-  assert_int_equal(t->stopEvent(step), ncclSuccess);
+  one_step(t, ctx, group, 3);
   assert_int_equal(t->stopEvent(group), ncclSuccess);
   assert_int_equal(t->stopEvent(NULL), ncclSuccess);
   assert_int_equal(t->recordEventState(NULL, ncclProfilerProxyStepSendWait, NULL), ncclSuccess);
   assert_int_equal(t->finalize(&not_ours), ncclSuccess);
   char* lines = kid(6)->lines();
-  assert_int_equal(count_lines(lines), 2); /* the Group and its step, nothing else */
+  assert_int_equal(count_lines(lines), 4); /* the PXN op and its step, the Group and its step */
   assert_non_null(strstr(lines, "t=16 r=0 step=3 <t=1 r=0>  9:- stops=1"));
+  assert_non_null(strstr(lines, "t=16 r=0 step=5 ctx=foreign <t=8 r=0 pid="));
+  assert_non_null(strstr(lines, "ns=1 chunk=0 send=0 h=0 oc=0 fi=0 pr=0 pa=0 tb=0 nb=0 raw=0 ctx=foreign <foreign>"));
+  munmap(far, 4096);
   free(lines);
   long k[5];
   kid(6)->counts(k);
@@ -353,6 +473,9 @@ static void test_odd_host_input(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_each_child_as_if_alone),
+      cmocka_unit_test(test_null_handles),
+      cmocka_unit_test(test_pxn),
+      cmocka_unit_test(test_ras_mask),
       cmocka_unit_test(test_failing_children),
       cmocka_unit_test(test_missing_and_loop),
       cmocka_unit_test(test_dump_hook),
