@@ -164,7 +164,7 @@ struct pt_trace {
   _Atomic int prefaulting; /* 1 while a thread is in pt_trace_prefault */
   _Atomic int my_rank;
   /* Lanes: reserved address space for PT_MAX_LANES (a lane's pages cost
-   * memory once it is claimed); owner[i] is the pthread_t that claimed
+   * memory once it is claimed); owner[i] is the thread (its thread pointer) that claimed
    * lane i (0: free), `ready` the bit mask of lanes whose setup is
    * published (release; readers acquire). */
   pt_lane* lanes;

@@ -90,6 +90,21 @@ static inline uint32_t slots_charged(uint64_t w) { return (uint32_t)(w >> 32); }
 
 /* ---- lanes (slab.h) ---- */
 
+/* The calling thread, as a lane's owner: its thread pointer (one register
+ * read, no call; unique among live threads), else pthread_self(). */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer) && (defined(__x86_64__) || defined(__aarch64__))
+#define PT_THREAD_POINTER 1
+#endif
+#endif
+static inline uintptr_t self_thread(void) {
+#ifdef PT_THREAD_POINTER
+  return (uintptr_t)__builtin_thread_pointer();
+#else
+  return (uintptr_t)pthread_self();
+#endif
+}
+
 /* Sets up lane i for its writer: empty lists, an id table, a reset ring.
  * 0, or -1 when the id table cannot be reserved. */
 static int lane_init(pt_trace* t, int i) {
@@ -135,7 +150,7 @@ __attribute__((noinline, cold)) static pt_lane* claim_lane(pt_trace* t, uintptr_
 /* The lane of the calling thread: lane 0 is the first writer's (the
  * communicator's own proxy thread, as a rule), found with one load. */
 static inline pt_lane* lane_of_caller(pt_trace* t) {
-  const uintptr_t self = (uintptr_t)pthread_self();
+  const uintptr_t self = self_thread();
   if (LIKELY(atomic_load_explicit(&t->owner[0], RLX) == self)) return &t->lanes[0];
   return claim_lane(t, self);
 }
@@ -326,7 +341,7 @@ __attribute__((noinline, cold, noreturn)) static void writer_violation(const pt_
 
 __attribute__((noinline)) static void pt_writer_check(const pt_lane* l) {
   const pt_trace* t = l->trace;
-  if (atomic_load_explicit(&t->owner[l->index], memory_order_acquire) != (uintptr_t)pthread_self())
+  if (atomic_load_explicit(&t->owner[l->index], memory_order_acquire) != self_thread())
     writer_violation(l);
 }
 #define WRITER(l) pt_writer_check(l)
