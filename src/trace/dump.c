@@ -92,7 +92,7 @@ static double map_size_mb(const pt_trace* t) {
 uint64_t pt_trace_ring_finished(const pt_trace* t) {
   uint64_t n = 0;
   for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
-    const uint64_t head = atomic_load_explicit(&t->lanes[__builtin_ctz(m)].ring_head, memory_order_acquire);
+    const uint64_t head = atomic_load_explicit(&t->lane[__builtin_ctz(m)]->ring_head, memory_order_acquire);
     n += head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
   }
   return n < PT_FINISHED_RING ? n : PT_FINISHED_RING;
@@ -102,7 +102,7 @@ size_t pt_trace_ring_snapshot(const pt_trace* t, pt_rec_view* out) {
   uint64_t order[PT_FINISHED_RING];
   const uint32_t ready = pt_trace_lanes_ready(t);
   if (!(ready & (ready - 1))) { /* one lane (the rule): its ring as it is */
-    const pt_lane* l = &t->lanes[ready ? __builtin_ctz(ready) : 0];
+    const pt_lane* l = t->lane[ready ? __builtin_ctz(ready) : 0];
     return ready ? pt_ring_snapshot(l, atomic_load_explicit(&l->ring_head, memory_order_acquire), out, order)
                  : 0;
   }
@@ -111,7 +111,7 @@ size_t pt_trace_ring_snapshot(const pt_trace* t, pt_rec_view* out) {
   pt_rec_view all[PT_FINISHED_RING * 2];
   size_t n = 0;
   for (uint32_t m = ready; m; m &= m - 1) {
-    const pt_lane* l = &t->lanes[__builtin_ctz(m)];
+    const pt_lane* l = t->lane[__builtin_ctz(m)];
     pt_rec_view lane[PT_FINISHED_RING];
     const size_t k = pt_ring_snapshot(l, atomic_load_explicit(&l->ring_head, memory_order_acquire), lane, order);
     for (size_t i = 0; i < k; i++) {

@@ -163,11 +163,14 @@ struct pt_trace {
   pt_vmem_lead slab_lead;
   _Atomic int prefaulting; /* 1 while a thread is in pt_trace_prefault */
   _Atomic int my_rank;
-  /* Lanes: reserved address space for PT_MAX_LANES (a lane's pages cost
-   * memory once it is claimed); owner[i] is the thread (its thread pointer) that claimed
-   * lane i (0: free), `ready` the bit mask of lanes whose setup is
-   * published (release; readers acquire). */
-  pt_lane* lanes;
+  /* Lanes: lane[0] is lane0, in the trace's own allocation (the lane of
+   * every trace); lane[1..] lie in address space reserved for them
+   * (`more`), whose pages cost memory once a lane is claimed. owner[i] is
+   * the thread (its thread pointer) that claimed lane i (0: free), `ready`
+   * the bit mask of lanes whose setup is published (release; readers
+   * acquire). */
+  pt_lane* lane[PT_MAX_LANES];
+  pt_lane* more;
   _Atomic uintptr_t owner[PT_MAX_LANES];
   _Atomic uint32_t ready;
   uint32_t max_ops;
@@ -175,6 +178,7 @@ struct pt_trace {
   _Atomic(_Atomic uint64_t*) tags; /* userTags (tags.c), NULL until one is seen */
   _Atomic unsigned notes;          /* pt_note */
   pt_metrics* metrics; /* step metrics, NULL when off (metrics.h); lane 0 records them */
+  pt_lane lane0;
 };
 
 /* The trace a slot belongs to. */

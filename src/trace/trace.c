@@ -108,7 +108,7 @@ static inline uintptr_t self_thread(void) {
 /* Sets up lane i for its writer: empty lists, an id table, a reset ring.
  * 0, or -1 when the id table cannot be reserved. */
 static int lane_init(pt_trace* t, int i) {
-  pt_lane* l = &t->lanes[i];
+  pt_lane* l = t->lane[i];
   l->trace = t;
   l->index = i;
   l->free = l->started = l->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
@@ -130,7 +130,7 @@ __attribute__((noinline, cold)) static pt_lane* claim_lane(pt_trace* t, uintptr_
     uintptr_t owner = atomic_load_explicit(&t->owner[i], memory_order_acquire);
     if (owner == 0 && atomic_compare_exchange_strong_explicit(&t->owner[i], &owner, self, memory_order_acq_rel,
                                                               memory_order_acquire)) {
-      pt_lane* l = &t->lanes[i];
+      pt_lane* l = t->lane[i];
       l->writer_tid = (int)gettid();
       if (pthread_getname_np(pthread_self(), l->writer_name, sizeof l->writer_name) != 0) l->writer_name[0] = 0;
       /* Lane 0 was set up with the trace; another, now, then published.
@@ -142,7 +142,7 @@ __attribute__((noinline, cold)) static pt_lane* claim_lane(pt_trace* t, uintptr_
       }
       return l;
     }
-    if (owner == self) return (pt_trace_lanes_ready(t) >> i & 1) ? &t->lanes[i] : NULL;
+    if (owner == self) return (pt_trace_lanes_ready(t) >> i & 1) ? t->lane[i] : NULL;
   }
   return NULL;
 }
@@ -151,7 +151,7 @@ __attribute__((noinline, cold)) static pt_lane* claim_lane(pt_trace* t, uintptr_
  * communicator's own proxy thread, as a rule), found with one load. */
 static inline pt_lane* lane_of_caller(pt_trace* t) {
   const uintptr_t self = self_thread();
-  if (LIKELY(atomic_load_explicit(&t->owner[0], RLX) == self)) return &t->lanes[0];
+  if (LIKELY(atomic_load_explicit(&t->owner[0], RLX) == self)) return t->lane[0];
   return claim_lane(t, self);
 }
 
@@ -176,13 +176,15 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
   if (!t) return -1;
   const size_t bytes = (size_t)cfg.max_ops * PT_SLOT_BYTES;
   t->slab = pt_vmem_reserve(bytes); /* zeroed, page-aligned, backed only where written */
-  t->lanes = pt_vmem_reserve(PT_MAX_LANES * sizeof(pt_lane)); /* a lane's pages: once claimed */
+  t->more = pt_vmem_reserve((PT_MAX_LANES - 1) * sizeof(pt_lane)); /* a lane's pages: once claimed */
+  t->lane[0] = &t->lane0;
+  for (int i = 1; i < PT_MAX_LANES && t->more; i++) t->lane[i] = &t->more[i - 1];
   /* Handles keep generation bits above the address (slab.h): a slab the
    * system placed that high cannot carry them. */
   const int tags_fit = t->slab && (((uintptr_t)t->slab + bytes - 1) & ~PT_ADDR_MASK) == 0;
-  if (!tags_fit || !t->lanes) {
+  if (!tags_fit || !t->more) {
     pt_vmem_release(t->slab, bytes);
-    pt_vmem_release(t->lanes, PT_MAX_LANES * sizeof(pt_lane));
+    pt_vmem_release(t->more, (PT_MAX_LANES - 1) * sizeof(pt_lane));
     free(t);
     errno = ENOMEM;
     return -1;
@@ -213,10 +215,10 @@ void pt_trace_destroy(pt_trace* t) {
   if (!t) return;
   pt_metrics_destroy(t->metrics);
   pt_trace_tags_free(t);
-  for (uint32_t m = PT_LOAD(t->ready); m; m &= m - 1) pt_idmap_free(&t->lanes[__builtin_ctz(m)].ids);
+  for (uint32_t m = PT_LOAD(t->ready); m; m &= m - 1) pt_idmap_free(&t->lane[__builtin_ctz(m)]->ids);
   atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)slots_charged(PT_LOAD(t->slots)) * PT_SLOT_BYTES, RLX);
   pt_vmem_release(t->slab, (size_t)t->nslots * PT_SLOT_BYTES);
-  pt_vmem_release(t->lanes, PT_MAX_LANES * sizeof(pt_lane));
+  pt_vmem_release(t->more, (PT_MAX_LANES - 1) * sizeof(pt_lane));
   free(t);
 }
 
@@ -229,7 +231,7 @@ void pt_trace_destroy(pt_trace* t) {
 static int prefault(pt_trace* t) {
   int rc = pt_vmem_lead_populate(&t->slab_lead, t->slab, pt_trace_slots_used(t), t->nslots, 1);
   for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
-    pt_lane* l = &t->lanes[__builtin_ctz(m)];
+    pt_lane* l = t->lane[__builtin_ctz(m)];
     if (pt_vmem_lead_populate(&l->ids_lead, l->ids.e, pt_idmap_top(&l->ids), l->ids.mask + 1, 0) < 0) rc = -1;
   }
   return rc < 0 ? -1 : 0;
@@ -275,13 +277,13 @@ static void count_bad_handle(void) { pt_trace_count(NULL, PT_DROP_BAD_HANDLE); }
 /* Of every ready lane, as one: read by the watchdog and the dumps. */
 uint32_t pt_trace_active_ops(const pt_trace* t) {
   uint32_t n = 0;
-  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) n += PT_LOAD(t->lanes[__builtin_ctz(m)].n_active);
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) n += PT_LOAD(t->lane[__builtin_ctz(m)]->n_active);
   return n;
 }
 uint32_t pt_trace_waiting_ops(const pt_trace* t) {
   uint32_t n = 0;
   for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
-    const pt_lane* l = &t->lanes[__builtin_ctz(m)];
+    const pt_lane* l = t->lane[__builtin_ctz(m)];
     n += PT_LOAD(l->n_active) - PT_LOAD(l->n_detached);
   }
   return n;
@@ -289,14 +291,14 @@ uint32_t pt_trace_waiting_ops(const pt_trace* t) {
 uint64_t pt_trace_last_progress(const pt_trace* t) {
   uint64_t last = 0;
   for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
-    const uint64_t p = PT_LOAD(t->lanes[__builtin_ctz(m)].t_progress);
+    const uint64_t p = PT_LOAD(t->lane[__builtin_ctz(m)]->t_progress);
     if (p > last) last = p;
   }
   return last;
 }
 uint32_t pt_trace_id_buckets(const pt_trace* t) {
   uint32_t n = 0;
-  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) n += PT_LOAD(t->lanes[__builtin_ctz(m)].n_buckets);
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) n += PT_LOAD(t->lane[__builtin_ctz(m)]->n_buckets);
   return n;
 }
 int pt_trace_rank(const pt_trace* t) { return PT_LOAD(t->my_rank); }
@@ -308,8 +310,10 @@ size_t pt_op_slot_bytes(void) { return sizeof(pt_op); }
 
 size_t pt_trace_reserved_bytes(const pt_trace* t) {
   size_t n = sizeof *t + (size_t)slots_charged(PT_LOAD(t->slots)) * sizeof(pt_op);
-  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1)
-    n += sizeof(pt_lane) + pt_idmap_bytes(&t->lanes[__builtin_ctz(m)].ids);
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
+    const int i = __builtin_ctz(m); /* lane 0 is in sizeof *t */
+    n += (i ? sizeof(pt_lane) : 0) + pt_idmap_bytes(&t->lane[i]->ids);
+  }
   return n;
 }
 
