@@ -171,49 +171,10 @@ static void* proxy_loop(void* p) {
 
 /* ---- dumping and checking ---- */
 
-typedef struct {
-  int lines, header_ok, drop_line, mid_write;
-  char drops[1024];
-  char mid_keys[1024];
-  char rec[2 * N_RANKS * WINDOW + 64][1024];
-  int nrec;
-} capture;
+typedef rh_capture capture;
+#define MAX_RECORDS (2 * N_RANKS * WINDOW + 64)
 
-static _Thread_local capture* cap;
-
-static void capture_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
-                           const char* fmt, ...) {
-  (void)level, (void)flags, (void)file, (void)line;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (cap->lines++ == 0) {
-    cap->header_ok = !strncmp(buf, "commDump for all active ops mapSizeMB:", 38);
-  } else if (!strncmp(buf, "proxytrace dropped", 18)) {
-    cap->drop_line = 1;
-    snprintf(cap->drops, sizeof cap->drops, "%s", buf);
-  } else if (!strncmp(buf, "proxytrace: ", 12)) {
-    cap->mid_write = 1;
-    snprintf(cap->mid_keys, sizeof cap->mid_keys, "%s", buf);
-  } else if (!strncmp(buf, "proxytrace host:", 16)) {
-    /* the host line: not a record */
-  } else if (cap->nrec < (int)(sizeof cap->rec / sizeof cap->rec[0])) {
-    snprintf(cap->rec[cap->nrec++], sizeof cap->rec[0], "%s", buf);
-  }
-}
-
-static void dump_into(capture* c, void* ctx) {
-  memset(c, 0, sizeof *c);
-  cap = c;
-  plugin.dump(ctx, capture_logger);
-}
-
-static long field(const char* line, const char* name) {
-  const char* p = strstr(line, name);
-  return p ? strtol(p + strlen(name), NULL, 10) : -999;
-}
+static void dump_into(capture* c, void* ctx) { rh_capture_dump(&plugin, ctx, c); }
 
 /* The opCount of a record line ("..., <hash:opCount:id>, ..."), -1 if none. */
 static long op_count_of(const char* l) {
@@ -262,7 +223,7 @@ static void check_dump(dumper_state* st, int k, const capture* c, const long lo2
     }
     char key[64];
     snprintf(key, sizeof key, " <%llu:%ld:", (unsigned long long)comms[k].hash, opc);
-    const long po = field(l, " po:"), tr = field(l, " trans:"), dn = field(l, " done:"), ns = field(l, " ns:");
+    const long po = rh_field(l, " po:"), tr = rh_field(l, " trans:"), dn = rh_field(l, " done:"), ns = rh_field(l, " ns:");
     const int mid = c->mid_write && strstr(c->mid_keys, key);
     if (!mid && !(dn <= tr && tr <= po && po <= dn + 1 && po <= ns && ns == NSTEPS))
       bad(st, "rank %d: torn record: %s", k, l);
@@ -273,8 +234,7 @@ static void check_dump(dumper_state* st, int k, const capture* c, const long lo2
 
 static void* dump_loop(void* p) {
   dumper_state* st = p;
-  capture* c = malloc(sizeof *c);
-  assert_non_null(c);
+  capture* c = rh_capture_new(MAX_RECORDS);
   for (int round = 0; !atomic_load(&stop_flag); round++) {
     const int k = (round + st->id) % (N_RANKS + 1);
     if (k == N_RANKS) { /* the churn communicator: maybe being destroyed */
@@ -291,7 +251,7 @@ static void* dump_loop(void* p) {
     st->lines += c->lines;
     st->mid_write += c->mid_write;
   }
-  free(c);
+  rh_capture_free(c);
   return NULL;
 }
 
@@ -339,8 +299,7 @@ static void* churn_writer(void* p) {
 
 static void* churn_loop(void* p) {
   (void)p;
-  capture* c = malloc(sizeof *c);
-  assert_non_null(c);
+  capture* c = rh_capture_new(MAX_RECORDS);
   for (long round = 0; !atomic_load(&stop_flag); round++) {
     void* ctx = NULL;
     int mask = 0;
@@ -358,22 +317,13 @@ static void* churn_loop(void* p) {
     plugin.p->finalize(ctx); /* the dumpers may be dumping it right now */
     atomic_fetch_add(&churn_rounds, 1);
   }
-  free(c);
+  rh_capture_free(c);
   return NULL;
 }
 
 /* ---- the test ---- */
 
-static int count_signal_dumps(void) {
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "cat %s/*.txt 2>/dev/null | grep -F -c -- 'trigger=signal'", dump_dir);
-  FILE* p = popen(cmd, "r");
-  assert_non_null(p);
-  int n = 0;
-  if (fscanf(p, "%d", &n) != 1) n = 0;
-  pclose(p);
-  return n;
-}
+static int count_signal_dumps(void) { return rh_count_in_files(dump_dir, ".txt", "trigger=signal"); }
 
 static void test_pxn_threads(void** state) {
   (void)state;
@@ -424,8 +374,7 @@ static void test_pxn_threads(void** state) {
 
   /* Exactly the ops left in flight, at their counters, both threads' ops
    * in each communicator's dump, no drop line. */
-  capture* c = malloc(sizeof *c);
-  assert_non_null(c);
+  capture* c = rh_capture_new(MAX_RECORDS);
   for (int k = 0; k < N_RANKS; k++) {
     dump_into(c, comms[k].ctx);
     assert_true(c->header_ok);
@@ -442,21 +391,21 @@ static void test_pxn_threads(void** state) {
       for (int j = 0; j < c->nrec && !want; j++)
         if (op_count_of(c->rec[j]) == own->op[i].d.op_count) want = c->rec[j];
       assert_non_null(want);
-      assert_int_equal(field(want, " po:"), own->step[i]);
-      assert_int_equal(field(want, " recvd:"), own->step[i]);
-      assert_int_equal(field(want, " done:"), own->step[i]);
+      assert_int_equal(rh_field(want, " po:"), own->step[i]);
+      assert_int_equal(rh_field(want, " recvd:"), own->step[i]);
+      assert_int_equal(rh_field(want, " done:"), own->step[i]);
     }
     for (int i = 0; i < pxn->n; i++) {
       const char* want = NULL;
       for (int j = 0; j < c->nrec && !want; j++)
         if (op_count_of(c->rec[j]) == pxn->op[i].d.op_count) want = c->rec[j];
       if (!want) fail_msg("rank %d: PXN send %lld not in the final dump", k, (long long)pxn->op[i].d.op_count);
-      assert_int_equal(field(want, " po:"), pxn->step[i]);
-      assert_int_equal(field(want, " trans:"), pxn->step[i]);
-      assert_int_equal(field(want, " done:"), pxn->step[i]);
+      assert_int_equal(rh_field(want, " po:"), pxn->step[i]);
+      assert_int_equal(rh_field(want, " trans:"), pxn->step[i]);
+      assert_int_equal(rh_field(want, " done:"), pxn->step[i]);
     }
   }
-  free(c);
+  rh_capture_free(c);
   /* The dump signal was taken at least once (files in PROXYTRACE_DUMP_DIR). */
   for (int i = 0; i < 2000 && count_signal_dumps() == 0; i++) usleep(1000);
   assert_true(count_signal_dumps() > 0);
