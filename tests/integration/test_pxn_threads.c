@@ -94,6 +94,10 @@ static void fill(comm* c, lane_ops* l, int dir, int peer) {
       return;
     }
     rh_op_in_progress(&l->op[l->n]);
+    /* its first step posted at once, as the hosts' progress functions do:
+     * an op registered without updates is what RCCL's missing ProxyDiag
+     * looks like (diag.c checks every 8 ops) */
+    rh_advance(&l->op[l->n], 1, 0, 0, 0, 0);
     l->step[l->n++] = 0;
     atomic_store_explicit(&c->hi[dir], ++l->next, memory_order_release);
   }
