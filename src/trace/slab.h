@@ -173,7 +173,6 @@ struct pt_trace {
   pt_lane* more;
   _Atomic uintptr_t owner[PT_MAX_LANES];
   _Atomic uint32_t ready;
-  uint32_t max_ops;
   _Atomic uint64_t drops[PT_DROP_NUM];
   _Atomic(_Atomic uint64_t*) tags; /* userTags (tags.c), NULL until one is seen */
   _Atomic unsigned notes;          /* pt_note */

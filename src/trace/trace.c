@@ -24,7 +24,7 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* ---- slot lists (slab.h): proxy thread only ---- */
+/* ---- slot lists (slab.h): each lane's own, its writer only ---- */
 
 static void list_push(pt_op* slab, pt_slot_list* l, uint32_t i) {
   pt_op* op = &slab[i];
@@ -112,7 +112,7 @@ static int lane_init(pt_trace* t, int i) {
   l->trace = t;
   l->index = i;
   l->free = l->started = l->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
-  if (pt_idmap_init(&l->ids, t->max_ops) != 0) return -1;
+  if (pt_idmap_init(&l->ids, t->nslots) != 0) return -1;
   pt_vmem_lead_init(&l->ids_lead, sizeof(pt_idmap_entry), PT_IDS_PREFAULT_MIN, PT_IDS_PREFAULT_MIN,
                     PT_IDS_PREFAULT_MAX);
   l->metrics = i == 0 ? t->metrics : NULL;
@@ -189,7 +189,7 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
     errno = ENOMEM;
     return -1;
   }
-  t->nslots = t->max_ops = cfg.max_ops;
+  t->nslots = cfg.max_ops;
   /* pt_trace_prefault populates nothing before it is called */
   pt_vmem_lead_init(&t->slab_lead, PT_SLOT_BYTES, PT_PREFAULT_MIN, PT_CHUNK_SLOTS, PT_PREFAULT_MAX);
   PT_STORE(t->my_rank, my_rank);
