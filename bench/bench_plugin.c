@@ -9,7 +9,9 @@
  * columns and cancels in the difference. `make bench` runs it once with the
  * default clock and once with PROXYTRACE_CLOCK=monotonic, and it prints the
  * cost of one read of each clock. The
- * two plugins run in alternating rounds so drift hits both alike.
+ * two plugins run in alternating rounds so drift hits both alike. `make
+ * bench-base BENCH_BASE=...` puts another build's plugin in the empty
+ * one's place: two builds side by side in one run.
  *
  *   diag path   recordEventState(ProxyOp, 31): RCCL's per-step counters and
  *               per-poll counters of full send/recv ops (completion included)
@@ -512,7 +514,9 @@ int main(int argc, char** argv) {
   printf("proxytrace bench (ncclProfiler_v%d table, %s clock, %.3f ns/tick; %zu diag and %zu step callbacks timed one by one per plugin)\n",
          table_version, pt_clock_source(), cal.ns_per_tick, diag[0][0].n, step[0][0].n);
   printf("medians from runs of callbacks timed together, p99 from callbacks timed alone (timer included in both columns)\n");
-  printf("%-34s %10s %10s %10s %8s\n", "per callback (ns)", "proxytrace", "empty", "added", "ratio");
+  /* another build's plugin in the second column (make bench-base): "base" */
+  const char* second = strstr(empty_path, "empty") ? "empty" : "base";
+  printf("%-34s %10s %10s %10s %8s\n", "per callback (ns)", "proxytrace", second, "added", "ratio");
   report("diag update", diag, npt, 15);
   report("step event", step, npt, 5);
   report("stock NCCL step", sstep, npt, 5);

@@ -20,6 +20,15 @@ bench-plugin: $(BENCH_BIN) $(BENCH_EMPTY) $(PLUGIN_SO)
 	PT_BENCH_TABLE=7 $(EMULATOR) $(BENCH_BIN) $(PLUGIN_SO) $(BENCH_EMPTY)
 	PROXYTRACE_CLOCK=monotonic $(EMULATOR) $(BENCH_BIN) $(PLUGIN_SO) $(BENCH_EMPTY)
 
+# Two builds side by side in one run: this one against another build's
+# plugin (BENCH_BASE=path/to/librccl-profiler-proxytrace.so, e.g. of the
+# main branch), in the column of the empty plugin: "added" is what this
+# build costs more per callback.
+.PHONY: bench-base
+bench-base: $(BENCH_BIN) $(PLUGIN_SO)
+	@test -n "$(BENCH_BASE)" || { echo "bench-base: set BENCH_BASE to the other build's plugin"; exit 2; }
+	$(EMULATOR) $(BENCH_BIN) $(PLUGIN_SO) $(BENCH_BASE)
+
 # The stall watchdog end to end: a 64-rank emulated job hangs; how long after
 # its last progress each rank's stall dump is complete on disk (about 13 s:
 # the default stall time, plus a hold).

@@ -6,9 +6,13 @@
  * (spec/rccl-proxytrace.md §3); the profiler plugin feeds it, the tests drive
  * it directly.
  *
- * Threads. All calls that take a pt_op_handle come from one thread per trace —
- * the host's proxy progress thread — and never block, allocate or enter the
- * kernel. pt_trace_dump() may run on any thread at any time, concurrently
+ * Threads. Any number of threads may record into one trace (the host's
+ * proxy progress threads: PXN in a process that drives several GPUs), each
+ * into a lane of its own, claimed at its first pt_op_start() there; every
+ * later call on an op's handle comes from the thread that started the op.
+ * Recording never blocks, allocates or enters the kernel — but a thread's
+ * first op start on a trace other than the first thread's (its lane's id
+ * table). pt_trace_dump() may run on any thread at any time, concurrently
  * with recording; pt_trace_destroy() must not race with either.
  *
  * Memory. Everything is allocated by pt_trace_create(): a slab of

@@ -92,12 +92,12 @@ void pt_diag_report(pt_ctx* c) {
  * costs no other its counters. */
 static void mismatch(pt_ctx* c, const char* what) {
   pt_trace_note(c->trace, PT_NOTE_DIAG_MISMATCH);
-  c->diag_verdict = PT_DIAG_MISMATCH;
+  atomic_store_explicit(&c->diag_verdict, PT_DIAG_MISMATCH, memory_order_relaxed);
   say_once(c, PT_DIAG_MISMATCH, what);
 }
 
 int pt_diag_fields_fit(pt_ctx* c, const struct pt_proxy_op_arm* a) {
-  if (c->diag_verdict == PT_DIAG_MISMATCH) return 0;
+  if (atomic_load_explicit(&c->diag_verdict, memory_order_relaxed) == PT_DIAG_MISMATCH) return 0;
   const uint64_t hash = pt_ctx_comm_hash(c);
   const char* broken = NULL;
   if (hash && a->commHash != hash) broken = "layout does not match: a ProxyOp's commHash is not its communicator's";
@@ -115,18 +115,20 @@ static __attribute__((noinline)) void check(pt_ctx* c, int fields) {
   if (e.bad_counters) {
     mismatch(c, "layout does not match: updates carry counter kinds out of range");
   } else if (e.updated) {
-    c->diag_verdict = PT_DIAG_OK;
+    atomic_store_explicit(&c->diag_verdict, PT_DIAG_OK, memory_order_relaxed);
   } else if (e.silent || (!fields && e.stock)) {
-    c->diag_verdict = PT_DIAG_MISSING;
+    atomic_store_explicit(&c->diag_verdict, PT_DIAG_MISSING, memory_order_relaxed);
     pt_trace_note(c->trace, PT_NOTE_DIAG_MISSING);
     say_once(c, PT_DIAG_MISSING, "updates are missing: ProxyOps arrived and no ProxyDiag update followed");
   }
 }
 
 int pt_diag_count_op(pt_ctx* c, int fields) {
-  if (c->diag_verdict == PT_DIAG_UNDECIDED) {
-    const uint32_t n = ++c->diag_ops;
+  if (atomic_load_explicit(&c->diag_verdict, memory_order_relaxed) == PT_DIAG_UNDECIDED) {
+    const uint32_t n = atomic_load_explicit(&c->diag_ops, memory_order_relaxed) + 1;
+    atomic_store_explicit(&c->diag_ops, n, memory_order_relaxed);
     if (n % PT_DIAG_CHECK_EVERY == 0 && n <= PT_DIAG_CHECK_UNTIL) check(c, fields);
   }
-  return c->diag_verdict != PT_DIAG_MISSING && c->diag_verdict != PT_DIAG_MISMATCH;
+  const int v = atomic_load_explicit(&c->diag_verdict, memory_order_relaxed);
+  return v != PT_DIAG_MISSING && v != PT_DIAG_MISMATCH;
 }

@@ -140,9 +140,12 @@ typedef struct pt_ctx {
   int refs;      /* the registry's (until finalize) + one per running dump; registry lock */
   uint64_t walk; /* the last pt_ctx_for_each walk that visited it; registry lock */
   int metrics_final; /* its last metrics files are written (metrics_sink.c's lock) */
-  /* RCCL's ProxyDiag (diag.c); the recording thread only. */
-  uint32_t diag_ops;   /* ProxyOps started under an RCCL host so far */
-  int diag_verdict;    /* PT_DIAG_* */
+  /* RCCL's ProxyDiag (diag.c), from the threads that start ops. */
+  /* Written by whichever proxy thread starts an op (several under PXN in
+   * one process): relaxed atomics; a count lost to two threads at once only
+   * moves the next check by an op. */
+  _Atomic uint32_t diag_ops;   /* ProxyOps started under an RCCL host so far */
+  _Atomic int diag_verdict;    /* PT_DIAG_* */
   _Atomic(const char*) diag_why; /* what the verdict's WARN says (a literal) */
   _Atomic int diag_unsaid;    /* a verdict whose WARN is still to be said */
   /* v7 hosts: the host's mask, which RAS may change at run time (init's

@@ -80,19 +80,56 @@ static void merge_ring(pt_dump* d, const pt_order_key* rk, pt_order_cache* kc) {
   while (a < nl) d->ord[p++] = a++;
 }
 
-static double map_size_mb(const pt_trace* t, uint64_t finished) {
-  double bytes = (double)PT_LOAD(t->n_active) * sizeof(pt_op) +
-                 (double)PT_LOAD(t->n_buckets) * sizeof(pt_idmap_entry) +
-                 (double)finished * sizeof(pt_rec);
+static double map_size_mb(const pt_trace* t) {
+  double bytes = (double)pt_trace_active_ops(t) * sizeof(pt_op) +
+                 (double)pt_trace_id_buckets(t) * sizeof(pt_idmap_entry) +
+                 (double)pt_trace_ring_finished(t) * sizeof(pt_rec);
   return bytes / 1024.0 / 1024.0;
 }
 
-static uint64_t finished_in_ring(const pt_trace* t, uint64_t* head) {
-  *head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
-  return *head < PT_FINISHED_RING ? *head : PT_FINISHED_RING;
+/* Finished records the trace's ring holds: of every lane, as many as the
+ * one ring the dump prints (pt_trace_ring_snapshot). */
+uint64_t pt_trace_ring_finished(const pt_trace* t) {
+  uint64_t n = 0;
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
+    const uint64_t head = atomic_load_explicit(&t->lane[__builtin_ctz(m)]->ring_head, memory_order_acquire);
+    n += head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
+  }
+  return n < PT_FINISHED_RING ? n : PT_FINISHED_RING;
 }
 
-size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint64_t* order) {
+size_t pt_trace_ring_snapshot(const pt_trace* t, pt_rec_view* out) {
+  uint64_t order[PT_FINISHED_RING];
+  const uint32_t ready = pt_trace_lanes_ready(t);
+  if (!(ready & (ready - 1))) { /* one lane (the rule): its ring as it is */
+    const pt_lane* l = t->lane[ready ? __builtin_ctz(ready) : 0];
+    return ready ? pt_ring_snapshot(l, atomic_load_explicit(&l->ring_head, memory_order_acquire), out, order)
+                 : 0;
+  }
+  /* Several: every lane's ring, merged by completion time (insertion,
+   * stable: lanes in index order at equal times), the newest kept. */
+  pt_rec_view all[PT_FINISHED_RING * 2];
+  size_t n = 0;
+  for (uint32_t m = ready; m; m &= m - 1) {
+    const pt_lane* l = t->lane[__builtin_ctz(m)];
+    pt_rec_view lane[PT_FINISHED_RING];
+    const size_t k = pt_ring_snapshot(l, atomic_load_explicit(&l->ring_head, memory_order_acquire), lane, order);
+    for (size_t i = 0; i < k; i++) {
+      size_t j = n++;
+      for (; j > 0 && all[j - 1].t_last > lane[i].t_last; j--) all[j] = all[j - 1];
+      all[j] = lane[i];
+      if (n == PT_FINISHED_RING * 2) { /* keep the newest half */
+        memmove(all, all + PT_FINISHED_RING, PT_FINISHED_RING * sizeof *all);
+        n = PT_FINISHED_RING;
+      }
+    }
+  }
+  const size_t keep = n < PT_FINISHED_RING ? n : PT_FINISHED_RING;
+  memcpy(out, all + (n - keep), keep * sizeof *out);
+  return keep;
+}
+
+size_t pt_ring_snapshot(const pt_lane* t, uint64_t head, pt_rec_view* out, uint64_t* order) {
   uint64_t n = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
   size_t got = 0;
   for (uint64_t s = head - n; s < head; s++) {
@@ -142,8 +179,7 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
   void* scratch = mem + es_bytes + 2 * ord_bytes + hint_bytes + key_bytes;
   pt_order_cache kc = {0};
   pt_clock_calibration(&d->cal);
-  uint64_t head;
-  d->map_size_mb = map_size_mb(t, finished_in_ring(t, &head));
+  d->map_size_mb = map_size_mb(t);
   /* The order first, from each live slot's key as it reads now (no
    * seqlock: a hint, checked below). */
   uint32_t m = 0;
@@ -186,11 +222,9 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
   }
   d->n_active = (uint32_t)n;
   /* The ring after the live copies (see the note at the top). */
-  head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
   pt_rec_view ring[PT_FINISHED_RING];
-  uint64_t ring_order[PT_FINISHED_RING];
   pt_order_key rkeys[PT_FINISHED_RING];
-  const size_t nring = pt_ring_snapshot(t, head, ring, ring_order);
+  const size_t nring = pt_trace_ring_snapshot(t, ring);
   for (size_t i = 0; i < nring; i++, n++) {
     d->es[n].v = ring[i];
     d->es[n].mid_write = 0;
@@ -311,8 +345,7 @@ int pt_trace_dump(pt_trace* t, pt_line_fn emit, void* arg) {
     return lines;
   }
   char line[PT_LINE_MAX];
-  uint64_t head;
-  int len = pt_format_header(line, sizeof line, map_size_mb(t, finished_in_ring(t, &head)));
+  int len = pt_format_header(line, sizeof line, map_size_mb(t));
   emit(arg, line, len);
   if ((len = pt_format_notes(line, sizeof line, pt_trace_notes(t))) > 0) emit(arg, line, len);
   len = snprintf(line, sizeof line, "proxytrace: no memory for a dump of %zu records",

@@ -461,8 +461,12 @@ void pt_metrics_size(pt_metrics* m, pt_op* op, int64_t bytes, int cumulative) {
 
 int pt_trace_metrics_on(const pt_trace* t) { return t && t->metrics; }
 
+void pt_metrics_unmeasured_add(pt_metrics* m) { atomic_fetch_add_explicit(&m->unmeasured_lanes, 1, RLX); }
+
 uint64_t pt_trace_metrics_unmeasured(const pt_trace* t) {
-  return t && t->metrics ? atomic_load_explicit(&t->metrics->unmeasured, RLX) : 0;
+  return t && t->metrics ? atomic_load_explicit(&t->metrics->unmeasured, RLX) +
+                               atomic_load_explicit(&t->metrics->unmeasured_lanes, RLX)
+                         : 0;
 }
 
 size_t pt_trace_metrics_bytes(const pt_trace* t) {

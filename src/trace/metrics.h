@@ -101,6 +101,7 @@ struct pt_metrics {
   /* published to readers */
   _Atomic(pt_medge*) head;
   _Atomic uint64_t unmeasured;
+  _Atomic uint64_t unmeasured_lanes; /* ops of lanes other than 0: any of them adds (atomic) */
   _Atomic uint64_t bytes;    /* allocated now (written by whoever allocates: create, service) */
 };
 
@@ -125,6 +126,10 @@ void pt_metrics_counter(pt_metrics* m, struct pt_op* op, unsigned kind, int64_t 
 /* The host said how many bytes the op's transfer moves: `cumulative` (NCCL
  * 2.23-2.26 ProxyOp states: the op's total so far) or this transfer's. */
 void pt_metrics_size(pt_metrics* m, struct pt_op* op, int64_t bytes, int cumulative);
+/* An op of a lane other than lane 0 registered: metrics are recorded by
+ * lane 0's thread only (the edge table and the scratch pool are its own),
+ * so the op is counted as unmeasured. Any thread. */
+void pt_metrics_unmeasured_add(pt_metrics* m);
 /* The op completed or was stopped: its scratch goes back. */
 void pt_metrics_op_end(pt_metrics* m, struct pt_op* op, uint64_t now);
 

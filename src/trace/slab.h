@@ -37,14 +37,16 @@
  * since the last call, up to PT_PREFAULT_MAX; and so the pages of the op id
  * table (idmap.h) ahead of its top entry (`ids_lead`).
  *
- * Every slot is in exactly one list, by state: FREE slots in `free`,
+ * A slot belongs to the lane (below) that first took it, for good, and is
+ * in exactly one list of that lane, by state: FREE slots in `free`,
  * STARTED ones in `started` (oldest first), FINISHED and IGNORED ones —
  * whose records no dump needs — in `done`; ACTIVE and DETACHED in none. When
  * the free list is empty a new op takes the oldest `done` slot, else the
  * oldest `started` one (an op the host never registered: CollNet and
  * copy-engine transports start ProxyOps they never progress nor stop), and
  * is dropped only when every slot up to the cap or the budget holds a
- * registered op.
+ * registered op (of its lane: a lane never takes another's slots, which
+ * are another thread's to write).
  */
 #ifndef PT_TRACE_SLAB_H
 #define PT_TRACE_SLAB_H
@@ -89,13 +91,15 @@ typedef struct {
   _Atomic uint16_t step; /* low 16 bits of the step number */
 } pt_step_slot;
 
+struct pt_lane;
+
 typedef struct pt_op {
   alignas(PT_SLOT_BYTES) _Atomic uint8_t state; /* PT_SLOT_*; changed inside the record seqlock */
-  uint8_t step_driven; /* pt_op_info.step_driven */
+  _Atomic uint8_t step_driven; /* pt_op_info.step_driven (relaxed: diag evidence reads every lane's) */
   uint16_t mop;        /* its metrics scratch, index + 1; 0 = not measured (metrics.h) */
   uint32_t gen;
   uint32_t next, prev; /* links of the slot's list (PT_NO_SLOT at the ends) */
-  struct pt_trace* trace;
+  struct pt_lane* lane; /* the lane that started the op (its trace: lane->trace) */
   pt_rec rec;
   pt_step_slot steps[PT_NCCL_STEPS];
 } pt_op;
@@ -114,39 +118,75 @@ typedef struct {
 #define PT_IDS_PREFAULT_MAX 8192u /* ... and at most (192 KiB) */
 #define PT_REUSE_MIN 64u   /* free slots kept before one is reused */
 
+/* One writing thread's part of a trace: everything recording changes with
+ * a load and a store — the slot lists, the op id table, the active counts,
+ * the finished ring, the last SendPeerWait — so that each stays
+ * single-writer when several proxy threads record into one trace (PXN in a
+ * process that drives several GPUs: docs/plugin.md, "Which thread writes
+ * which trace"). The thread that first starts an op on the trace claims
+ * lane 0; another thread, its own lane at its first op start; an op's
+ * slot names its lane, so every later event of the op writes that lane.
+ * Dumps and the watchdog read every ready lane as one. */
+typedef struct pt_lane {
+  struct pt_trace* trace;
+  pt_slot_list free, started, done; /* the lane's writer only */
+  pt_idmap ids;                     /* the lane's writer only */
+  pt_vmem_lead ids_lead;            /* its pages ahead of the table's top (pt_trace_prefault) */
+  /* The last stock SendPeerWait: its step handle and time, which the
+   * SendWait of the same step right after it takes as its own (trace.c,
+   * step_progress). The lane's writer only. */
+  pt_handle isend_step;
+  uint64_t isend_ticks;
+  pt_metrics* metrics;         /* lane 0: the trace's step metrics (NULL when off); others NULL */
+  _Atomic uint32_t n_active;   /* ACTIVE + DETACHED slots */
+  _Atomic uint32_t n_detached; /* DETACHED slots (they never leave) */
+  _Atomic uint32_t n_buckets;  /* mirror of ids.buckets for readers */
+  _Atomic uint64_t t_progress; /* last progress of any op, or last registration */
+  _Atomic uint64_t ring_head;  /* finished records pushed so far */
+  int index;
+  int writer_tid;              /* the thread that claimed it (debug builds' messages) */
+  char writer_name[16];
+  pt_rec ring[PT_FINISHED_RING];
+} pt_lane;
+
+#define PT_MAX_LANES 16 /* writing threads per trace: a node's proxy threads, with room */
+
 struct pt_trace {
   pt_op* slab;
   uint32_t nslots;           /* the cap: slots reserved */
-  _Atomic uint32_t n_init;   /* slots handed out so far (release: readers acquire) */
-  uint32_t n_charged;        /* slots charged to the budget (PT_CHUNK_SLOTS multiples) */
-  /* Slots, and op id table entries, whose pages are populated ahead of
-   * n_init and of the table's top (pt_trace_prefault, under `prefaulting`). */
-  pt_vmem_lead slab_lead, ids_lead;
+  /* Slots handed out so far (low 32 bits: readers acquire) and slots
+   * charged to the budget (high 32, PT_CHUNK_SLOTS multiples): one word,
+   * so lanes take fresh slots with one compare-and-swap (fresh_slot). */
+  _Atomic uint64_t slots;
+  /* Slots whose pages are populated ahead of the slots handed out
+   * (pt_trace_prefault, under `prefaulting`). */
+  pt_vmem_lead slab_lead;
   _Atomic int prefaulting; /* 1 while a thread is in pt_trace_prefault */
-  pt_slot_list free, started, done; /* proxy thread only */
-  pt_idmap ids;               /* proxy thread only */
   _Atomic int my_rank;
-  _Atomic uint32_t n_active;  /* ACTIVE + DETACHED slots */
-  _Atomic uint32_t n_detached; /* DETACHED slots (they never leave) */
-  _Atomic uint64_t t_progress; /* last progress of any op, or last registration */
-  /* The last stock SendPeerWait: its step handle and time, which the
-   * SendWait of the same step right after it takes as its own (trace.c,
-   * step_progress). Proxy thread only. */
-  pt_handle isend_step;
-  uint64_t isend_ticks;
-  _Atomic uint32_t n_buckets; /* mirror of ids.buckets for readers */
-  _Atomic uint64_t ring_head; /* finished records pushed so far */
-  pt_rec ring[PT_FINISHED_RING];
+  /* Lanes: lane[0] is lane0, in the trace's own allocation (the lane of
+   * every trace); lane[1..] lie in address space reserved for them
+   * (`more`), whose pages cost memory once a lane is claimed. owner[i] is
+   * the thread (its thread pointer) that claimed lane i (0: free), `ready`
+   * the bit mask of lanes whose setup is published (release; readers
+   * acquire). */
+  pt_lane* lane[PT_MAX_LANES];
+  pt_lane* more;
+  _Atomic uintptr_t owner[PT_MAX_LANES];
+  _Atomic uint32_t ready;
   _Atomic uint64_t drops[PT_DROP_NUM];
   _Atomic(_Atomic uint64_t*) tags; /* userTags (tags.c), NULL until one is seen */
   _Atomic unsigned notes;          /* pt_note */
-  pt_metrics* metrics; /* step metrics, NULL when off (metrics.h) */
-  /* Debug builds (PT_DEBUG): the thread that writes this trace, claimed by
-   * its first write; see pt_writer_check in trace.c. */
-  _Atomic uintptr_t writer;
-  int writer_tid;
-  char writer_name[16];
+  pt_metrics* metrics; /* step metrics, NULL when off (metrics.h); lane 0 records them */
+  pt_lane lane0;
 };
+
+/* The trace a slot belongs to. */
+static inline struct pt_trace* pt_op_trace(const pt_op* op) { return op->lane->trace; }
+
+/* The ready lanes, for readers: `for (pt_lane* l = ...)` over the mask. */
+static inline uint32_t pt_trace_lanes_ready(const struct pt_trace* t) {
+  return atomic_load_explicit(&((struct pt_trace*)t)->ready, memory_order_acquire);
+}
 
 /* Frees the userTag table (tags.c); with the trace. */
 void pt_trace_tags_free(struct pt_trace* t);
@@ -164,6 +204,14 @@ int pt_op_read(const pt_op* op, uint8_t* state, pt_rec_view* v);
  * oldest first, each a consistent copy of exactly that completion; entries
  * rewritten since `head` was read (acquire) are skipped. out[] and order[]
  * (completion numbers) hold PT_FINISHED_RING; returns how many were copied. */
-size_t pt_ring_snapshot(const pt_trace* t, uint64_t head, pt_rec_view* out, uint64_t* order);
+size_t pt_ring_snapshot(const pt_lane* l, uint64_t head, pt_rec_view* out, uint64_t* order);
+/* The last PT_FINISHED_RING completions of every lane as one ring: each
+ * ready lane's ring (pt_ring_snapshot, its head read with acquire), then,
+ * with more than one lane, the newest PT_FINISHED_RING of them by their
+ * completion time (t_last), oldest first. Returns how many. */
+size_t pt_trace_ring_snapshot(const pt_trace* t, pt_rec_view* out);
+/* Of the trace's lanes: finished records in the rings, op id buckets. */
+uint64_t pt_trace_ring_finished(const pt_trace* t);
+uint32_t pt_trace_id_buckets(const pt_trace* t);
 
 #endif

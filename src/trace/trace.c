@@ -1,17 +1,19 @@
 /*
  * trace.c — the per-communicator trace: slot allocation, the op lifecycle and
  * the recording hot path (start, register, counter update, step handles,
- * stop). Everything here runs on the host's proxy progress thread, touches
- * only memory allocated by pt_trace_create(), takes no lock and makes no
- * system call; readers synchronise through the record seqlock (record.h).
+ * stop). Everything here runs on the host's proxy progress threads, each
+ * writing its own lane of the trace (slab.h), touches only memory allocated
+ * by pt_trace_create(), takes no lock and makes no system call — but where a
+ * thread writes a trace for the first time (claim_lane); readers synchronise
+ * through the record seqlock (record.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef PT_DEBUG
-#include <pthread.h>
-#include <stdio.h>
 #include <unistd.h>
+#ifdef PT_DEBUG
+#include <stdio.h>
 #endif
 
 #include "trace/clock.h"
@@ -22,40 +24,40 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* ---- slot lists (slab.h): proxy thread only ---- */
+/* ---- slot lists (slab.h): each lane's own, its writer only ---- */
 
-static void list_push(pt_trace* t, pt_slot_list* l, uint32_t i) {
-  pt_op* op = &t->slab[i];
+static void list_push(pt_op* slab, pt_slot_list* l, uint32_t i) {
+  pt_op* op = &slab[i];
   l->len++;
   op->next = PT_NO_SLOT;
   op->prev = l->tail;
   if (l->tail == PT_NO_SLOT) l->head = i;
-  else t->slab[l->tail].next = i;
+  else slab[l->tail].next = i;
   l->tail = i;
 }
 
-static void list_unlink(pt_trace* t, pt_slot_list* l, uint32_t i) {
-  const pt_op* op = &t->slab[i];
+static void list_unlink(pt_op* slab, pt_slot_list* l, uint32_t i) {
+  const pt_op* op = &slab[i];
   l->len--;
   if (op->prev == PT_NO_SLOT) l->head = op->next;
-  else t->slab[op->prev].next = op->next;
+  else slab[op->prev].next = op->next;
   if (op->next == PT_NO_SLOT) l->tail = op->prev;
-  else t->slab[op->next].prev = op->prev;
+  else slab[op->next].prev = op->prev;
 }
 
-static uint32_t list_pop(pt_trace* t, pt_slot_list* l) {
+static uint32_t list_pop(pt_op* slab, pt_slot_list* l) {
   const uint32_t i = l->head;
-  if (i != PT_NO_SLOT) list_unlink(t, l, i);
+  if (i != PT_NO_SLOT) list_unlink(slab, l, i);
   return i;
 }
 
-/* The list a slot of this state is in (NULL: ACTIVE, DETACHED). */
-static pt_slot_list* list_of(pt_trace* t, uint8_t state) {
+/* The list of its lane a slot of this state is in (NULL: ACTIVE, DETACHED). */
+static pt_slot_list* list_of(pt_lane* l, uint8_t state) {
   switch (state) {
-    case PT_SLOT_FREE: return &t->free;
-    case PT_SLOT_STARTED: return &t->started;
+    case PT_SLOT_FREE: return &l->free;
+    case PT_SLOT_STARTED: return &l->started;
     case PT_SLOT_FINISHED:
-    case PT_SLOT_IGNORED: return &t->done;
+    case PT_SLOT_IGNORED: return &l->done;
     default: return NULL;
   }
 }
@@ -73,13 +75,84 @@ void pt_trace_set_memory_budget(uint64_t bytes) { atomic_store_explicit(&budget_
 uint64_t pt_trace_memory_budget(void) { return atomic_load_explicit(&budget_bytes, RLX); }
 uint64_t pt_trace_memory_charged(void) { return atomic_load_explicit(&charged_bytes, RLX); }
 
+#define PT_CHUNK_BYTES ((uint64_t)PT_CHUNK_SLOTS * PT_SLOT_BYTES)
+
 /* One more chunk of slots for t, if the budget has room: one atomic add. */
 static int charge_chunk(void) {
-  const uint64_t bytes = (uint64_t)PT_CHUNK_SLOTS * PT_SLOT_BYTES;
-  const uint64_t before = atomic_fetch_add_explicit(&charged_bytes, bytes, RLX);
-  if (LIKELY(before + bytes <= atomic_load_explicit(&budget_bytes, RLX))) return 1;
-  atomic_fetch_sub_explicit(&charged_bytes, bytes, RLX);
+  const uint64_t before = atomic_fetch_add_explicit(&charged_bytes, PT_CHUNK_BYTES, RLX);
+  if (LIKELY(before + PT_CHUNK_BYTES <= atomic_load_explicit(&budget_bytes, RLX))) return 1;
+  atomic_fetch_sub_explicit(&charged_bytes, PT_CHUNK_BYTES, RLX);
   return 0;
+}
+
+static inline uint32_t slots_used(uint64_t w) { return (uint32_t)w; }
+static inline uint32_t slots_charged(uint64_t w) { return (uint32_t)(w >> 32); }
+
+/* ---- lanes (slab.h) ---- */
+
+/* The calling thread, as a lane's owner: its thread pointer (one register
+ * read, no call; unique among live threads), else pthread_self(). */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer) && (defined(__x86_64__) || defined(__aarch64__))
+#define PT_THREAD_POINTER 1
+#endif
+#endif
+static inline uintptr_t self_thread(void) {
+#ifdef PT_THREAD_POINTER
+  return (uintptr_t)__builtin_thread_pointer();
+#else
+  return (uintptr_t)pthread_self();
+#endif
+}
+
+/* Sets up lane i for its writer: empty lists, an id table, a reset ring.
+ * 0, or -1 when the id table cannot be reserved. */
+static int lane_init(pt_trace* t, int i) {
+  pt_lane* l = t->lane[i];
+  l->trace = t;
+  l->index = i;
+  l->free = l->started = l->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
+  if (pt_idmap_init(&l->ids, t->nslots) != 0) return -1;
+  pt_vmem_lead_init(&l->ids_lead, sizeof(pt_idmap_entry), PT_IDS_PREFAULT_MIN, PT_IDS_PREFAULT_MIN,
+                    PT_IDS_PREFAULT_MAX);
+  l->metrics = i == 0 ? t->metrics : NULL;
+  for (int k = 0; k < PT_FINISHED_RING; k++) pt_rec_reset(&l->ring[k]);
+  return 0;
+}
+
+/* The calling thread's lane of t, claimed at its first op start there: a
+ * free owner entry taken with a compare-and-swap, set up, then published to
+ * readers. Once per thread and trace (an mmap for its id table), never on
+ * the step path. NULL when every lane is taken or the table cannot be had
+ * (the op is dropped, counted). */
+__attribute__((noinline, cold)) static pt_lane* claim_lane(pt_trace* t, uintptr_t self) {
+  for (int i = 0; i < PT_MAX_LANES; i++) {
+    uintptr_t owner = atomic_load_explicit(&t->owner[i], memory_order_acquire);
+    if (owner == 0 && atomic_compare_exchange_strong_explicit(&t->owner[i], &owner, self, memory_order_acq_rel,
+                                                              memory_order_acquire)) {
+      pt_lane* l = t->lane[i];
+      l->writer_tid = (int)gettid();
+      if (pthread_getname_np(pthread_self(), l->writer_name, sizeof l->writer_name) != 0) l->writer_name[0] = 0;
+      /* Lane 0 was set up with the trace; another, now, then published.
+       * One whose id table could not be had stays taken and unready: its
+       * thread's ops are dropped. */
+      if (i > 0) {
+        if (lane_init(t, i) != 0) return NULL;
+        atomic_fetch_or_explicit(&t->ready, 1u << i, memory_order_release);
+      }
+      return l;
+    }
+    if (owner == self) return (pt_trace_lanes_ready(t) >> i & 1) ? t->lane[i] : NULL;
+  }
+  return NULL;
+}
+
+/* The lane of the calling thread: lane 0 is the first writer's (the
+ * communicator's own proxy thread, as a rule), found with one load. */
+static inline pt_lane* lane_of_caller(pt_trace* t) {
+  const uintptr_t self = self_thread();
+  if (LIKELY(atomic_load_explicit(&t->owner[0], RLX) == self)) return t->lane[0];
+  return claim_lane(t, self);
 }
 
 /* ---- lifecycle ---- */
@@ -103,11 +176,15 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
   if (!t) return -1;
   const size_t bytes = (size_t)cfg.max_ops * PT_SLOT_BYTES;
   t->slab = pt_vmem_reserve(bytes); /* zeroed, page-aligned, backed only where written */
+  t->more = pt_vmem_reserve((PT_MAX_LANES - 1) * sizeof(pt_lane)); /* a lane's pages: once claimed */
+  t->lane[0] = &t->lane0;
+  for (int i = 1; i < PT_MAX_LANES && t->more; i++) t->lane[i] = &t->more[i - 1];
   /* Handles keep generation bits above the address (slab.h): a slab the
    * system placed that high cannot carry them. */
   const int tags_fit = t->slab && (((uintptr_t)t->slab + bytes - 1) & ~PT_ADDR_MASK) == 0;
-  if (!tags_fit || pt_idmap_init(&t->ids, cfg.max_ops) != 0) {
+  if (!tags_fit || !t->more) {
     pt_vmem_release(t->slab, bytes);
+    pt_vmem_release(t->more, (PT_MAX_LANES - 1) * sizeof(pt_lane));
     free(t);
     errno = ENOMEM;
     return -1;
@@ -115,16 +192,21 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
   t->nslots = cfg.max_ops;
   /* pt_trace_prefault populates nothing before it is called */
   pt_vmem_lead_init(&t->slab_lead, PT_SLOT_BYTES, PT_PREFAULT_MIN, PT_CHUNK_SLOTS, PT_PREFAULT_MAX);
-  pt_vmem_lead_init(&t->ids_lead, sizeof(pt_idmap_entry), PT_IDS_PREFAULT_MIN, PT_IDS_PREFAULT_MIN,
-                    PT_IDS_PREFAULT_MAX);
-  t->free = t->started = t->done = (pt_slot_list){PT_NO_SLOT, PT_NO_SLOT, 0};
   PT_STORE(t->my_rank, my_rank);
-  for (int i = 0; i < PT_FINISHED_RING; i++) pt_rec_reset(&t->ring[i]);
   if (cfg.metrics && !(t->metrics = pt_metrics_create(cfg.metrics == PT_METRICS_CHANNELS))) {
     pt_trace_destroy(t);
     errno = ENOMEM;
     return -1;
   }
+  /* Lane 0 is set up now, so a trace that one thread writes (the rule)
+   * makes no system call at its first op; its owner is that thread, from
+   * its first op start (pt_op_start). */
+  if (lane_init(t, 0) != 0) {
+    pt_trace_destroy(t);
+    errno = ENOMEM;
+    return -1;
+  }
+  atomic_store_explicit(&t->ready, 1u, memory_order_release);
   *out = t;
   return 0;
 }
@@ -133,9 +215,10 @@ void pt_trace_destroy(pt_trace* t) {
   if (!t) return;
   pt_metrics_destroy(t->metrics);
   pt_trace_tags_free(t);
-  pt_idmap_free(&t->ids);
-  atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)t->n_charged * PT_SLOT_BYTES, RLX);
+  for (uint32_t m = PT_LOAD(t->ready); m; m &= m - 1) pt_idmap_free(&t->lane[__builtin_ctz(m)]->ids);
+  atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)slots_charged(PT_LOAD(t->slots)) * PT_SLOT_BYTES, RLX);
   pt_vmem_release(t->slab, (size_t)t->nslots * PT_SLOT_BYTES);
+  pt_vmem_release(t->more, (PT_MAX_LANES - 1) * sizeof(pt_lane));
   free(t);
 }
 
@@ -146,10 +229,12 @@ void pt_trace_destroy(pt_trace* t) {
  * where the kernel cannot populate them: their first byte may be any field
  * of an entry, which the proxy thread writes plainly. */
 static int prefault(pt_trace* t) {
-  const int slab = pt_vmem_lead_populate(&t->slab_lead, t->slab,
-                                         atomic_load_explicit(&t->n_init, memory_order_acquire), t->nslots, 1);
-  const int ids = pt_vmem_lead_populate(&t->ids_lead, t->ids.e, pt_idmap_top(&t->ids), t->ids.mask + 1, 0);
-  return slab < 0 || ids < 0 ? -1 : 0;
+  int rc = pt_vmem_lead_populate(&t->slab_lead, t->slab, pt_trace_slots_used(t), t->nslots, 1);
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
+    pt_lane* l = t->lane[__builtin_ctz(m)];
+    if (pt_vmem_lead_populate(&l->ids_lead, l->ids.e, pt_idmap_top(&l->ids), l->ids.mask + 1, 0) < 0) rc = -1;
+  }
+  return rc < 0 ? -1 : 0;
 }
 
 int pt_trace_prefault(pt_trace* t) {
@@ -189,11 +274,33 @@ void pt_trace_drops(const pt_trace* t, pt_drop_stats* out) {
 
 static void count_bad_handle(void) { pt_trace_count(NULL, PT_DROP_BAD_HANDLE); }
 
-uint32_t pt_trace_active_ops(const pt_trace* t) { return PT_LOAD(t->n_active); }
-uint32_t pt_trace_waiting_ops(const pt_trace* t) {
-  return PT_LOAD(t->n_active) - PT_LOAD(t->n_detached);
+/* Of every ready lane, as one: read by the watchdog and the dumps. */
+uint32_t pt_trace_active_ops(const pt_trace* t) {
+  uint32_t n = 0;
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) n += PT_LOAD(t->lane[__builtin_ctz(m)]->n_active);
+  return n;
 }
-uint64_t pt_trace_last_progress(const pt_trace* t) { return PT_LOAD(t->t_progress); }
+uint32_t pt_trace_waiting_ops(const pt_trace* t) {
+  uint32_t n = 0;
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
+    const pt_lane* l = t->lane[__builtin_ctz(m)];
+    n += PT_LOAD(l->n_active) - PT_LOAD(l->n_detached);
+  }
+  return n;
+}
+uint64_t pt_trace_last_progress(const pt_trace* t) {
+  uint64_t last = 0;
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
+    const uint64_t p = PT_LOAD(t->lane[__builtin_ctz(m)]->t_progress);
+    if (p > last) last = p;
+  }
+  return last;
+}
+uint32_t pt_trace_id_buckets(const pt_trace* t) {
+  uint32_t n = 0;
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) n += PT_LOAD(t->lane[__builtin_ctz(m)]->n_buckets);
+  return n;
+}
 int pt_trace_rank(const pt_trace* t) { return PT_LOAD(t->my_rank); }
 
 void pt_trace_learn_rank(pt_trace* t, int rank) {
@@ -202,50 +309,48 @@ void pt_trace_learn_rank(pt_trace* t, int rank) {
 size_t pt_op_slot_bytes(void) { return sizeof(pt_op); }
 
 size_t pt_trace_reserved_bytes(const pt_trace* t) {
-  return sizeof *t + (size_t)t->n_charged * sizeof(pt_op) + pt_idmap_bytes(&t->ids);
+  size_t n = sizeof *t + (size_t)slots_charged(PT_LOAD(t->slots)) * sizeof(pt_op);
+  for (uint32_t m = pt_trace_lanes_ready(t); m; m &= m - 1) {
+    const int i = __builtin_ctz(m); /* lane 0 is in sizeof *t */
+    n += (i ? sizeof(pt_lane) : 0) + pt_idmap_bytes(&t->lane[i]->ids);
+  }
+  return n;
 }
 
 uint32_t pt_trace_slots_used(const pt_trace* t) {
-  return atomic_load_explicit(&t->n_init, memory_order_acquire);
+  return slots_used(atomic_load_explicit(&((pt_trace*)t)->slots, memory_order_acquire));
 }
 
-/* ---- one writer per trace (debug builds) ---- */
+/* ---- one writer per lane (debug builds) ---- */
 
-/* The record sequence, the free list, the id table and several counters are
- * load-then-store: correct only while one thread writes a trace (the host's
- * proxy thread; docs/plugin.md, "Which thread writes which trace"). Debug
- * builds (PT_DEBUG: every sanitizer build, and DEBUG=1) check it on every
- * recording call: the first writer claims the trace, any other thread that
- * writes it aborts the process with both threads named. Dumps are readers
- * and are not checked. Release builds compile none of it. */
+/* The record sequence, the lane's slot lists, its id table and counters are
+ * load-then-store: correct only while one thread writes a lane — the thread
+ * that claimed it at its first op start; every later event of an op comes
+ * from the thread that started it (the proxy thread that runs the op,
+ * docs/plugin.md, "Which thread writes which trace"). Debug builds (PT_DEBUG:
+ * every sanitizer build, and DEBUG=1) check it on every recording call: an
+ * event of an op from another thread than its lane's aborts the process
+ * with both threads named. Dumps are readers and are not checked. Release
+ * builds compile none of it. */
 #ifdef PT_DEBUG
-__attribute__((noinline, cold, noreturn)) static void writer_violation(pt_trace* t) {
+__attribute__((noinline, cold, noreturn)) static void writer_violation(const pt_lane* l) {
   char name[16] = "?";
   pthread_getname_np(pthread_self(), name, sizeof name);
   fprintf(stderr,
-          "proxytrace: trace of rank %d written by thread %ld (%s), but thread %d (%s) writes it: "
-          "one thread writes each trace (docs/plugin.md)\n",
-          PT_LOAD(t->my_rank), (long)gettid(), name, t->writer_tid, t->writer_name);
+          "proxytrace: trace of rank %d written by thread %ld (%s), but thread %d (%s) writes it "
+          "(lane %d, which started the op): one thread writes each lane of a trace (docs/plugin.md)\n",
+          PT_LOAD(l->trace->my_rank), (long)gettid(), name, l->writer_tid, l->writer_name, l->index);
   abort();
 }
 
-__attribute__((noinline)) static void pt_writer_check(pt_trace* t) {
-  uintptr_t self = (uintptr_t)pthread_self();
-  uintptr_t owner = atomic_load_explicit(&t->writer, memory_order_acquire);
-  if (owner == self) return;
-  if (owner == 0) {
-    t->writer_tid = (int)gettid();
-    if (pthread_getname_np(pthread_self(), t->writer_name, sizeof t->writer_name) != 0)
-      t->writer_name[0] = 0;
-    if (atomic_compare_exchange_strong_explicit(&t->writer, &owner, self, memory_order_acq_rel,
-                                                memory_order_acquire))
-      return;
-  }
-  writer_violation(t);
+__attribute__((noinline)) static void pt_writer_check(const pt_lane* l) {
+  const pt_trace* t = l->trace;
+  if (atomic_load_explicit(&t->owner[l->index], memory_order_acquire) != self_thread())
+    writer_violation(l);
 }
-#define WRITER(t) pt_writer_check(t)
+#define WRITER(l) pt_writer_check(l)
 #else
-#define WRITER(t) ((void)0)
+#define WRITER(l) ((void)0)
 #endif
 
 /* ---- handles (slab.h) ---- */
@@ -292,10 +397,10 @@ static inline pt_op* live_op(pt_handle h) {
   }
   pt_op* op = slot_of(h);
   if (UNLIKELY(h != op_handle(op) || PT_LOAD(op->state) == PT_SLOT_FREE)) {
-    pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
+    pt_trace_count(pt_op_trace(op), PT_DROP_STALE_HANDLE);
     return NULL;
   }
-  WRITER(op->trace);
+  WRITER(op->lane);
   return op;
 }
 
@@ -305,26 +410,40 @@ static inline void set_state(pt_op* op, uint8_t s) {
   pt_rec_write_end(&op->rec, w);
 }
 
-/* The host is done with the slot (stop): back to the free list, last. */
-static void free_slot(pt_trace* t, pt_op* op) {
-  pt_slot_list* l = list_of(t, PT_LOAD(op->state));
-  if (l) list_unlink(t, l, index_of(t, op));
+/* The host is done with the slot (stop): back to its lane's free list, last. */
+static void free_slot(pt_op* op) {
+  pt_lane* ln = op->lane;
+  pt_op* slab = ln->trace->slab;
+  pt_slot_list* l = list_of(ln, PT_LOAD(op->state));
+  if (l) list_unlink(slab, l, index_of(ln->trace, op));
   set_state(op, PT_SLOT_FREE);
-  list_push(t, &t->free, index_of(t, op));
+  list_push(slab, &ln->free, index_of(ln->trace, op));
 }
 
-/* A slot never used before, charged to the budget a chunk at a time; the
- * slot is made a slab member (its trace) before readers may see it. */
-static uint32_t fresh_slot(pt_trace* t) {
-  const uint32_t i = PT_LOAD(t->n_init);
-  if (i >= t->nslots) return PT_NO_SLOT;
-  if (i >= t->n_charged) {
-    if (!charge_chunk()) return PT_NO_SLOT;
-    t->n_charged += PT_CHUNK_SLOTS;
+/* A slot never used before, for lane l, charged to the budget a chunk at a
+ * time. Lanes share the slab's high-water mark: the slot and, where it
+ * opens a chunk, the charge are taken with one compare-and-swap of both
+ * (a charge made for a swap that lost is given back). Only where a lane
+ * grows: while it has PT_REUSE_MIN slots free, a new op takes one of them. */
+static uint32_t fresh_slot(pt_trace* t, pt_lane* l) {
+  uint64_t w = PT_LOAD(t->slots);
+  for (;;) {
+    const uint32_t i = slots_used(w);
+    uint32_t charged = slots_charged(w);
+    if (i >= t->nslots) return PT_NO_SLOT;
+    const int charge = i >= charged;
+    if (charge) {
+      if (!charge_chunk()) return PT_NO_SLOT;
+      charged += PT_CHUNK_SLOTS;
+    }
+    /* release: readers that acquire the count see the slots below it zeroed or set up */
+    if (atomic_compare_exchange_weak_explicit(&t->slots, &w, (uint64_t)(i + 1) | (uint64_t)charged << 32,
+                                              memory_order_release, RLX)) {
+      t->slab[i].lane = l;
+      return i;
+    }
+    if (charge) atomic_fetch_sub_explicit(&charged_bytes, PT_CHUNK_BYTES, RLX);
   }
-  t->slab[i].trace = t;
-  atomic_store_explicit(&t->n_init, i + 1, memory_order_release);
-  return i;
 }
 
 /* A slot for a new op: a fresh one while few are free (memory follows the
@@ -335,14 +454,15 @@ static uint32_t fresh_slot(pt_trace* t) {
  * copy-engine transports that it never progresses nor stops) — whatever its
  * age, so such ops never crowd out network ops. Registered ops are never
  * taken: a stuck op is what a dump is for. */
-static uint32_t take_slot(pt_trace* t) {
+static uint32_t take_slot(pt_trace* t, pt_lane* l) {
+  pt_op* slab = t->slab;
   uint32_t i = PT_NO_SLOT;
-  if (LIKELY(t->free.len >= PT_REUSE_MIN)) i = list_pop(t, &t->free);
-  if (i == PT_NO_SLOT) i = fresh_slot(t);
-  if (i == PT_NO_SLOT) i = list_pop(t, &t->free);
+  if (LIKELY(l->free.len >= PT_REUSE_MIN)) i = list_pop(slab, &l->free);
+  if (i == PT_NO_SLOT) i = fresh_slot(t, l);
+  if (i == PT_NO_SLOT) i = list_pop(slab, &l->free);
   if (LIKELY(i != PT_NO_SLOT)) return i;
-  i = list_pop(t, &t->done);
-  if (i == PT_NO_SLOT) i = list_pop(t, &t->started);
+  i = list_pop(slab, &l->done);
+  if (i == PT_NO_SLOT) i = list_pop(slab, &l->started);
   if (i != PT_NO_SLOT) pt_trace_count(t, PT_DROP_OPS_RECLAIMED);
   return i;
 }
@@ -350,18 +470,21 @@ static uint32_t take_slot(pt_trace* t) {
 /* ---- recording ---- */
 
 pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
-  WRITER(t);
-  const uint32_t idx = take_slot(t);
+  pt_lane* l = lane_of_caller(t);
+  const uint32_t idx = UNLIKELY(!l) ? PT_NO_SLOT : take_slot(t, l);
   if (UNLIKELY(idx == PT_NO_SLOT)) {
     /* Every slot handed out holds a registered op, and no fresh one was
-     * given: the cap is reached, or below it the budget is spent. */
+     * given: the cap is reached, or below it the budget is spent — or the
+     * calling thread has no lane (PT_MAX_LANES threads write the trace). A
+     * lane reclaims only its own slots: another lane's are another
+     * thread's. */
     pt_trace_count(t, PT_DROP_OPS_DROPPED);
-    if (PT_LOAD(t->n_init) < t->nslots) pt_trace_count(t, PT_DROP_OVER_BUDGET);
+    if (l && pt_trace_slots_used(t) < t->nslots) pt_trace_count(t, PT_DROP_OVER_BUDGET);
     return NULL;
   }
   pt_op* op = &t->slab[idx];
   op->gen++; /* every handle of the slot's previous op is stale from here */
-  op->step_driven = info->step_driven == PT_STEPS_NO_DIAG ? PT_STEPS_NO_DIAG : info->step_driven ? 1 : 0;
+  PT_STORE(op->step_driven, info->step_driven == PT_STEPS_NO_DIAG ? PT_STEPS_NO_DIAG : info->step_driven ? 1 : 0);
   pt_rec* r = &op->rec;
   const uint32_t w = pt_rec_write_begin(r);
   PT_STORE(r->op_type, info->is_send ? PT_OP_SEND : PT_OP_RECV);
@@ -391,60 +514,68 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   PT_UNROLL for (int s = 0; s < PT_NCCL_STEPS; s++) PT_STORE(op->steps[s].state, 0);
   PT_STORE(op->state, PT_SLOT_STARTED);
   pt_rec_write_end(r, w);
-  list_push(t, &t->started, idx);
+  list_push(t->slab, &l->started, idx);
   return op_handle(op);
 }
 
+/* Op ids count per (commHash, opCount) in the lane's own table (idmap.h):
+ * a trace one thread writes numbers its ops as legacy does; where another
+ * thread runs some of a communicator's ops (PXN), its ops count in its
+ * lane, so a send it runs and a receive of the same opCount may share an
+ * id — records told apart by direction, both printed. */
 void pt_op_register(pt_handle h) {
   pt_op* op = live_op(h);
   if (!op) return;
-  pt_trace* t = op->trace;
+  pt_lane* l = op->lane;
+  pt_trace* t = l->trace;
   if (UNLIKELY(PT_LOAD(op->state) != PT_SLOT_STARTED)) {
     pt_trace_count(t, PT_DROP_BAD_STATE); /* registered twice */
     return;
   }
   pt_rec* r = &op->rec;
-  list_unlink(t, &t->started, index_of(t, op));
+  list_unlink(t->slab, &l->started, index_of(t, op));
   if (PT_LOAD(r->nsteps) <= 0) {
     /* Legacy ignores nSteps == 0 but hands out its id anyway, so later
      * updates land on another op (bug 5). Here nothing is registered and the
      * handle's updates are dropped. */
     set_state(op, PT_SLOT_IGNORED);
-    list_push(t, &t->done, index_of(t, op));
+    list_push(t->slab, &l->done, index_of(t, op));
     pt_trace_count(t, PT_DROP_ZERO_STEPS);
     return;
   }
-  int64_t id = pt_idmap_acquire(&t->ids, PT_LOAD(r->comm_hash), PT_LOAD(r->op_count));
+  int64_t id = pt_idmap_acquire(&l->ids, PT_LOAD(r->comm_hash), PT_LOAD(r->op_count));
   const uint64_t now = pt_ticks();
   const uint32_t w = pt_rec_write_begin(r);
   PT_STORE(r->op_id, id);
   PT_STORE(r->t_create, now);
   PT_STORE(op->state, PT_SLOT_ACTIVE);
   pt_rec_write_end(r, w);
-  PT_STORE(t->n_active, PT_LOAD(t->n_active) + 1);
-  PT_STORE(t->t_progress, now); /* a new op: the stall clock starts here */
-  PT_STORE(t->n_buckets, t->ids.buckets);
-  if (t->metrics) pt_metrics_op_begin(t->metrics, op, now);
+  PT_STORE(l->n_active, PT_LOAD(l->n_active) + 1);
+  PT_STORE(l->t_progress, now); /* a new op: the stall clock starts here */
+  PT_STORE(l->n_buckets, l->ids.buckets);
+  if (l->metrics) pt_metrics_op_begin(l->metrics, op, now);
+  else if (t->metrics) pt_metrics_unmeasured_add(t->metrics); /* another lane: not measured (metrics.h) */
 }
 
-/* DONE reached nSteps: freeze the record into the ring and drop it from the
- * active set; its id bucket goes when it was the bucket's last record. */
+/* DONE reached nSteps: freeze the record into the lane's ring and drop it
+ * from the active set; its id bucket goes when it was the bucket's last
+ * record. */
 __attribute__((noinline, cold)) static void complete(pt_op* op) {
-  pt_trace* t = op->trace;
-  if (op->mop) pt_metrics_op_end(t->metrics, op, pt_ticks());
+  pt_lane* l = op->lane;
+  if (op->mop) pt_metrics_op_end(l->metrics, op, pt_ticks());
   pt_rec_view v;
   pt_rec_to_view(&op->rec, &v);
-  uint64_t head = PT_LOAD(t->ring_head);
-  pt_rec* e = &t->ring[head % PT_FINISHED_RING];
+  uint64_t head = PT_LOAD(l->ring_head);
+  pt_rec* e = &l->ring[head % PT_FINISHED_RING];
   const uint32_t w = pt_rec_write_begin(e);
   pt_rec_from_view(e, &v);
   pt_rec_write_end(e, w);
-  atomic_store_explicit(&t->ring_head, head + 1, memory_order_release);
+  atomic_store_explicit(&l->ring_head, head + 1, memory_order_release);
   set_state(op, PT_SLOT_FINISHED);
-  list_push(t, &t->done, index_of(t, op));
-  pt_idmap_release(&t->ids, v.comm_hash, v.op_count);
-  PT_STORE(t->n_active, PT_LOAD(t->n_active) - 1);
-  PT_STORE(t->n_buckets, t->ids.buckets);
+  list_push(l->trace->slab, &l->done, index_of(l->trace, op));
+  pt_idmap_release(&l->ids, v.comm_hash, v.op_count);
+  PT_STORE(l->n_active, PT_LOAD(l->n_active) - 1);
+  PT_STORE(l->n_buckets, l->ids.buckets);
 }
 
 static inline int is_progress_counter(unsigned kind) {
@@ -466,7 +597,7 @@ static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned 
   if (store) {
     if (is_progress_counter(kind) && old != value) {
       PT_STORE(r->t_progress, now);
-      PT_STORE(op->trace->t_progress, now); /* what the stall watchdog reads */
+      PT_STORE(op->lane->t_progress, now); /* what the stall watchdog reads (of every lane) */
     }
     PT_STORE(r->counters[kind], value);
     PT_STORE(r->t_last, now);
@@ -479,7 +610,7 @@ static inline __attribute__((always_inline)) void update_at(pt_op* op, unsigned 
   if (sent) PT_STORE(r->t_kernel, now);
   pt_rec_write_end(r, w);
   if (op->mop && store && ((PT_M_KINDS >> kind) & 1))
-    pt_metrics_counter(op->trace->metrics, op, kind, old, value, now);
+    pt_metrics_counter(op->lane->metrics, op, kind, old, value, now);
   if (store && kind == PT_CNT_DONE && value == (int64_t)PT_LOAD(r->nsteps)) complete(op);
 }
 
@@ -511,7 +642,7 @@ static inline pt_op* active_op(pt_handle h) {
      * and a count here would make every healthy dump report refusals. */
     const uint8_t st = PT_LOAD(op->state);
     if (st != PT_SLOT_IGNORED && st != PT_SLOT_FINISHED)
-      pt_trace_count(op->trace, PT_DROP_UNTRACKED);
+      pt_trace_count(pt_op_trace(op), PT_DROP_UNTRACKED);
     return NULL;
   }
   return op;
@@ -521,10 +652,10 @@ void pt_op_update(pt_handle h, unsigned kind, int64_t value, unsigned flags) {
   pt_op* op = active_op(h);
   if (UNLIKELY(!op)) return;
   if (UNLIKELY(kind >= PT_CNT_NUM)) {
-    pt_trace_count(op->trace, PT_DROP_BAD_COUNTER);
+    pt_trace_count(pt_op_trace(op), PT_DROP_BAD_COUNTER);
     return;
   }
-  if (UNLIKELY(op->step_driven == PT_STEPS_NO_DIAG)) return; /* the host's ProxyDiag is not trusted */
+  if (UNLIKELY(PT_LOAD(op->step_driven) == PT_STEPS_NO_DIAG)) return; /* the host's ProxyDiag is not trusted */
   update(op, kind, value, flags);
 }
 
@@ -583,7 +714,7 @@ static inline __attribute__((always_inline)) void isend_accepted(pt_op* op, int6
 void pt_op_progress(pt_handle h, int state, int64_t steps, int64_t trans_size) {
   pt_op* op = active_op(h);
   if (!op) return;
-  if (op->mop && trans_size >= 0) pt_metrics_size(op->trace->metrics, op, trans_size, 1);
+  if (op->mop && trans_size >= 0) pt_metrics_size(op->lane->metrics, op, trans_size, 1);
   switch (state) {
     case 0: advance(op, PT_CNT_POSTED, steps, PT_FLAG_TIMESTAMP); return;       /* SendPosted */
     case 1: advance(op, PT_CNT_KERNEL_COPY_READY, steps, 0); return;            /* SendRemFifoWait */
@@ -592,7 +723,7 @@ void pt_op_progress(pt_handle h, int state, int64_t steps, int64_t trans_size) {
     case 4: advance(op, PT_CNT_POSTED, steps, 0); return;                       /* RecvPosted */
     case 5: advance(op, PT_CNT_RECEIVED, steps, 0); return;                     /* RecvReceived */
     case 6: advance(op, PT_CNT_TRANSMITTED, steps, 0); return;                  /* RecvTransmitted */
-    default: pt_trace_count(op->trace, PT_DROP_BAD_STATE); return;
+    default: pt_trace_count(pt_op_trace(op), PT_DROP_BAD_STATE); return;
   }
 }
 
@@ -620,7 +751,7 @@ pt_handle pt_step_start(pt_trace* t, pt_handle parent, int step) {
   PT_STORE(s->step, (uint16_t)step);
   PT_STORE(s->state, 1);
   /* Stock NCCL starts a send step when it posts the buffer to the GPU. */
-  if (op->step_driven && PT_LOAD(op->state) == PT_SLOT_ACTIVE && PT_LOAD(op->rec.op_type) == PT_OP_SEND)
+  if (PT_LOAD(op->step_driven) && PT_LOAD(op->state) == PT_SLOT_ACTIVE && PT_LOAD(op->rec.op_type) == PT_OP_SEND)
     step_posted(op, step);
   return step_handle(op, s);
 }
@@ -645,16 +776,16 @@ static inline uint8_t live_step(pt_handle h) {
   const uint8_t st = PT_LOAD(op->state);
   if (UNLIKELY(h != step_handle(op, step_slot_of(h)) || PT_LOAD(step_slot_of(h)->state) == 0 ||
                st == PT_SLOT_FREE)) {
-    pt_trace_count(op->trace, PT_DROP_STALE_HANDLE);
+    pt_trace_count(pt_op_trace(op), PT_DROP_STALE_HANDLE);
     return PT_SLOT_FREE;
   }
-  WRITER(op->trace);
+  WRITER(op->lane);
   return st;
 }
 
 /* NCCL 2.27+: the transfer's bytes at SendWait and RecvFlushWait. */
 static inline void step_bytes(pt_op* op, int64_t trans_size) {
-  if (op->mop && trans_size >= 0) pt_metrics_size(op->trace->metrics, op, trans_size, 0);
+  if (op->mop && trans_size >= 0) pt_metrics_size(op->lane->metrics, op, trans_size, 0);
 }
 
 /* What a stock NCCL step state other than SendGPUWait says about an active
@@ -672,7 +803,7 @@ static inline void step_bytes(pt_op* op, int64_t trans_size) {
  * try that succeeded. */
 static __attribute__((noinline)) void step_progress(pt_op* op, const pt_step_slot* s, pt_handle h,
                                                     int state, int64_t trans_size) {
-  pt_trace* t = op->trace;
+  pt_lane* t = op->lane;
   if (state == 20) {      /* SendPeerWait: data ready; NCCL calls isend next */
     const uint64_t now = pt_ticks();
     const int64_t n = steps_through(op, s), old = PT_LOAD(op->rec.counters[PT_CNT_KERNEL_COPY_READY]);
@@ -705,7 +836,7 @@ void pt_step_state(pt_handle h, int state, int64_t trans_size) {
   PT_STORE(s->state, (uint8_t)(state > 1 && state < 255 ? state : 1));
   pt_op* op = slot_of(h);
   /* SendGPUWait (8) moves nothing: a send step is posted at its start. */
-  if (st != PT_SLOT_ACTIVE || !op->step_driven || state == 8) return;
+  if (st != PT_SLOT_ACTIVE || !PT_LOAD(op->step_driven) || state == 8) return;
   step_progress(op, s, h, state, trans_size);
 }
 
@@ -718,7 +849,7 @@ void pt_handle_stop(pt_handle h) {
     PT_STORE(s->state, 0);
     /* Stock NCCL stops a step when the transfer is complete (send) or the
      * GPU has consumed it (recv). */
-    if (st == PT_SLOT_ACTIVE && op->step_driven) step_done(op, s);
+    if (st == PT_SLOT_ACTIVE && PT_LOAD(op->step_driven)) step_done(op, s);
     return;
   }
   switch (pt_handle_kind(h)) {
@@ -730,15 +861,15 @@ void pt_handle_stop(pt_handle h) {
           /* Stopped before DONE reached nSteps (abort, error path): keep the
            * record in the dumps — legacy does too — but the handle is gone,
            * and the host no longer waits on it. */
-          if (op->mop) pt_metrics_op_end(op->trace->metrics, op, pt_ticks());
+          if (op->mop) pt_metrics_op_end(op->lane->metrics, op, pt_ticks());
           set_state(op, PT_SLOT_DETACHED);
-          PT_STORE(op->trace->n_detached, PT_LOAD(op->trace->n_detached) + 1);
+          PT_STORE(op->lane->n_detached, PT_LOAD(op->lane->n_detached) + 1);
           return;
         case PT_SLOT_DETACHED:
-          pt_trace_count(op->trace, PT_DROP_STALE_HANDLE); /* stopped twice */
+          pt_trace_count(pt_op_trace(op), PT_DROP_STALE_HANDLE); /* stopped twice */
           return;
         default:
-          free_slot(op->trace, op);
+          free_slot(op);
           return;
       }
     }
@@ -754,7 +885,7 @@ void pt_handle_count(pt_handle h, pt_drop_reason r) {
   switch (pt_handle_kind(h)) {
     case PT_HANDLE_INVALID: count_bad_handle(); return;
     case PT_HANDLE_TASK: pt_trace_count(NULL, r); return; /* no trace to name */
-    default: pt_trace_count(slot_of(h)->trace, r); return;
+    default: pt_trace_count(pt_op_trace(slot_of(h)), r); return;
   }
 }
 
@@ -769,12 +900,12 @@ void pt_trace_diag_evidence(const pt_trace* t, pt_diag_evidence* e) {
   if (!t) return;
   /* Every slot handed out keeps its last op's record until reused, stopped
    * or not: enough to see whether any registered op was ever updated. */
-  uint32_t used = atomic_load_explicit(&((pt_trace*)t)->n_init, memory_order_acquire);
+  uint32_t used = pt_trace_slots_used(t);
   if (used > PT_DIAG_EVIDENCE_SLOTS) used = PT_DIAG_EVIDENCE_SLOTS;
   for (uint32_t i = 0; i < used; i++) {
     const pt_op* op = &t->slab[i];
     if (PT_LOAD(op->rec.op_id) < 0) continue; /* never registered */
-    if (op->step_driven) e->stock++;
+    if (PT_LOAD(op->step_driven)) e->stock++;
     else if (PT_LOAD(op->rec.last_kind) != PT_CNT_UNINITIALIZED) e->updated++;
     else e->silent++;
   }

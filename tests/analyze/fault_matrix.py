@@ -8,7 +8,8 @@ is repeated with --seed): a host profile (every NVIDIA NCCL release profile,
 rccl and rccl-2.31; --host H, repeatable, draws from those only), a topology from 2 x 1 to 32 x 8 ranks (odd shapes too), 1-8
 channels, the SIMPLE, LL or LL128 protocol, a workload (all-reduce,
 send/recv, both, of several sizes), and the faults: none, a stall, a receive
-never posted, a kill, a slow link or GPU, a PXN send (with a stall or not),
+never posted, a kill, a slow link or GPU, a PXN send (with a stall or not; half of those with
+one process a node, --ranks-per-process),
 never-stopped ops beside a stall — at any transfer the op has, the first and
 the last included, in the first or the last iteration and in any call — and
 two faults in one job (two stalls, a kill beside a stall, a no-recv beside a
@@ -31,7 +32,7 @@ Each job's outcome (`proxytrace analyze --json --expect`):
   false      a culprit the truth does not name, or a hang called ok
 The run fails on any missed or false job. Usage:
 
-  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--untimed] [-v]
+  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--kind K] [--untimed] [-v]
 
 A job the proxy records or the emulator's truth cannot decide is counted
 apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
@@ -149,6 +150,10 @@ def draw_job(rng, timing=True, hosts=HOSTS):
     job["metrics"] = kind in TIMING and rng.random() < 0.5
     job["steps"] = [rng.choice(["first", "last", "any", "any"]) for _ in job["faults"]]
     job["u"] = rng.random()
+    # PXN jobs: half of them one process per node (JAX), where the helper's
+    # proxy thread records the sends into the sender's trace. Drawn from the
+    # job's seed, so the draws above stay those of earlier slices.
+    job["rpp"] = rpn if kind.startswith("pxn") and random.Random(job["seed"]).random() < 0.5 else 1
     return job
 
 
@@ -161,6 +166,8 @@ def sim_args(job, plugin):
         a += ["--" + name, val]
     if job["pace"]:
         a += ["--pace", str(job["pace"])]
+    if job.get("rpp", 1) > 1:
+        a += ["--ranks-per-process", str(job["rpp"])]
     return a
 
 
@@ -188,7 +195,8 @@ def describe(job):
         job["host"], job["nodes"], job["rpn"], job["channels"], job["proto"], job["ops"], job["iters"],
         job["seed"], "".join(" --%s %s" % (n, v) for n, v in job["faults"]) +
         (" --fault-call %d --fault-iter %d" % (job["call"], job["iter"]) if job["faults"] else "") +
-        (" --pace %d" % job["pace"] if job["pace"] else "") + (" (watchdog)" if job["watchdog"] else "") + (" (metrics)" if job["metrics"] else ""))
+        (" --pace %d" % job["pace"] if job["pace"] else "") +
+        (" --ranks-per-process %d" % job["rpp"] if job.get("rpp", 1) > 1 else "") + (" (watchdog)" if job["watchdog"] else "") + (" (metrics)" if job["metrics"] else ""))
 
 
 def run_job(job, pt, plugin, base_env, top):
@@ -415,6 +423,8 @@ def main():
     ap.add_argument("--strict", action="store_true",
                     help="fail on a fault hidden behind another too (counted apart as hidden otherwise)")
     ap.add_argument("--host", action="append", choices=HOSTS, help="draw only from these host profiles")
+    ap.add_argument("--kind", default="",
+                    help="only the jobs drawn whose fault kind starts with this (e.g. pxn), from the same draws")
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
     global HOLD, NOSLOW, STRICT
@@ -437,7 +447,7 @@ def main():
     jobs = []
     while len(jobs) < o.jobs:
         j = draw_job(rng, not o.untimed, o.host or HOSTS)
-        if j["nodes"] * j["rpn"] <= o.max_ranks:
+        if j["nodes"] * j["rpn"] <= o.max_ranks and j["kind"].startswith(o.kind):
             jobs.append(j)
     tally = {}
     bad = []

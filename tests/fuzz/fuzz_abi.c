@@ -163,9 +163,7 @@ static void do_dump(int k) {
   }
   CHECK(d.header_ok);
   CHECK(d.bad == 0);
-  const uint64_t head = atomic_load(&t->ring_head);
-  const uint64_t finished = head < PT_FINISHED_RING ? head : PT_FINISHED_RING;
-  CHECK((uint64_t)d.records == pt_trace_active_ops(t) + finished);
+  CHECK((uint64_t)d.records == pt_trace_active_ops(t) + pt_trace_ring_finished(t));
 }
 
 /* ---- the calls ---- */

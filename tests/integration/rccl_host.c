@@ -308,3 +308,73 @@ int rh_golden(const char* name, const char* text) {
   print_error("dump differs from %s\n--- want\n%s--- got\n%s", path, want, text);
   return -1;
 }
+
+/* ---- dumps captured by threads of their own ---- */
+
+static _Thread_local rh_capture* capturing;
+
+rh_capture* rh_capture_new(int max_records) {
+  rh_capture* c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  c->rec = calloc((size_t)max_records, sizeof *c->rec);
+  assert_non_null(c->rec);
+  c->max = max_records;
+  return c;
+}
+
+void rh_capture_free(rh_capture* c) {
+  if (!c) return;
+  free(c->rec);
+  free(c);
+}
+
+static void capture_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                           const char* fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line;
+  rh_capture* c = capturing;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (c->lines++ == 0) {
+    c->header_ok = !strncmp(buf, "commDump for all active ops mapSizeMB:", 38);
+  } else if (!strncmp(buf, "proxytrace dropped", 18)) {
+    c->drop_line = 1;
+    snprintf(c->drops, sizeof c->drops, "%s", buf);
+  } else if (!strncmp(buf, "proxytrace: ", 12)) {
+    c->mid_write = 1;
+    snprintf(c->mid_keys, sizeof c->mid_keys, "%s", buf);
+  } else if (!strncmp(buf, "proxytrace host:", 16)) {
+    /* the host line: no record */
+  } else if (c->nrec < c->max) {
+    snprintf(c->rec[c->nrec++], sizeof c->rec[0], "%s", buf);
+  }
+}
+
+void rh_capture_dump(rh_plugin* h, void* ctx, rh_capture* c) {
+  char (*rec)[1024] = c->rec;
+  const int max = c->max;
+  memset(c, 0, sizeof *c);
+  c->rec = rec;
+  c->max = max;
+  capturing = c;
+  h->dump(ctx, capture_logger);
+  capturing = NULL;
+}
+
+long rh_field(const char* line, const char* name) {
+  const char* p = strstr(line, name);
+  return p ? strtol(p + strlen(name), NULL, 10) : -999;
+}
+
+int rh_count_in_files(const char* d, const char* suffix, const char* needle) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "cat %s/*%s 2>/dev/null | grep -F -c -- '%s'", d, suffix, needle);
+  FILE* p = popen(cmd, "r");
+  assert_non_null(p);
+  int n = 0;
+  if (fscanf(p, "%d", &n) != 1) n = 0;
+  pclose(p);
+  return n;
+}

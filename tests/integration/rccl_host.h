@@ -90,4 +90,24 @@ char* rh_masked_dump(void);
  * the file instead. Returns 0 when equal, prints a diff otherwise. */
 int rh_golden(const char* name, const char* text);
 
+/* ---- dumps captured by threads of their own (the stress tests) ---- */
+/* One dump's lines, as the dumping thread's logger got them: the header,
+ * the drop line, a mid-write note, and up to `max` record lines. */
+typedef struct {
+  int lines, header_ok, drop_line, mid_write;
+  char drops[1024];
+  char mid_keys[1024];
+  int nrec, max;
+  char (*rec)[1024];
+} rh_capture;
+rh_capture* rh_capture_new(int max_records);
+void rh_capture_free(rh_capture* c);
+/* Dumps ctx through the hook into c (cleared first), on this thread: any
+ * number of threads may capture at once, each into its own. */
+void rh_capture_dump(rh_plugin* h, void* ctx, rh_capture* c);
+/* The number after `name` in a line (" po:" -> its value), -999 if none. */
+long rh_field(const char* line, const char* name);
+/* Lines with `needle` in the files *suffix of folder d. */
+int rh_count_in_files(const char* d, const char* suffix, const char* needle);
+
 #endif

@@ -136,18 +136,6 @@ static void json_files_parse(const char* d) {
   assert_int_equal(system(cmd), 0);
 }
 
-/* Lines of the files in `d` whose name ends in `suffix` that hold `needle`. */
-static int count_in_files(const char* d, const char* suffix, const char* needle) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "cat %s/*%s 2>/dev/null | grep -F -c -- '%s'", d, suffix, needle);
-  FILE* p = popen(cmd, "r");
-  assert_non_null(p);
-  int n = 0;
-  if (fscanf(p, "%d", &n) != 1) n = 0;
-  pclose(p);
-  return n;
-}
-
 static void wait_until(int (*cond)(void), int ms) {
   for (int i = 0; i < ms && !cond(); i++) usleep(1000);
 }
@@ -179,7 +167,7 @@ static void* record_loop(void* arg) {
 
 static int signal_dumps;
 static int dumped_on_signal(void) {
-  signal_dumps = count_in_files(dir, ".txt", "trigger=signal");
+  signal_dumps = rh_count_in_files(dir, ".txt", "trigger=signal");
   return signal_dumps > 0;
 }
 
@@ -238,7 +226,7 @@ static void test_no_signal_unasked(void** state) {
 
 static int periodic_dumps;
 static int dumped_periodically(void) {
-  periodic_dumps = count_in_files(dir, ".txt", "trigger=periodic");
+  periodic_dumps = rh_count_in_files(dir, ".txt", "trigger=periodic");
   return periodic_dumps >= 20;
 }
 
@@ -311,7 +299,7 @@ static void test_fork_child_does_not_deadlock(void** state) {
     child_exits_cleanly(pid);
   }
   plugin.p->finalize(parent);
-  assert_true(count_in_files(dir, ".txt", "trigger=periodic") > 0);
+  assert_true(rh_count_in_files(dir, ".txt", "trigger=periodic") > 0);
 }
 
 /* A process that exits while its communicators live and the dumper thread
@@ -330,7 +318,7 @@ static void test_exit_without_finalize(void** state) {
     exit(0); /* atexit handlers and destructors run; the context is never finalized */
   }
   child_exits_cleanly(pid);
-  assert_true(count_in_files(dir, ".txt", "trigger=periodic") > 0); /* it did dump */
+  assert_true(rh_count_in_files(dir, ".txt", "trigger=periodic") > 0); /* it did dump */
   json_files_parse(dir);
 }
 
@@ -390,13 +378,13 @@ static void test_finalize_dump_under_stock_nccl(void** state) {
   void* ctx = stock_comm_with_waiting_op("a\"b\\c\nd\xff", 0xfeedULL, &op);
   v4()->finalize(ctx);
   /* One dump, trigger finalize, both formats; the logger says where. */
-  assert_int_equal(count_in_files(dir, ".txt", "trigger=finalize"), 1);
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\""), 1);
-  assert_int_equal(count_in_files(dir, ".txt", "<65261:84:0>, [fu,pr,pa,tb,ck]:-1,-1,-1,0,524288, 3->4(S)"), 1);
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"opCount\":84"), 1);
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"coll\":\"AllReduce\",\"seq\":5"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".txt", "trigger=finalize"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\""), 1);
+  assert_int_equal(rh_count_in_files(dir, ".txt", "<65261:84:0>, [fu,pr,pa,tb,ck]:-1,-1,-1,0,524288, 3->4(S)"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"opCount\":84"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"coll\":\"AllReduce\",\"seq\":5"), 1);
   /* The name is escaped: quote, backslash, newline, a byte that is not UTF-8. */
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"commName\":\"a\\\"b\\\\c\\nd\\ufffd\""), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"commName\":\"a\\\"b\\\\c\\nd\\ufffd\""), 1);
   assert_int_equal(log_count("finalize dump"), 1);
   assert_int_equal(log_levels[NCCL_LOG_WARN], 1);
   json_files_parse(dir);
@@ -407,12 +395,12 @@ static void test_finalize_dump_under_stock_nccl(void** state) {
   int mask = 0;
   assert_int_equal(v4()->init(&ctx2, &mask, "done", 0xbeefULL, 2, 8, 3, safe_logger), ncclSuccess);
   v4()->finalize(ctx2);
-  assert_int_equal(count_in_files(dir, ".txt", "trigger=finalize time_ns="), 2);
-  assert_int_equal(count_in_files(dir, ".txt", "commHash=48879 hostLib=nccl"), 1);
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"commHash\":\"48879\""), 1);
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\",\"dumpSeq\":2,\"round\":2,"), 1);
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"activeOps\":0,\"finishedOps\":0,"), 1);
-  assert_int_equal(count_in_files(dir, ".jsonl", "{\"type\":\"end\",\"dumpSeq\":2,\"records\":0}"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".txt", "trigger=finalize time_ns="), 2);
+  assert_int_equal(rh_count_in_files(dir, ".txt", "commHash=48879 hostLib=nccl"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"commHash\":\"48879\""), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\",\"dumpSeq\":2,\"round\":2,"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"activeOps\":0,\"finishedOps\":0,"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "{\"type\":\"end\",\"dumpSeq\":2,\"records\":0}"), 1);
   assert_int_equal(log_lines, 0);
   json_files_parse(dir);
 }
@@ -427,7 +415,7 @@ static void test_no_finalize_record_without_files(void** state) {
   log_reset(); /* init's clock line */
   v4()->finalize(ctx);
   assert_int_equal(log_lines, 0);
-  assert_int_equal(count_in_files(dir, ".txt", "proxytrace dump"), 0);
+  assert_int_equal(rh_count_in_files(dir, ".txt", "proxytrace dump"), 0);
 }
 
 /* Under RCCL the dump hook dumps at destroy, to the log and the files;
@@ -442,11 +430,11 @@ static void test_finalize_record_under_rccl(void** state) {
   const int hook_lines = rh_captured.n;
   log_reset();
   plugin.p->finalize(ctx);
-  assert_int_equal(count_in_files(dir, ".txt", "trigger=hook"), 1);
-  assert_int_equal(count_in_files(dir, ".txt", "trigger=finalize"), 1);
-  assert_int_equal(count_in_files(dir, ".txt", "proxytrace dump seq="), 2);
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\""), 1);
-  assert_int_equal(count_in_files(dir, ".jsonl", "\"hostLib\":\"rccl\""), 2);
+  assert_int_equal(rh_count_in_files(dir, ".txt", "trigger=hook"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".txt", "trigger=finalize"), 1);
+  assert_int_equal(rh_count_in_files(dir, ".txt", "proxytrace dump seq="), 2);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\""), 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"hostLib\":\"rccl\""), 2);
   assert_int_equal(rh_captured.n, hook_lines);
   assert_int_equal(log_lines, 0);
   json_files_parse(dir);

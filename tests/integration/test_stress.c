@@ -104,41 +104,7 @@ static void* record_loop(void* p) {
 
 /* ---- dumping and checking ---- */
 
-typedef struct {
-  int lines, header_ok, drop_line, mid_write;
-  char drops[1024];
-  char mid_keys[1024];
-  char rec[64][1024];
-  int nrec;
-} capture;
-
-static _Thread_local capture* cap;
-
-static void capture_logger(ncclDebugLogLevel level, unsigned long flags, const char* file,
-                           int line, const char* fmt, ...) {
-  (void)level, (void)flags, (void)file, (void)line;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (cap->lines++ == 0) {
-    cap->header_ok = !strncmp(buf, "commDump for all active ops mapSizeMB:", 38);
-  } else if (!strncmp(buf, "proxytrace dropped", 18)) {
-    cap->drop_line = 1;
-    snprintf(cap->drops, sizeof cap->drops, "%s", buf);
-  } else if (!strncmp(buf, "proxytrace: ", 12)) {
-    cap->mid_write = 1;
-    snprintf(cap->mid_keys, sizeof cap->mid_keys, "%s", buf);
-  } else if (cap->nrec < 64) {
-    snprintf(cap->rec[cap->nrec++], sizeof cap->rec[0], "%s", buf);
-  }
-}
-
-static long field(const char* line, const char* name) {
-  const char* p = strstr(line, name);
-  return p ? strtol(p + strlen(name), NULL, 10) : -999;
-}
+typedef rh_capture capture;
 
 typedef struct {
   int id;
@@ -172,8 +138,8 @@ static void check_recorder_dump(dumper_state* st, int k, const capture* c, long 
     const char* l = c->rec[i];
     const char* kp = strstr(l, ", <");
     long opc = kp ? strtol(strchr(kp + 3, ':') + 1, NULL, 10) : -1;
-    long po = field(l, " po:"), tr = field(l, " trans:"), dn = field(l, " done:"),
-         ns = field(l, " ns:");
+    long po = rh_field(l, " po:"), tr = rh_field(l, " trans:"), dn = rh_field(l, " done:"),
+         ns = rh_field(l, " ns:");
     char key[64];
     snprintf(key, sizeof key, " <%llu:%ld:0>", (unsigned long long)recs[k].hash, opc);
     const int mid = c->mid_write && strstr(c->mid_keys, key);
@@ -203,18 +169,15 @@ static void check_recorder_dump(dumper_state* st, int k, const capture* c, long 
 
 static void* dump_loop(void* p) {
   dumper_state* st = p;
-  capture* c = malloc(sizeof *c);
-  assert_non_null(c);
-  cap = c;
+  capture* c = rh_capture_new(64);
   for (int round = 0; !atomic_load(&stop_flag); round++) {
     const int k = (round + st->id) % (N_REC + 1);
-    memset(c, 0, sizeof *c);
     if (k == N_REC) { /* the churn thread's communicator: maybe being destroyed */
-      plugin.dump(atomic_load(&churn_ctx), capture_logger);
+      rh_capture_dump(&plugin, atomic_load(&churn_ctx), c);
       if (c->lines && !c->header_ok) bad(st, "churn: no header");
     } else {
       const long hi1 = atomic_load_explicit(&recs[k].hi, memory_order_acquire);
-      plugin.dump(recs[k].ctx, capture_logger);
+      rh_capture_dump(&plugin, recs[k].ctx, c);
       const long lo2 = atomic_load_explicit(&recs[k].lo, memory_order_acquire);
       check_recorder_dump(st, k, c, lo2, hi1);
     }
@@ -222,7 +185,7 @@ static void* dump_loop(void* p) {
     st->lines += c->lines;
     st->mid_write += c->mid_write;
   }
-  free(c);
+  rh_capture_free(c);
   return NULL;
 }
 
@@ -235,9 +198,7 @@ static unsigned long drop_field(const capture* c, const char* name) {
 
 static void* churn_loop(void* p) {
   (void)p;
-  capture* c = malloc(sizeof *c);
-  assert_non_null(c);
-  cap = c;
+  capture* c = rh_capture_new(64);
   for (long round = 0; !atomic_load(&stop_flag); round++) {
     void* ctx = NULL;
     int mask = 0;
@@ -261,8 +222,7 @@ static void* churn_loop(void* p) {
         rh_op_start(&plugin, ctx, &extra, &d);
         assert_null(extra.handle);
       }
-      memset(c, 0, sizeof *c);
-      plugin.dump(ctx, capture_logger);
+      rh_capture_dump(&plugin, ctx, c);
       atomic_fetch_add(&churn_drops_injected, inject);
       atomic_fetch_add(&churn_drops_counted, (long)drop_field(c, " opsDropped:"));
       assert_int_equal(drop_field(c, " opsReclaimed:"), 0);
@@ -273,7 +233,7 @@ static void* churn_loop(void* p) {
     plugin.p->finalize(ctx); /* the dumpers may be dumping it right now */
     atomic_fetch_add(&churn_rounds, 1);
   }
-  free(c);
+  rh_capture_free(c);
   return NULL;
 }
 

@@ -92,6 +92,8 @@ static void test_bad_options_exit_2(void** state) {
   expect_bad("--pace", "200000", "microseconds 0..100000");
   expect_bad("--kill", "1", "--kill");
   expect_bad("--pxn", "1", "--pxn");
+  expect_bad("--ranks-per-process", "0", "--ranks-per-process");
+  expect_bad("--ranks-per-process", "65", "--ranks-per-process");
   expect_bad("--leak-ops", "0", "--leak-ops");
   expect_bad("--fault-iter", "x", "--fault-iter");
   expect_bad("--scenario", "/nonexistent/scenario.txt", "/nonexistent/scenario.txt");
@@ -163,6 +165,19 @@ static void test_faults_checked_against_job(void** state) {
   assert_non_null(strstr(err_buf, "--fault-iter"));
   const char* r5[] = {"--fault-call", "2", NULL}; /* 2 calls */
   assert_int_equal(parse(&c, r5), 2);
+  /* one process a node: it drives whole nodes' worth of ranks, or a share */
+  const char* r6[] = {"--ranks-per-process", "3", NULL}; /* 4 ranks a node */
+  assert_int_equal(parse(&c, r6), 2);
+  assert_non_null(strstr(err_buf, "--ranks-per-process 3 must divide --ranks-per-node 4"));
+  /* a rank of a process does not die alone while its sends run on another
+   * thread of the process; another process's helper is fine */
+  const char* r7[] = {"--ranks-per-process", "4", "--pxn", "1:0", "--kill", "1:0", NULL};
+  assert_int_equal(parse(&c, r7), 2);
+  assert_non_null(strstr(err_buf, "cannot die alone"));
+  const char* r8[] = {"--ranks-per-process", "2", "--pxn", "1:2", "--kill", "1:0", NULL};
+  assert_int_equal(parse(&c, r8), 0);
+  assert_int_equal(c.ranks_per_process, 2);
+  pt_sim_config_release(&c);
   const char* ok[] = {"--pxn", "1:2", "--stall", "3:all:0", "--kill", "7:0", "--leak-ops", "2:1", "--no-recv", "2",
                       "--slow-link", "5:10", "--fault-iter=1", "--fault-call", "1", "--slow-gpu", "6:3",
                       "--pace", "250", NULL};

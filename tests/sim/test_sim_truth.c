@@ -61,6 +61,12 @@ static const scenario scenarios[] = {
     {"slow link", {"--slow-link", "1:4", "--jitter", "2", NULL}},
     {"slow GPU, paced", {"--slow-gpu", "2:3", "--pace", "20", "--iters", "1", NULL}},
     {"pxn", {"--pxn", "1:0", NULL}},
+    /* ranks 0 and 1 in one process: rank 1's sends recorded into its trace
+     * by rank 0's proxy thread, beside rank 1's own */
+    {"pxn in one process", {"--ranks-per-process", "2", "--pxn", "1:0", NULL}},
+    {"pxn in one process, stall", {"--ranks-per-process", "2", "--pxn", "1:0", "--stall", "1:0:3", NULL}},
+    {"one process a node, pxn both ways",
+     {"--ranks-per-process", "2", "--pxn", "1:0", "--pxn", "2:3", "--no-recv", "0:1:2", NULL}},
     {"leak-ops", {"--leak-ops", "2", NULL}},
     {"jitter, retries, flush", {"--jitter", "3", "--recv-retry", "0.2", "--gdr-flush", "--gpu-batch", "3", NULL}},
     {"more than 32 finished", {"--iters", "12", NULL}},

@@ -59,7 +59,7 @@ static void test_torn_finished_entry_is_left_out(void** state) {
   pt_trace* t;
   assert_int_equal(pt_trace_create(&t, NULL, 0), 0);
   for (int k = 0; k < 5; k++) complete_op(t, k);
-  pt_rec* torn = &t->ring[2]; /* completion 2 */
+  pt_rec* torn = &t->lane[0]->ring[2]; /* completion 2 */
   const uint32_t w_ = pt_rec_write_begin(torn);
   PT_STORE(torn->op_count, 99); /* half-written: a new opCount, old everything else */
   pt_rec_view v;
@@ -92,20 +92,20 @@ static void test_entries_overwritten_after_the_head_are_left_out(void** state) {
   pt_trace* t;
   assert_int_equal(pt_trace_create(&t, NULL, 0), 0);
   for (int k = 0; k < 40; k++) complete_op(t, k);
-  uint64_t head = atomic_load(&t->ring_head);
+  uint64_t head = atomic_load(&t->lane[0]->ring_head);
   assert_int_equal(head, 40);
   for (int k = 40; k < 45; k++) complete_op(t, k);
 
   pt_rec_view v[PT_FINISHED_RING];
   uint64_t order[PT_FINISHED_RING];
-  size_t n = pt_ring_snapshot(t, head, v, order);
+  size_t n = pt_ring_snapshot(t->lane[0], head, v, order);
   assert_int_equal(n, 27);
   for (size_t i = 0; i < n; i++) {
     assert_int_equal(order[i], 13 + i);
     assert_int_equal(v[i].op_count, (int64_t)order[i]);
   }
   /* the head as it is now: the full window 13..44 */
-  n = pt_ring_snapshot(t, atomic_load(&t->ring_head), v, order);
+  n = pt_ring_snapshot(t->lane[0], atomic_load(&t->lane[0]->ring_head), v, order);
   assert_int_equal(n, 32);
   assert_int_equal(order[0], 13);
   assert_int_equal(v[31].op_count, 44);
@@ -113,7 +113,7 @@ static void test_entries_overwritten_after_the_head_are_left_out(void** state) {
   pt_trace* u;
   assert_int_equal(pt_trace_create(&u, NULL, 0), 0);
   for (int k = 0; k < 3; k++) complete_op(u, k);
-  assert_int_equal(pt_ring_snapshot(u, atomic_load(&u->ring_head), v, order), 3);
+  assert_int_equal(pt_ring_snapshot(u->lane[0], atomic_load(&u->lane[0]->ring_head), v, order), 3);
   assert_int_equal(v[2].op_count, 2);
   pt_trace_destroy(u);
   pt_trace_destroy(t);
@@ -158,8 +158,8 @@ static void test_ring_copies_under_a_live_writer(void** state) {
    * the writer's whole run between two of its copies). */
   for (int last = 0; !last;) {
     last = atomic_load(&a.done);
-    uint64_t head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
-    size_t n = pt_ring_snapshot(t, head, v, order);
+    uint64_t head = atomic_load_explicit(&t->lane[0]->ring_head, memory_order_acquire);
+    size_t n = pt_ring_snapshot(t->lane[0], head, v, order);
     for (size_t i = 0; i < n; i++) {
       if (v[i].op_count != (int64_t)order[i]) wrong++;
       if (order[i] >= head || (i && order[i] <= order[i - 1])) disorder++;

@@ -351,7 +351,7 @@ static int populate_works(void) {
 
 /* Resident pages among the op id table's pages of entries [from, to). */
 static size_t resident_ids(const pt_trace* t, uint32_t from, uint32_t to) {
-  return resident(t->ids.e, (size_t)from * sizeof(pt_idmap_entry), (size_t)to * sizeof(pt_idmap_entry));
+  return resident(t->lane[0]->ids.e, (size_t)from * sizeof(pt_idmap_entry), (size_t)to * sizeof(pt_idmap_entry));
 }
 
 /* The id table's lead follows the highest opCount as the slab's follows
@@ -361,14 +361,14 @@ static void test_id_table_prefault_follows_opcounts(void** state) {
   (void)state;
   pt_trace* t = new_trace(PT_DEFAULT_MAX_OPS);
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->ids_lead.ready, PT_IDS_PREFAULT_MIN);
+  assert_int_equal(t->lane[0]->ids_lead.ready, PT_IDS_PREFAULT_MIN);
   assert_int_equal(resident_ids(t, PT_IDS_PREFAULT_MIN + 512, PT_IDS_PREFAULT_MIN + 4096), 0);
   run_ops(t, 0, 2047); /* one opCount each: the top moves though one op lives at a time */
   run_ops(t, -1, 1);    /* an op without an opCount (-1, at the table's end) does not move it */
   assert_int_equal(pt_trace_active_ops(t), 0);
-  assert_int_equal(pt_idmap_top(&t->ids), 2048); /* the last bucket's entry, and the one after it */
+  assert_int_equal(pt_idmap_top(&t->lane[0]->ids), 2048); /* the last bucket's entry, and the one after it */
   assert_int_equal(pt_trace_prefault(t), 0);
-  assert_int_equal(t->ids_lead.ready, 2048 + 4096); /* twice the growth */
+  assert_int_equal(t->lane[0]->ids_lead.ready, 2048 + 4096); /* twice the growth */
   if (populate_works())
     assert_true(resident_ids(t, 2048, 2048 + 4096) >= 4096 * sizeof(pt_idmap_entry) / pt_vmem_page());
   else

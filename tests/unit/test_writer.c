@@ -1,9 +1,12 @@
 /*
- * test_writer.c — one writer per trace. Debug builds (PT_DEBUG: sanitizer
- * builds and DEBUG=1) stop the process when a second thread records into a
- * trace, naming both threads; release builds compile no check. Either way,
- * dumping from other threads is not writing. Each case runs in a forked
- * child, so an abort is an outcome to check, not the end of the test.
+ * test_writer.c — one writer per lane. Any number of threads may record
+ * into one trace, each into its own lane (PXN in a process that drives
+ * several GPUs); an op's events come from the thread that started it.
+ * Debug builds (PT_DEBUG: sanitizer builds and DEBUG=1) stop the process
+ * when another thread records an event of an op, naming both threads;
+ * release builds compile no check. Either way, dumping from other threads
+ * is not writing. Each case runs in a forked child, so an abort is an
+ * outcome to check, not the end of the test.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -45,9 +48,17 @@ static void* dumper(void* p) {
   return NULL;
 }
 
-/* In a child: `first_writer` records on its own thread, then, if
- * `second_thread_writes`, this (another) thread records too. Returns the
- * wait status; stderr is captured into err. */
+static int dump_lines;
+static void count_line(void* arg, const char* line, int len) {
+  (void)arg;
+  if (memmem(line, (size_t)len, "<9:", 3)) dump_lines++; /* the line is not terminated */
+}
+
+/* In a child: `first_writer` records on its own thread, then this (another)
+ * thread: with `second_thread_writes` 1, an update of the first thread's
+ * op; with 2, an op of its own, which must then be in the dump beside the
+ * first (the child exits 14 if not). Returns the wait status; stderr is
+ * captured into err. */
 static int run_child(int second_thread_writes, char* err, size_t n) {
   int fds[2];
   assert_int_equal(pipe(fds), 0);
@@ -67,7 +78,15 @@ static int run_child(int second_thread_writes, char* err, size_t n) {
     if (pthread_create(&th, NULL, dumper, NULL) != 0) _exit(13); /* a reader: fine */
     pthread_join(th, NULL);
     pt_trace_dump(trace, ignore_line, NULL);
-    if (second_thread_writes) pt_op_update(op, PT_CNT_POSTED, 1, 0);
+    if (second_thread_writes == 1) pt_op_update(op, PT_CNT_POSTED, 1, 0);
+    if (second_thread_writes == 2) {
+      pt_op_info info = {.comm_hash = 9, .op_count = 0, .peer = 2, .nsteps = 4, .is_send = 0};
+      pt_handle mine = pt_op_start(trace, &info);
+      pt_op_register(mine);
+      pt_op_update(mine, PT_CNT_POSTED, 1, 0);
+      pt_trace_dump(trace, count_line, NULL);
+      if (!mine || dump_lines != 2 || pt_trace_active_ops(trace) != 2) _exit(14);
+    }
     _exit(0);
   }
   close(fds[1]);
@@ -95,18 +114,28 @@ static void test_second_writer(void** state) {
 #ifdef PT_DEBUG
   if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT) fail_msg("child status %d, want SIGABRT", st);
   assert_non_null(strstr(err, "proxytrace: trace of rank 3 written by thread"));
-  assert_non_null(strstr(err, "(pt-first) writes it: one thread writes each trace"));
+  assert_non_null(strstr(err, "(pt-first) writes it (lane 0, which started the op): one thread writes each lane"));
 #else
   /* no check in release builds: the update is simply recorded */
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("child status %d: %s", st, err);
-  assert_null(strstr(err, "one thread writes each trace"));
+  assert_null(strstr(err, "one thread writes each lane"));
 #endif
+}
+
+/* A second thread that starts ops of its own writes its own lane: allowed
+ * in every build, and a dump reads both lanes as one trace. */
+static void test_second_lane(void** state) {
+  (void)state;
+  char err[2048];
+  int st = run_child(2, err, sizeof err);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("child status %d: %s", st, err);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_readers_on_other_threads),
       cmocka_unit_test(test_second_writer),
+      cmocka_unit_test(test_second_lane),
   };
   return cmocka_run_group_tests_name("writer", tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@ void pt_sim_config_init(pt_sim_config* c) {
   c->host = PT_HOST_RCCL;
   c->nodes = 2;
   c->ranks_per_node = 4;
+  c->ranks_per_process = 1;
   c->channels = 2;
   c->iters = 4;
   c->calls[0] = (pt_sim_call){PT_SIM_ALLREDUCE, (size_t)32 << 20};
@@ -94,6 +95,9 @@ void pt_sim_usage(FILE* f) {
 "Job:\n"
 "  --nodes N             nodes (default 2)\n"
 "  --ranks-per-node N    ranks per node (default 4)\n"
+"  --ranks-per-process N  ranks of a node one process drives (JAX, one process\n"
+"                        per node: N = ranks per node), each with its own proxy\n"
+"                        thread; divides --ranks-per-node (default 1)\n"
 "  --channels N          channels, 1..64 (default 2)\n"
 "  --ops LIST            calls per iteration, KIND:SIZE,… with KIND allreduce or\n"
 "                        sendrecv and SIZE like 64M (default allreduce:32M,sendrecv:8M)\n"
@@ -147,7 +151,9 @@ void pt_sim_usage(FILE* f) {
 "                        sends, consuming what it receives (F 2..1000); paced\n"
 "  --kill R:S            rank R dies at transfer S (its dump never comes)\n"
 "  --pxn R:H             rank R's network sends run on the proxy of rank H (same\n"
-"                        node): foreign pid, context and parent for H's plugin\n"
+"                        node): foreign pid, context and parent for H's plugin;\n"
+"                        H in R's process (--ranks-per-process): R's context,\n"
+"                        recorded into R's trace from H's proxy thread\n"
 "  --leak-ops [R:]N      N non-network proxy ops per call, started, never stopped\n"
 "                        (2.27+: older hosts start a ProxyOp only in progress)\n"
 "  --fault-iter N        iteration the faults strike in (default the last)\n"
@@ -228,6 +234,7 @@ static const struct {
 } options[] = {
     {"host", 1},       {"plugin", 1},     {"env", 1},        {"strict", 0},        {"debug", 1},
     {"timestamps", 0}, {"comm-name", 1},  {"nodes", 1},      {"ranks-per-node", 1}, {"channels", 1},
+    {"ranks-per-process", 1},
     {"ops", 1},        {"iters", 1},      {"proto", 1},      {"seed", 1},          {"jitter", 1},
     {"recv-retry", 1}, {"gpu-batch", 1},  {"gdr-flush", 0},  {"hang-polls", 1},    {"scenario", 1},
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
@@ -341,6 +348,8 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_int(val, 1, 128, &c->nodes)) return bad(err, opt, val, "an integer 1..128");
   } else if (!strcmp(opt, "ranks-per-node")) {
     if (to_int(val, 1, 64, &c->ranks_per_node)) return bad(err, opt, val, "an integer 1..64");
+  } else if (!strcmp(opt, "ranks-per-process")) {
+    if (to_int(val, 1, 64, &c->ranks_per_process)) return bad(err, opt, val, "an integer 1..64");
   } else if (!strcmp(opt, "channels")) {
     if (to_int(val, 1, 64, &c->channels)) return bad(err, opt, val, "an integer 1..64");
   } else if (!strcmp(opt, "ops")) {
@@ -505,6 +514,11 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
     fprintf(err, "proxytrace sim: --fault-call %d, but --ops has calls 0..%d\n", c->fault_call, c->n_calls - 1);
     return 2;
   }
+  if (c->ranks_per_node % c->ranks_per_process) {
+    fprintf(err, "proxytrace sim: --ranks-per-process %d must divide --ranks-per-node %d (a process drives GPUs of one node)\n",
+            c->ranks_per_process, c->ranks_per_node);
+    return 2;
+  }
   if (sim_faults_check(c, err) != 0) return 2;
   if (pace_timing_faults(c, err) != 0) return 2;
   unused_options(c, err);
@@ -532,6 +546,7 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
   }
   fprintf(f, "; seed %llu; activation mask 0x%x", (unsigned long long)c->seed, (unsigned)res->mask);
   if (c->pace_us > 0) fprintf(f, "; paced %d us a poll", c->pace_us);
+  if (c->ranks_per_process > 1) fprintf(f, "; %d ranks a process", c->ranks_per_process);
   fputc('\n', f);
   for (int i = 0; i < c->n_faults; i++) {
     char d[200];

@@ -134,6 +134,18 @@ int sim_faults_check(const pt_sim_config* c, FILE* err) {
                 f->arg);
         return -1;
       }
+      /* A rank of a process does not die alone: its communicator would be
+       * destroyed while the helper's proxy thread, in the same process,
+       * still records its sends. */
+      for (int k = 0; k < c->n_faults; k++)
+        if (c->faults[k].kind == PT_FAULT_KILL && c->faults[k].rank == f->rank &&
+            f->arg / c->ranks_per_process == f->rank / c->ranks_per_process) {
+          fprintf(err,
+                  "proxytrace sim: --kill %d with --pxn %d:%d in one process (--ranks-per-process %d): a rank of a "
+                  "process cannot die alone while another of its proxy threads runs its sends\n",
+                  f->rank, f->rank, f->arg, c->ranks_per_process);
+          return -1;
+        }
     }
   }
   return 0;

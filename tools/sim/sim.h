@@ -92,6 +92,11 @@ typedef struct {
 
   /* Job. */
   int nodes, ranks_per_node, channels, iters;
+  /* Ranks of a node driven by one process (JAX, single-controller
+   * runtimes): its ranks share the pid, so a PXN send between two of them
+   * is recorded into the origin's trace by the helper's proxy thread. 1
+   * (one process per GPU) .. ranks_per_node, dividing it. */
+  int ranks_per_process;
   pt_sim_call calls[PT_SIM_MAX_CALLS];
   int n_calls;
   int proto;
@@ -228,7 +233,10 @@ typedef struct {
   int lim_consume;   /* recv: transfers the GPU consumes                 */
   int exp_posted, exp_trans, exp_recvd, exp_done; /* final, in transfers */
   pt_why why;
-  int foreign;       /* PXN: progressed by another rank's proxy          */
+  int foreign;       /* PXN: progressed by another process's proxy (its
+                      * plugin refuses it); a PXN op of a helper in the
+                      * same process (--ranks-per-process) is not foreign:
+                      * recorded into its rank's trace by that thread  */
   int absent;        /* never posted by the application (no-recv)        */
   int dead;          /* belongs to a rank that died                      */
 

@@ -410,6 +410,7 @@ static void print_op(const pt_sim_config* c, const pt_sim_op* op, const char* ta
           (long long)op->exp_trans * s, (long long)op->exp_done * s, op_status(op));
   if (op->why != PT_WHY_NONE) fprintf(f, " why=\"%s\"", pt_sim_why_name(op->why));
   if (op->foreign) fprintf(f, " pxn-proxy=%d", op->proxy_rank);
+  else if (op->proxy_rank != op->rank) fprintf(f, " pxn-thread=%d", op->proxy_rank); /* same process: recorded */
   fputc('\n', f);
 }
 
@@ -457,7 +458,8 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
 
 /* Does the fault stop an op of the hung call, and does that op show it on
  * the faulty rank itself — a network op its own proxy records? (Ops inside
- * a node have no proxy ops; PXN sends are recorded by nobody; a receive
+ * a node have no proxy ops; PXN sends through another process's proxy
+ * are recorded by nobody; a receive
  * never posted shows on the sender's side, which names the rank.) */
 static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, int* hits, int* exact) {
   *hits = *exact = 0;

@@ -205,7 +205,8 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         if (v.v[i].rank == ft->rank && v.v[i].is_send && v.v[i].kind == PT_OPK_NET &&
             (ft->channel < 0 || v.v[i].channel == ft->channel)) {
           v.v[i].proxy_rank = ft->arg;
-          v.v[i].foreign = 1;
+          /* another process's proxy: its plugin refuses the op (pid) */
+          v.v[i].foreign = ft->arg / c->ranks_per_process != ft->rank / c->ranks_per_process;
         }
     } else if (ft->kind == PT_FAULT_LEAK_OPS) {
       for (int b = 0; b < job->n_batches; b++)
