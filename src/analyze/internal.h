@@ -234,7 +234,8 @@ typedef struct {
   char* error; /* could not be read */
   uint64_t lines, bytes, records, dumps, duplicates;
   int n_errors;
-  an_error errors[AN_MAX_ERRORS_KEPT];
+  an_error* errors; /* the first AN_MAX_ERRORS_KEPT, allocated with the first one
+                       (a job of 100 000 files has few with a problem) */
   int rank_hint; /* from the file name (rank<R>, -r<R>-), -1 */
   uint64_t dev, ino; /* the file read (stat), when has_id */
   int has_id;
@@ -435,6 +436,10 @@ struct pt_analysis {
   size_t n_inputs, cap_inputs;
   uint64_t order;
   uint64_t lines, bytes, records, dumps, duplicates, errors;
+  char* block; /* the read buffer, kept from one file to the next (lines.c) */
+  size_t block_cap;
+  uint64_t passed_over; /* older dumps of a dump file not parsed (lines.c) */
+  uint64_t twins;       /* text files not read: their JSON copy was read whole */
   double parse_seconds, analyze_seconds, slow_seconds; /* slow: the slow-edge judgement's part */
 
   an_slot* slots;
