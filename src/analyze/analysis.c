@@ -51,6 +51,8 @@ void pt_analysis_free(pt_analysis* a) {
   }
   an_free(&a->mem, a->inputs);
   an_free(&a->mem, a->block);
+  an_free(&a->mem, a->sources);
+  an_map_free(&a->mem, &a->source_index);
   an_map_free(&a->mem, &a->file_index);
   for (size_t i = 0; i < a->n_skipped; i++) an_free(&a->mem, a->skipped[i].path);
   an_free(&a->mem, a->skipped);

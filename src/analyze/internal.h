@@ -66,6 +66,7 @@ int an_map_add(an_mem* m, an_map* map, uint64_t key, int32_t item);
 int32_t an_map_first(const an_map* map, uint64_t key);
 static inline int32_t an_map_next(const an_map* map, int32_t item) { return map->next[item]; }
 uint64_t an_mix(uint64_t h, uint64_t v);
+uint64_t an_mix_str(const char* s);
 
 /* ---------------------------------------------------------------------------
  * One JSON object per line (json.c): a flat list of fields, nested objects
@@ -239,6 +240,7 @@ typedef struct {
   int rank_hint; /* from the file name (rank<R>, -r<R>-), -1 */
   uint64_t dev, ino; /* the file read (stat), when has_id */
   int has_id;
+  int summary; /* a summary (summary.c): its figures are its nodes' */
 } an_input;
 
 /* A path a directory held that was not read, and why (`-v` lists them). */
@@ -439,6 +441,12 @@ struct pt_analysis {
   char* block; /* the read buffer, kept from one file to the next (lines.c) */
   size_t block_cap;
   uint64_t passed_over; /* older dumps of a dump file not parsed (lines.c) */
+  /* Summaries read (summary.c): how many, the files they summarize, and
+   * the inputs their dumps were read from on their nodes, by path. */
+  uint64_t summaries, summarized_files;
+  uint32_t* sources;
+  size_t n_sources, cap_sources;
+  an_map source_index;
   uint64_t twins;       /* text files not read: their JSON copy was read whole */
   double parse_seconds, analyze_seconds, slow_seconds; /* slow: the slow-edge judgement's part */
 
@@ -530,6 +538,7 @@ struct an_parser {
   int unterminated;    /* the line being read is the input's last and has no
                           line end: the input may be cut inside it */
   int warned_schema, warned_headless;
+  int summary;         /* the input is a summary (summary.c) */
   an_jobj json;        /* scratch for one JSON line */
 };
 
@@ -557,6 +566,12 @@ void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
 void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
 /* Parses one legacy record (from "createT:" on). 0, or -1 with a message. */
 int an_legacy_record(const char* s, size_t len, an_op* op, char* why, size_t why_len);
+
+/* summary.c: reading a summary's lines (jsonl.c hands them over). */
+void an_summary_line(an_parser* p, const an_jobj* o);
+void an_summary_input(an_parser* p, const an_jobj* o);
+void an_summary_dump(an_parser* p, const an_jobj* o, an_dump* d);
+int an_summary_source(an_parser* p, const char* path);
 
 /* merge.c */
 void an_merge(pt_analysis* a, an_dump* d);

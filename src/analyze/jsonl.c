@@ -102,6 +102,7 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
       d->has_drops = 1;
     }
   }
+  if (p->summary) an_summary_dump(p, o, d);
   an_parser_open(p, (uint64_t)seq, d);
 }
 
@@ -120,13 +121,18 @@ static int state_of(const char* s) {
 }
 
 /* A record read (op.line and op.input set here) into the dump `seq` of
- * the file. */
-static void op_add(an_parser* p, const an_op* in, int64_t seq, uint32_t lineno) {
+ * the file. In a summary a record is where its node read it: its dump's
+ * input, at src_line. */
+static void op_add(an_parser* p, const an_op* in, int64_t seq, uint32_t lineno, int64_t src_line) {
   pt_analysis* a = p->a;
   an_op op = *in;
   op.line = lineno;
   op.input = p->input;
   an_open* od = an_parser_find(p, (uint64_t)seq);
+  if (od && p->summary && src_line > 0 && src_line <= UINT32_MAX) {
+    op.input = od->d->input;
+    op.line = (uint32_t)src_line;
+  }
   if (!od) {
     /* Its header is not in this file (cut at the front, or concatenated
      * halfway): keep the records in a dump of their own. */
@@ -217,8 +223,9 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   get_i64(o, "posted_ns", &op.posted_ns);
   get_i64(o, "send_ns", &op.send_ns);
   get_i64(o, "progress_ns", &op.progress_ns);
-
-  op_add(p, &op, seq, lineno);
+  int64_t src_line = 0;
+  if (p->summary) get_i64(o, "srcLine", &src_line);
+  op_add(p, &op, seq, lineno, src_line);
 }
 
 /* ---- the op lines the plugin writes, read in one pass ----------------------
@@ -236,14 +243,15 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
 enum { /* in the order the plugin writes them */
   F_TYPE, F_DUMPSEQ, F_RANK, F_PEER, F_CHANNEL, F_DIR, F_COMM, F_OPCOUNT, F_OPID, F_KEY, F_STATE, F_STATUS,
   F_NSTEPS, F_NBYTES, F_FUNC, F_PROTO, F_PATTERN, F_TOTAL, F_CHUNK, F_OPCOUNTFROM, F_COLL, F_SEQ, F_USERTAG,
-  F_COUNTERS, F_LASTCOUNTER, F_CREATE, F_LAST, F_POSTED, F_SEND, F_PROGRESS, F_TOP, /* then the counters */
+  F_COUNTERS, F_LASTCOUNTER, F_CREATE, F_LAST, F_POSTED, F_SEND, F_PROGRESS, F_SRCLINE /* summaries */,
+  F_TOP, /* then the counters */
   F_COUNT = F_TOP + AN_C_COUNT
 };
 static const char* const fast_keys[F_TOP] = {
     "type",      "dumpSeq",   "rank",        "peer",     "channel",    "dir",     "commHash",  "opCount",
     "opId",      "key",       "state",       "status",   "nSteps",     "nBytes",  "func",      "proto",
     "pattern",   "totalBytes", "chunkSize",  "opCountFrom", "coll",    "seq",     "userTag",   "counters",
-    "lastCounter", "create_ns", "last_ns",   "posted_ns", "send_ns",   "progress_ns"};
+    "lastCounter", "create_ns", "last_ns",   "posted_ns", "send_ns",   "progress_ns", "srcLine"};
 
 typedef struct {
   const char* s;
@@ -441,8 +449,9 @@ static int fast_op_line(an_parser* p, const char* line, size_t len, uint32_t lin
   an_fv v[F_COUNT];
   an_op op;
   int64_t seq;
-  if (fast_scan(line, len, v) != 0 || fast_op(v, &op, &seq) != 0) return 0;
-  op_add(p, &op, seq, lineno);
+  int64_t src_line = 0;
+  if (fast_scan(line, len, v) != 0 || fast_op(v, &op, &seq) != 0 || fv_opt(&v[F_SRCLINE], &src_line) != 0) return 0;
+  op_add(p, &op, seq, lineno, p->summary ? src_line : 0);
   return 1;
 }
 
@@ -495,5 +504,7 @@ void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) 
   if (!strcmp(type, "op")) op_line(p, o, lineno);
   else if (!strcmp(type, "dump")) dump_line(p, o, lineno);
   else if (!strcmp(type, "end")) end_line(p, o, lineno);
+  else if (!strcmp(type, "summary") && lineno == 1) an_summary_line(p, o);
+  else if (!strcmp(type, "input") && p->summary) an_summary_input(p, o);
   /* other types: later additions, skipped */
 }

@@ -116,6 +116,7 @@ static void count_input(pt_analysis* a, uint32_t input, uint64_t lines, uint64_t
   if (!a->inputs[input].dumps && !lines) a->inputs[input].format = "empty";
   a->inputs[input].lines = lines;
   a->inputs[input].bytes = bytes;
+  if (a->inputs[input].summary) return; /* its figures are those of its node's inputs */
   a->lines += lines;
   a->bytes += bytes;
 }
