@@ -159,14 +159,14 @@ typedef struct {
   int64_t n_steps;
   uint64_t nbytes, total_bytes, chunk;
   int32_t func, proto, pattern;
+  uint32_t line;    /* where it was read (here and below: no padding, 256 bytes) */
   int64_t cnt[AN_C_COUNT];
   int64_t create_ns, last_ns, posted_ns, send_ns, progress_ns;
   int64_t coll_seq; /* -1 = unknown */
   char coll[16];    /* "" = unknown */
   uint64_t user_tag; /* the task's userTag (NCCL 2.31+) when tag_known */
-  int8_t tag_known;  /* 1 user_tag holds it, 0 untagged, -1 tagged but unknown */
-  uint32_t line;    /* where it was read */
   uint32_t input;
+  int8_t tag_known;  /* 1 user_tag holds it, 0 untagged, -1 tagged but unknown */
 } an_op;
 
 typedef struct an_dump {

@@ -172,6 +172,12 @@ static void metrics(FILE* f, const pt_mset* s) {
   }
 }
 
+/* The files behind the inputs: those read here, and those the summaries
+ * read summarize (not the summaries, nor the inputs their dumps name). */
+static uint64_t files_summarized(const pt_analysis* a) {
+  return (uint64_t)(a->n_inputs - a->n_sources) - a->summaries + a->summarized_files;
+}
+
 int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
   if (!a || !f) return PT_AN_EINVAL;
   if (an_failed(a)) return PT_AN_ENOMEM;
@@ -188,10 +194,10 @@ int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
           PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
   an_put_str(f, host);
   fprintf(f,
-          ",\"files\":%zu,\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64 ",\"dumps\":%" PRIu64
+          ",\"files\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64 ",\"dumps\":%" PRIu64
           ",\"duplicates\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"passedOver\":%" PRIu64 ",\"textCopiesNotRead\":%" PRIu64
           ",\"dumpsCarried\":%" PRIu64 ",\"recordsCarried\":%" PRIu64 "}\n",
-          a->n_inputs + a->summarized_files, a->lines, a->bytes, a->records, a->dumps, a->duplicates, a->errors,
+          files_summarized(a), a->lines, a->bytes, a->records, a->dumps, a->duplicates, a->errors,
           a->passed_over, a->twins, dumps, records);
   uint64_t written = 0;
   for (size_t i = 0; i < a->n_slots; i++) {

@@ -44,6 +44,7 @@ for n in "$T"/job/node*; do
   $RUN "$PT" analyze --summary "$T/sum/${n##*/}.jsonl" "$n" >"$T/out" || fail "analyze --summary $n exits $?: $(cat "$T/out")"
 done
 grep -q "^proxytrace analyze: summary of 8 files" "$T/out" || fail "analyze --summary says: $(cat "$T/out")"
+grep -q '"files":8,' "$T/sum/node00000.jsonl" || fail "a node's summary does not count its 8 files"
 $RUN "$PT" analyze --json "$T/job" >"$T/whole.json"; rc_whole=$?
 $RUN "$PT" analyze --json "$T/sum" >"$T/via.json"; rc_via=$?
 [ $rc_whole -eq 1 ] || fail "the generated job's analysis exits $rc_whole, want 1 (a hang)"
@@ -57,6 +58,7 @@ for s in "$T"/sum/*.jsonl; do
   g=$((i / 16)); mkdir -p "$T/grp$g"; cp "$s" "$T/grp$g/"; i=$((i + 1))
 done
 for g in "$T"/grp*; do $RUN "$PT" analyze --summary "$T/sum2/${g##*/}.jsonl" "$g" >/dev/null || fail "a second-level summary"; done
+grep -q '"files":128,' "$T/sum2/grp0.jsonl" || fail "a second-level summary does not count the 128 files of its 16 nodes"
 $RUN "$PT" analyze --json "$T/sum2" >"$T/via2.json"
 same "$T/whole.json" "$T/via2.json" "the second-level summaries' analysis differs from the dumps'"
 "$py" -c "
