@@ -215,9 +215,8 @@ int pt_cmd_analyze(int argc, char** argv) {
     } else {
       pt_analysis_stats st;
       pt_analysis_get_stats(a, &st);
-      printf("proxytrace analyze: summary of %llu files (%llu dumps, %llu records) written to %s\n",
-             (unsigned long long)st.files, (unsigned long long)st.dumps, (unsigned long long)st.records,
-             PT_TEXT(summary, 1024));
+      printf("proxytrace analyze: summary written to %s (of %llu dumps, %llu records)\n", PT_TEXT(summary, 1024),
+             (unsigned long long)st.dumps, (unsigned long long)st.records);
     }
     free(paths);
     pt_analysis_free(a);
