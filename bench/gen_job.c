@@ -315,5 +315,9 @@ int main(int argc, char** argv) {
       write_block(&ok, &m, argv[5]);
     }
   }
+  for (tmpl* t = &hung; t; t = t == &hung ? &ok : NULL) {
+    for (size_t i = 0; i < t->n; i++) free(t->f[i].path);
+    free(t->f);
+  }
   return 0;
 }

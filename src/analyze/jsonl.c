@@ -270,7 +270,7 @@ static int fast_key(const char* k, size_t n, int depth, int* next) {
   for (int c = 0; c < hi - lo; c++) {
     const int i = lo + (*next - lo + c) % (hi - lo);
     const char* name = depth ? an_counter_json[i - F_TOP] : fast_keys[i];
-    if (name[0] == k[0] && !memcmp(name, k, n) && !name[n]) {
+    if (name[0] == k[0] && !strncmp(name, k, n) && !name[n]) {
       *next = i + 1 < hi ? i + 1 : lo;
       return i;
     }
