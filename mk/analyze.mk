@@ -77,6 +77,9 @@ install-analyze: build-all
 #                 jobs each (default 40); `make fault-matrix` runs one slice
 #                 of FAULT_MATRIX_JOBS (default 400) of FAULT_MATRIX_SEED
 #                 (default: drawn, and printed)
+#   summary.sh    analyze --summary: a generated 2 048-rank job analyzed
+#                 from its nodes' summaries (and summaries of those) as
+#                 from its dumps; a damaged node's gaps carried; the options
 #   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
 #                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
@@ -103,24 +106,33 @@ $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-d
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
-  tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh
+  tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
+  tests/analyze/summary.sh
 
 # The full-size randomized fault matrix, for the closing figures.
 FAULT_MATRIX_JOBS ?= 400
 FAULT_MATRIX_SEED ?=
 .PHONY: fault-matrix
 fault-matrix: build-all
-	python3 tests/analyze/fault_matrix.py $(B) --strict --jobs $(FAULT_MATRIX_JOBS) $(if $(FAULT_MATRIX_SEED),--seed $(FAULT_MATRIX_SEED))
+	python3 tests/analyze/fault_matrix.py $(B) --strict --summaries --jobs $(FAULT_MATRIX_JOBS) $(if $(FAULT_MATRIX_SEED),--seed $(FAULT_MATRIX_SEED))
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a
-# stalled GPU, analyzed: lines per second, time, peak memory.
+# stalled GPU, and jobs of 1 024, 16 384 and 100 000 ranks made from
+# emulated ones by bench/gen_job.c, analyzed: time, lines and MB per
+# second, peak memory; the 100 000-rank job through per-node summaries too.
 BENCH_ANALYZE := $(B)/bench/bench_analyze
+GEN_JOB := $(B)/bench/gen_job
 BENCH_RUNS += bench-analyze
 
 $(BENCH_ANALYZE): $(B)/bench/bench_analyze.o $(ANALYZE_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZE_A) -lm
 
+$(GEN_JOB): $(B)/bench/gen_job.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $<
+
+TEST_TARGETS += $(GEN_JOB)
+
 .PHONY: bench-analyze
-bench-analyze: $(BENCH_ANALYZE) $(B)/proxytrace $(PLUGIN_SO)
+bench-analyze: $(BENCH_ANALYZE) $(GEN_JOB) $(B)/proxytrace $(PLUGIN_SO)
 	@sh bench/bench_analyze.sh $(B)

@@ -41,6 +41,12 @@ static void usage(FILE* f) {
           "  --html FILE         also write one self-contained HTML page to FILE (verdict,\n"
           "                      wait graph by node, step-time heatmap, stuck edges; no\n"
           "                      script, nothing loaded from the network), the same way\n"
+          "  --summary FILE      write a summary of PATH's evidence to FILE instead of a\n"
+          "                      report (each rank's latest dumps, the inputs' problems,\n"
+          "                      the step metrics; never over an input): one per node,\n"
+          "                      and `proxytrace analyze` of the summaries gives the\n"
+          "                      verdict of all the dumps (docs/analyze.md, \"Past one\n"
+          "                      machine\")\n"
           "  -v, --verbose       the evidence, every input and every problem found\n"
           "  --slow-factor F     an edge F times slower than its operation's median is\n"
           "                      slow (default 3; 1.5..1000)\n"
@@ -61,7 +67,9 @@ static void usage(FILE* f) {
           "cannot show the whole job (a dump cut or short of records, ranks without a\n"
           "dump, a dump older than its peers' by more than the stall time, an\n"
           "unreadable input), each listed. With --records: 0 the records are printed\n"
-          "(problems with the inputs on stderr), 2 an option is bad or memory ran out.\n",
+          "(problems with the inputs on stderr), 2 an option is bad or memory ran out.\n"
+          "With --summary: 0 the summary is written, 2 it is not (a bad option, an\n"
+          "output that cannot be written or is an input, memory).\n",
           PT_ANALYZE_SCHEMA);
 }
 
@@ -113,6 +121,7 @@ int pt_cmd_analyze(int argc, char** argv) {
   const char* chrome = NULL;
   const char* html = NULL;
   const char* expect = NULL;
+  const char* summary = NULL;
   pt_analysis* a;
   if (pt_analysis_new(&a) != 0) return out_of_memory();
   int npaths = 0, rc = 0;
@@ -140,7 +149,7 @@ int pt_cmd_analyze(int argc, char** argv) {
     } else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
       verbose = 1;
     } else if (!strcmp(s, "--chrome") || !strcmp(s, "--html") || !strcmp(s, "--expect") || !strcmp(s, "--slow-factor") ||
-               !strcmp(s, "--stall-ms")) {
+               !strcmp(s, "--stall-ms") || !strcmp(s, "--summary")) {
       if (i + 1 >= argc || !argv[i + 1][0]) {
         fprintf(stderr, "proxytrace analyze: %s needs a value\n", s);
         rc = 2;
@@ -150,6 +159,7 @@ int pt_cmd_analyze(int argc, char** argv) {
       if (!strcmp(s, "--chrome")) chrome = v;
       else if (!strcmp(s, "--html")) html = v;
       else if (!strcmp(s, "--expect")) expect = v;
+      else if (!strcmp(s, "--summary")) summary = v;
       else if (pt_analysis_set_option(a, s + 2, v) != 0) {
         fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: %s\n", v, s,
                 !strcmp(s, "--slow-factor") ? "a number 1.5..1000" : "a whole number of milliseconds 0..86400000");
@@ -162,6 +172,11 @@ int pt_cmd_analyze(int argc, char** argv) {
   }
   if (rc == 0 && records && (json || verbose || expect)) {
     fprintf(stderr, "proxytrace analyze: --records prints the records only: not with --json, -v or --expect\n");
+    rc = 2;
+  }
+  if (rc == 0 && summary && (json || verbose || records || expect || chrome || html)) {
+    fprintf(stderr, "proxytrace analyze: --summary writes the summary only: not with --json, --records, -v, --expect,"
+                    " --chrome or --html\n");
     rc = 2;
   }
   if (rc == 0 && all_dumps && !records) {
@@ -186,6 +201,27 @@ int pt_cmd_analyze(int argc, char** argv) {
   /* Adding and running fail only for memory (the arguments are good). */
   for (int i = 0; i < npaths && rc == 0; i++)
     if (pt_analysis_add_path(a, paths[i]) != 0) rc = 2;
+  if (rc == 0 && summary) {
+    int c = pt_analysis_write_summary_path(a, summary);
+    if (c == PT_AN_ENOMEM) {
+      rc = out_of_memory();
+    } else if (c == PT_AN_EINPUT) {
+      fprintf(stderr, "proxytrace analyze: --summary %s is one of the inputs: not overwritten; name another file\n",
+              summary);
+      rc = 2;
+    } else if (c != 0) {
+      fprintf(stderr, "proxytrace analyze: cannot write --summary %s: %s\n", summary, strerror(errno));
+      rc = 2;
+    } else {
+      pt_analysis_stats st;
+      pt_analysis_get_stats(a, &st);
+      printf("proxytrace analyze: summary written to %s (of %llu dumps, %llu records)\n", PT_TEXT(summary, 1024),
+             (unsigned long long)st.dumps, (unsigned long long)st.records);
+    }
+    free(paths);
+    pt_analysis_free(a);
+    return rc;
+  }
   if (rc == 0 && pt_analysis_run(a) != 0) rc = 2;
   /* The output file first: one that cannot be written (or is one of the
    * inputs) fails the command before any report is printed. */

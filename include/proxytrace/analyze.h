@@ -264,6 +264,17 @@ PT_EXTERN int pt_analysis_write_html(const pt_analysis* a, FILE* f);
  * copy); grouped by communicator hash and rank. Any time after the inputs
  * are added. 0, PT_AN_EIO, or PT_AN_ENOMEM. */
 PT_EXTERN int pt_analysis_write_records(const pt_analysis* a, FILE* f);
+/* A summary of the inputs (docs/analyze.md, "Past one machine"): one JSON
+ * lines file of the evidence the analysis keeps — each communicator and
+ * rank's latest dump and the active records of the one before, the ranks
+ * that dumped no record, the rank-unknown dumps, the inputs with a
+ * problem, the step metrics read — which an analysis reads back as an
+ * input like any other: an analysis of the summaries of every node gives
+ * the verdict of an analysis of all their dumps. Any time after the inputs
+ * are added. 0, PT_AN_EIO, or PT_AN_ENOMEM; the _path form as
+ * pt_analysis_write_chrome_path (never over an input, PT_AN_EINPUT). */
+PT_EXTERN int pt_analysis_write_summary(const pt_analysis* a, FILE* f);
+PT_EXTERN int pt_analysis_write_summary_path(const pt_analysis* a, const char* path);
 /* The JSON document as a string; free with pt_analysis_string_free. NULL
  * when out of memory. */
 PT_EXTERN char* pt_analysis_json(const pt_analysis* a);

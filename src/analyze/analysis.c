@@ -46,9 +46,13 @@ void pt_analysis_free(pt_analysis* a) {
     an_input* in = &a->inputs[i];
     an_free(&a->mem, in->path);
     an_free(&a->mem, in->error);
-    for (int e = 0; e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) an_free(&a->mem, in->errors[e].message);
+    for (int e = 0; in->errors && e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) an_free(&a->mem, in->errors[e].message);
+    an_free(&a->mem, in->errors);
   }
   an_free(&a->mem, a->inputs);
+  an_free(&a->mem, a->block);
+  an_free(&a->mem, a->sources);
+  an_map_free(&a->mem, &a->source_index);
   an_map_free(&a->mem, &a->file_index);
   for (size_t i = 0; i < a->n_skipped; i++) an_free(&a->mem, a->skipped[i].path);
   an_free(&a->mem, a->skipped);

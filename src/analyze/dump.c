@@ -157,7 +157,8 @@ void an_parser_finish(an_parser* p) {
     an_parser_commit(p, o);
   }
   an_input* in = &a->inputs[p->input];
-  if (in->dumps) in->format = p->saw_json ? "jsonl" : "text";
+  if (p->summary) in->format = "summary";
+  else if (in->dumps) in->format = p->saw_json ? "jsonl" : "text";
   an_free(&a->mem, p);
 }
 

@@ -66,6 +66,7 @@ int an_map_add(an_mem* m, an_map* map, uint64_t key, int32_t item);
 int32_t an_map_first(const an_map* map, uint64_t key);
 static inline int32_t an_map_next(const an_map* map, int32_t item) { return map->next[item]; }
 uint64_t an_mix(uint64_t h, uint64_t v);
+uint64_t an_mix_str(const char* s);
 
 /* ---------------------------------------------------------------------------
  * One JSON object per line (json.c): a flat list of fields, nested objects
@@ -158,14 +159,14 @@ typedef struct {
   int64_t n_steps;
   uint64_t nbytes, total_bytes, chunk;
   int32_t func, proto, pattern;
+  uint32_t line;    /* where it was read (here and below: no padding, 256 bytes) */
   int64_t cnt[AN_C_COUNT];
   int64_t create_ns, last_ns, posted_ns, send_ns, progress_ns;
   int64_t coll_seq; /* -1 = unknown */
   char coll[16];    /* "" = unknown */
   uint64_t user_tag; /* the task's userTag (NCCL 2.31+) when tag_known */
-  int8_t tag_known;  /* 1 user_tag holds it, 0 untagged, -1 tagged but unknown */
-  uint32_t line;    /* where it was read */
   uint32_t input;
+  int8_t tag_known;  /* 1 user_tag holds it, 0 untagged, -1 tagged but unknown */
 } an_op;
 
 typedef struct an_dump {
@@ -235,10 +236,12 @@ typedef struct {
   char* error; /* could not be read */
   uint64_t lines, bytes, records, dumps, duplicates;
   int n_errors;
-  an_error errors[AN_MAX_ERRORS_KEPT];
+  an_error* errors; /* the first AN_MAX_ERRORS_KEPT, allocated with the first one
+                       (a job of 100 000 files has few with a problem) */
   int rank_hint; /* from the file name (rank<R>, -r<R>-), -1 */
   uint64_t dev, ino; /* the file read (stat), when has_id */
   int has_id;
+  int summary; /* a summary (summary.c): its figures are its nodes' */
 } an_input;
 
 /* A path a directory held that was not read, and why (`-v` lists them). */
@@ -436,6 +439,16 @@ struct pt_analysis {
   size_t n_inputs, cap_inputs;
   uint64_t order;
   uint64_t lines, bytes, records, dumps, duplicates, errors;
+  char* block; /* the read buffer, kept from one file to the next (lines.c) */
+  size_t block_cap;
+  uint64_t passed_over; /* older dumps of a dump file not parsed (lines.c) */
+  /* Summaries read (summary.c): how many, the files they summarize, and
+   * the inputs their dumps were read from on their nodes, by path. */
+  uint64_t summaries, summarized_files;
+  uint32_t* sources;
+  size_t n_sources, cap_sources;
+  an_map source_index;
+  uint64_t twins;       /* text files not read: their JSON copy was read whole */
   double parse_seconds, analyze_seconds, slow_seconds; /* slow: the slow-edge judgement's part */
 
   an_slot* slots;
@@ -526,6 +539,7 @@ struct an_parser {
   int unterminated;    /* the line being read is the input's last and has no
                           line end: the input may be cut inside it */
   int warned_schema, warned_headless;
+  int summary;         /* the input is a summary (summary.c) */
   an_jobj json;        /* scratch for one JSON line */
 };
 
@@ -553,6 +567,12 @@ void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
 void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
 /* Parses one legacy record (from "createT:" on). 0, or -1 with a message. */
 int an_legacy_record(const char* s, size_t len, an_op* op, char* why, size_t why_len);
+
+/* summary.c: reading a summary's lines (jsonl.c hands them over). */
+void an_summary_line(an_parser* p, const an_jobj* o);
+void an_summary_input(an_parser* p, const an_jobj* o);
+void an_summary_dump(an_parser* p, const an_jobj* o, an_dump* d);
+int an_summary_source(an_parser* p, const char* path);
 
 /* merge.c */
 void an_merge(pt_analysis* a, an_dump* d);

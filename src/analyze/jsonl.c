@@ -42,8 +42,7 @@ static void get_str(const an_jobj* o, const char* path, char* out, size_t n) {
 
 /* "userTag":"0x…" (docs/dump-json.md); "unknown" or anything else that is
  * no hexadecimal number: tagged, tag unknown. */
-static void user_tag(const an_jobj* o, an_op* op) {
-  const char* s = an_json_str(o, "userTag");
+static void user_tag(const char* s, an_op* op) {
   if (!s) return;
   op->tag_known = -1;
   if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2]) return;
@@ -105,6 +104,7 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
       d->has_drops = 1;
     }
   }
+  if (p->summary) an_summary_dump(p, o, d);
   an_parser_open(p, (uint64_t)seq, d);
 }
 
@@ -120,6 +120,38 @@ static int state_of(const char* s) {
   if (!strcmp(s, "finished")) return AN_ST_FINISHED;
   if (!strcmp(s, "detached")) return AN_ST_DETACHED;
   return -1;
+}
+
+/* A record read (op.line and op.input set here) into the dump `seq` of
+ * the file. In a summary a record is where its node read it: its dump's
+ * input, at src_line. */
+static void op_add(an_parser* p, const an_op* in, int64_t seq, uint32_t lineno, int64_t src_line) {
+  pt_analysis* a = p->a;
+  an_op op = *in;
+  op.line = lineno;
+  op.input = p->input;
+  an_open* od = an_parser_find(p, (uint64_t)seq);
+  if (od && p->summary && src_line > 0 && src_line <= UINT32_MAX) {
+    op.input = od->d->input;
+    op.line = (uint32_t)src_line;
+  }
+  if (!od) {
+    /* Its header is not in this file (cut at the front, or concatenated
+     * halfway): keep the records in a dump of their own. */
+    an_input_error(a, p->input, lineno, "op line of dump %lld, whose header line is missing", (long long)seq);
+    an_dump* d = an_dump_new(a, p->input, lineno, AN_FMT_JSONL);
+    if (!d) return;
+    d->seq = seq;
+    d->ns_times = 1;
+    d->rank = op.rank;
+    d->comm = op.comm;
+    d->has_comm = 1;
+    d->lost = 1; /* its header */
+    od = an_parser_open(p, (uint64_t)seq, d);
+    if (!od) return;
+  }
+  an_op* slot = an_dump_add_op(a, od->d);
+  if (slot) *slot = op;
 }
 
 /* Fields are read in the order the writer puts them (the lookups then
@@ -179,7 +211,7 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   if (an_json_i64(o, "chunkSize", &x) == 0 && x >= 0) op.chunk = (uint64_t)x;
   get_str(o, "coll", op.coll, sizeof op.coll);
   get_i64(o, "seq", &op.coll_seq);
-  user_tag(o, &op);
+  user_tag(an_json_str(o, "userTag"), &op);
   if (!an_json_get(o, counter_path[AN_C_POSTED]) || !an_json_get(o, counter_path[AN_C_DONE])) {
     an_input_error(a, p->input, lineno, "op line without counters.posted/done: skipped");
     return;
@@ -193,27 +225,236 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   get_i64(o, "posted_ns", &op.posted_ns);
   get_i64(o, "send_ns", &op.send_ns);
   get_i64(o, "progress_ns", &op.progress_ns);
-  op.line = lineno;
-  op.input = p->input;
+  int64_t src_line = 0;
+  if (p->summary) get_i64(o, "srcLine", &src_line);
+  op_add(p, &op, seq, lineno, src_line);
+}
 
-  an_open* od = an_parser_find(p, (uint64_t)seq);
-  if (!od) {
-    /* Its header is not in this file (cut at the front, or concatenated
-     * halfway): keep the records in a dump of their own. */
-    an_input_error(a, p->input, lineno, "op line of dump %lld, whose header line is missing", (long long)seq);
-    an_dump* d = an_dump_new(a, p->input, lineno, AN_FMT_JSONL);
-    if (!d) return;
-    d->seq = seq;
-    d->ns_times = 1;
-    d->rank = op.rank;
-    d->comm = op.comm;
-    d->has_comm = 1;
-    d->lost = 1; /* its header */
-    od = an_parser_open(p, (uint64_t)seq, d);
-    if (!od) return;
+/* ---- the op lines the plugin writes, read in one pass ----------------------
+ *
+ * Almost every line of a dump file is an op line, and the plugin writes
+ * them in one shape (docs/dump-json.md): one flat object of integers,
+ * null, and ASCII strings without escapes, with the counters in one nested
+ * object, no spaces. fast_scan() reads such a line in a single pass into
+ * the values of the keys the analysis uses, without the general parser's
+ * field list and lookups; fast_op() then takes a record from them by the
+ * rules of op_line(). A line off that shape — an escape, a fraction, a
+ * space, a duplicate key, other nesting, a value op_line() would refuse —
+ * is left to the general parser, so a line reads the same either way
+ * (tests/analyze/test_parse.c compares the two on every field). */
+enum { /* in the order the plugin writes them */
+  F_TYPE, F_DUMPSEQ, F_RANK, F_PEER, F_CHANNEL, F_DIR, F_COMM, F_OPCOUNT, F_OPID, F_KEY, F_STATE, F_STATUS,
+  F_NSTEPS, F_NBYTES, F_FUNC, F_PROTO, F_PATTERN, F_TOTAL, F_CHUNK, F_OPCOUNTFROM, F_COLL, F_SEQ, F_USERTAG,
+  F_COUNTERS, F_LASTCOUNTER, F_CREATE, F_LAST, F_POSTED, F_SEND, F_PROGRESS, F_SRCLINE /* summaries */,
+  F_TOP, /* then the counters */
+  F_COUNT = F_TOP + AN_C_COUNT
+};
+static const char* const fast_keys[F_TOP] = {
+    "type",      "dumpSeq",   "rank",        "peer",     "channel",    "dir",     "commHash",  "opCount",
+    "opId",      "key",       "state",       "status",   "nSteps",     "nBytes",  "func",      "proto",
+    "pattern",   "totalBytes", "chunkSize",  "opCountFrom", "coll",    "seq",     "userTag",   "counters",
+    "lastCounter", "create_ns", "last_ns",   "posted_ns", "send_ns",   "progress_ns", "srcLine"};
+
+typedef struct {
+  const char* s;
+  uint32_t n;
+  char t; /* 0 absent, 'i' integer, 's' string, 'z' null, 'b' true or false, 'o' the counters */
+} an_fv;
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* The key's index among fast_keys (depth 0) or the counters (depth 1),
+ * -1 when the analysis does not read it; *next: where to look first (the
+ * key after the last one found, which is where the writer's order puts
+ * the next). */
+static int fast_key(const char* k, size_t n, int depth, int* next) {
+  const int lo = depth ? F_TOP : 0, hi = depth ? F_COUNT : F_TOP;
+  for (int c = 0; c < hi - lo; c++) {
+    const int i = lo + (*next - lo + c) % (hi - lo);
+    const char* name = depth ? an_counter_json[i - F_TOP] : fast_keys[i];
+    if (name[0] == k[0] && !strncmp(name, k, n) && !name[n]) {
+      *next = i + 1 < hi ? i + 1 : lo;
+      return i;
+    }
   }
-  an_op* slot = an_dump_add_op(a, od->d);
-  if (slot) *slot = op;
+  return -1;
+}
+
+/* 0 when the line has the plugin's shape (v filled), -1 when it is left
+ * to the general parser. */
+static int fast_scan(const char* s, size_t len, an_fv* v) {
+  const char* p = s;
+  const char* const e = s + len;
+  if (len > 8192 || *p++ != '{') return -1;
+  int depth = 0, fields = 0, next_top = 0, next_cnt = F_TOP;
+  memset(v, 0, F_COUNT * sizeof *v);
+  for (;;) {
+    if (p >= e || *p != '"') return -1;
+    const char* k = ++p;
+    while (p < e && *p != '"') {
+      if (*p == '\\' || *p == '.' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return -1;
+      p++;
+    }
+    if (p + 1 >= e || p[1] != ':' || ++fields > 200) return -1;
+    const size_t kn = (size_t)(p - k);
+    p += 2;
+    const int idx = fast_key(k, kn, depth, depth ? &next_cnt : &next_top);
+    if (idx >= 0 && v[idx].t) return -1; /* a duplicate: which one counts is the general parser's call */
+    an_fv x = {p, 0, 0};
+    if (*p == '{') {
+      if (idx != F_COUNTERS || p + 1 >= e || p[1] == '}') return -1;
+      v[idx].t = 'o';
+      depth = 1;
+      p++;
+      continue;
+    } else if (*p == '"') {
+      x.s = ++p;
+      while (p < e && *p != '"') {
+        if (*p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return -1;
+        p++;
+      }
+      if (p >= e) return -1;
+      x.n = (uint32_t)(p - x.s);
+      x.t = 's';
+      p++;
+    } else if (*p == '-' || is_digit(*p)) {
+      const char* q = p + (*p == '-');
+      if (q >= e || !is_digit(*q) || (*q == '0' && q + 1 < e && is_digit(q[1]))) return -1;
+      while (q < e && is_digit(*q)) q++;
+      if (q < e && (*q == '.' || *q == 'e' || *q == 'E')) return -1;
+      x.n = (uint32_t)(q - p);
+      x.t = 'i';
+      p = q;
+    } else if (e - p >= 4 && !memcmp(p, "null", 4)) {
+      x.t = 'z';
+      p += 4;
+    } else if (e - p >= 4 && !memcmp(p, "true", 4)) {
+      x.t = 'b';
+      p += 4;
+    } else if (e - p >= 5 && !memcmp(p, "false", 5)) {
+      x.t = 'b';
+      p += 5;
+    } else {
+      return -1;
+    }
+    if (idx == F_COUNTERS) return -1; /* counters that are not an object */
+    if (idx >= 0) v[idx] = x;
+    while (p < e && *p == '}') {
+      p++;
+      if (!depth) return p == e ? 0 : -1;
+      depth = 0;
+    }
+    if (p >= e || *p != ',') return -1;
+    p++;
+  }
+}
+
+/* An integer value as an_json_i64 takes it; -1 when it is not one. */
+static int fv_i64(const an_fv* f, int64_t* out) {
+  if (f->t != 'i' || f->n > 20) return -1;
+  const int neg = f->s[0] == '-';
+  uint64_t x = 0;
+  for (uint32_t i = (uint32_t)neg; i < f->n; i++) {
+    const uint64_t d = (uint64_t)(f->s[i] - '0');
+    if (x > (UINT64_MAX - d) / 10) return -1;
+    x = x * 10 + d;
+  }
+  if (neg ? x > (uint64_t)INT64_MAX + 1 : x > (uint64_t)INT64_MAX) return -1;
+  *out = neg ? (x == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)x) : (int64_t)x;
+  return 0;
+}
+
+/* An optional integer: absent or null leaves *out; 0, or -1 for another value. */
+static int fv_opt(const an_fv* f, int64_t* out) {
+  if (!f->t || f->t == 'z') return 0;
+  return fv_i64(f, out);
+}
+
+static int fv_is(const an_fv* f, const char* word) {
+  return f->t == 's' && f->n == strlen(word) && !memcmp(f->s, word, f->n);
+}
+
+/* The record of a line fast_scan() read, by op_line()'s rules; -1 where
+ * op_line() would refuse it or read it another way (it then reads it). */
+static int fast_op(const an_fv* v, an_op* op, int64_t* seq) {
+  an_op_init(op);
+  *seq = -1;
+  int64_t r[3], x;
+  if (fv_opt(&v[F_DUMPSEQ], seq)) return -1;
+  for (int i = 0; i < 3; i++)
+    if (fv_i64(&v[F_RANK + i], &r[i])) return -1;
+  if (r[0] < 0 || r[0] > AN_MAX_RANK || r[1] < 0 || r[1] > AN_MAX_RANK || r[2] < 0 || r[2] > 1 << 16) return -1;
+  op->rank = (int32_t)r[0];
+  op->peer = (int32_t)r[1];
+  op->channel = (int32_t)r[2];
+  if (fv_is(&v[F_DIR], "send")) op->is_send = 1;
+  else if (!fv_is(&v[F_DIR], "recv")) return -1;
+  const an_fv* h = &v[F_COMM]; /* a decimal string (or integer) of at most 20 digits, below 2^64 */
+  if ((h->t != 's' && h->t != 'i') || !h->n || h->n > 20 || h->s[0] == '-') return -1;
+  uint64_t comm = 0;
+  for (uint32_t i = 0; i < h->n; i++) {
+    if (!is_digit(h->s[i])) return -1;
+    const uint64_t d = (uint64_t)(h->s[i] - '0');
+    if (comm > (UINT64_MAX - d) / 10) return -1;
+    comm = comm * 10 + d;
+  }
+  op->comm = comm;
+  if (fv_i64(&v[F_OPCOUNT], &op->op_count) || fv_opt(&v[F_OPID], &op->op_id)) return -1;
+  if (!v[F_STATE].t || fv_is(&v[F_STATE], "active")) op->state = AN_ST_ACTIVE;
+  else if (fv_is(&v[F_STATE], "finished")) op->state = AN_ST_FINISHED;
+  else if (fv_is(&v[F_STATE], "detached")) op->state = AN_ST_DETACHED;
+  else return -1;
+  if (v[F_STATUS].t == 's') op->status = (int8_t)an_status_parse(v[F_STATUS].s, v[F_STATUS].n);
+  else if (v[F_STATUS].t && v[F_STATUS].t != 'z') return -1;
+  if (fv_i64(&v[F_NSTEPS], &op->n_steps)) return -1;
+  uint64_t* const sizes[3] = {&op->nbytes, &op->total_bytes, &op->chunk};
+  static const int size_key[3] = {F_NBYTES, F_TOTAL, F_CHUNK};
+  for (int i = 0; i < 3; i++) {
+    x = -1;
+    if (fv_opt(&v[size_key[i]], &x)) return -1;
+    if (x >= 0) *sizes[i] = (uint64_t)x;
+  }
+  int32_t* const ints[3] = {&op->func, &op->proto, &op->pattern};
+  for (int i = 0; i < 3; i++) {
+    x = *ints[i];
+    if (fv_opt(&v[F_FUNC + i], &x) || x < -2147483647 - 1 || x > 2147483647) return -1;
+    *ints[i] = (int32_t)x;
+  }
+  if (v[F_COLL].t == 's') snprintf(op->coll, sizeof op->coll, "%.*s", (int)v[F_COLL].n, v[F_COLL].s);
+  else if (v[F_COLL].t && v[F_COLL].t != 'z') return -1;
+  if (fv_opt(&v[F_SEQ], &op->coll_seq)) return -1;
+  if (v[F_USERTAG].t == 's') {
+    char tag[40];
+    if (v[F_USERTAG].n >= sizeof tag) return -1;
+    snprintf(tag, sizeof tag, "%.*s", (int)v[F_USERTAG].n, v[F_USERTAG].s);
+    user_tag(tag, op);
+  } else if (v[F_USERTAG].t && v[F_USERTAG].t != 'z') {
+    return -1;
+  }
+  if (!v[F_TOP + AN_C_POSTED].t || !v[F_TOP + AN_C_DONE].t) return -1;
+  for (int k = 0; k < AN_C_COUNT; k++)
+    if (fv_opt(&v[F_TOP + k], &op->cnt[k])) return -1;
+  if (v[F_LASTCOUNTER].t == 's') {
+    for (int k = 0; k < AN_C_COUNT; k++)
+      if (fv_is(&v[F_LASTCOUNTER], an_counter_json[k])) op->last_counter = (int8_t)k;
+  } else if (v[F_LASTCOUNTER].t && v[F_LASTCOUNTER].t != 'z') {
+    return -1;
+  }
+  int64_t* const times[5] = {&op->create_ns, &op->last_ns, &op->posted_ns, &op->send_ns, &op->progress_ns};
+  for (int i = 0; i < 5; i++)
+    if (fv_opt(&v[F_CREATE + i], times[i])) return -1;
+  return 0;
+}
+
+/* 1 when the line was read here. */
+static int fast_op_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
+  an_fv v[F_COUNT];
+  an_op op;
+  int64_t seq;
+  int64_t src_line = 0;
+  if (fast_scan(line, len, v) != 0 || fast_op(v, &op, &seq) != 0 || fv_opt(&v[F_SRCLINE], &src_line) != 0) return 0;
+  op_add(p, &op, seq, lineno, p->summary ? src_line : 0);
+  return 1;
 }
 
 static void end_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
@@ -247,6 +488,7 @@ static int metrics_line(an_parser* p, const char* line) {
 }
 
 void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
+  if (len > 13 && !memcmp(line, "{\"type\":\"op\",", 13) && fast_op_line(p, line, len, lineno)) return;
   const int m = metrics_line(p, line);
   if (m < 0) an_input_error(p->a, p->input, lineno, "out of memory reading a metrics line: skipped");
   if (m) return;
@@ -264,5 +506,7 @@ void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) 
   if (!strcmp(type, "op")) op_line(p, o, lineno);
   else if (!strcmp(type, "dump")) dump_line(p, o, lineno);
   else if (!strcmp(type, "end")) end_line(p, o, lineno);
+  else if (!strcmp(type, "summary") && lineno == 1) an_summary_line(p, o);
+  else if (!strcmp(type, "input") && p->summary) an_summary_input(p, o);
   /* other types: later additions, skipped */
 }

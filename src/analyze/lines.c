@@ -41,6 +41,7 @@ void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* f
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  if (!in->errors && !(in->errors = an_alloc(&a->mem, AN_MAX_ERRORS_KEPT * sizeof *in->errors))) return;
   an_error* e = &in->errors[in->n_errors - 1];
   e->line = line;
   e->message = an_strdup(&a->mem, buf);
@@ -83,9 +84,13 @@ int an_input_add(pt_analysis* a, const char* path, uint32_t* out) {
   return 0;
 }
 
-/* Feeds complete lines of buf[0..len) to the parser; returns how many bytes
+/* One line to whoever reads the stream: the parser, or the skim below.
+ * `line` NULL: an over-long line, skipped (len its length so far). */
+typedef void (*an_line_fn)(void* ctx, char* line, size_t len, uint32_t lineno, int unterminated);
+
+/* Calls fn for each complete line of buf[0..len); returns how many bytes
  * were used (the tail, an unfinished line, stays). */
-static size_t feed(an_parser* p, char* buf, size_t len, uint32_t* lineno, int at_end) {
+static size_t feed(an_line_fn fn, void* ctx, char* buf, size_t len, uint32_t* lineno, int at_end) {
   size_t start = 0;
   for (;;) {
     char* nl = memchr(buf + start, '\n', len - start);
@@ -93,16 +98,14 @@ static size_t feed(an_parser* p, char* buf, size_t len, uint32_t* lineno, int at
     size_t n = (size_t)(nl - (buf + start));
     if (n && buf[start + n - 1] == '\r') n--;
     buf[start + n] = 0;
-    an_parser_line(p, buf + start, n, ++*lineno);
+    fn(ctx, buf + start, n, ++*lineno, 0);
     start = (size_t)(nl - buf) + 1;
   }
   if (at_end && start < len) {
     size_t n = len - start;
     if (n && buf[start + n - 1] == '\r') n--;
     buf[start + n] = 0;
-    p->unterminated = 1;
-    an_parser_line(p, buf + start, n, ++*lineno);
-    p->unterminated = 0;
+    fn(ctx, buf + start, n, ++*lineno, 1);
     start = len;
   }
   return start;
@@ -113,23 +116,22 @@ static void count_input(pt_analysis* a, uint32_t input, uint64_t lines, uint64_t
   if (!a->inputs[input].dumps && !lines) a->inputs[input].format = "empty";
   a->inputs[input].lines = lines;
   a->inputs[input].bytes = bytes;
+  if (a->inputs[input].summary) return; /* its figures are those of its node's inputs */
   a->lines += lines;
   a->bytes += bytes;
 }
 
-int an_read_stream(pt_analysis* a, uint32_t input, FILE* f) {
-  double t0 = an_now();
-  an_parser* p = an_parser_new(a, input);
-  size_t cap = AN_BLOCK + 1;
-  char* buf = an_alloc(&a->mem, cap);
-  if (!p || !buf) {
-    if (p) an_parser_finish(p);
-    an_free(&a->mem, buf);
-    return PT_AN_ENOMEM;
-  }
+/* Reads f to its end in blocks, line by line, numbering lines from
+ * *lineno + 1; *bytes gets what was read. 0, or PT_AN_ENOMEM. */
+static int each_line(pt_analysis* a, uint32_t input, FILE* f, an_line_fn fn, void* ctx, uint32_t* lineno,
+                     uint64_t* bytes) {
+  /* One buffer for every file (a job's 100 000 files would each zero a
+   * new one); one grown for a long line stays grown. */
+  size_t cap = a->block ? a->block_cap : AN_BLOCK + 1;
+  char* buf = a->block ? a->block : an_alloc(&a->mem, cap);
+  if (!buf) return PT_AN_ENOMEM;
+  a->block = NULL;
   size_t have = 0;
-  uint32_t lineno = 0;
-  uint64_t bytes = 0;
   int skipping = 0; /* inside an over-long line: drop up to its newline */
   for (;;) {
     if (have == cap - 1) { /* full, and no line end in it */
@@ -138,16 +140,16 @@ int an_read_stream(pt_analysis* a, uint32_t input, FILE* f) {
         buf = nb;
         cap *= 2;
       } else {
-        an_input_error(a, input, ++lineno, "line longer than %zu bytes: skipped", cap - 1);
+        fn(ctx, NULL, cap - 1, ++*lineno, 0);
         have = 0;
         skipping = 1;
       }
     }
     size_t got = fread(buf + have, 1, cap - 1 - have, f);
-    bytes += got;
+    *bytes += got;
     int end = got == 0;
     if (end && ferror(f) && !an_mem_errno(&a->mem, errno))
-      an_input_error(a, input, lineno + 1, "read error: %s", strerror(errno));
+      an_input_error(a, input, *lineno + 1, "read error: %s", strerror(errno));
     if (skipping) {
       char* nl = memchr(buf, '\n', got);
       if (!nl) {
@@ -161,15 +163,150 @@ int an_read_stream(pt_analysis* a, uint32_t input, FILE* f) {
     } else {
       have += got;
     }
-    size_t used = feed(p, buf, have, &lineno, end);
+    size_t used = feed(fn, ctx, buf, have, lineno, end);
     memmove(buf, buf + used, have - used);
     have -= used;
     if (end) break;
   }
-  an_free(&a->mem, buf);
-  an_parser_finish(p);
-  count_input(a, input, lineno, bytes, t0);
+  a->block = buf;
+  a->block_cap = cap;
   return 0;
+}
+
+static void parse_line(void* ctx, char* line, size_t len, uint32_t lineno, int unterminated) {
+  an_parser* p = ctx;
+  if (!line) {
+    an_input_error(p->a, p->input, lineno, "line longer than %zu bytes: skipped", len);
+    return;
+  }
+  p->unterminated = unterminated;
+  an_parser_line(p, line, len, lineno);
+  p->unterminated = 0;
+}
+
+/* Parses f from where it stands; lines are numbered from lineno + 1. */
+static int parse_stream(pt_analysis* a, uint32_t input, FILE* f, uint32_t* lineno, uint64_t* bytes) {
+  an_parser* p = an_parser_new(a, input);
+  if (!p) return PT_AN_ENOMEM;
+  int rc = each_line(a, input, f, parse_line, p, lineno, bytes);
+  an_parser_finish(p);
+  return rc;
+}
+
+int an_read_stream(pt_analysis* a, uint32_t input, FILE* f) {
+  double t0 = an_now();
+  uint32_t lineno = 0;
+  uint64_t bytes = 0;
+  int rc = parse_stream(a, input, f, &lineno, &bytes);
+  count_input(a, input, lineno, bytes, t0);
+  return rc;
+}
+
+/* ---- the latest dumps of a dump file, the older ones passed over ----------
+ *
+ * The plugin appends a communicator's dumps on one rank to one JSON-lines
+ * file, in time order (docs/dump-json.md; a file may begin with the kept
+ * first stall dump, which is older). Only the latest dump of a rank and the
+ * one before it count (merge.c), so of such a file only its last two dumps
+ * are parsed: a first pass reads the lines without parsing them — where
+ * each dump starts, and whether the file has the plugin's shape — and the
+ * second parses from the start of the last dump but one. A file of another
+ * shape (a log, several ranks or communicators, a line that is not one of
+ * the plugin's three kinds, a dump without its end line before the last,
+ * an over-long line) is parsed whole, as before. The dumps passed over are
+ * counted as read (dumps, records, lines); what is inside them is not
+ * looked at. */
+#define AN_TAIL_DUMPS 2
+
+typedef struct {
+  int shaped;               /* every line so far fits the plugin's file */
+  int after_end;            /* the last line was an end line (or none yet) */
+  uint32_t dumps, ops;      /* dump headers and op lines seen */
+  char ident[96];           /* the first header's rank and commHash, as written */
+  uint64_t at[AN_TAIL_DUMPS]; /* offsets of the last dump headers (ring) */
+  uint32_t line_at[AN_TAIL_DUMPS];
+  uint32_t ops_at[AN_TAIL_DUMPS]; /* op lines before each */
+  uint64_t offset;          /* of the line being looked at */
+} an_skim;
+
+static int starts_with(const char* s, size_t n, const char* p) {
+  size_t k = strlen(p);
+  return n >= k && !memcmp(s, p, k);
+}
+
+/* "rank":R ... "commHash":"H" of a header line, as written. */
+static int header_ident(const char* s, char* out, size_t n) {
+  const char* r = strstr(s, ",\"rank\":");
+  const char* h = strstr(s, ",\"commHash\":\"");
+  if (!r || !h || r[8] == '-') return -1;
+  size_t rl = strspn(r + 8, "0123456789"), hl = strspn(h + 13, "0123456789");
+  if (!rl || !hl || rl + hl + 2 > n) return -1;
+  snprintf(out, n, "%.*s:%.*s", (int)rl, r + 8, (int)hl, h + 13);
+  return 0;
+}
+
+static void skim_line(void* ctx, char* line, size_t len, uint32_t lineno, int unterminated) {
+  an_skim* k = ctx;
+  const uint64_t here = k->offset;
+  if (!line) { /* over-long: the whole parse reports it */
+    k->shaped = 0;
+    k->offset += len;
+    return;
+  }
+  k->offset += len + !unterminated; /* a "\r\n" file ends off by its line count: parsed whole */
+  if (!k->shaped) return;
+  if (starts_with(line, len, "{\"type\":\"op\",")) {
+    k->ops++;
+    k->after_end = 0;
+  } else if (starts_with(line, len, "{\"type\":\"end\",")) {
+    k->after_end = 1;
+  } else if (starts_with(line, len, "{\"type\":\"dump\",")) {
+    char ident[96];
+    if (!k->after_end || header_ident(line, ident, sizeof ident) != 0 ||
+        (k->dumps && strcmp(ident, k->ident) != 0)) {
+      k->shaped = 0;
+      return;
+    }
+    if (!k->dumps) memcpy(k->ident, ident, sizeof ident);
+    const int slot = (int)(k->dumps % AN_TAIL_DUMPS);
+    k->at[slot] = here;
+    k->line_at[slot] = lineno;
+    k->ops_at[slot] = k->ops;
+    k->dumps++;
+    k->after_end = 0;
+  } else {
+    k->shaped = 0;
+  }
+}
+
+/* 1 when f was read here (its last dumps parsed), 0 when it should be
+ * parsed whole (rewound), <0 an error. */
+static int read_latest(pt_analysis* a, uint32_t input, FILE* f, double t0) {
+  an_skim k = {.shaped = 1, .after_end = 1};
+  uint32_t lines = 0;
+  uint64_t bytes = 0;
+  int rc = each_line(a, input, f, skim_line, &k, &lines, &bytes);
+  if (rc) return rc;
+  if (!k.shaped || k.dumps <= AN_TAIL_DUMPS || k.offset != bytes || ferror(f)) {
+    rewind(f);
+    return 0;
+  }
+  const int first = (int)(k.dumps % AN_TAIL_DUMPS); /* the oldest of the ring */
+  if (fseeko(f, (off_t)k.at[first], SEEK_SET) != 0) {
+    rewind(f);
+    return 0;
+  }
+  const uint32_t passed_dumps = k.dumps - AN_TAIL_DUMPS, passed_ops = k.ops_at[first];
+  a->dumps += passed_dumps;
+  a->inputs[input].dumps += passed_dumps;
+  a->records += passed_ops;
+  a->inputs[input].records += passed_ops;
+  a->passed_over += passed_dumps;
+  uint32_t lineno = k.line_at[first] - 1;
+  uint64_t tail = 0;
+  rc = parse_stream(a, input, f, &lineno, &tail);
+  count_input(a, input, lines, bytes, t0);
+  return rc ? rc : 1;
 }
 
 int an_read_buffer(pt_analysis* a, uint32_t input, const char* data, size_t len) {
@@ -263,9 +400,33 @@ static int add_file(pt_analysis* a, const char* path, const struct stat* sb) {
     a->errors++;
     return 0;
   }
-  rc = an_read_stream(a, in, f);
+  rc = 0;
+  if (!a->all_dumps) {
+    double t0 = an_now();
+    rc = read_latest(a, in, f, t0);
+    if (rc == 1) {
+      fclose(f);
+      return 0;
+    }
+  }
+  if (rc == 0) rc = an_read_stream(a, in, f);
   fclose(f);
   return rc;
+}
+
+/* The plugin writes each dump twice, as JSON lines and as text, from one
+ * snapshot (docs/dump-json.md: X.jsonl and X.txt). The JSON copy is the
+ * richer one the merge would keep; the text file is read only when the
+ * JSON file beside it is not whole (cut, a line unreadable, no dump), since
+ * then the text copy may be the whole reading of a dump. In name order
+ * X.jsonl comes just before X.txt. */
+static int text_twin_of_whole_json(const pt_analysis* a, const char* path) {
+  const size_t n = strlen(path);
+  if (a->all_dumps || n < 5 || strcmp(path + n - 4, ".txt") != 0 || !a->n_inputs) return 0;
+  const an_input* in = &a->inputs[a->n_inputs - 1];
+  const size_t m = strlen(in->path);
+  if (m != n + 2 || strncmp(in->path, path, n - 4) != 0 || strcmp(in->path + n - 4, ".jsonl") != 0) return 0;
+  return !in->error && !in->n_errors && in->dumps && !strcmp(in->format, "jsonl");
 }
 
 static int by_name(const void* x, const void* y) { return strcmp(*(char* const*)x, *(char* const*)y); }
@@ -317,7 +478,12 @@ static int add_dir(pt_analysis* a, const char* path, const struct stat* sb, cons
     } else if (S_ISDIR(fb.st_mode)) {
       rc = add_dir(a, names[i], &fb, &here, depth + 1);
     } else if (S_ISREG(fb.st_mode)) {
-      rc = add_file(a, names[i], &fb);
+      if (text_twin_of_whole_json(a, names[i])) {
+        a->twins++;
+        rc = skip(a, names[i], "the text copy of the JSON file beside it, which was read whole: not read");
+      } else {
+        rc = add_file(a, names[i], &fb);
+      }
     } else {
       rc = skip(a, names[i], "not a regular file (a fifo, socket or device): not read");
     }

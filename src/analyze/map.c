@@ -98,3 +98,9 @@ int32_t an_map_first(const an_map* map, uint64_t key) {
   }
   return -1;
 }
+
+uint64_t an_mix_str(const char* s) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (; *s; s++) h = an_mix(h, (unsigned char)*s);
+  return h;
+}

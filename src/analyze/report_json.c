@@ -318,7 +318,7 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     if (in->error) an_put_str(f, in->error);
     else fputs("null", f);
     fputs(",\"errors\":[", f);
-    for (int e = 0; e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) {
+    for (int e = 0; in->errors && e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) {
       fprintf(f, "%s{\"line\":%u,\"message\":", e ? "," : "", in->errors[e].line);
       an_put_str(f, in->errors[e].message);
       fputc('}', f);
@@ -329,8 +329,8 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
           "],\n\"stats\":{\"files\":%zu,\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
           ",\"dumps\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"errors\":%" PRIu64
           ",\"parseSeconds\":%.6f,\"analyzeSeconds\":%.6f,\"slowSeconds\":%.6f,\"peakBytes\":%zu,\"rotatedDumps\":%" PRIu64
-          "}}\n",
+          ",\"passedOver\":%" PRIu64 ",\"textCopiesNotRead\":%" PRIu64 "}}\n",
           a->n_inputs, a->lines, a->bytes, a->records, a->dumps, a->duplicates, a->errors, a->parse_seconds,
-          a->analyze_seconds, a->slow_seconds, a->mem.peak, an_rotated_dumps(a));
+          a->analyze_seconds, a->slow_seconds, a->mem.peak, an_rotated_dumps(a), a->passed_over, a->twins);
   return ferror(f) ? PT_AN_EIO : 0;
 }

@@ -298,6 +298,10 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
              " seen twice), %" PRIu64 " problem%s\n",
           a->n_inputs, a->n_inputs == 1 ? "" : "s", a->lines, a->records, a->dumps, a->duplicates, a->errors,
           a->errors == 1 ? "" : "s");
+  if (a->passed_over || a->twins)
+    fprintf(f, "  not parsed: %" PRIu64 " older dump%s of dump files (not the latest two of a rank), %" PRIu64
+               " text file%s whose JSON copy was read whole\n",
+            a->passed_over, a->passed_over == 1 ? "" : "s", a->twins, a->twins == 1 ? "" : "s");
   const uint64_t rotated = an_rotated_dumps(a);
   if (verbose && rotated)
     fprintf(f, "  rotation (PROXYTRACE_DUMP_MAX_MB) had removed %" PRIu64 " older dump%s from these files (rotatedDumps)\n",
@@ -309,7 +313,7 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
       fprintf(f, "  %s: %s, %" PRIu64 " lines, %" PRIu64 " records, %" PRIu64 " dumps\n", PT_TEXT(in->path, PATH_SHOWN), in->format,
               in->lines, in->records, in->dumps);
     if (in->error && (verbose || shown++ < ERRORS_SHOWN)) fprintf(f, "  %s: %s\n", PT_TEXT(in->path, PATH_SHOWN), PT_TEXT(in->error, 512));
-    for (int e = 0; e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++)
+    for (int e = 0; in->errors && e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++)
       if (verbose || shown++ < ERRORS_SHOWN) fprintf(f, "  %s:%u: %s\n", PT_TEXT(in->path, PATH_SHOWN), in->errors[e].line,
                                                      PT_TEXT(in->errors[e].message, 512));
     if (in->n_errors > AN_MAX_ERRORS_KEPT && verbose)

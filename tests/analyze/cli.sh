@@ -187,5 +187,17 @@ sed -n '/^```sql sqlite3$/,/^```$/p' "$DOC" | sed '1d;$d' | sed "s|dumps/|$DATA/
 sqlite3 :memory: <"$T/q.sql" >"$T/q.out" 2>&1 || fail "the sqlite3 example fails: $(cat "$T/q.out")"
 cat "$T/q.out"
 [ "$(sed -n 1p "$T/q.out")" = "1|2|0|6|10/56|10/56|18|10" ] || fail "sqlite3: first stuck edge is $(sed -n 1p "$T/q.out")"
-[ "$(wc -l <"$T/q.out")" -eq 2 ] || fail "sqlite3: $(wc -l <"$T/q.out") stuck edges, want 2"
+[ "$(sed -n 2p "$T/q.out")" = "3|0|0|6|14/56|14/56|14|6" ] || fail "sqlite3: second stuck edge is $(sed -n 2p "$T/q.out")"
+[ "$(sed -n 3p "$T/q.out")" = "origin|1|0|6|10/56" ] || fail "sqlite3: the origin is $(sed -n 3p "$T/q.out"), want rank 1"
+[ "$(wc -l <"$T/q.out")" -eq 3 ] || fail "sqlite3: $(wc -l <"$T/q.out") lines, want two stuck edges and the origin"
+# The same query over per-node summaries (analyze --summary): they are dump
+# JSON lines too, and give the same answer.
+mkdir -p "$T/sum"
+for r in 0 1 2 3; do
+  mkdir -p "$T/n$r" && cp "$DATA"/ring-stall/*-r$r-*.jsonl "$T/n$r/"
+  $RUN "$PT" analyze --summary "$T/sum/n$r.jsonl" "$T/n$r" >/dev/null || fail "analyze --summary of rank $r exits $?"
+done
+sed -n '/^```sql sqlite3$/,/^```$/p' "$DOC" | sed '1d;$d' | sed "s|dumps/|$T/sum/|" >"$T/qs.sql"
+sqlite3 :memory: <"$T/qs.sql" >"$T/qs.out" 2>&1 || fail "the sqlite3 example on summaries fails: $(cat "$T/qs.out")"
+cmp -s "$T/q.out" "$T/qs.out" || fail "the sqlite3 example on summaries: $(cat "$T/qs.out")"
 echo "ok"

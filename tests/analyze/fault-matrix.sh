@@ -2,7 +2,9 @@
 # The randomized fault matrix (fault_matrix.py) as `make test` runs it: a
 # fixed-seed slice, the same jobs every run, and a fresh slice of a seed
 # drawn now (printed: repeat it with `make fault-matrix
-# FAULT_MATRIX_SEED=N`). Each fails on any miss or false culprit. Under a
+# FAULT_MATRIX_SEED=N`). Each fails on any miss or false culprit, and on
+# any job whose analysis from per-node summaries (analyze --summary)
+# differs from that of its dumps. Under a
 # sanitizer or qemu (timed.sh) the timing faults are left out and no
 # slowness is looked for. FAULT_MATRIX_SLICE sizes both slices (default 40
 # each). $1: the build folder.
@@ -17,6 +19,6 @@ extra=""
 jobs=${FAULT_MATRIX_SLICE:-40}
 py=$(command -v python3) || { echo "fault matrix: no python3"; exit 1; }
 rc=0
-"$py" "$(dirname "$0")/fault_matrix.py" "$B" --seed 19 --jobs "$jobs" $extra || rc=1
-"$py" "$(dirname "$0")/fault_matrix.py" "$B" --jobs "$jobs" $extra || rc=1
+"$py" "$(dirname "$0")/fault_matrix.py" "$B" --seed 19 --jobs "$jobs" --summaries $extra || rc=1
+"$py" "$(dirname "$0")/fault_matrix.py" "$B" --jobs "$jobs" --summaries $extra || rc=1
 exit $rc

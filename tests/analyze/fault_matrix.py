@@ -32,7 +32,8 @@ Each job's outcome (`proxytrace analyze --json --expect`):
   false      a culprit the truth does not name, or a hang called ok
 The run fails on any missed or false job. Usage:
 
-  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--kind K] [--untimed] [-v]
+  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--kind K]
+                  [--summaries] [--untimed] [-v]
 
 A job the proxy records or the emulator's truth cannot decide is counted
 apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
@@ -81,6 +82,7 @@ KINDS = ["none", "stall", "stall", "stall", "no-recv", "kill", "slow-link", "slo
 TIMING = ("slow-link", "slow-gpu")
 HOLD = 0.4   # seconds a hung job is held (--hold)
 STRICT = False  # --strict: a fault hidden behind another fails too
+SUMMARIES = False  # --summaries: each job analyzed from per-node summaries too
 NOSLOW = []  # analyze options: ["--slow-factor", "1000"] where run times are not the program's
 
 
@@ -270,6 +272,10 @@ def attempt(job, pt, plugin, base_env, top):
             return job, out, why, time.time() - t0
         an = subprocess.run([pt, "analyze", "--json", "--expect", d + "/truth.json", files] + NOSLOW, env=env,
                             capture_output=True, text=True, timeout=300)
+        if SUMMARIES:
+            differs = summary_route(job, pt, env, d, files)
+            if differs:
+                return job, "summary", differs, time.time() - t0
         out, why = classify(truth, an)
         try:
             said = json.loads(an.stdout).get("verdict")
@@ -309,6 +315,45 @@ def attempt(job, pt, plugin, base_env, top):
         return job, out, why, time.time() - t0
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+RANK_OF = re.compile(r"-r(-?\d+)-")
+SAME = ("inputs", "stats", "skipped")  # what differs by design: the files read
+
+
+def summary_route(job, pt, env, d, files):
+    """The job's files as its nodes would hold them (one folder per node,
+    by the rank in each file's name), a summary of each node's folder
+    (`analyze --summary`), and the analysis of the summaries against the
+    analysis of the folders: the same document but for the inputs read,
+    the same exit status, the same comparison with the truth. Returns
+    what differs, or None."""
+    nodes, sums = d + "/nodes", d + "/summaries"
+    os.mkdir(nodes)
+    os.mkdir(sums)
+    for f in os.listdir(files):
+        m = RANK_OF.search(f)
+        node = "node%d" % (int(m.group(1)) // job["rpn"]) if m and int(m.group(1)) >= 0 else "node-unknown"
+        os.makedirs(os.path.join(nodes, node), exist_ok=True)
+        os.symlink(os.path.join(files, f), os.path.join(nodes, node, f))
+    for node in sorted(os.listdir(nodes)):
+        s = subprocess.run([pt, "analyze", "--summary", os.path.join(sums, node + ".jsonl"), os.path.join(nodes, node)],
+                           env=env, capture_output=True, text=True, timeout=300)
+        if s.returncode != 0:
+            return "analyze --summary of %s: exit %d: %s" % (node, s.returncode, s.stderr.strip()[-300:])
+    ask = ["--json", "--expect", d + "/truth.json"] + NOSLOW
+    whole = subprocess.run([pt, "analyze"] + ask + [nodes], env=env, capture_output=True, text=True, timeout=300)
+    via = subprocess.run([pt, "analyze"] + ask + [sums], env=env, capture_output=True, text=True, timeout=300)
+    if whole.returncode != via.returncode:
+        return "the summaries' exit status %d, the dumps' %d" % (via.returncode, whole.returncode)
+    if whole.stderr != via.stderr:
+        return "the summaries' comparison with the truth differs: %s / %s" % (via.stderr.strip()[-200:],
+                                                                              whole.stderr.strip()[-200:])
+    a, b = json.loads(whole.stdout), json.loads(via.stdout)
+    for k in sorted(set(a) | set(b)):
+        if k not in SAME and a.get(k) != b.get(k):
+            return "the summaries' %s differs: %.200s / %.200s" % (k, json.dumps(b.get(k)), json.dumps(a.get(k)))
+    return None
 
 
 STUCK = re.compile(r"truth: stuck .*")
@@ -425,10 +470,14 @@ def main():
     ap.add_argument("--host", action="append", choices=HOSTS, help="draw only from these host profiles")
     ap.add_argument("--kind", default="",
                     help="only the jobs drawn whose fault kind starts with this (e.g. pxn), from the same draws")
+    ap.add_argument("--summaries", action="store_true",
+                    help="also analyze each job from per-node summaries (analyze --summary) and fail where the "
+                         "analysis differs from that of the dumps")
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
-    global HOLD, NOSLOW, STRICT
+    global HOLD, NOSLOW, STRICT, SUMMARIES
     STRICT = o.strict
+    SUMMARIES = o.summaries
     if o.untimed:
         HOLD, NOSLOW = 2.0, ["--slow-factor", "1000"]
     seed = o.seed if o.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
@@ -461,14 +510,16 @@ def main():
                 job, out, why, secs, rerun = f.result()
                 tally[out] = tally.get(out, 0) + 1
                 reruns += rerun
-                if out in ("missed", "false", "error"):
+                if out in ("missed", "false", "error", "summary"):
                     bad.append((job, out, why))
-                if o.verbose or out in ("missed", "false", "error", "truth", "unknown", "hidden"):
+                if o.verbose or out in ("missed", "false", "error", "truth", "unknown", "hidden", "summary"):
                     print("%-10s %5.2fs %s: %s" % (out, secs, describe(job), why))
                     sys.stdout.flush()
     finally:
         shutil.rmtree(top, ignore_errors=True)
     order = ["exact", "node", "limit", "incomplete", "nodump", "truth", "unknown", "hidden", "missed", "false", "error"]
+    if SUMMARIES:
+        order.append("summary")
     print("fault matrix: seed %d, %d jobs in %.0f s: %s; %d run twice" % (
         seed, len(jobs), time.time() - t0, ", ".join("%d %s" % (tally.get(k, 0), k) for k in order), reruns))
     return 1 if bad else 0

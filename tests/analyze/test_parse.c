@@ -383,10 +383,16 @@ static void test_duplicates(void** state) {
       "[fu,pr,pa,tb,ck]:4,2,1,0,524288, 0->1(S), chan:0, status:WAITING_GPU, ns:64, nb:524288, po:24, ke:16, tail/h:0, "
       "recvT:0, connSz/h:-1, trans:16, flushed:0, recvd:0, done:16\n";
   char* dir = at_mkdtemp();
-  at_write(dir, "r0.jsonl", t);
-  at_write(dir, "r0.txt", text);
+  char jpath[600], tpath[600];
+  snprintf(jpath, sizeof jpath, "%s", at_write(dir, "r0.jsonl", t));
+  snprintf(tpath, sizeof tpath, "%s", at_write(dir, "r0.txt", text));
   at_write(dir, ".hidden", "garbage\n");
-  pt_analysis* a = at_analyze_path(dir);
+  /* Both files given: the two copies of the dump count once. */
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  assert_int_equal(pt_analysis_add_path(a, jpath), 0);
+  assert_int_equal(pt_analysis_add_path(a, tpath), 0);
+  assert_int_equal(pt_analysis_run(a), 0);
   pt_analysis_stats st;
   pt_analysis_get_stats(a, &st);
   assert_int_equal(st.files, 2);
@@ -396,7 +402,167 @@ static void test_duplicates(void** state) {
   assert_non_null(strstr(j, "\"slowDetection\":true")); /* the ns copy was kept */
   pt_analysis_string_free(j);
   pt_analysis_free(a);
+  /* Their folder: the text copy beside a whole JSON file is not read. */
+  a = at_analyze_path(dir);
+  pt_analysis_get_stats(a, &st);
+  assert_int_equal(st.files, 1);
+  assert_int_equal(st.dumps, 1);
+  j = at_json(a);
+  assert_non_null(strstr(j, "\"slowDetection\":true"));
+  assert_non_null(strstr(j, "\"textCopiesNotRead\":1"));
+  assert_non_null(strstr(j, "r0.txt\",\"why\":\"the text copy of the JSON file beside it"));
+  pt_analysis_string_free(j);
+  const pt_culprit* c = at_culprit(a);
+  assert_non_null(c);
+  assert_int_equal(c->rank, 0);
+  pt_analysis_free(a);
+  /* A JSON file cut: its text copy is read too. */
+  t[strlen(t) - 20] = 0;
+  at_write(dir, "r0.jsonl", t);
+  a = at_analyze_path(dir);
+  pt_analysis_get_stats(a, &st);
+  assert_int_equal(st.files, 2);
+  assert_int_equal(st.duplicates, 1);
+  pt_analysis_free(a);
   at_rmdir(dir);
+}
+
+/* A dump file of one rank holding many dumps: only its last two are
+ * parsed, and the analysis is that of the whole file. */
+static char* records_written(pt_analysis* a) {
+  char* buf = NULL;
+  size_t n = 0;
+  FILE* f = open_memstream(&buf, &n);
+  assert_non_null(f);
+  assert_int_equal(pt_analysis_write_records(a, f), 0);
+  fclose(f);
+  return buf;
+}
+
+static void test_latest_of_file(void** state) {
+  (void)state;
+  char t[65536] = "";
+  for (int d = 0; d < 6; d++) {
+    size_t l = strlen(t);
+    snprintf(t + l, sizeof t - l, HDR, 0, d < 5 ? "periodic" : "stall", 10 + d, 1764470010000000000LL + d * 1000000000LL);
+    l = strlen(t);
+    snprintf(t + l, sizeof t - l, OP, 10 + d, 0, 1, "send", 24LL, 16LL, 0LL, 10LL + d, 10LL + d);
+    l = strlen(t);
+    snprintf(t + l, sizeof t - l, "{\"type\":\"end\",\"dumpSeq\":%d,\"records\":1}\n", 10 + d);
+  }
+  char* dir = at_mkdtemp();
+  const char* path = at_write(dir, "r0.jsonl", t);
+  pt_analysis* file = at_analyze_path(path);
+  pt_analysis* whole = at_analyze_text("r0.jsonl", t); /* a buffer: parsed whole */
+  pt_analysis_stats sf, sw;
+  pt_analysis_get_stats(file, &sf);
+  pt_analysis_get_stats(whole, &sw);
+  assert_int_equal(sf.dumps, 6);
+  assert_int_equal(sf.records, 6);
+  assert_int_equal(sf.lines, 18);
+  assert_int_equal(sf.dumps, sw.dumps);
+  char* j = at_json(file);
+  assert_non_null(strstr(j, "\"passedOver\":4"));
+  pt_analysis_string_free(j);
+  char* rf = records_written(file);
+  char* rw = records_written(whole);
+  char* at = strstr(rf, "\"source\":");
+  assert_non_null(at);
+  assert_non_null(strstr(at, ":17\"")); /* the latest dump's op is line 17 either way */
+  assert_int_equal(at - rf, strstr(rw, "\"source\":") - rw);
+  assert_memory_equal(rf, rw, (size_t)(at - rf)); /* the same record, from the same dump */
+  free(rf);
+  free(rw);
+  assert_int_equal(pt_analysis_verdict(file), pt_analysis_verdict(whole));
+  assert_int_equal(pt_analysis_culprit_count(file), pt_analysis_culprit_count(whole));
+  pt_analysis_free(file);
+  pt_analysis_free(whole);
+  /* An older dump without its end: not the plugin's shape, parsed whole,
+   * and the cut is reported. */
+  char* cut = strstr(t, "{\"type\":\"end\",\"dumpSeq\":11,");
+  assert_non_null(cut);
+  memmove(cut, strchr(cut, '\n') + 1, strlen(strchr(cut, '\n') + 1) + 1);
+  path = at_write(dir, "r0.jsonl", t);
+  file = at_analyze_path(path);
+  pt_analysis_get_stats(file, &sf);
+  assert_int_equal(sf.errors, 1);
+  j = at_json(file);
+  assert_non_null(strstr(j, "\"passedOver\":0"));
+  assert_non_null(strstr(j, "dump 11 has no end line"));
+  pt_analysis_string_free(j);
+  pt_analysis_free(file);
+  at_rmdir(dir);
+}
+
+/* The op lines the plugin writes are read in one pass (jsonl.c); any line
+ * off that shape goes to the general parser. Each line here is read both
+ * ways — as written, and with a space after its first comma, which only
+ * the general parser takes — and must give the same record. */
+static void test_fast_op_lines(void** state) {
+  (void)state;
+  static const char* const ops[] = {
+      /* as the plugin writes it */
+      "\"dumpSeq\":5,\"rank\":0,\"peer\":1,\"channel\":3,\"dir\":\"send\",\"commHash\":\"18446744073709551615\","
+      "\"opCount\":9,\"opId\":2,\"key\":\"<18446744073709551615:9:2>\",\"state\":\"active\",\"status\":\"WAITING_GPU\","
+      "\"nSteps\":64,\"nBytes\":524288,\"func\":4,\"proto\":2,\"pattern\":1,\"totalBytes\":0,\"chunkSize\":524288,"
+      "\"opCountFrom\":\"host\",\"coll\":\"AllReduce\",\"seq\":4,\"userTag\":\"0x1f\",\"counters\":{\"posted\":24,"
+      "\"kernelCopyReady\":16,\"rtrRecv\":0,\"rtsSend\":0,\"received\":0,\"transmitted\":16,\"flushed\":0,\"done\":16,"
+      "\"recvTail\":0,\"tailOrHead\":0,\"fifoSzOrHeadCache\":-1},\"lastCounter\":\"posted\","
+      "\"create_ns\":1764470000000000000,\"last_ns\":1764470000100000000,\"posted_ns\":null,\"send_ns\":null,"
+      "\"progress_ns\":1764470000100000000}",
+      /* nulls, a finished receive, a long collective name, an unknown tag, fields missing */
+      "\"dumpSeq\":5,\"rank\":0,\"peer\":1,\"channel\":0,\"dir\":\"recv\",\"commHash\":\"7\",\"opCount\":-1,"
+      "\"state\":\"finished\",\"status\":null,\"nSteps\":8,\"nBytes\":-5,\"func\":null,\"coll\":\"AVeryLongCollectiveName\","
+      "\"seq\":null,\"userTag\":\"unknown\",\"counters\":{\"posted\":8,\"done\":8,\"extra\":1},\"lastCounter\":\"nope\","
+      "\"create_ns\":null,\"more\":[1,2],\"last_ns\":9223372036854775807}",
+      /* values at the edges of what is taken */
+      "\"dumpSeq\":5,\"rank\":16777216,\"peer\":0,\"channel\":65536,\"dir\":\"send\",\"commHash\":0,\"opCount\":0,"
+      "\"state\":\"detached\",\"nSteps\":-9223372036854775808,\"func\":2147483647,\"proto\":-2147483648,"
+      "\"counters\":{\"posted\":null,\"done\":0},\"flag\":true,\"other\":false}",
+      /* refused by both: out of range, a bad state, no counters, a fraction */
+      "\"dumpSeq\":5,\"rank\":16777217,\"peer\":0,\"channel\":0,\"dir\":\"send\",\"commHash\":\"1\",\"opCount\":0,"
+      "\"nSteps\":1,\"counters\":{\"posted\":0,\"done\":0}}",
+      "\"dumpSeq\":5,\"rank\":0,\"peer\":0,\"channel\":0,\"dir\":\"send\",\"commHash\":\"1\",\"opCount\":0,"
+      "\"state\":\"gone\",\"nSteps\":1,\"counters\":{\"posted\":0,\"done\":0}}",
+      "\"dumpSeq\":5,\"rank\":0,\"peer\":0,\"channel\":0,\"dir\":\"send\",\"commHash\":\"1\",\"opCount\":0,"
+      "\"nSteps\":1}",
+      "\"dumpSeq\":5,\"rank\":0,\"peer\":0,\"channel\":0,\"dir\":\"send\",\"commHash\":\"1\",\"opCount\":0.5,"
+      "\"nSteps\":1,\"counters\":{\"posted\":0,\"done\":0}}",
+      /* what only the general parser reads: an escape, a duplicate key */
+      "\"dumpSeq\":5,\"rank\":0,\"peer\":1,\"channel\":0,\"dir\":\"s\\u0065nd\",\"commHash\":\"1\",\"opCount\":0,"
+      "\"nSteps\":1,\"counters\":{\"posted\":0,\"done\":0}}",
+      "\"dumpSeq\":5,\"rank\":0,\"rank\":1,\"peer\":0,\"channel\":0,\"dir\":\"send\",\"commHash\":\"1\","
+      "\"opCount\":0,\"nSteps\":1,\"counters\":{\"posted\":0,\"done\":0}}",
+  };
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    char fast[4096], general[4096];
+    snprintf(fast, sizeof fast, "{\"type\":\"op\",%s\n", ops[i]);
+    snprintf(general, sizeof general, "{\"type\":\"op\", %s\n", ops[i]);
+    pt_analysis* x = at_analyze_text("d.jsonl", fast);
+    pt_analysis* y = at_analyze_text("d.jsonl", general);
+    char* rx = records_written(x);
+    char* ry = records_written(y);
+    assert_string_equal(rx, ry);
+    pt_analysis_stats sx, sy;
+    pt_analysis_get_stats(x, &sx);
+    pt_analysis_get_stats(y, &sy);
+    assert_int_equal(sx.records, sy.records);
+    assert_int_equal(sx.errors, sy.errors);
+    char* jx = at_json(x);
+    char* jy = at_json(y);
+    const char* ex = strstr(jx, "\"errors\":[");
+    const char* ey = strstr(jy, "\"errors\":[");
+    assert_non_null(ex);
+    assert_non_null(ey);
+    assert_int_equal(strcspn(ex, "]"), strcspn(ey, "]"));
+    assert_memory_equal(ex, ey, strcspn(ex, "]"));
+    pt_analysis_string_free(jx);
+    pt_analysis_string_free(jy);
+    free(rx);
+    free(ry);
+    pt_analysis_free(x);
+    pt_analysis_free(y);
+  }
 }
 
 /* The one gap of a rank 0 whose peer, rank 1, left no dump. */
@@ -662,6 +828,7 @@ int main(void) {
       cmocka_unit_test(test_record_time_out_of_range),
       cmocka_unit_test(test_sparse_rank_numbers), cmocka_unit_test(test_rank_beyond_stated_size),
       cmocka_unit_test(test_jsonl_errors),  cmocka_unit_test(test_duplicates),
+      cmocka_unit_test(test_latest_of_file), cmocka_unit_test(test_fast_op_lines),
       cmocka_unit_test(test_latest_and_moving), cmocka_unit_test(test_memory_bounded),
       cmocka_unit_test(test_scale_1024),    cmocka_unit_test(test_inputs),
       cmocka_unit_test(test_records),
