@@ -33,8 +33,6 @@
 #include "escape/escape.h"
 #include "commands.h"
 
-#define SLOW_FACTOR 3.0 /* as `proxytrace analyze`'s default --slow-factor */
-
 /* One refresh: the edges read, and per edge what the view adds. */
 typedef struct {
   pt_mset set;
@@ -88,7 +86,7 @@ static int load(view* v, const char* dir, int channels, const view* prev) {
   if (!v->rate || !v->ratio || !v->side || !v->factor || !v->order) return -1;
   if (pt_mset_ratios(&v->set, PT_MS_STEP, v->ratio) != 0) return -1;
   pt_ms_verdict verdict;
-  const int judged = pt_mset_slow(&v->set, SLOW_FACTOR, &verdict) == 0;
+  const int judged = pt_mset_slow(&v->set, &verdict) == 0;
   for (size_t i = 0; i < n; i++) {
     const pt_ms_edge* e = &v->set.e[i];
     v->side[i] = -1;
@@ -204,9 +202,10 @@ static void usage(FILE* f) {
           "DIR (PROXYTRACE_METRICS_DIR; PROXYTRACE_METRICS_INTERVAL_MS turns them on):\n"
           "one row per rank, peer and direction, the slowest first — throughput, p50\n"
           "and p99 step time, and the share of step time spent waiting for the GPU and\n"
-          "for the network. A row whose p50 GPU wait or network time is %.0fx the\n"
-          "median of the comparable rows (same communicator and direction) is marked\n"
-          "slow, GPU-side or network-side, as `proxytrace analyze` names them.\n"
+          "for the network. A row whose GPU wait or network time is slower than the\n"
+          "comparable rows' (same communicator, direction and step size) beyond\n"
+          "chance is marked slow, GPU-side or network-side, by its median's factor,\n"
+          "as `proxytrace analyze` names them (docs/metrics.md: the test).\n"
           "\n"
           "  --once          print one frame and exit (for scripts)\n"
           "  --interval MS   refresh period (default 1000; 100..3600000)\n"
@@ -215,8 +214,7 @@ static void usage(FILE* f) {
           "\n"
           "Keys: q quits. Exit status: 0; 1 when DIR cannot be read; 2 for a bad option;\n"
           "3 when DIR holds no metrics with --once (a live view waits for them), or is a\n"
-          "file that is not a metrics file.\n",
-          SLOW_FACTOR);
+          "file that is not a metrics file.\n");
 }
 
 int pt_cmd_top(int argc, char** argv) {

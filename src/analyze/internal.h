@@ -590,6 +590,15 @@ void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n);
 #define AN_SLOW_WINDOW_RANKS 4       /* … given ops of 4 ranks at least */
 #define AN_SLOW_ALPHA 0.01           /* chance of a false slow culprit per judgement */
 #define AN_SLOW_DP_MAX 1024          /* ops of one rank tested exactly; more: Hoeffding */
+
+/* slow_test.c: the test of every slow claim. The chance that s or more of
+ * k samples are slow, each with chance p_all (the binomial tail, exact), or
+ * with its own chance p[i] (Poisson-binomial; dp: k + 1 doubles). */
+double an_binomial_tail(uint64_t k, uint64_t s, double p_all);
+double an_upper_tail(const double* p, double p_all, size_t k, size_t s, double* dp);
+/* 1 when a tail is small enough for a claim among `tested` (Bonferroni at
+ * AN_SLOW_ALPHA). */
+int an_slow_claim(double tail, size_t tested);
 /* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
  * otherwise), with the host and pid of the rank's dump if there is one. */
 an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,52 @@ static int64_t i64(const char* from, const char* key, int64_t def) {
   const char* p = after(from, key);
   if (!p || !strncmp(p, "null", 4)) return def;
   return strtoll(p, NULL, 10);
+}
+
+uint64_t pt_ms_bucket_upper_ns(int b) {
+  if (b <= 0) return 128;
+  if (b >= PT_MS_BUCKETS - 1) return UINT64_MAX;
+  const int e = 7 + (b - 1) / 4, sub = (b - 1) % 4;
+  return ((uint64_t)(5 + sub) << e) / 4;
+}
+
+int pt_ms_bucket_of(uint64_t ub) {
+  if (ub == UINT64_MAX) return PT_MS_BUCKETS - 1;
+  if (ub == 128) return 0;
+  if (ub < 160) return -1;
+  const int e = 63 - __builtin_clzll(ub); /* 2^e <= ub < 2^(e+1) */
+  /* 2^e closes octave e - 1 (sub 3); 5/4, 6/4, 7/4 of 2^e open octave e */
+  const int b = ub == (1ull << e) ? 1 + (e - 8) * 4 + 3 : 1 + (e - 7) * 4 + (int)((ub * 4) >> e) - 5;
+  return b >= 1 && b < PT_MS_BUCKETS - 1 && pt_ms_bucket_upper_ns(b) == ub ? b : -1;
+}
+
+/* One histogram's "buckets":[[upper,count],…] (upper null above the
+ * last) into the set's pool. 0, or -1 out of memory; a bound that is not
+ * one of the plugin's ends the list (the line is a newer or a damaged one). */
+static int read_hist(pt_mset* s, const char* o, pt_ms_hist* h) {
+  h->at = (uint32_t)s->n_buckets;
+  h->n = 0;
+  const char* p = after(o, "buckets");
+  if (!p || *p != '[') return 0;
+  p++;
+  while (*p == '[') {
+    p++;
+    uint64_t ub = UINT64_MAX;
+    char* end;
+    if (!strncmp(p, "null", 4)) end = (char*)p + 4;
+    else ub = strtoull(p, &end, 10);
+    if (*end != ',') break;
+    const uint64_t n = strtoull(end + 1, &end, 10);
+    const int b = pt_ms_bucket_of(ub);
+    if (*end != ']' || b < 0) break;
+    uint64_t* at = an_grow(&s->mem, (void**)&s->buckets, &s->n_buckets, &s->cap_buckets, sizeof *at);
+    if (!at) return -1;
+    *at = (uint64_t)b << 56 | (n & ((1ull << 56) - 1));
+    h->n++;
+    p = end + 1;
+    if (*p == ',') p++;
+  }
+  return 0;
 }
 
 /* The header's host, decoded as every JSON string the analyzer reads
@@ -92,6 +139,7 @@ int pt_mset_line(pt_mset* s, const char* line) {
     e->sum_ns[w] = u64(o, "sum_ns");
     e->p50_ns[w] = u64(o, "p50_ns");
     e->p99_ns[w] = u64(o, "p99_ns");
+    if (read_hist(s, o, &e->hist[w]) != 0) return -1;
   }
   return 1;
 }
@@ -165,6 +213,7 @@ int pt_mset_read(pt_mset* s, const char* path) {
 
 void pt_mset_free(pt_mset* s) {
   an_free(&s->mem, s->e);
+  an_free(&s->mem, s->buckets);
   memset(s, 0, sizeof *s);
 }
 
@@ -265,22 +314,18 @@ static double median_factor(const vec* sl, uint64_t comm, int side, int rank, in
 }
 
 /* The other end's record of the same transfers is network-slow too, or
- * absent (its rank's file is not among the inputs). */
-static int other_end_agrees(const pt_mset* s, const vec* sl, const pt_ms_slow_edge* e) {
-  int present = 0;
-  for (size_t i = 0; i < s->n && !present; i++) {
+ * absent (its rank's file is not among the inputs): its median the floor's
+ * factor over its group's at least, beyond chance at PT_MS_CONFIRM (a
+ * confirmation of a claim made, not a claim of its own). conf[i]: edge i's
+ * network factor where its tail is that small, else 0. */
+static int other_end_agrees(const pt_mset* s, const double* conf, const pt_ms_slow_edge* e) {
+  for (size_t i = 0; i < s->n; i++) {
     const pt_ms_edge* x = &s->e[i];
-    present = x->comm == e->comm && x->rank == e->peer && x->peer == e->rank && x->send != e->send &&
-              x->channel == e->channel && comparable(x, PT_MS_NET);
+    if (x->comm == e->comm && x->rank == e->peer && x->peer == e->rank && x->send != e->send &&
+        x->channel == e->channel && comparable(x, PT_MS_NET))
+      return conf[i] >= PT_MS_MIN_FACTOR;
   }
-  if (!present) return 1;
-  for (size_t k = 0; k < sl->n; k++) {
-    const pt_ms_slow_edge* y = &sl->v[k];
-    if (y->side == PT_MS_NET && y->comm == e->comm && y->rank == e->peer && y->peer == e->rank &&
-        y->send != e->send && y->channel == e->channel)
-      return 1;
-  }
-  return 0;
+  return 1;
 }
 
 static void where(const pt_mset* s, uint64_t comm, int rank, pt_ms_culprit* c) {
@@ -292,24 +337,171 @@ static void where(const pt_mset* s, uint64_t comm, int rank, pt_ms_culprit* c) {
     }
 }
 
-int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
+/* ---- the test (mset.h) ---- */
+
+#define BUCKET(x) ((int)((x) >> 56))
+#define COUNT(x) ((x) & ((1ull << 56) - 1))
+
+/* An edge's comparable group: communicator, direction, granularity, and
+ * bytes per step by octave (0 where the edge has no sizes). */
+typedef struct {
+  uint64_t comm;
+  int send, per_channel, size_class;
+} group_key;
+
+static group_key key_of(const pt_ms_edge* e) {
+  const uint64_t per = e->sized_steps ? e->bytes / e->sized_steps : 0;
+  return (group_key){e->comm, e->send, e->channel >= 0, per ? 64 - __builtin_clzll(per) : 0};
+}
+
+static int key_cmp(group_key a, group_key b) {
+  if (a.comm != b.comm) return a.comm < b.comm ? -1 : 1;
+  if (a.send != b.send) return a.send - b.send;
+  if (a.per_channel != b.per_channel) return a.per_channel - b.per_channel;
+  return a.size_class - b.size_class;
+}
+
+static int by_key(const void* x, const void* y, void* arg) {
+  const pt_mset* s = arg;
+  const size_t i = *(const size_t*)x, j = *(const size_t*)y;
+  const int c = key_cmp(key_of(&s->e[i]), key_of(&s->e[j]));
+  return c ? c : (i > j) - (i < j);
+}
+
+/* The value at quantile q of a dense histogram of n samples, geometric
+ * within its bucket (the buckets are four per octave). */
+static double quantile(const uint64_t* h, uint64_t n, double q) {
+  if (!n) return 0;
+  const double rank = q * (double)n;
+  uint64_t cum = 0;
+  for (int b = 0; b < PT_MS_BUCKETS; b++) {
+    if (!h[b]) continue;
+    if ((double)(cum + h[b]) >= rank) {
+      const double hi = b == PT_MS_BUCKETS - 1 ? 2.0 * (double)pt_ms_bucket_upper_ns(b - 1)
+                                               : (double)pt_ms_bucket_upper_ns(b);
+      const double lo = b ? (double)pt_ms_bucket_upper_ns(b - 1) : hi / 2;
+      const double f = ((rank - (double)cum) / (double)h[b]);
+      return lo * pow(hi / lo, f < 0 ? 0 : f > 1 ? 1 : f);
+    }
+    cum += h[b];
+  }
+  return (double)pt_ms_bucket_upper_ns(PT_MS_BUCKETS - 2);
+}
+
+static void add_hist(const pt_mset* s, const pt_ms_hist* h, uint64_t* d, int sign) {
+  for (uint32_t k = 0; k < h->n; k++) {
+    const uint64_t x = s->buckets[h->at + k];
+    d[BUCKET(x)] += sign > 0 ? COUNT(x) : (uint64_t)-(int64_t)COUNT(x);
+  }
+}
+
+/* The test of one edge's side against its group's pool (the edge in it):
+ * 1 slow, 0 not, -1 too few steps. Fills x. own: scratch of PT_MS_BUCKETS. */
+static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint64_t* pool, uint64_t pool_n,
+                     uint64_t* own, size_t tested, pt_ms_slow_edge* x) {
+  for (int b = 0; b < PT_MS_BUCKETS; b++) own[b] = 0;
+  add_hist(s, &e->hist[side], own, 1);
+  uint64_t n = 0;
+  for (int b = 0; b < PT_MS_BUCKETS; b++) n += own[b];
+  if (n < PT_MS_MIN_SAMPLES || pool_n - n < PT_MS_MIN_SAMPLES) return -1;
+  /* The others: the pool less the edge; the bucket of their median, their
+   * share above it (one above and one not added: few samples claim no
+   * certainty), and the edge's steps above it. */
+  const uint64_t others = pool_n - n, half = (others + 1) / 2;
+  uint64_t cum = 0, above = 0;
+  int m = 0;
+  for (; m < PT_MS_BUCKETS; m++) {
+    cum += pool[m] - own[m];
+    if (cum >= half) break;
+  }
+  for (int b = m + 1; b < PT_MS_BUCKETS; b++) above += own[b];
+  const double share = ((double)(others - cum) + 1) / ((double)others + 2);
+  uint64_t* rest = own; /* reused: the others' histogram, for their median */
+  double mine = quantile(own, n, 0.5);
+  for (int b = 0; b < PT_MS_BUCKETS; b++) rest[b] = pool[b] - own[b];
+  const double theirs = quantile(rest, others, 0.5);
+  *x = (pt_ms_slow_edge){e->comm, e->rank, e->peer, e->channel, e->send, side, theirs > 0 ? mine / theirs : 0,
+                         (uint64_t)mine, (uint64_t)theirs, n, above, share, an_binomial_tail(n, above, share)};
+  return x->factor >= PT_MS_MIN_FACTOR && an_slow_claim(x->tail, tested);
+}
+
+/* The slow (edge, side) pairs of s into sl; v counts what it had; conf:
+ * per edge, its network factor where its tail is PT_MS_CONFIRM or less. */
+static int slow_edges(const pt_mset* s, pt_ms_verdict* v, vec* sl, double* conf) {
+  an_mem* m = &v->mem;
+  size_t* ix = an_alloc(m, (s->n + 1) * sizeof *ix);
+  uint64_t* pool = an_alloc(m, 2 * PT_MS_BUCKETS * sizeof *pool);
+  uint64_t* own = an_alloc(m, PT_MS_BUCKETS * sizeof *own);
+  signed char* ok = an_alloc(m, 2 * (s->n + 1));
+  int rc = -1;
+  if (!ix || !pool || !own || !ok) goto out;
+  for (size_t i = 0; i < s->n; i++) {
+    ix[i] = i;
+    conf[i] = 0;
+  }
+  qsort_r(ix, s->n, sizeof *ix, by_key, (void*)s);
+  /* Two passes: count the pairs that can be tested (Bonferroni's
+   * denominator), then test them. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < s->n;) {
+      size_t j = i;
+      while (j < s->n && !key_cmp(key_of(&s->e[ix[i]]), key_of(&s->e[ix[j]]))) j++;
+      for (int side = 0; side < 2; side++) {
+        uint64_t* p = pool + side * PT_MS_BUCKETS, pn = 0;
+        size_t enough = 0;
+        for (int b = 0; b < PT_MS_BUCKETS; b++) p[b] = 0;
+        for (size_t q = i; q < j; q++) {
+          const pt_ms_edge* e = &s->e[ix[q]];
+          add_hist(s, &e->hist[side], p, 1);
+          enough += e->count[side] >= PT_MS_MIN_SAMPLES;
+        }
+        for (int b = 0; b < PT_MS_BUCKETS; b++) pn += p[b];
+        for (size_t q = i; q < j; q++) {
+          const pt_ms_edge* e = &s->e[ix[q]];
+          if (pass == 0) {
+            ok[2 * ix[q] + side] = e->count[side] >= PT_MS_MIN_SAMPLES && enough >= PT_MS_MIN_EDGES;
+            if (ok[2 * ix[q] + side]) v->tested++;
+            else if (e->count[side] < PT_MS_MIN_SAMPLES) v->few_samples++;
+            else v->few_edges++;
+            continue;
+          }
+          if (!ok[2 * ix[q] + side]) continue;
+          pt_ms_slow_edge x;
+          const int slow = test_edge(s, e, side, p, pn, own, v->tested, &x);
+          if (slow >= 0 && side == PT_MS_NET && x.tail <= PT_MS_CONFIRM) conf[ix[q]] = x.factor;
+          if (slow == 1 && push(m, sl, &x) != 0) goto out;
+        }
+      }
+      i = j;
+    }
+  }
+  rc = 0;
+out:
+  an_free(m, ix);
+  an_free(m, pool);
+  an_free(m, own);
+  an_free(m, ok);
+  return rc;
+}
+
+void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
+  if (!n) return;
+  buf[0] = 0;
+  if (v->tested) return;
+  snprintf(buf, n,
+           "not enough data yet: %zu edge sides with fewer than %d steps, %zu in groups of fewer than %d "
+           "comparable edges",
+           v->few_samples, PT_MS_MIN_SAMPLES, v->few_edges, PT_MS_MIN_EDGES);
+}
+
+int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) {
   memset(v, 0, sizeof *v);
-  double* r[2] = {an_alloc(&v->mem, (s->n + 1) * sizeof(double)), an_alloc(&v->mem, (s->n + 1) * sizeof(double))};
   vec sl = {0};
   char* skip = NULL;
   double* factors = NULL;
+  double* conf = an_alloc(&v->mem, (s->n + 1) * sizeof *conf);
   int rc = -1;
-  if (!r[0] || !r[1]) goto out;
-  if (pt_mset_ratios(s, PT_MS_GPU, r[0]) != 0 || pt_mset_ratios(s, PT_MS_NET, r[1]) != 0) goto out;
-  for (size_t i = 0; i < s->n; i++) {
-    const pt_ms_edge* e = &s->e[i];
-    for (int side = 0; side < 2; side++) {
-      if (r[side][i] < factor) continue;
-      const pt_ms_slow_edge x = {e->comm, e->rank, e->peer, e->channel, e->send, side, r[side][i],
-                                 e->p50_ns[side], (uint64_t)((double)e->p50_ns[side] / r[side][i])};
-      if (push(&v->mem, &sl, &x) != 0) goto out;
-    }
-  }
+  if (!conf || slow_edges(s, v, &sl, conf) != 0) goto out;
   factors = an_alloc(&v->mem, (sl.n + 1) * sizeof *factors);
   if (!factors) goto out;
   /* GPU-side: each rank whose own edges wait for its GPU. */
@@ -344,7 +536,7 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
     /* Both ends time the same transfers: a slow network shows on the
      * sender's record and on the receiver's. One end alone is that rank's
      * thread, or its peer's GPU (a credit wait), not the network. */
-    if (!skip[i] && !other_end_agrees(s, &sl, e)) skip[i] = 1;
+    if (!skip[i] && !other_end_agrees(s, conf, e)) skip[i] = 1;
   }
   for (;;) {
     uint64_t comm = 0;
@@ -386,8 +578,7 @@ int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
   sl.v = NULL;
   rc = 0;
 out:
-  an_free(&v->mem, r[0]);
-  an_free(&v->mem, r[1]);
+  an_free(&v->mem, conf);
   an_free(&v->mem, skip);
   an_free(&v->mem, factors);
   an_free(&v->mem, sl.v);
