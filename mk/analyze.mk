@@ -24,7 +24,7 @@ $(ANALYZE_A): $(ANALYZE_OBJS)
 
 ALL_TARGETS += $(ANALYZE_SO) $(ANALYZE_A)
 
-CLI_OBJS += $(B)/tools/analyze.o
+CLI_OBJS += $(B)/tools/analyze.o $(B)/tools/follow.o
 CLI_LIBS += $(ANALYZE_A)
 CLI_DEPS += $(ANALYZE_A)
 

@@ -597,8 +597,8 @@ void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n);
 double an_binomial_tail(uint64_t k, uint64_t s, double p_all);
 double an_upper_tail(const double* p, double p_all, size_t k, size_t s, double* dp);
 /* 1 when a tail is small enough for a claim among `tested` (Bonferroni at
- * AN_SLOW_ALPHA). */
-int an_slow_claim(double tail, size_t tested);
+ * alpha, AN_SLOW_ALPHA but for a watch's windows). */
+int an_slow_claim(double tail, size_t tested, double alpha);
 /* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
  * otherwise), with the host and pid of the rank's dump if there is one. */
 an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);

@@ -19,6 +19,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* A histogram entry: (bucket << 56) | count. */
+#define BUCKET(x) ((int)((x) >> 56))
+#define COUNT(x) ((x) & ((1ull << 56) - 1))
+
 /* ---- reading ---- */
 
 /* The value after "key": at or after `from`, or NULL. */
@@ -217,6 +221,106 @@ void pt_mset_free(pt_mset* s) {
   memset(s, 0, sizeof *s);
 }
 
+/* ---- windows ---- */
+
+static uint64_t edge_key(const pt_ms_edge* e) {
+  uint64_t k = an_mix(an_mix(an_mix(0xed9e, e->comm), (uint64_t)(uint32_t)e->rank), (uint64_t)(uint32_t)e->peer);
+  return an_mix(an_mix(an_mix(k, (uint64_t)(uint32_t)e->channel), (uint64_t)e->send), (uint64_t)e->pid);
+}
+
+static int same_edge(const pt_ms_edge* a, const pt_ms_edge* b) {
+  return a->comm == b->comm && a->rank == b->rank && a->peer == b->peer && a->channel == b->channel &&
+         a->send == b->send && a->pid == b->pid && !strcmp(a->host, b->host);
+}
+
+/* h of `now` less g of `then` (both in bucket order) into out's pool;
+ * 0, 1 when a count went down (another process), -1 out of memory. */
+static int hist_less(pt_mset* out, const pt_mset* now, const pt_ms_hist* h, const pt_mset* then,
+                     const pt_ms_hist* g, pt_ms_hist* o) {
+  o->at = (uint32_t)out->n_buckets;
+  o->n = 0;
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < h->n; i++) {
+    const uint64_t x = now->buckets[h->at + i];
+    uint64_t n = COUNT(x);
+    while (g && j < g->n && BUCKET(then->buckets[g->at + j]) < BUCKET(x)) return 1; /* a bucket went away */
+    if (g && j < g->n && BUCKET(then->buckets[g->at + j]) == BUCKET(x)) {
+      const uint64_t was = COUNT(then->buckets[g->at + j++]);
+      if (was > n) return 1;
+      n -= was;
+    }
+    if (!n) continue;
+    uint64_t* at = an_grow(&out->mem, (void**)&out->buckets, &out->n_buckets, &out->cap_buckets, sizeof *at);
+    if (!at) return -1;
+    *at = (uint64_t)BUCKET(x) << 56 | n;
+    o->n++;
+  }
+  return g && j < g->n ? 1 : 0;
+}
+
+/* The bucket bound at which a sparse histogram reaches quantile q. */
+static uint64_t hist_quantile(const pt_mset* s, const pt_ms_hist* h, uint64_t n, double q) {
+  uint64_t cum = 0;
+  for (uint32_t i = 0; i < h->n; i++) {
+    cum += COUNT(s->buckets[h->at + i]);
+    if ((double)cum >= q * (double)n) {
+      const int b = BUCKET(s->buckets[h->at + i]);
+      return pt_ms_bucket_upper_ns(b < PT_MS_BUCKETS - 1 ? b : PT_MS_BUCKETS - 2);
+    }
+  }
+  return 0;
+}
+
+int pt_mset_since(const pt_mset* now, const pt_mset* then, pt_mset* out) {
+  memset(out, 0, sizeof *out);
+  an_map idx;
+  if (an_map_init(&out->mem, &idx, then ? then->n + 1 : 1) != 0) return -1;
+  int rc = -1;
+  for (size_t i = 0; then && i < then->n; i++)
+    if (an_map_add(&out->mem, &idx, edge_key(&then->e[i]), (int32_t)i) != 0) goto out;
+  out->files = now->files;
+  for (size_t i = 0; i < now->n; i++) {
+    const pt_ms_edge* e = &now->e[i];
+    const pt_ms_edge* was = NULL;
+    for (int32_t k = then ? an_map_first(&idx, edge_key(e)) : -1; k >= 0 && !was; k = an_map_next(&idx, k))
+      if (same_edge(&then->e[k], e)) was = &then->e[k];
+    pt_ms_edge* d = an_grow(&out->mem, (void**)&out->e, &out->n, &out->cap, sizeof *d);
+    if (!d) goto out;
+    *d = *e;
+    const size_t mark = out->n_buckets;
+    int gone = was && (was->steps > e->steps || was->ops > e->ops);
+    for (int w = 0; w < PT_MS_TIMES && !gone; w++) {
+      const int r = hist_less(out, now, &e->hist[w], was ? then : NULL, was ? &was->hist[w] : NULL, &d->hist[w]);
+      if (r < 0) goto out;
+      gone = r;
+    }
+    if (gone) { /* counts went down: another process under the same name; whole */
+      out->n_buckets = mark;
+      for (int w = 0; w < PT_MS_TIMES; w++)
+        if (hist_less(out, now, &e->hist[w], NULL, NULL, &d->hist[w]) < 0) goto out;
+      continue;
+    }
+    if (!was) continue;
+    d->ops -= was->ops;
+    d->steps -= was->steps;
+    d->sized_steps -= was->sized_steps < d->sized_steps ? was->sized_steps : d->sized_steps;
+    d->bytes -= was->bytes < d->bytes ? was->bytes : d->bytes;
+    d->busy_ns -= was->busy_ns < d->busy_ns ? was->busy_ns : d->busy_ns;
+    d->credit_ns -= was->credit_ns < d->credit_ns ? was->credit_ns : d->credit_ns;
+    for (int w = 0; w < PT_MS_TIMES; w++) {
+      d->count[w] -= was->count[w] < d->count[w] ? was->count[w] : d->count[w];
+      d->sum_ns[w] -= was->sum_ns[w] < d->sum_ns[w] ? was->sum_ns[w] : d->sum_ns[w];
+      d->p50_ns[w] = hist_quantile(out, &d->hist[w], d->count[w], 0.5);
+      d->p99_ns[w] = hist_quantile(out, &d->hist[w], d->count[w], 0.99);
+    }
+  }
+  rc = 0;
+out:
+  an_map_free(&out->mem, &idx);
+  if (rc) pt_mset_free(out);
+  return rc;
+}
+
 /* ---- comparing ---- */
 
 typedef struct {
@@ -339,9 +443,6 @@ static void where(const pt_mset* s, uint64_t comm, int rank, pt_ms_culprit* c) {
 
 /* ---- the test (mset.h) ---- */
 
-#define BUCKET(x) ((int)((x) >> 56))
-#define COUNT(x) ((x) & ((1ull << 56) - 1))
-
 /* An edge's comparable group: communicator, direction, granularity, and
  * bytes per step by octave (0 where the edge has no sizes). */
 typedef struct {
@@ -398,7 +499,7 @@ static void add_hist(const pt_mset* s, const pt_ms_hist* h, uint64_t* d, int sig
 /* The test of one edge's side against its group's pool (the edge in it):
  * 1 slow, 0 not, -1 too few steps. Fills x. own: scratch of PT_MS_BUCKETS. */
 static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint64_t* pool, uint64_t pool_n,
-                     uint64_t* own, size_t tested, pt_ms_slow_edge* x) {
+                     uint64_t* own, size_t tested, double alpha, pt_ms_slow_edge* x) {
   for (int b = 0; b < PT_MS_BUCKETS; b++) own[b] = 0;
   add_hist(s, &e->hist[side], own, 1);
   uint64_t n = 0;
@@ -420,14 +521,19 @@ static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint
   double mine = quantile(own, n, 0.5);
   for (int b = 0; b < PT_MS_BUCKETS; b++) rest[b] = pool[b] - own[b];
   const double theirs = quantile(rest, others, 0.5);
+  /* The steps of one op share its moment (a thread not scheduled, a busy
+   * link slow them together): up to PT_MS_STEPS_PER_SAMPLE of them count as
+   * one sample, so the test does not take them for independent. */
+  uint64_t d = e->ops ? e->steps / e->ops : 1;
+  d = d < 1 ? 1 : d > PT_MS_STEPS_PER_SAMPLE ? PT_MS_STEPS_PER_SAMPLE : d;
   *x = (pt_ms_slow_edge){e->comm, e->rank, e->peer, e->channel, e->send, side, theirs > 0 ? mine / theirs : 0,
-                         (uint64_t)mine, (uint64_t)theirs, n, above, share, an_binomial_tail(n, above, share)};
-  return x->factor >= PT_MS_MIN_FACTOR && an_slow_claim(x->tail, tested);
+                         (uint64_t)mine, (uint64_t)theirs, n, above, share, an_binomial_tail(n / d, above / d, share)};
+  return x->factor >= PT_MS_MIN_FACTOR && an_slow_claim(x->tail, tested, alpha);
 }
 
 /* The slow (edge, side) pairs of s into sl; v counts what it had; conf:
  * per edge, its network factor where its tail is PT_MS_CONFIRM or less. */
-static int slow_edges(const pt_mset* s, pt_ms_verdict* v, vec* sl, double* conf) {
+static int slow_edges(const pt_mset* s, double alpha, pt_ms_verdict* v, vec* sl, double* conf) {
   an_mem* m = &v->mem;
   size_t* ix = an_alloc(m, (s->n + 1) * sizeof *ix);
   uint64_t* pool = an_alloc(m, 2 * PT_MS_BUCKETS * sizeof *pool);
@@ -467,7 +573,7 @@ static int slow_edges(const pt_mset* s, pt_ms_verdict* v, vec* sl, double* conf)
           }
           if (!ok[2 * ix[q] + side]) continue;
           pt_ms_slow_edge x;
-          const int slow = test_edge(s, e, side, p, pn, own, v->tested, &x);
+          const int slow = test_edge(s, e, side, p, pn, own, v->tested, alpha, &x);
           if (slow >= 0 && side == PT_MS_NET && x.tail <= PT_MS_CONFIRM) conf[ix[q]] = x.factor;
           if (slow == 1 && push(m, sl, &x) != 0) goto out;
         }
@@ -494,14 +600,16 @@ void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
            v->few_samples, PT_MS_MIN_SAMPLES, v->few_edges, PT_MS_MIN_EDGES);
 }
 
-int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) {
+int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, v); }
+
+int pt_mset_judge(const pt_mset* s, double alpha, pt_ms_verdict* v) {
   memset(v, 0, sizeof *v);
   vec sl = {0};
   char* skip = NULL;
   double* factors = NULL;
   double* conf = an_alloc(&v->mem, (s->n + 1) * sizeof *conf);
   int rc = -1;
-  if (!conf || slow_edges(s, v, &sl, conf) != 0) goto out;
+  if (!conf || slow_edges(s, alpha, v, &sl, conf) != 0) goto out;
   factors = an_alloc(&v->mem, (sl.n + 1) * sizeof *factors);
   if (!factors) goto out;
   /* GPU-side: each rank whose own edges wait for its GPU. */

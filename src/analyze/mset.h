@@ -113,7 +113,8 @@ typedef struct {
   int side;        /* PT_MS_GPU or PT_MS_NET */
   double factor;   /* its median over the comparable edges' (interpolated in the buckets) */
   uint64_t p50_ns, median_ns;
-  uint64_t samples, above; /* its steps, and those above the others' median bucket */
+  uint64_t samples, above; /* its steps, and those above the others' median bucket
+                              (the test counts up to PT_MS_STEPS_PER_SAMPLE of an op's as one) */
   double share;    /* the others' share above it */
   double tail;     /* the chance of `above` or more at `share` */
 } pt_ms_slow_edge;
@@ -144,11 +145,14 @@ typedef struct {
 #define PT_MS_MIN_EDGES 3      /* nor is a group with fewer edges */
 #define PT_MS_MIN_SAMPLES 32   /* steps of an edge's side before any claim on it */
 #define PT_MS_MIN_FACTOR 1.1   /* and a median at least this many times the others' */
+#define PT_MS_STEPS_PER_SAMPLE 4 /* an op's steps, up to this many, are one sample */
 #define PT_MS_CONFIRM 0.05     /* the other end of a network-slow edge confirms it at this tail */
 
 /* Names the slow edges and their culprits (aggregate edges only; channel
  * edges are listed with their side when slow). 0, or -1 out of memory. */
 int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v);
+/* The same at a chance `alpha` of a false claim (pt_mset_slow: 0.01). */
+int pt_mset_judge(const pt_mset* s, double alpha, pt_ms_verdict* v);
 /* "not enough data yet" and why, when the verdict tested nothing; "" when
  * it did. */
 void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n);

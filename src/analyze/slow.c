@@ -486,7 +486,7 @@ int an_slow(pt_analysis* a) {
        * be slow with a chance of at most AN_SLOW_ALPHA / tested. */
       if (med > 0) {
         for (size_t k = i; k < j; k++) pv[k - i] = rr[k].p;
-        if (!an_slow_claim(an_upper_tail(pv, 0, j - i, slow, dp), tested)) med = 0;
+        if (!an_slow_claim(an_upper_tail(pv, 0, j - i, slow, dp), tested, AN_SLOW_ALPHA)) med = 0;
       }
       size_t np = 0;
       for (size_t k = i; k < j; k++) peers_of[np++] = rr[k].peer * 2 + (rr[k].ratio >= a->slow_factor);
@@ -551,7 +551,7 @@ int an_slow(pt_analysis* a) {
     for (size_t k = 0; k < a->n_slow; k++) {
       const an_slow_edge* e = &a->slow[k];
       if (e->ops >= AN_SLOW_MIN_EDGE && e->slow_ops * 2 >= e->ops && e->slow_operations >= 2 &&
-          an_slow_claim(an_upper_tail(NULL, e->p_sum / e->ops, e->ops, e->slow_ops, dp), tested))
+          an_slow_claim(an_upper_tail(NULL, e->p_sum / e->ops, e->ops, e->slow_ops, dp), tested, AN_SLOW_ALPHA))
         a->slow[left++] = a->slow[k];
     }
     a->n_slow = left;

@@ -3,8 +3,9 @@
  * op durations (slow.c) and from step metrics (mset.c): were each of k
  * samples slow with the chance the comparable samples give, independently,
  * how likely would s or more of them be? A claim is made only when that
- * chance is at most AN_SLOW_ALPHA over the number of claims tested
- * (Bonferroni), so a job with nothing slow names nothing slow with a chance
+ * chance is at most AN_SLOW_ALPHA (or the caller's alpha: a watch that
+ * judges window after window asks less per window) over the number of
+ * claims tested (Bonferroni), so a job with nothing slow names nothing slow with a chance
  * of at most AN_SLOW_ALPHA, whatever its size.
  *
  * With one chance for all (the binomial tail) the sum runs from s upwards in
@@ -59,4 +60,4 @@ double an_upper_tail(const double* p, double p_all, size_t k, size_t s, double* 
   return tail;
 }
 
-int an_slow_claim(double tail, size_t tested) { return tested > 0 && tail <= AN_SLOW_ALPHA / (double)tested; }
+int an_slow_claim(double tail, size_t tested, double alpha) { return tested > 0 && tail <= alpha / (double)tested; }
