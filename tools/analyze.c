@@ -125,7 +125,7 @@ static double follow_number(const char* opt, const char* v, double lo, double hi
   errno = 0;
   const double x = strtod(v, &end);
   if (errno || end == v || *end || !(x >= lo && x <= hi)) {
-    fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: a number %g..%g\n", v, opt, lo, hi);
+    fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: a number %.10g..%.10g\n", v, opt, lo, hi);
     return -1;
   }
   return x;
