@@ -429,6 +429,7 @@ struct pt_analysis {
   size_t n_metric_culprits;
   int ran;
   double slow_factor;
+  int slow_factor_given; /* --slow-factor: also the floor of the metrics' factors */
   int64_t stall_ms; /* option, -1 = per dump */
 
   an_input* inputs;

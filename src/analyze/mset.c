@@ -499,7 +499,7 @@ static void add_hist(const pt_mset* s, const pt_ms_hist* h, uint64_t* d, int sig
 /* The test of one edge's side against its group's pool (the edge in it):
  * 1 slow, 0 not, -1 too few steps. Fills x. own: scratch of PT_MS_BUCKETS. */
 static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint64_t* pool, uint64_t pool_n,
-                     uint64_t* own, size_t tested, double alpha, pt_ms_slow_edge* x) {
+                     uint64_t* own, size_t tested, double alpha, double min_factor, pt_ms_slow_edge* x) {
   for (int b = 0; b < PT_MS_BUCKETS; b++) own[b] = 0;
   add_hist(s, &e->hist[side], own, 1);
   uint64_t n = 0;
@@ -528,12 +528,12 @@ static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint
   d = d < 1 ? 1 : d > PT_MS_STEPS_PER_SAMPLE ? PT_MS_STEPS_PER_SAMPLE : d;
   *x = (pt_ms_slow_edge){e->comm, e->rank, e->peer, e->channel, e->send, side, theirs > 0 ? mine / theirs : 0,
                          (uint64_t)mine, (uint64_t)theirs, n, above, share, an_binomial_tail(n / d, above / d, share)};
-  return x->factor >= PT_MS_MIN_FACTOR && an_slow_claim(x->tail, tested, alpha);
+  return x->factor >= min_factor && an_slow_claim(x->tail, tested, alpha);
 }
 
 /* The slow (edge, side) pairs of s into sl; v counts what it had; conf:
  * per edge, its network factor where its tail is PT_MS_CONFIRM or less. */
-static int slow_edges(const pt_mset* s, double alpha, pt_ms_verdict* v, vec* sl, double* conf) {
+static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v, vec* sl, double* conf) {
   an_mem* m = &v->mem;
   size_t* ix = an_alloc(m, (s->n + 1) * sizeof *ix);
   uint64_t* pool = an_alloc(m, 2 * PT_MS_BUCKETS * sizeof *pool);
@@ -562,18 +562,24 @@ static int slow_edges(const pt_mset* s, double alpha, pt_ms_verdict* v, vec* sl,
           enough += e->count[side] >= PT_MS_MIN_SAMPLES;
         }
         for (int b = 0; b < PT_MS_BUCKETS; b++) pn += p[b];
+        const double med = quantile(p, pn, 0.5);
         for (size_t q = i; q < j; q++) {
           const pt_ms_edge* e = &s->e[ix[q]];
           if (pass == 0) {
-            ok[2 * ix[q] + side] = e->count[side] >= PT_MS_MIN_SAMPLES && enough >= PT_MS_MIN_EDGES;
+            const int shorter = med < PT_MS_MIN_SPAN_NS;
+            ok[2 * ix[q] + side] = e->count[side] >= PT_MS_MIN_SAMPLES && enough >= PT_MS_MIN_EDGES && !shorter;
             if (ok[2 * ix[q] + side]) v->tested++;
             else if (e->count[side] < PT_MS_MIN_SAMPLES) v->few_samples++;
-            else v->few_edges++;
+            else if (enough < PT_MS_MIN_EDGES) v->few_edges++;
+            else {
+              v->short_edges++;
+              if ((uint64_t)med > v->short_median_ns) v->short_median_ns = (uint64_t)med;
+            }
             continue;
           }
           if (!ok[2 * ix[q] + side]) continue;
           pt_ms_slow_edge x;
-          const int slow = test_edge(s, e, side, p, pn, own, v->tested, alpha, &x);
+          const int slow = test_edge(s, e, side, p, pn, own, v->tested, alpha, min_factor, &x);
           if (slow >= 0 && side == PT_MS_NET && x.tail <= PT_MS_CONFIRM) conf[ix[q]] = x.factor;
           if (slow == 1 && push(m, sl, &x) != 0) goto out;
         }
@@ -594,22 +600,29 @@ void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
   if (!n) return;
   buf[0] = 0;
   if (v->tested) return;
-  snprintf(buf, n,
-           "not enough data yet: %zu edge sides with fewer than %d steps, %zu in groups of fewer than %d "
-           "comparable edges",
-           v->few_samples, PT_MS_MIN_SAMPLES, v->few_edges, PT_MS_MIN_EDGES);
+  if (v->short_edges && !v->few_samples && !v->few_edges)
+    snprintf(buf, n,
+             "the steps are too short to time: their median is up to %.1f us, under the %d us a judgement needs "
+             "(unpaced emulated steps last microseconds)",
+             (double)v->short_median_ns / 1e3, PT_MS_MIN_SPAN_NS / 1000);
+  else
+    snprintf(buf, n,
+             "not enough data yet: %zu edge sides with fewer than %d steps, %zu in groups of fewer than %d "
+             "comparable edges, %zu in groups whose steps are too short to time (under %d us)",
+             v->few_samples, PT_MS_MIN_SAMPLES, v->few_edges, PT_MS_MIN_EDGES, v->short_edges,
+             PT_MS_MIN_SPAN_NS / 1000);
 }
 
-int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, v); }
+int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, v); }
 
-int pt_mset_judge(const pt_mset* s, double alpha, pt_ms_verdict* v) {
+int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v) {
   memset(v, 0, sizeof *v);
   vec sl = {0};
   char* skip = NULL;
   double* factors = NULL;
   double* conf = an_alloc(&v->mem, (s->n + 1) * sizeof *conf);
   int rc = -1;
-  if (!conf || slow_edges(s, alpha, v, &sl, conf) != 0) goto out;
+  if (!conf || slow_edges(s, alpha, min_factor, v, &sl, conf) != 0) goto out;
   factors = an_alloc(&v->mem, (sl.n + 1) * sizeof *factors);
   if (!factors) goto out;
   /* GPU-side: each rank whose own edges wait for its GPU. */

@@ -10,7 +10,9 @@
  * (per peer or per channel) and size class (bytes per step, by octave) —
  * pooled, the edge itself left out; an edge needs PT_MS_MIN_SAMPLES steps
  * and its group PT_MS_MIN_EDGES such edges, or it is "not enough data
- * yet". Test: the share of its steps above the bucket of the others'
+ * yet"; a group whose median step time (that side) is under
+ * PT_MS_MIN_SPAN_NS is "too short" (the steps of an unpaced emulator, or
+ * of a thread's own scheduling). Test: the share of its steps above the bucket of the others'
  * median, against the others' own share there (the binomial tail of
  * slow_test.c, Bonferroni over every edge and side tested, AN_SLOW_ALPHA
  * per judgement), and a median at least PT_MS_MIN_FACTOR times the
@@ -138,21 +140,24 @@ typedef struct {
   size_t n_culprits, cap_culprits;
   /* what it had: (edge, side) pairs tested, and those left out for too
    * few steps of their own or too few comparable edges */
-  size_t tested, few_samples, few_edges;
+  size_t tested, few_samples, few_edges, short_edges;
+  uint64_t short_median_ns; /* the longest median of a group too short to judge */
 } pt_ms_verdict;
 
 #define PT_MS_MIN_STEPS 8      /* an edge with fewer steps is not ranked (top, --html) */
 #define PT_MS_MIN_EDGES 3      /* nor is a group with fewer edges */
 #define PT_MS_MIN_SAMPLES 32   /* steps of an edge's side before any claim on it */
 #define PT_MS_MIN_FACTOR 1.1   /* and a median at least this many times the others' */
+#define PT_MS_MIN_SPAN_NS 20000 /* and the others' median this long: shorter is the proxy thread's own noise */
 #define PT_MS_STEPS_PER_SAMPLE 4 /* an op's steps, up to this many, are one sample */
 #define PT_MS_CONFIRM 0.05     /* the other end of a network-slow edge confirms it at this tail */
 
 /* Names the slow edges and their culprits (aggregate edges only; channel
  * edges are listed with their side when slow). 0, or -1 out of memory. */
 int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v);
-/* The same at a chance `alpha` of a false claim (pt_mset_slow: 0.01). */
-int pt_mset_judge(const pt_mset* s, double alpha, pt_ms_verdict* v);
+/* The same at a chance `alpha` of a false claim and a floor `min_factor`
+ * (pt_mset_slow: 0.01 and PT_MS_MIN_FACTOR). */
+int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v);
 /* "not enough data yet" and why, when the verdict tested nothing; "" when
  * it did. */
 void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n);

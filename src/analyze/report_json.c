@@ -309,15 +309,19 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
           AN_SLOW_MIN_EDGE);
   char mwords[256];
   pt_ms_verdict_words(&a->mslow, mwords, sizeof mwords);
+  const pt_ms_verdict* mv = &a->mslow;
   fprintf(f, "\"metrics_judgement\":{\"state\":\"%s\",\"why\":",
-          !a->mset.n ? "no_metrics" : mwords[0] ? "not_enough_data" : "judged");
+          !a->mset.n    ? "no_metrics"
+          : mv->tested ? "judged"
+          : mv->short_edges && !mv->few_samples && !mv->few_edges ? "too_short"
+                                                                   : "not_enough_data");
   if (a->mset.n && mwords[0]) an_put_str(f, mwords);
   else fputs("null", f);
   fprintf(f,
-          ",\"tested\":%zu,\"fewSamples\":%zu,\"fewEdges\":%zu,\"minSamples\":%d,\"minEdges\":%d,"
-          "\"minFactor\":%.2f,\"alpha\":%.3f},\n\"inputs\":[",
-          a->mslow.tested, a->mslow.few_samples, a->mslow.few_edges, PT_MS_MIN_SAMPLES, PT_MS_MIN_EDGES,
-          PT_MS_MIN_FACTOR, AN_SLOW_ALPHA);
+          ",\"tested\":%zu,\"fewSamples\":%zu,\"fewEdges\":%zu,\"shortEdges\":%zu,\"minSamples\":%d,"
+          "\"minEdges\":%d,\"minSpan_ns\":%d,\"minFactor\":%.2f,\"alpha\":%.3f},\n\"inputs\":[",
+          mv->tested, mv->few_samples, mv->few_edges, mv->short_edges, PT_MS_MIN_SAMPLES, PT_MS_MIN_EDGES,
+          PT_MS_MIN_SPAN_NS, a->slow_factor_given ? a->slow_factor : PT_MS_MIN_FACTOR, AN_SLOW_ALPHA);
   for (size_t i = 0; i < a->n_inputs; i++) {
     const an_input* in = &a->inputs[i];
     fputs(i ? ",\n" : "\n", f);

@@ -10,7 +10,8 @@
  * share of steps above the others' median against theirs, a claim only at
  * AN_SLOW_ALPHA over the pairs tested. No fixed factor decides (a median
  * PT_MS_MIN_FACTOR times the others' at least is the floor of what is worth
- * naming); too few steps is "not enough data yet", never "not slow".
+ * naming, or --slow-factor where it is given); too few steps is "not enough
+ * data yet", never "not slow".
  *
  * The metrics time every step of every edge, GPU wait and network apart;
  * the dumps time only the ops they still hold, whole. So when metrics
@@ -45,7 +46,8 @@ static void summary(an_culprit* q, const pt_ms_culprit* c) {
 
 int an_slow_metrics(pt_analysis* a) {
   if (!a->mset.n) return 0;
-  if (pt_mset_slow(&a->mset, &a->mslow) != 0) return PT_AN_ENOMEM;
+  if (pt_mset_judge(&a->mset, AN_SLOW_ALPHA, a->slow_factor_given ? a->slow_factor : PT_MS_MIN_FACTOR,
+                    &a->mslow) != 0) return PT_AN_ENOMEM;
   if (a->n_stuck) return 0;
   /* The metrics' verdict replaces the one from op durations. */
   size_t keep = 0;

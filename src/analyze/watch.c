@@ -74,7 +74,7 @@ int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) 
   pt_mset win;
   if (pt_mset_since(now, w->n_snaps ? &w->snap[base] : NULL, &win) != 0) return -1;
   pt_ms_verdict_free(&w->last);
-  int rc = pt_mset_judge(&win, w->n_snaps ? PT_WATCH_ALPHA : AN_SLOW_ALPHA, &w->last);
+  int rc = pt_mset_judge(&win, w->n_snaps ? PT_WATCH_ALPHA : AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, &w->last);
   pt_mset_free(&win);
   if (rc != 0) return -1;
   /* Keep this snapshot; drop those before the window's start. */
