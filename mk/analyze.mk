@@ -95,8 +95,8 @@ $(AT_UNIT): $(AT)/%: $(AT)/%.o $(AT)/fixtures.o $(ANALYZE_A)
 $(AT_ACCURACY): $(AT)/test_accuracy.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) -lcmocka -lm $(LDLIBS_PT)
 
-$(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) \
+$(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(B)/tools/follow.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(B)/tools/follow.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) \
 	  -lcmocka -lm $(LDLIBS_PT)
 
 # The metrics' slow-edge test checks its buckets against the plugin's own.
