@@ -164,19 +164,9 @@ int pt_cmd_analyze(int argc, char** argv) {
       all_dumps = 1;
     } else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
       verbose = 1;
-    } else if (!strcmp(s, "--follow") || !strcmp(s, "--interval") || !strcmp(s, "--window") || !strcmp(s, "--for")) {
-      if (i + 1 >= argc || !argv[i + 1][0]) {
-        fprintf(stderr, "proxytrace analyze: %s needs a value\n", s);
-        rc = 2;
-        break;
-      }
-      const char* v = argv[++i];
-      if (!strcmp(s, "--follow")) follow = v;
-      else if (!strcmp(s, "--interval") && (interval = follow_number(s, v, 100, 3600000)) < 0) rc = 2;
-      else if (!strcmp(s, "--window") && (window = follow_number(s, v, 1, 86400)) < 0) rc = 2;
-      else if (!strcmp(s, "--for") && (for_s = follow_number(s, v, 0.1, 31536000)) < 0) rc = 2;
     } else if (!strcmp(s, "--chrome") || !strcmp(s, "--html") || !strcmp(s, "--expect") || !strcmp(s, "--slow-factor") ||
-               !strcmp(s, "--stall-ms")) {
+               !strcmp(s, "--stall-ms") || !strcmp(s, "--follow") || !strcmp(s, "--interval") || !strcmp(s, "--window") ||
+               !strcmp(s, "--for")) {
       if (i + 1 >= argc || !argv[i + 1][0]) {
         fprintf(stderr, "proxytrace analyze: %s needs a value\n", s);
         rc = 2;
@@ -186,6 +176,10 @@ int pt_cmd_analyze(int argc, char** argv) {
       if (!strcmp(s, "--chrome")) chrome = v;
       else if (!strcmp(s, "--html")) html = v;
       else if (!strcmp(s, "--expect")) expect = v;
+      else if (!strcmp(s, "--follow")) follow = v;
+      else if (!strcmp(s, "--interval")) rc = (interval = follow_number(s, v, 100, 3600000)) < 0 ? 2 : 0;
+      else if (!strcmp(s, "--window")) rc = (window = follow_number(s, v, 1, 86400)) < 0 ? 2 : 0;
+      else if (!strcmp(s, "--for")) rc = (for_s = follow_number(s, v, 0.1, 31536000)) < 0 ? 2 : 0;
       else if (pt_analysis_set_option(a, s + 2, v) != 0) {
         fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: %s\n", v, s,
                 !strcmp(s, "--slow-factor") ? "a number 1.5..1000" : "a whole number of milliseconds 0..86400000");
