@@ -43,13 +43,14 @@ def run_job(pt, plugin, job, seconds, start):
     subprocess.run(["rm", "-rf", d])
     if s.returncode != 0:
         return {"error": s.stderr[-300:]}
-    culprits = []
+    culprits, edges = [], 0
     for line in out.splitlines():
         m = LINE.match(line)
+        edges += bool(m and m.group(2) == "slow")
         if m and m.group(2) == "culprit":
             side = "slow-gpu" if "its GPU" in m.group(4) else "slow-link"
             culprits.append((float(m.group(1)), int(m.group(3)), side, line))
-    return {"culprits": culprits, "out": out, "took": took}
+    return {"culprits": culprits, "edges": edges, "out": out, "took": took}
 
 
 def main():
@@ -87,7 +88,7 @@ def main():
                               jobs))
     bad = 0
     rows = {}
-    false_culprits = 0
+    false_culprits = false_edges = 0
     for j, r in zip(jobs, results):
         if "error" in r:
             print("ERROR", j, r["error"])
@@ -95,6 +96,7 @@ def main():
             continue
         if not j["fault"]:
             false_culprits += len(r["culprits"])
+            false_edges += r["edges"]
             for c in r["culprits"]:
                 print("FALSE ALARM (healthy, %s %dx%d seed %d): %s" % (j["host"], j["nodes"], j["rpn"], j["seed"], c[3]))
             continue
@@ -118,7 +120,7 @@ def main():
               100 * len(in60) // len(v), med))
         if a.quick and len(named) < len(v):
             bad = 1
-    print("healthy noisy jobs: %d, culprits named: %d" % (healthy, false_culprits))
+    print("healthy noisy jobs: %d, culprits named: %d, edges said slow: %d" % (healthy, false_culprits, false_edges))
     if false_culprits:
         bad = 1
     return bad
