@@ -10,6 +10,7 @@
 #include "analyze/mset.h"
 
 #include "analyze/internal.h"
+#include "trace/metric_buckets.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -47,21 +48,11 @@ static int64_t i64(const char* from, const char* key, int64_t def) {
   return strtoll(p, NULL, 10);
 }
 
-uint64_t pt_ms_bucket_upper_ns(int b) {
-  if (b <= 0) return 128;
-  if (b >= PT_MS_BUCKETS - 1) return UINT64_MAX;
-  const int e = 7 + (b - 1) / 4, sub = (b - 1) % 4;
-  return ((uint64_t)(5 + sub) << e) / 4;
-}
+uint64_t pt_ms_bucket_upper_ns(int b) { return pt_metric_time_bound_ns(b); }
 
 int pt_ms_bucket_of(uint64_t ub) {
-  if (ub == UINT64_MAX) return PT_MS_BUCKETS - 1;
-  if (ub == 128) return 0;
-  if (ub < 160) return -1;
-  const int e = 63 - __builtin_clzll(ub); /* 2^e <= ub < 2^(e+1) */
-  /* 2^e closes octave e - 1 (sub 3); 5/4, 6/4, 7/4 of 2^e open octave e */
-  const int b = ub == (1ull << e) ? 1 + (e - 8) * 4 + 3 : 1 + (e - 7) * 4 + (int)((ub * 4) >> e) - 5;
-  return b >= 1 && b < PT_MS_BUCKETS - 1 && pt_ms_bucket_upper_ns(b) == ub ? b : -1;
+  const int b = pt_metric_time_bucket_of(ub);
+  return pt_metric_time_bound_ns(b) == ub ? b : -1; /* an exact bound falls in its own bucket */
 }
 
 /* One histogram's "buckets":[[upper,count],…] (upper null above the
