@@ -408,30 +408,6 @@ static double median_factor(const vec* sl, uint64_t comm, int side, int rank, in
   return m;
 }
 
-/* The other end's record of the same transfers is network-slow too, or
- * absent (its rank's file is not among the inputs): its median the floor's
- * factor over its group's at least, beyond chance at PT_MS_CONFIRM (a
- * confirmation of a claim made, not a claim of its own). conf[i]: edge i's
- * network factor where its tail is that small, else 0. */
-static int other_end_agrees(const pt_mset* s, const double* conf, const pt_ms_slow_edge* e) {
-  for (size_t i = 0; i < s->n; i++) {
-    const pt_ms_edge* x = &s->e[i];
-    if (x->comm == e->comm && x->rank == e->peer && x->peer == e->rank && x->send != e->send &&
-        x->channel == e->channel && comparable(x, PT_MS_NET))
-      return conf[i] >= PT_MS_MIN_FACTOR;
-  }
-  return 1;
-}
-
-static void where(const pt_mset* s, uint64_t comm, int rank, pt_ms_culprit* c) {
-  for (size_t i = 0; i < s->n; i++)
-    if (s->e[i].comm == comm && s->e[i].rank == rank) {
-      memcpy(c->host, s->e[i].host, sizeof c->host);
-      c->pid = s->e[i].pid;
-      return;
-    }
-}
-
 /* ---- the test (mset.h) ---- */
 
 /* An edge's comparable group: communicator, direction, granularity, and
@@ -606,93 +582,190 @@ void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
 
 int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, v); }
 
+/* Per rank of a communicator, what the explanation counts: its comparable
+ * aggregate edges (GPU), its slow network edges not yet explained (both
+ * ends count), whether its GPU was named, and one edge of its own (where). */
+typedef struct {
+  uint64_t comm;
+  int rank;
+  size_t own_gpu, net;
+  int gpu_named;
+  int64_t edge; /* an edge of s of this rank, -1 */
+} tally;
+
+typedef struct {
+  an_mem* m;
+  an_map idx;
+  tally* t;
+  size_t n, cap;
+} tallies;
+
+static uint64_t rank_key(uint64_t comm, int rank) { return an_mix(an_mix(0x7a11, comm), (uint64_t)(uint32_t)rank); }
+
+/* The tally of (comm, rank); added when `add`, else NULL when absent. */
+static tally* tally_of(tallies* ts, uint64_t comm, int rank, int add) {
+  for (int32_t k = an_map_first(&ts->idx, rank_key(comm, rank)); k >= 0; k = an_map_next(&ts->idx, k))
+    if (ts->t[k].comm == comm && ts->t[k].rank == rank) return &ts->t[k];
+  if (!add) return NULL;
+  tally* t = an_grow(ts->m, (void**)&ts->t, &ts->n, &ts->cap, sizeof *t);
+  if (!t) return NULL;
+  if (an_map_add(ts->m, &ts->idx, rank_key(comm, rank), (int32_t)(ts->n - 1)) != 0) {
+    ts->n--;
+    return NULL;
+  }
+  *t = (tally){comm, rank, 0, 0, 0, -1};
+  return t;
+}
+
+/* The other end's record of a transfer: edges of s by (comm, rank, peer,
+ * channel, direction), every process. */
+static uint64_t link_key(uint64_t comm, int rank, int peer, int channel, int send) {
+  return an_mix(an_mix(an_mix(an_mix(an_mix(0x11c, comm), (uint64_t)(uint32_t)rank), (uint64_t)(uint32_t)peer),
+                       (uint64_t)(uint32_t)channel),
+                (uint64_t)send);
+}
+
+/* The other end's record of the same transfers is network-slow too, or
+ * absent (its rank's file is not among the inputs): its median the floor's
+ * factor over its group's at least, beyond chance at PT_MS_CONFIRM (a
+ * confirmation of a claim made, not a claim of its own). conf[i]: edge i's
+ * network factor where its tail is that small, else 0. */
+static int other_end_agrees(const pt_mset* s, const an_map* links, const double* conf, const pt_ms_slow_edge* e) {
+  const uint64_t key = link_key(e->comm, e->peer, e->rank, e->channel, !e->send);
+  for (int32_t k = an_map_first(links, key); k >= 0; k = an_map_next(links, k)) {
+    const pt_ms_edge* x = &s->e[k];
+    if (x->comm == e->comm && x->rank == e->peer && x->peer == e->rank && x->send != e->send &&
+        x->channel == e->channel && comparable(x, PT_MS_NET))
+      return conf[k] >= PT_MS_MIN_FACTOR;
+  }
+  return 1;
+}
+
+static int by_rank_factor(const void* x, const void* y) {
+  const pt_ms_slow_edge* a = x;
+  const pt_ms_slow_edge* b = y;
+  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  if (a->rank != b->rank) return a->rank - b->rank;
+  return (a->factor > b->factor) - (a->factor < b->factor);
+}
+
+static void where(const pt_mset* s, const tally* t, pt_ms_culprit* c) {
+  if (!t || t->edge < 0) return;
+  memcpy(c->host, s->e[t->edge].host, sizeof c->host);
+  c->pid = s->e[t->edge].pid;
+}
+
 int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v) {
   memset(v, 0, sizeof *v);
   vec sl = {0};
   char* skip = NULL;
   double* factors = NULL;
+  pt_ms_slow_edge* gpu = NULL;
   double* conf = an_alloc(&v->mem, (s->n + 1) * sizeof *conf);
-  int rc = -1;
+  tallies ts = {.m = &v->mem};
+  an_map links;
+  int rc = -1, maps = 0;
   if (!conf || slow_edges(s, alpha, min_factor, v, &sl, conf) != 0) goto out;
   factors = an_alloc(&v->mem, (sl.n + 1) * sizeof *factors);
-  if (!factors) goto out;
-  /* GPU-side: each rank whose own edges wait for its GPU. */
-  for (size_t i = 0; i < sl.n; i++) {
-    const pt_ms_slow_edge* e = &sl.v[i];
-    if (e->side != PT_MS_GPU || e->channel >= 0) continue;
-    int seen = 0;
-    for (size_t k = 0; k < v->n_culprits && !seen; k++)
-      seen = v->culprits[k].comm == e->comm && v->culprits[k].rank == e->rank && v->culprits[k].side == PT_MS_GPU;
-    if (seen) continue;
-    pt_ms_culprit c = {.comm = e->comm, .rank = e->rank, .peer = -1, .side = PT_MS_GPU};
-    c.factor = median_factor(&sl, e->comm, PT_MS_GPU, e->rank, -1, NULL, factors, &c.edges);
+  gpu = an_alloc(&v->mem, (sl.n + 1) * sizeof *gpu);
+  skip = an_alloc(&v->mem, sl.n + 1);
+  if (!factors || !gpu || !skip || an_map_init(&v->mem, &ts.idx, 2 * sl.n + 8) != 0) goto out;
+  if (an_map_init(&v->mem, &links, sl.n ? s->n + 1 : 1) != 0) {
+    an_map_free(&v->mem, &ts.idx);
+    goto out;
+  }
+  maps = 1;
+  /* The ranks the slow edges touch; then their own edges, one pass. */
+  for (size_t i = 0; i < sl.n; i++)
+    if (!tally_of(&ts, sl.v[i].comm, sl.v[i].rank, 1) || !tally_of(&ts, sl.v[i].comm, sl.v[i].peer, 1)) goto out;
+  for (size_t q = 0; q < s->n && sl.n; q++) {
+    const pt_ms_edge* x = &s->e[q];
+    if (an_map_add(&v->mem, &links, link_key(x->comm, x->rank, x->peer, x->channel, x->send), (int32_t)q) != 0) goto out;
+    tally* t = tally_of(&ts, x->comm, x->rank, 0);
+    if (!t) continue;
+    if (t->edge < 0) t->edge = (int64_t)q;
+    t->own_gpu += x->channel < 0 && comparable(x, PT_MS_GPU);
+  }
+  /* GPU-side: each rank whose own edges wait for its GPU — its GPU-slow
+   * aggregate edges together (sorted by rank), the upper median of their
+   * factors. */
+  size_t ng = 0;
+  for (size_t i = 0; i < sl.n; i++)
+    if (sl.v[i].side == PT_MS_GPU && sl.v[i].channel < 0) gpu[ng++] = sl.v[i];
+  qsort(gpu, ng, sizeof *gpu, by_rank_factor);
+  for (size_t i = 0; i < ng;) {
+    size_t j = i;
+    while (j < ng && gpu[j].comm == gpu[i].comm && gpu[j].rank == gpu[i].rank) j++;
+    tally* t = tally_of(&ts, gpu[i].comm, gpu[i].rank, 0);
+    pt_ms_culprit c = {.comm = gpu[i].comm, .rank = gpu[i].rank, .peer = -1, .side = PT_MS_GPU, .edges = j - i};
+    c.factor = gpu[i + (j - i - 1) / 2 + ((j - i) % 2 == 0)].factor; /* the upper median: how much slower it is */
     /* Two slow edges, or every edge the rank has: one edge of several may
      * be a thread that was not scheduled. */
-    size_t own = 0;
-    for (size_t q = 0; q < s->n; q++)
-      own += s->e[q].comm == e->comm && s->e[q].rank == e->rank && s->e[q].channel < 0 && comparable(&s->e[q], PT_MS_GPU);
-    if (c.edges < 2 && c.edges < own) continue;
-    where(s, e->comm, e->rank, &c);
-    if (add_culprit(v, &c) != 0) goto out;
+    if (c.edges >= 2 || c.edges >= t->own_gpu) {
+      t->gpu_named = 1;
+      where(s, t, &c);
+      if (add_culprit(v, &c) != 0) goto out;
+    }
+    i = j;
   }
-  const size_t n_gpu = v->n_culprits;
   /* Network-side: the rank most slow edges meet at, one at a time; edges
    * into or out of a slow GPU are explained by it. */
-  skip = an_alloc(&v->mem, sl.n + 1);
-  if (!skip) goto out;
   for (size_t i = 0; i < sl.n; i++) {
     const pt_ms_slow_edge* e = &sl.v[i];
-    skip[i] = e->side != PT_MS_NET || e->channel >= 0;
-    for (size_t k = 0; k < n_gpu && !skip[i]; k++)
-      skip[i] = v->culprits[k].comm == e->comm && (v->culprits[k].rank == e->rank || v->culprits[k].rank == e->peer);
+    skip[i] = e->side != PT_MS_NET || e->channel >= 0 || tally_of(&ts, e->comm, e->rank, 0)->gpu_named ||
+              tally_of(&ts, e->comm, e->peer, 0)->gpu_named;
     /* Both ends time the same transfers: a slow network shows on the
      * sender's record and on the receiver's. One end alone is that rank's
      * thread, or its peer's GPU (a credit wait), not the network. */
-    if (!skip[i] && !other_end_agrees(s, conf, e)) skip[i] = 1;
+    if (!skip[i] && !other_end_agrees(s, &links, conf, e)) skip[i] = 1;
+    if (skip[i]) continue;
+    tally_of(&ts, e->comm, e->rank, 0)->net++;
+    tally_of(&ts, e->comm, e->peer, 0)->net++;
   }
   for (;;) {
-    uint64_t comm = 0;
-    int best = -1;
-    size_t best_n = 0;
-    for (size_t i = 0; i < sl.n; i++) {
-      if (skip[i]) continue;
-      for (int end = 0; end < 2; end++) {
-        const int x = end ? sl.v[i].peer : sl.v[i].rank;
-        size_t n = 0;
-        for (size_t q = 0; q < sl.n; q++)
-          n += !skip[q] && sl.v[q].comm == sl.v[i].comm && (sl.v[q].rank == x || sl.v[q].peer == x);
-        if (n > best_n || (n == best_n && sl.v[i].comm == comm && x < best)) {
-          best_n = n;
-          best = x;
-          comm = sl.v[i].comm;
-        }
-      }
+    /* the most slow edges; ties: the lower communicator, then rank */
+    tally* best = NULL;
+    for (size_t k = 0; k < ts.n; k++) {
+      tally* t = &ts.t[k];
+      if (!best || t->net > best->net ||
+          (t->net == best->net && (t->comm < best->comm || (t->comm == best->comm && t->rank < best->rank))))
+        best = t;
     }
     /* A slow NIC slows both ends of its transfers: two slow edges at least
      * (one alone may be a thread that was not scheduled). */
-    if (best < 0 || best_n < 2) break;
+    if (!best || best->net < 2) break;
+    const uint64_t comm = best->comm;
+    const int r = best->rank;
     /* One peer only: the link between the two. */
     int other = -2;
     for (size_t q = 0; q < sl.n; q++) {
-      if (skip[q] || sl.v[q].comm != comm || (sl.v[q].rank != best && sl.v[q].peer != best)) continue;
-      const int o = sl.v[q].rank == best ? sl.v[q].peer : sl.v[q].rank;
+      if (skip[q] || sl.v[q].comm != comm || (sl.v[q].rank != r && sl.v[q].peer != r)) continue;
+      const int o = sl.v[q].rank == r ? sl.v[q].peer : sl.v[q].rank;
       other = other == -2 || other == o ? o : -1;
     }
-    pt_ms_culprit c = {.comm = comm, .rank = best, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
-    c.factor = median_factor(&sl, comm, PT_MS_NET, best, -1, skip, factors, &c.edges);
-    where(s, comm, best, &c);
+    pt_ms_culprit c = {.comm = comm, .rank = r, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
+    c.factor = median_factor(&sl, comm, PT_MS_NET, r, -1, skip, factors, &c.edges);
+    where(s, best, &c);
     if (add_culprit(v, &c) != 0) goto out;
     for (size_t q = 0; q < sl.n; q++)
-      if (!skip[q] && sl.v[q].comm == comm && (sl.v[q].rank == best || sl.v[q].peer == best)) skip[q] = 1;
+      if (!skip[q] && sl.v[q].comm == comm && (sl.v[q].rank == r || sl.v[q].peer == r)) {
+        skip[q] = 1;
+        tally_of(&ts, comm, sl.v[q].rank, 0)->net--;
+        tally_of(&ts, comm, sl.v[q].peer, 0)->net--;
+      }
   }
   v->edges = sl.v;
   v->n_edges = sl.n;
   sl.v = NULL;
   rc = 0;
 out:
+  if (maps) an_map_free(&v->mem, &links);
+  if (maps) an_map_free(&v->mem, &ts.idx);
+  an_free(&v->mem, ts.t);
   an_free(&v->mem, conf);
   an_free(&v->mem, skip);
   an_free(&v->mem, factors);
+  an_free(&v->mem, gpu);
   an_free(&v->mem, sl.v);
   if (rc) pt_ms_verdict_free(v);
   return rc;

@@ -8,8 +8,9 @@
  * claims tested (Bonferroni), so a job with nothing slow names nothing slow with a chance
  * of at most AN_SLOW_ALPHA, whatever its size.
  *
- * With one chance for all (the binomial tail) the sum runs from s upwards in
- * O(k - s) terms in log space, and stops once the terms no longer count; s
+ * With one chance for all (the binomial tail) the sum runs from s upwards,
+ * its first term in log space and each next one by the ratio of the two, and
+ * stops once the terms no longer count; s
  * at or below the mean gives a tail of a half or more, which is no claim,
  * and returns 1 at once. With a chance per sample (the Poisson-binomial
  * tail) the exact dynamic programme costs O(k^2): beyond AN_SLOW_DP_MAX
@@ -26,14 +27,15 @@ double an_binomial_tail(uint64_t k, uint64_t s, double p) {
   if (p >= 1) return 1;
   if ((double)s <= (double)k * p) return 1; /* at or below the mean: half or more, no claim */
   const double lq = log1p(-p), lp = log(p);
-  double lt = lgamma((double)k + 1) - lgamma((double)s + 1) - lgamma((double)(k - s) + 1) + (double)s * lp +
-              (double)(k - s) * lq;
-  double sum = 0;
+  const double lt = lgamma((double)k + 1) - lgamma((double)s + 1) - lgamma((double)(k - s) + 1) + (double)s * lp +
+                    (double)(k - s) * lq;
+  double t = exp(lt), sum = 0;
+  if (t == 0) return 0; /* under 1e-308: beyond any claim's bound */
+  const double r = p / (1 - p);
   for (uint64_t j = s; j <= k; j++) {
-    const double t = exp(lt);
     sum += t;
     if (t < sum * 1e-17) break; /* past the mode the terms only fall */
-    lt += log((double)(k - j)) - log((double)j + 1) + lp - lq;
+    t *= (double)(k - j) / ((double)j + 1) * r;
   }
   return sum < 1 ? sum : 1;
 }

@@ -48,7 +48,7 @@ assert d["verdict"] == want, d["verdict"]
 assert d["counts"]["metricsEdges"] > 0
 if cause:
     c = d["culprits"]
-    assert len(c) == 1 and c[0]["cause"] == cause and c[0]["slowFactor"] >= 2, c  # a 4x fault, by medians
+    assert len(c) == 1 and c[0]["cause"] == cause and c[0]["slowFactor"] >= 1.5, c  # a 4x fault: medians of whole phases
     assert d["metrics_slow_edges"] and all(e["side"] == ("gpu" if cause == "slow_gpu" else "network")
                                            for e in d["metrics_slow_edges"]), d["metrics_slow_edges"]
 else:  # an edge may stand out on a loaded machine; a culprit may not
