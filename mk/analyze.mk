@@ -24,7 +24,7 @@ $(ANALYZE_A): $(ANALYZE_OBJS)
 
 ALL_TARGETS += $(ANALYZE_SO) $(ANALYZE_A)
 
-CLI_OBJS += $(B)/tools/analyze.o
+CLI_OBJS += $(B)/tools/analyze.o $(B)/tools/follow.o
 CLI_LIBS += $(ANALYZE_A)
 CLI_DEPS += $(ANALYZE_A)
 
@@ -98,16 +98,21 @@ $(AT_UNIT): $(AT)/%: $(AT)/%.o $(AT)/fixtures.o $(ANALYZE_A)
 $(AT_ACCURACY): $(AT)/test_accuracy.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) -lcmocka -lm $(LDLIBS_PT)
 
-$(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) \
+$(AT_OOM): $(AT)/test_oom.o $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(B)/tools/follow.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(FA_OBJ) $(B)/tools/analyze.o $(B)/tools/follow.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) \
 	  -lcmocka -lm $(LDLIBS_PT)
 
-$(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT)/fixtures.o: | test-deps
+# The metrics' slow-edge test checks its buckets against the plugin's own.
+AT_SLOW_METRICS := $(AT)/test_slow_metrics
+$(AT_SLOW_METRICS): $(AT)/test_slow_metrics.o $(ANALYZE_A) $(TRACE_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZE_A) $(TRACE_A) -lcmocka -lm $(LDLIBS_PT)
 
-TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM)
-TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
+$(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT_SLOW_METRICS:%=%.o) $(AT)/fixtures.o: | test-deps
+
+TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS)
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
   tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
-  tests/analyze/summary.sh
+  tests/analyze/summary.sh tests/analyze/follow.sh
 
 # The full-size randomized fault matrix, for the closing figures.
 FAULT_MATRIX_JOBS ?= 400

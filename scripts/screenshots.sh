@@ -27,7 +27,7 @@ shot() { # shot PAGE PNG WIDTH HEIGHT
 "$PT" analyze --html "$T/hang.html" "$T/hang" >/dev/null || true
 shot "$T/hang.html" "$OUT/report-hang.png" 1200 1050
 # A slow link, seen in the step metrics.
-"$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 4 --ranks-per-node 2 --channels 2 --iters 3 \
+"$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 4 --ranks-per-node 2 --channels 2 --iters 6 \
   --ops sendrecv:8M --pace 400 --slow-link 5:4 --dump-dir "$T/slow" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
   >/dev/null 2>&1 || true
 "$PT" analyze --html "$T/slow.html" "$T/slow" >/dev/null || true

@@ -55,6 +55,15 @@ static void usage(FILE* f) {
           "                      dump's stallMs, else 1000)\n"
           "  --expect FILE       compare with a ground truth (proxytrace sim --truth-json)\n"
           "                      and say whether the analysis agrees\n"
+          "  --follow DIR        watch a running job's step metrics files in DIR: re-read\n"
+          "                      them as the plugin rewrites them and print a line when an\n"
+          "                      edge or a culprit becomes slow and when it recovers, with\n"
+          "                      the time it was first seen (docs/analyze.md, \"Following\")\n"
+          "  --interval MS       --follow: read every MS milliseconds (default 1000;\n"
+          "                      100..3600000)\n"
+          "  --window S          --follow: judge the steps of the last S seconds (default\n"
+          "                      30; 1..86400)\n"
+          "  --for S             --follow: stop after S seconds (default: at SIGINT)\n"
           "  -h, --help          this help\n"
           "  --                  the arguments after it are paths, even if they start with '-'\n"
           "\n"
@@ -69,7 +78,9 @@ static void usage(FILE* f) {
           "unreadable input), each listed. With --records: 0 the records are printed\n"
           "(problems with the inputs on stderr), 2 an option is bad or memory ran out.\n"
           "With --summary: 0 the summary is written, 2 it is not (a bad option, an\n"
-          "output that cannot be written or is an input, memory).\n",
+          "output that cannot be written or is an input, memory).\n"
+          "With --follow: 0 nothing slow when it stops, 1 an edge slow then, 2 DIR\n"
+          "cannot be read, a bad option or no memory.\n",
           PT_ANALYZE_SCHEMA);
 }
 
@@ -116,8 +127,22 @@ static int out_of_memory(void) {
   return 2;
 }
 
+/* A number of --follow's within lo..hi, or -1. */
+static double follow_number(const char* opt, const char* v, double lo, double hi) {
+  char* end;
+  errno = 0;
+  const double x = strtod(v, &end);
+  if (errno || end == v || *end || !(x >= lo && x <= hi)) {
+    fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: a number %.10g..%.10g\n", v, opt, lo, hi);
+    return -1;
+  }
+  return x;
+}
+
 int pt_cmd_analyze(int argc, char** argv) {
   int json = 0, verbose = 0, records = 0, all_dumps = 0;
+  const char* follow = NULL;
+  double interval = 1000, window = 30, for_s = 0;
   const char* chrome = NULL;
   const char* html = NULL;
   const char* expect = NULL;
@@ -149,7 +174,8 @@ int pt_cmd_analyze(int argc, char** argv) {
     } else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
       verbose = 1;
     } else if (!strcmp(s, "--chrome") || !strcmp(s, "--html") || !strcmp(s, "--expect") || !strcmp(s, "--slow-factor") ||
-               !strcmp(s, "--stall-ms") || !strcmp(s, "--summary")) {
+               !strcmp(s, "--stall-ms") || !strcmp(s, "--summary") || !strcmp(s, "--follow") ||
+               !strcmp(s, "--interval") || !strcmp(s, "--window") || !strcmp(s, "--for")) {
       if (i + 1 >= argc || !argv[i + 1][0]) {
         fprintf(stderr, "proxytrace analyze: %s needs a value\n", s);
         rc = 2;
@@ -160,6 +186,10 @@ int pt_cmd_analyze(int argc, char** argv) {
       else if (!strcmp(s, "--html")) html = v;
       else if (!strcmp(s, "--expect")) expect = v;
       else if (!strcmp(s, "--summary")) summary = v;
+      else if (!strcmp(s, "--follow")) follow = v;
+      else if (!strcmp(s, "--interval")) rc = (interval = follow_number(s, v, 100, 3600000)) < 0 ? 2 : 0;
+      else if (!strcmp(s, "--window")) rc = (window = follow_number(s, v, 1, 86400)) < 0 ? 2 : 0;
+      else if (!strcmp(s, "--for")) rc = (for_s = follow_number(s, v, 0.1, 31536000)) < 0 ? 2 : 0;
       else if (pt_analysis_set_option(a, s + 2, v) != 0) {
         fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: %s\n", v, s,
                 !strcmp(s, "--slow-factor") ? "a number 1.5..1000" : "a whole number of milliseconds 0..86400000");
@@ -182,6 +212,20 @@ int pt_cmd_analyze(int argc, char** argv) {
   if (rc == 0 && all_dumps && !records) {
     fprintf(stderr, "proxytrace analyze: --all-dumps goes with --records\n");
     rc = 2;
+  }
+  if (rc == 0 && follow && (npaths || json || records || verbose || expect || chrome || html)) {
+    fprintf(stderr, "proxytrace analyze: --follow DIR watches DIR alone: no other PATH, --json, --records, -v, "
+                    "--expect, --chrome or --html with it\n");
+    rc = 2;
+  }
+  if (rc == 0 && !follow && (interval != 1000 || window != 30 || for_s != 0)) {
+    fprintf(stderr, "proxytrace analyze: --interval, --window and --for go with --follow\n");
+    rc = 2;
+  }
+  if (rc == 0 && follow) {
+    free(paths);
+    pt_analysis_free(a);
+    return pt_follow(follow, (long)interval, window, for_s);
   }
   if (rc == 0 && all_dumps && pt_analysis_set_option(a, "all-dumps", "1") != 0) rc = out_of_memory();
   if (rc == 0 && npaths == 0) {

@@ -10,6 +10,9 @@ int pt_cmd_probe(int argc, char** argv); /* tools/probe.c */
 int pt_cmd_sim(int argc, char** argv);   /* tools/sim/ */
 int pt_cmd_demo(int argc, char** argv);  /* tools/demo.c */
 int pt_cmd_top(int argc, char** argv);   /* tools/top.c */
+/* analyze --follow DIR (tools/follow.c): 0 nothing slow at the end, 1 an
+ * edge slow, 2 DIR unreadable or out of memory. for_s 0: until a signal. */
+int pt_follow(const char* dir, long interval_ms, double window_s, double for_s);
 int pt_cmd_analyze(int argc, char** argv); /* tools/analyze.c */
 int pt_cmd_doctor(int argc, char** argv);  /* tools/doctor.c */
 

@@ -29,11 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze/mset.h"
+#include "analyze/watch.h"
 #include "escape/escape.h"
 #include "commands.h"
-
-#define SLOW_FACTOR 3.0 /* as `proxytrace analyze`'s default --slow-factor */
 
 /* One refresh: the edges read, and per edge what the view adds. */
 typedef struct {
@@ -74,8 +72,12 @@ static int by_slowest(const void* x, const void* y) {
   return q->send - p->send;
 }
 
-/* Reads `dir` into `v`; ranks and marks its rows; throughput against `prev`
- * where it has the same edge. -1 when `dir` cannot be read. */
+/* The slow edges `analyze --follow` names, followed across refreshes. */
+static pt_watch g_watch;
+
+/* Reads `dir` into `v`; ranks and marks its rows (the edges the watch
+ * says are slow); throughput against `prev` where it has the same edge.
+ * -1 when `dir` cannot be read. */
 static int load(view* v, const char* dir, int channels, const view* prev) {
   view_free(v);
   if (pt_mset_read(&v->set, dir) != 0) return -1;
@@ -87,17 +89,15 @@ static int load(view* v, const char* dir, int channels, const view* prev) {
   v->order = malloc((n + 1) * sizeof *v->order);
   if (!v->rate || !v->ratio || !v->side || !v->factor || !v->order) return -1;
   if (pt_mset_ratios(&v->set, PT_MS_STEP, v->ratio) != 0) return -1;
-  pt_ms_verdict verdict;
-  const int judged = pt_mset_slow(&v->set, SLOW_FACTOR, &verdict) == 0;
+  pt_watch_update(&g_watch, &v->set, NULL, NULL); /* out of memory: the marks stay as they were */
   for (size_t i = 0; i < n; i++) {
     const pt_ms_edge* e = &v->set.e[i];
     v->side[i] = -1;
-    for (size_t k = 0; judged && k < verdict.n_edges; k++) {
-      const pt_ms_slow_edge* x = &verdict.edges[k];
-      if (x->comm == e->comm && x->rank == e->rank && x->peer == e->peer && x->send == e->send &&
-          x->channel == e->channel && x->factor > v->factor[i]) {
-        v->side[i] = x->side;
-        v->factor[i] = x->factor;
+    for (int side = PT_MS_GPU; side <= PT_MS_NET; side++) {
+      const pt_watch_mark* m = pt_watch_edge_mark(&g_watch, e, side);
+      if (m && m->factor > v->factor[i]) {
+        v->side[i] = side;
+        v->factor[i] = m->factor;
       }
     }
     v->rate[i] = (double)e->throughput;
@@ -110,7 +110,6 @@ static int load(view* v, const char* dir, int channels, const view* prev) {
     }
     if (channels || e->channel < 0) v->order[v->rows++] = i;
   }
-  if (judged) pt_ms_verdict_free(&verdict);
   g_view = v;
   qsort(v->order, v->rows, sizeof *v->order, by_slowest);
   return 0;
@@ -204,9 +203,11 @@ static void usage(FILE* f) {
           "DIR (PROXYTRACE_METRICS_DIR; PROXYTRACE_METRICS_INTERVAL_MS turns them on):\n"
           "one row per rank, peer and direction, the slowest first — throughput, p50\n"
           "and p99 step time, and the share of step time spent waiting for the GPU and\n"
-          "for the network. A row whose p50 GPU wait or network time is %.0fx the\n"
-          "median of the comparable rows (same communicator and direction) is marked\n"
-          "slow, GPU-side or network-side, as `proxytrace analyze` names them.\n"
+          "for the network. A row whose GPU wait or network time is slower than the\n"
+          "comparable rows' (same communicator, direction and step size) beyond\n"
+          "chance is marked slow, GPU-side or network-side, by its median's factor,\n"
+          "as `proxytrace analyze` names them (docs/metrics.md: the test); live, over\n"
+          "the last 30 s of steps, as `proxytrace analyze --follow` marks them.\n"
           "\n"
           "  --once          print one frame and exit (for scripts)\n"
           "  --interval MS   refresh period (default 1000; 100..3600000)\n"
@@ -215,8 +216,7 @@ static void usage(FILE* f) {
           "\n"
           "Keys: q quits. Exit status: 0; 1 when DIR cannot be read; 2 for a bad option;\n"
           "3 when DIR holds no metrics with --once (a live view waits for them), or is a\n"
-          "file that is not a metrics file.\n",
-          SLOW_FACTOR);
+          "file that is not a metrics file.\n");
 }
 
 int pt_cmd_top(int argc, char** argv) {
@@ -262,9 +262,11 @@ int pt_cmd_top(int argc, char** argv) {
     return 2;
   }
   view cur = {0}, prev = {0};
+  pt_watch_init(&g_watch, 30);
   if (load(&cur, dir, channels, NULL) != 0) {
     fprintf(stderr, "proxytrace top: cannot read %s: %s\n", dir, strerror(errno));
     view_free(&cur);
+    pt_watch_free(&g_watch);
     return 1;
   }
   /* Nothing to show: said, with a status a script can test. A directory
@@ -283,11 +285,13 @@ int pt_cmd_top(int argc, char** argv) {
               "PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR=%s\n",
               dir, dir);
     view_free(&cur);
+    pt_watch_free(&g_watch);
     return 3;
   }
   if (once) {
     frame(stdout, &cur, dir, rows, 0);
     view_free(&cur);
+    pt_watch_free(&g_watch);
     return 0;
   }
   signal(SIGINT, on_signal);
@@ -312,5 +316,6 @@ int pt_cmd_top(int argc, char** argv) {
   fputs("\n", stdout);
   view_free(&cur);
   view_free(&prev);
+  pt_watch_free(&g_watch);
   return 0;
 }

@@ -80,6 +80,7 @@ int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value) 
   if (!strcmp(name, "slow-factor")) {
     if (v < 1.5 || v > 1000) return PT_AN_EINVAL;
     a->slow_factor = v;
+    a->slow_factor_given = 1;
     return 0;
   }
   if (!strcmp(name, "stall-ms")) {

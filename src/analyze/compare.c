@@ -108,6 +108,7 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   const char* got = pt_verdict_name(a->verdict);
   char unjudged[256];
   an_slow_judgement_words(a, unjudged, sizeof unjudged);
+  if (a->mset.n) pt_ms_verdict_words(&a->mslow, unjudged, sizeof unjudged); /* the metrics' judgement stands */
   if (strcmp(got, verdict) != 0) {
     if (!strcmp(verdict, "slow") && unjudged[0] && !a->n_metric_culprits && a->verdict == PT_VERDICT_OK) {
       say(why, why_len, "within a documented limit: a slow link or GPU is expected; not judged: %s", unjudged);

@@ -433,6 +433,7 @@ struct pt_analysis {
   size_t n_metric_culprits;
   int ran;
   double slow_factor;
+  int slow_factor_given; /* --slow-factor: also the floor of the metrics' factors */
   int64_t stall_ms; /* option, -1 = per dump */
 
   an_input* inputs;
@@ -611,6 +612,15 @@ void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n);
 #define AN_SLOW_WINDOW_RANKS 4       /* … given ops of 4 ranks at least */
 #define AN_SLOW_ALPHA 0.01           /* chance of a false slow culprit per judgement */
 #define AN_SLOW_DP_MAX 1024          /* ops of one rank tested exactly; more: Hoeffding */
+
+/* slow_test.c: the test of every slow claim. The chance that s or more of
+ * k samples are slow, each with chance p_all (the binomial tail, exact), or
+ * with its own chance p[i] (Poisson-binomial; dp: k + 1 doubles). */
+double an_binomial_tail(uint64_t k, uint64_t s, double p_all);
+double an_upper_tail(const double* p, double p_all, size_t k, size_t s, double* dp);
+/* 1 when a tail is small enough for a claim among `tested` (Bonferroni at
+ * alpha, AN_SLOW_ALPHA but for a watch's windows). */
+int an_slow_claim(double tail, size_t tested, double alpha);
 /* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
  * otherwise), with the host and pid of the rank's dump if there is one. */
 an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);

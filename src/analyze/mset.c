@@ -10,13 +10,19 @@
 #include "analyze/mset.h"
 
 #include "analyze/internal.h"
+#include "trace/metric_buckets.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* A histogram entry: (bucket << 56) | count. */
+#define BUCKET(x) ((int)((x) >> 56))
+#define COUNT(x) ((x) & ((1ull << 56) - 1))
 
 /* ---- reading ---- */
 
@@ -40,6 +46,42 @@ static int64_t i64(const char* from, const char* key, int64_t def) {
   const char* p = after(from, key);
   if (!p || !strncmp(p, "null", 4)) return def;
   return strtoll(p, NULL, 10);
+}
+
+uint64_t pt_ms_bucket_upper_ns(int b) { return pt_metric_time_bound_ns(b); }
+
+int pt_ms_bucket_of(uint64_t ub) {
+  const int b = pt_metric_time_bucket_of(ub);
+  return pt_metric_time_bound_ns(b) == ub ? b : -1; /* an exact bound falls in its own bucket */
+}
+
+/* One histogram's "buckets":[[upper,count],…] (upper null above the
+ * last) into the set's pool. 0, or -1 out of memory; a bound that is not
+ * one of the plugin's ends the list (the line is a newer or a damaged one). */
+static int read_hist(pt_mset* s, const char* o, pt_ms_hist* h) {
+  h->at = (uint32_t)s->n_buckets;
+  h->n = 0;
+  const char* p = after(o, "buckets");
+  if (!p || *p != '[') return 0;
+  p++;
+  while (*p == '[') {
+    p++;
+    uint64_t ub = UINT64_MAX;
+    char* end;
+    if (!strncmp(p, "null", 4)) end = (char*)p + 4;
+    else ub = strtoull(p, &end, 10);
+    if (*end != ',') break;
+    const uint64_t n = strtoull(end + 1, &end, 10);
+    const int b = pt_ms_bucket_of(ub);
+    if (*end != ']' || b < 0) break;
+    uint64_t* at = an_grow(&s->mem, (void**)&s->buckets, &s->n_buckets, &s->cap_buckets, sizeof *at);
+    if (!at) return -1;
+    *at = (uint64_t)b << 56 | (n & ((1ull << 56) - 1));
+    h->n++;
+    p = end + 1;
+    if (*p == ',') p++;
+  }
+  return 0;
 }
 
 /* The header's host, decoded as every JSON string the analyzer reads
@@ -92,6 +134,7 @@ int pt_mset_line(pt_mset* s, const char* line) {
     e->sum_ns[w] = u64(o, "sum_ns");
     e->p50_ns[w] = u64(o, "p50_ns");
     e->p99_ns[w] = u64(o, "p99_ns");
+    if (read_hist(s, o, &e->hist[w]) != 0) return -1;
   }
   return 1;
 }
@@ -165,7 +208,108 @@ int pt_mset_read(pt_mset* s, const char* path) {
 
 void pt_mset_free(pt_mset* s) {
   an_free(&s->mem, s->e);
+  an_free(&s->mem, s->buckets);
   memset(s, 0, sizeof *s);
+}
+
+/* ---- windows ---- */
+
+static uint64_t edge_key(const pt_ms_edge* e) {
+  uint64_t k = an_mix(an_mix(an_mix(0xed9e, e->comm), (uint64_t)(uint32_t)e->rank), (uint64_t)(uint32_t)e->peer);
+  return an_mix(an_mix(an_mix(k, (uint64_t)(uint32_t)e->channel), (uint64_t)e->send), (uint64_t)e->pid);
+}
+
+static int same_edge(const pt_ms_edge* a, const pt_ms_edge* b) {
+  return a->comm == b->comm && a->rank == b->rank && a->peer == b->peer && a->channel == b->channel &&
+         a->send == b->send && a->pid == b->pid && !strcmp(a->host, b->host);
+}
+
+/* h of `now` less g of `then` (both in bucket order) into out's pool;
+ * 0, 1 when a count went down (another process), -1 out of memory. */
+static int hist_less(pt_mset* out, const pt_mset* now, const pt_ms_hist* h, const pt_mset* then,
+                     const pt_ms_hist* g, pt_ms_hist* o) {
+  o->at = (uint32_t)out->n_buckets;
+  o->n = 0;
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < h->n; i++) {
+    const uint64_t x = now->buckets[h->at + i];
+    uint64_t n = COUNT(x);
+    while (g && j < g->n && BUCKET(then->buckets[g->at + j]) < BUCKET(x)) return 1; /* a bucket went away */
+    if (g && j < g->n && BUCKET(then->buckets[g->at + j]) == BUCKET(x)) {
+      const uint64_t was = COUNT(then->buckets[g->at + j++]);
+      if (was > n) return 1;
+      n -= was;
+    }
+    if (!n) continue;
+    uint64_t* at = an_grow(&out->mem, (void**)&out->buckets, &out->n_buckets, &out->cap_buckets, sizeof *at);
+    if (!at) return -1;
+    *at = (uint64_t)BUCKET(x) << 56 | n;
+    o->n++;
+  }
+  return g && j < g->n ? 1 : 0;
+}
+
+/* The bucket bound at which a sparse histogram reaches quantile q. */
+static uint64_t hist_quantile(const pt_mset* s, const pt_ms_hist* h, uint64_t n, double q) {
+  uint64_t cum = 0;
+  for (uint32_t i = 0; i < h->n; i++) {
+    cum += COUNT(s->buckets[h->at + i]);
+    if ((double)cum >= q * (double)n) {
+      const int b = BUCKET(s->buckets[h->at + i]);
+      return pt_ms_bucket_upper_ns(b < PT_MS_BUCKETS - 1 ? b : PT_MS_BUCKETS - 2);
+    }
+  }
+  return 0;
+}
+
+int pt_mset_since(const pt_mset* now, const pt_mset* then, pt_mset* out) {
+  memset(out, 0, sizeof *out);
+  an_map idx;
+  if (an_map_init(&out->mem, &idx, then ? then->n + 1 : 1) != 0) return -1;
+  int rc = -1;
+  for (size_t i = 0; then && i < then->n; i++)
+    if (an_map_add(&out->mem, &idx, edge_key(&then->e[i]), (int32_t)i) != 0) goto out;
+  out->files = now->files;
+  for (size_t i = 0; i < now->n; i++) {
+    const pt_ms_edge* e = &now->e[i];
+    const pt_ms_edge* was = NULL;
+    for (int32_t k = then ? an_map_first(&idx, edge_key(e)) : -1; k >= 0 && !was; k = an_map_next(&idx, k))
+      if (same_edge(&then->e[k], e)) was = &then->e[k];
+    pt_ms_edge* d = an_grow(&out->mem, (void**)&out->e, &out->n, &out->cap, sizeof *d);
+    if (!d) goto out;
+    *d = *e;
+    const size_t mark = out->n_buckets;
+    int gone = was && (was->steps > e->steps || was->ops > e->ops);
+    for (int w = 0; w < PT_MS_TIMES && !gone; w++) {
+      const int r = hist_less(out, now, &e->hist[w], was ? then : NULL, was ? &was->hist[w] : NULL, &d->hist[w]);
+      if (r < 0) goto out;
+      gone = r;
+    }
+    if (gone) { /* counts went down: another process under the same name; whole */
+      out->n_buckets = mark;
+      for (int w = 0; w < PT_MS_TIMES; w++)
+        if (hist_less(out, now, &e->hist[w], NULL, NULL, &d->hist[w]) < 0) goto out;
+      continue;
+    }
+    if (!was) continue;
+    d->ops -= was->ops;
+    d->steps -= was->steps;
+    d->sized_steps -= was->sized_steps < d->sized_steps ? was->sized_steps : d->sized_steps;
+    d->bytes -= was->bytes < d->bytes ? was->bytes : d->bytes;
+    d->busy_ns -= was->busy_ns < d->busy_ns ? was->busy_ns : d->busy_ns;
+    d->credit_ns -= was->credit_ns < d->credit_ns ? was->credit_ns : d->credit_ns;
+    for (int w = 0; w < PT_MS_TIMES; w++) {
+      d->count[w] -= was->count[w] < d->count[w] ? was->count[w] : d->count[w];
+      d->sum_ns[w] -= was->sum_ns[w] < d->sum_ns[w] ? was->sum_ns[w] : d->sum_ns[w];
+      d->p50_ns[w] = hist_quantile(out, &d->hist[w], d->count[w], 0.5);
+      d->p99_ns[w] = hist_quantile(out, &d->hist[w], d->count[w], 0.99);
+    }
+  }
+  rc = 0;
+out:
+  an_map_free(&out->mem, &idx);
+  if (rc) pt_mset_free(out);
+  return rc;
 }
 
 /* ---- comparing ---- */
@@ -264,132 +408,364 @@ static double median_factor(const vec* sl, uint64_t comm, int side, int rank, in
   return m;
 }
 
-/* The other end's record of the same transfers is network-slow too, or
- * absent (its rank's file is not among the inputs). */
-static int other_end_agrees(const pt_mset* s, const vec* sl, const pt_ms_slow_edge* e) {
-  int present = 0;
-  for (size_t i = 0; i < s->n && !present; i++) {
-    const pt_ms_edge* x = &s->e[i];
-    present = x->comm == e->comm && x->rank == e->peer && x->peer == e->rank && x->send != e->send &&
-              x->channel == e->channel && comparable(x, PT_MS_NET);
-  }
-  if (!present) return 1;
-  for (size_t k = 0; k < sl->n; k++) {
-    const pt_ms_slow_edge* y = &sl->v[k];
-    if (y->side == PT_MS_NET && y->comm == e->comm && y->rank == e->peer && y->peer == e->rank &&
-        y->send != e->send && y->channel == e->channel)
-      return 1;
-  }
-  return 0;
+/* ---- the test (mset.h) ---- */
+
+/* An edge's comparable group: communicator, direction, granularity, and
+ * bytes per step by octave (0 where the edge has no sizes). */
+typedef struct {
+  uint64_t comm;
+  int send, per_channel, size_class;
+} group_key;
+
+static group_key key_of(const pt_ms_edge* e) {
+  const uint64_t per = e->sized_steps ? e->bytes / e->sized_steps : 0;
+  return (group_key){e->comm, e->send, e->channel >= 0, per ? 64 - __builtin_clzll(per) : 0};
 }
 
-static void where(const pt_mset* s, uint64_t comm, int rank, pt_ms_culprit* c) {
-  for (size_t i = 0; i < s->n; i++)
-    if (s->e[i].comm == comm && s->e[i].rank == rank) {
-      memcpy(c->host, s->e[i].host, sizeof c->host);
-      c->pid = s->e[i].pid;
-      return;
+static int key_cmp(group_key a, group_key b) {
+  if (a.comm != b.comm) return a.comm < b.comm ? -1 : 1;
+  if (a.send != b.send) return a.send - b.send;
+  if (a.per_channel != b.per_channel) return a.per_channel - b.per_channel;
+  return a.size_class - b.size_class;
+}
+
+static int by_key(const void* x, const void* y, void* arg) {
+  const pt_mset* s = arg;
+  const size_t i = *(const size_t*)x, j = *(const size_t*)y;
+  const int c = key_cmp(key_of(&s->e[i]), key_of(&s->e[j]));
+  return c ? c : (i > j) - (i < j);
+}
+
+/* The value at quantile q of a dense histogram of n samples, geometric
+ * within its bucket (the buckets are four per octave). */
+static double quantile(const uint64_t* h, uint64_t n, double q) {
+  if (!n) return 0;
+  const double rank = q * (double)n;
+  uint64_t cum = 0;
+  for (int b = 0; b < PT_MS_BUCKETS; b++) {
+    if (!h[b]) continue;
+    if ((double)(cum + h[b]) >= rank) {
+      const double hi = b == PT_MS_BUCKETS - 1 ? 2.0 * (double)pt_ms_bucket_upper_ns(b - 1)
+                                               : (double)pt_ms_bucket_upper_ns(b);
+      const double lo = b ? (double)pt_ms_bucket_upper_ns(b - 1) : hi / 2;
+      const double f = ((rank - (double)cum) / (double)h[b]);
+      return lo * pow(hi / lo, f < 0 ? 0 : f > 1 ? 1 : f);
     }
+    cum += h[b];
+  }
+  return (double)pt_ms_bucket_upper_ns(PT_MS_BUCKETS - 2);
 }
 
-int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v) {
+static void add_hist(const pt_mset* s, const pt_ms_hist* h, uint64_t* d, int sign) {
+  for (uint32_t k = 0; k < h->n; k++) {
+    const uint64_t x = s->buckets[h->at + k];
+    d[BUCKET(x)] += sign > 0 ? COUNT(x) : (uint64_t)-(int64_t)COUNT(x);
+  }
+}
+
+/* The test of one edge's side against its group's pool (the edge in it):
+ * 1 slow, 0 not, -1 too few steps. Fills x. own: scratch of PT_MS_BUCKETS. */
+static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint64_t* pool, uint64_t pool_n,
+                     uint64_t* own, size_t tested, double alpha, double min_factor, pt_ms_slow_edge* x) {
+  for (int b = 0; b < PT_MS_BUCKETS; b++) own[b] = 0;
+  add_hist(s, &e->hist[side], own, 1);
+  uint64_t n = 0;
+  for (int b = 0; b < PT_MS_BUCKETS; b++) n += own[b];
+  if (n < PT_MS_MIN_SAMPLES || pool_n - n < PT_MS_MIN_SAMPLES) return -1;
+  /* The others: the pool less the edge; the bucket of their median, their
+   * share above it (one above and one not added: few samples claim no
+   * certainty), and the edge's steps above it. */
+  const uint64_t others = pool_n - n, half = (others + 1) / 2;
+  uint64_t cum = 0, above = 0;
+  int m = 0;
+  for (; m < PT_MS_BUCKETS; m++) {
+    cum += pool[m] - own[m];
+    if (cum >= half) break;
+  }
+  for (int b = m + 1; b < PT_MS_BUCKETS; b++) above += own[b];
+  const double share = ((double)(others - cum) + 1) / ((double)others + 2);
+  uint64_t* rest = own; /* reused: the others' histogram, for their median */
+  double mine = quantile(own, n, 0.5);
+  for (int b = 0; b < PT_MS_BUCKETS; b++) rest[b] = pool[b] - own[b];
+  const double theirs = quantile(rest, others, 0.5);
+  /* The steps of one op share its moment (a thread not scheduled, a busy
+   * link slow them together): up to PT_MS_STEPS_PER_SAMPLE of them count as
+   * one sample, so the test does not take them for independent. */
+  uint64_t d = e->ops ? e->steps / e->ops : 1;
+  d = d < 1 ? 1 : d > PT_MS_STEPS_PER_SAMPLE ? PT_MS_STEPS_PER_SAMPLE : d;
+  *x = (pt_ms_slow_edge){e->comm, e->rank, e->peer, e->channel, e->send, side, theirs > 0 ? mine / theirs : 0,
+                         (uint64_t)mine, (uint64_t)theirs, n, above, share, an_binomial_tail(n / d, above / d, share)};
+  return x->factor >= min_factor && an_slow_claim(x->tail, tested, alpha);
+}
+
+/* The slow (edge, side) pairs of s into sl; v counts what it had; conf:
+ * per edge, its network factor where its tail is PT_MS_CONFIRM or less. */
+static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v, vec* sl, double* conf) {
+  an_mem* m = &v->mem;
+  size_t* ix = an_alloc(m, (s->n + 1) * sizeof *ix);
+  uint64_t* pool = an_alloc(m, 2 * PT_MS_BUCKETS * sizeof *pool);
+  uint64_t* own = an_alloc(m, PT_MS_BUCKETS * sizeof *own);
+  signed char* ok = an_alloc(m, 2 * (s->n + 1));
+  int rc = -1;
+  if (!ix || !pool || !own || !ok) goto out;
+  for (size_t i = 0; i < s->n; i++) {
+    ix[i] = i;
+    conf[i] = 0;
+  }
+  qsort_r(ix, s->n, sizeof *ix, by_key, (void*)s);
+  /* Two passes: count the pairs that can be tested (Bonferroni's
+   * denominator), then test them. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < s->n;) {
+      size_t j = i;
+      while (j < s->n && !key_cmp(key_of(&s->e[ix[i]]), key_of(&s->e[ix[j]]))) j++;
+      for (int side = 0; side < 2; side++) {
+        uint64_t* p = pool + side * PT_MS_BUCKETS, pn = 0;
+        size_t enough = 0;
+        for (int b = 0; b < PT_MS_BUCKETS; b++) p[b] = 0;
+        for (size_t q = i; q < j; q++) {
+          const pt_ms_edge* e = &s->e[ix[q]];
+          add_hist(s, &e->hist[side], p, 1);
+          enough += e->count[side] >= PT_MS_MIN_SAMPLES;
+        }
+        for (int b = 0; b < PT_MS_BUCKETS; b++) pn += p[b];
+        const double med = quantile(p, pn, 0.5);
+        for (size_t q = i; q < j; q++) {
+          const pt_ms_edge* e = &s->e[ix[q]];
+          if (pass == 0) {
+            const int shorter = med < PT_MS_MIN_SPAN_NS;
+            ok[2 * ix[q] + side] = e->count[side] >= PT_MS_MIN_SAMPLES && enough >= PT_MS_MIN_EDGES && !shorter;
+            if (ok[2 * ix[q] + side]) v->tested++;
+            else if (e->count[side] < PT_MS_MIN_SAMPLES) v->few_samples++;
+            else if (enough < PT_MS_MIN_EDGES) v->few_edges++;
+            else {
+              v->short_edges++;
+              if ((uint64_t)med > v->short_median_ns) v->short_median_ns = (uint64_t)med;
+            }
+            continue;
+          }
+          if (!ok[2 * ix[q] + side]) continue;
+          pt_ms_slow_edge x;
+          const int slow = test_edge(s, e, side, p, pn, own, v->tested, alpha, min_factor, &x);
+          if (slow >= 0 && side == PT_MS_NET && x.tail <= PT_MS_CONFIRM) conf[ix[q]] = x.factor;
+          if (slow == 1 && push(m, sl, &x) != 0) goto out;
+        }
+      }
+      i = j;
+    }
+  }
+  rc = 0;
+out:
+  an_free(m, ix);
+  an_free(m, pool);
+  an_free(m, own);
+  an_free(m, ok);
+  return rc;
+}
+
+void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
+  if (!n) return;
+  buf[0] = 0;
+  if (v->tested) return;
+  if (v->short_edges && !v->few_samples && !v->few_edges)
+    snprintf(buf, n,
+             "the steps are too short to time: their median is up to %.1f us, under the %d us a judgement needs "
+             "(unpaced emulated steps last microseconds)",
+             (double)v->short_median_ns / 1e3, PT_MS_MIN_SPAN_NS / 1000);
+  else
+    snprintf(buf, n,
+             "not enough data yet: %zu edge sides with fewer than %d steps, %zu in groups of fewer than %d "
+             "comparable edges, %zu in groups whose steps are too short to time (under %d us)",
+             v->few_samples, PT_MS_MIN_SAMPLES, v->few_edges, PT_MS_MIN_EDGES, v->short_edges,
+             PT_MS_MIN_SPAN_NS / 1000);
+}
+
+int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, v); }
+
+/* Per rank of a communicator, what the explanation counts: its comparable
+ * aggregate edges (GPU), its slow network edges not yet explained (both
+ * ends count), whether its GPU was named, and one edge of its own (where). */
+typedef struct {
+  uint64_t comm;
+  int rank;
+  size_t own_gpu, net;
+  int gpu_named;
+  int64_t edge; /* an edge of s of this rank, -1 */
+} tally;
+
+typedef struct {
+  an_mem* m;
+  an_map idx;
+  tally* t;
+  size_t n, cap;
+} tallies;
+
+static uint64_t rank_key(uint64_t comm, int rank) { return an_mix(an_mix(0x7a11, comm), (uint64_t)(uint32_t)rank); }
+
+/* The tally of (comm, rank); added when `add`, else NULL when absent. */
+static tally* tally_of(tallies* ts, uint64_t comm, int rank, int add) {
+  for (int32_t k = an_map_first(&ts->idx, rank_key(comm, rank)); k >= 0; k = an_map_next(&ts->idx, k))
+    if (ts->t[k].comm == comm && ts->t[k].rank == rank) return &ts->t[k];
+  if (!add) return NULL;
+  tally* t = an_grow(ts->m, (void**)&ts->t, &ts->n, &ts->cap, sizeof *t);
+  if (!t) return NULL;
+  if (an_map_add(ts->m, &ts->idx, rank_key(comm, rank), (int32_t)(ts->n - 1)) != 0) {
+    ts->n--;
+    return NULL;
+  }
+  *t = (tally){comm, rank, 0, 0, 0, -1};
+  return t;
+}
+
+/* The other end's record of a transfer: edges of s by (comm, rank, peer,
+ * channel, direction), every process. */
+static uint64_t link_key(uint64_t comm, int rank, int peer, int channel, int send) {
+  return an_mix(an_mix(an_mix(an_mix(an_mix(0x11c, comm), (uint64_t)(uint32_t)rank), (uint64_t)(uint32_t)peer),
+                       (uint64_t)(uint32_t)channel),
+                (uint64_t)send);
+}
+
+/* The other end's record of the same transfers is network-slow too, or
+ * absent (its rank's file is not among the inputs): its median the floor's
+ * factor over its group's at least, beyond chance at PT_MS_CONFIRM (a
+ * confirmation of a claim made, not a claim of its own). conf[i]: edge i's
+ * network factor where its tail is that small, else 0. */
+static int other_end_agrees(const pt_mset* s, const an_map* links, const double* conf, const pt_ms_slow_edge* e) {
+  const uint64_t key = link_key(e->comm, e->peer, e->rank, e->channel, !e->send);
+  for (int32_t k = an_map_first(links, key); k >= 0; k = an_map_next(links, k)) {
+    const pt_ms_edge* x = &s->e[k];
+    if (x->comm == e->comm && x->rank == e->peer && x->peer == e->rank && x->send != e->send &&
+        x->channel == e->channel && comparable(x, PT_MS_NET))
+      return conf[k] >= PT_MS_MIN_FACTOR;
+  }
+  return 1;
+}
+
+static int by_rank_factor(const void* x, const void* y) {
+  const pt_ms_slow_edge* a = x;
+  const pt_ms_slow_edge* b = y;
+  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  if (a->rank != b->rank) return a->rank - b->rank;
+  return (a->factor > b->factor) - (a->factor < b->factor);
+}
+
+static void where(const pt_mset* s, const tally* t, pt_ms_culprit* c) {
+  if (!t || t->edge < 0) return;
+  memcpy(c->host, s->e[t->edge].host, sizeof c->host);
+  c->pid = s->e[t->edge].pid;
+}
+
+int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v) {
   memset(v, 0, sizeof *v);
-  double* r[2] = {an_alloc(&v->mem, (s->n + 1) * sizeof(double)), an_alloc(&v->mem, (s->n + 1) * sizeof(double))};
   vec sl = {0};
   char* skip = NULL;
   double* factors = NULL;
-  int rc = -1;
-  if (!r[0] || !r[1]) goto out;
-  if (pt_mset_ratios(s, PT_MS_GPU, r[0]) != 0 || pt_mset_ratios(s, PT_MS_NET, r[1]) != 0) goto out;
-  for (size_t i = 0; i < s->n; i++) {
-    const pt_ms_edge* e = &s->e[i];
-    for (int side = 0; side < 2; side++) {
-      if (r[side][i] < factor) continue;
-      const pt_ms_slow_edge x = {e->comm, e->rank, e->peer, e->channel, e->send, side, r[side][i],
-                                 e->p50_ns[side], (uint64_t)((double)e->p50_ns[side] / r[side][i])};
-      if (push(&v->mem, &sl, &x) != 0) goto out;
-    }
-  }
+  pt_ms_slow_edge* gpu = NULL;
+  double* conf = an_alloc(&v->mem, (s->n + 1) * sizeof *conf);
+  tallies ts = {.m = &v->mem};
+  an_map links;
+  int rc = -1, maps = 0;
+  if (!conf || slow_edges(s, alpha, min_factor, v, &sl, conf) != 0) goto out;
   factors = an_alloc(&v->mem, (sl.n + 1) * sizeof *factors);
-  if (!factors) goto out;
-  /* GPU-side: each rank whose own edges wait for its GPU. */
-  for (size_t i = 0; i < sl.n; i++) {
-    const pt_ms_slow_edge* e = &sl.v[i];
-    if (e->side != PT_MS_GPU || e->channel >= 0) continue;
-    int seen = 0;
-    for (size_t k = 0; k < v->n_culprits && !seen; k++)
-      seen = v->culprits[k].comm == e->comm && v->culprits[k].rank == e->rank && v->culprits[k].side == PT_MS_GPU;
-    if (seen) continue;
-    pt_ms_culprit c = {.comm = e->comm, .rank = e->rank, .peer = -1, .side = PT_MS_GPU};
-    c.factor = median_factor(&sl, e->comm, PT_MS_GPU, e->rank, -1, NULL, factors, &c.edges);
+  gpu = an_alloc(&v->mem, (sl.n + 1) * sizeof *gpu);
+  skip = an_alloc(&v->mem, sl.n + 1);
+  if (!factors || !gpu || !skip || an_map_init(&v->mem, &ts.idx, 2 * sl.n + 8) != 0) goto out;
+  if (an_map_init(&v->mem, &links, sl.n ? s->n + 1 : 1) != 0) {
+    an_map_free(&v->mem, &ts.idx);
+    goto out;
+  }
+  maps = 1;
+  /* The ranks the slow edges touch; then their own edges, one pass. */
+  for (size_t i = 0; i < sl.n; i++)
+    if (!tally_of(&ts, sl.v[i].comm, sl.v[i].rank, 1) || !tally_of(&ts, sl.v[i].comm, sl.v[i].peer, 1)) goto out;
+  for (size_t q = 0; q < s->n && sl.n; q++) {
+    const pt_ms_edge* x = &s->e[q];
+    if (an_map_add(&v->mem, &links, link_key(x->comm, x->rank, x->peer, x->channel, x->send), (int32_t)q) != 0) goto out;
+    tally* t = tally_of(&ts, x->comm, x->rank, 0);
+    if (!t) continue;
+    if (t->edge < 0) t->edge = (int64_t)q;
+    t->own_gpu += x->channel < 0 && comparable(x, PT_MS_GPU);
+  }
+  /* GPU-side: each rank whose own edges wait for its GPU — its GPU-slow
+   * aggregate edges together (sorted by rank), the upper median of their
+   * factors. */
+  size_t ng = 0;
+  for (size_t i = 0; i < sl.n; i++)
+    if (sl.v[i].side == PT_MS_GPU && sl.v[i].channel < 0) gpu[ng++] = sl.v[i];
+  qsort(gpu, ng, sizeof *gpu, by_rank_factor);
+  for (size_t i = 0; i < ng;) {
+    size_t j = i;
+    while (j < ng && gpu[j].comm == gpu[i].comm && gpu[j].rank == gpu[i].rank) j++;
+    tally* t = tally_of(&ts, gpu[i].comm, gpu[i].rank, 0);
+    pt_ms_culprit c = {.comm = gpu[i].comm, .rank = gpu[i].rank, .peer = -1, .side = PT_MS_GPU, .edges = j - i};
+    c.factor = gpu[i + (j - i - 1) / 2 + ((j - i) % 2 == 0)].factor; /* the upper median: how much slower it is */
     /* Two slow edges, or every edge the rank has: one edge of several may
      * be a thread that was not scheduled. */
-    size_t own = 0;
-    for (size_t q = 0; q < s->n; q++)
-      own += s->e[q].comm == e->comm && s->e[q].rank == e->rank && s->e[q].channel < 0 && comparable(&s->e[q], PT_MS_GPU);
-    if (c.edges < 2 && c.edges < own) continue;
-    where(s, e->comm, e->rank, &c);
-    if (add_culprit(v, &c) != 0) goto out;
+    if (c.edges >= 2 || c.edges >= t->own_gpu) {
+      t->gpu_named = 1;
+      where(s, t, &c);
+      if (add_culprit(v, &c) != 0) goto out;
+    }
+    i = j;
   }
-  const size_t n_gpu = v->n_culprits;
   /* Network-side: the rank most slow edges meet at, one at a time; edges
    * into or out of a slow GPU are explained by it. */
-  skip = an_alloc(&v->mem, sl.n + 1);
-  if (!skip) goto out;
   for (size_t i = 0; i < sl.n; i++) {
     const pt_ms_slow_edge* e = &sl.v[i];
-    skip[i] = e->side != PT_MS_NET || e->channel >= 0;
-    for (size_t k = 0; k < n_gpu && !skip[i]; k++)
-      skip[i] = v->culprits[k].comm == e->comm && (v->culprits[k].rank == e->rank || v->culprits[k].rank == e->peer);
+    skip[i] = e->side != PT_MS_NET || e->channel >= 0 || tally_of(&ts, e->comm, e->rank, 0)->gpu_named ||
+              tally_of(&ts, e->comm, e->peer, 0)->gpu_named;
     /* Both ends time the same transfers: a slow network shows on the
      * sender's record and on the receiver's. One end alone is that rank's
      * thread, or its peer's GPU (a credit wait), not the network. */
-    if (!skip[i] && !other_end_agrees(s, &sl, e)) skip[i] = 1;
+    if (!skip[i] && !other_end_agrees(s, &links, conf, e)) skip[i] = 1;
+    if (skip[i]) continue;
+    tally_of(&ts, e->comm, e->rank, 0)->net++;
+    tally_of(&ts, e->comm, e->peer, 0)->net++;
   }
   for (;;) {
-    uint64_t comm = 0;
-    int best = -1;
-    size_t best_n = 0;
-    for (size_t i = 0; i < sl.n; i++) {
-      if (skip[i]) continue;
-      for (int end = 0; end < 2; end++) {
-        const int x = end ? sl.v[i].peer : sl.v[i].rank;
-        size_t n = 0;
-        for (size_t q = 0; q < sl.n; q++)
-          n += !skip[q] && sl.v[q].comm == sl.v[i].comm && (sl.v[q].rank == x || sl.v[q].peer == x);
-        if (n > best_n || (n == best_n && sl.v[i].comm == comm && x < best)) {
-          best_n = n;
-          best = x;
-          comm = sl.v[i].comm;
-        }
-      }
+    /* the most slow edges; ties: the lower communicator, then rank */
+    tally* best = NULL;
+    for (size_t k = 0; k < ts.n; k++) {
+      tally* t = &ts.t[k];
+      if (!best || t->net > best->net ||
+          (t->net == best->net && (t->comm < best->comm || (t->comm == best->comm && t->rank < best->rank))))
+        best = t;
     }
     /* A slow NIC slows both ends of its transfers: two slow edges at least
      * (one alone may be a thread that was not scheduled). */
-    if (best < 0 || best_n < 2) break;
+    if (!best || best->net < 2) break;
+    const uint64_t comm = best->comm;
+    const int r = best->rank;
     /* One peer only: the link between the two. */
     int other = -2;
     for (size_t q = 0; q < sl.n; q++) {
-      if (skip[q] || sl.v[q].comm != comm || (sl.v[q].rank != best && sl.v[q].peer != best)) continue;
-      const int o = sl.v[q].rank == best ? sl.v[q].peer : sl.v[q].rank;
+      if (skip[q] || sl.v[q].comm != comm || (sl.v[q].rank != r && sl.v[q].peer != r)) continue;
+      const int o = sl.v[q].rank == r ? sl.v[q].peer : sl.v[q].rank;
       other = other == -2 || other == o ? o : -1;
     }
-    pt_ms_culprit c = {.comm = comm, .rank = best, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
-    c.factor = median_factor(&sl, comm, PT_MS_NET, best, -1, skip, factors, &c.edges);
-    where(s, comm, best, &c);
+    pt_ms_culprit c = {.comm = comm, .rank = r, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
+    c.factor = median_factor(&sl, comm, PT_MS_NET, r, -1, skip, factors, &c.edges);
+    where(s, best, &c);
     if (add_culprit(v, &c) != 0) goto out;
     for (size_t q = 0; q < sl.n; q++)
-      if (!skip[q] && sl.v[q].comm == comm && (sl.v[q].rank == best || sl.v[q].peer == best)) skip[q] = 1;
+      if (!skip[q] && sl.v[q].comm == comm && (sl.v[q].rank == r || sl.v[q].peer == r)) {
+        skip[q] = 1;
+        tally_of(&ts, comm, sl.v[q].rank, 0)->net--;
+        tally_of(&ts, comm, sl.v[q].peer, 0)->net--;
+      }
   }
   v->edges = sl.v;
   v->n_edges = sl.n;
   sl.v = NULL;
   rc = 0;
 out:
-  an_free(&v->mem, r[0]);
-  an_free(&v->mem, r[1]);
+  if (maps) an_map_free(&v->mem, &links);
+  if (maps) an_map_free(&v->mem, &ts.idx);
+  an_free(&v->mem, ts.t);
+  an_free(&v->mem, conf);
   an_free(&v->mem, skip);
   an_free(&v->mem, factors);
+  an_free(&v->mem, gpu);
   an_free(&v->mem, sl.v);
   if (rc) pt_ms_verdict_free(v);
   return rc;

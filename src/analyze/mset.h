@@ -1,12 +1,23 @@
 /*
  * mset.h — the step metrics files of a job (docs/metrics.md) read back, and
- * the slow edges named from them: what `proxytrace top` shows and what
- * `proxytrace analyze` reports as "slow".
+ * the slow edges named from them: what `proxytrace top` shows, what
+ * `proxytrace analyze` reports as "slow", and what `analyze --follow`
+ * judges window by window.
  *
- * A slow edge is one whose median (p50) GPU wait or network time is at
- * least `factor` times the median of the same figure over the comparable
- * edges — same communicator, same direction, same channel granularity —
- * with enough steps to mean something. Slow edges are then explained:
+ * Evidence: each edge's histograms of GPU wait and network time per step
+ * (the plugin's buckets, four per octave), kept sparse. Statistics: the
+ * edges it should resemble — same communicator, direction, granularity
+ * (per peer or per channel) and size class (bytes per step, by octave) —
+ * pooled, the edge itself left out; an edge needs PT_MS_MIN_SAMPLES steps
+ * and its group PT_MS_MIN_EDGES such edges, or it is "not enough data
+ * yet"; a group whose median step time (that side) is under
+ * PT_MS_MIN_SPAN_NS is "too short" (the steps of an unpaced emulator, or
+ * of a thread's own scheduling). Test: the share of its steps above the bucket of the others'
+ * median, against the others' own share there (the binomial tail of
+ * slow_test.c, Bonferroni over every edge and side tested, AN_SLOW_ALPHA
+ * per judgement), and a median at least PT_MS_MIN_FACTOR times the
+ * others': a fixed factor no longer decides, the data do. Slow edges are
+ * then explained:
  *
  *   GPU-side      a rank whose own edges wait for its GPU: the culprit is
  *                 that rank's GPU (a GPU wait is the rank's own) — two
@@ -21,6 +32,10 @@
  *                 Network time into or out of a rank whose GPU is slow is
  *                 left out: a receiver waits for a slow sender's data, a
  *                 sender for a slow receiver's buffers.
+ *
+ * Everything the test needs adds up: histograms are counts, a group's pool
+ * is their sum, a window is a later file's counts minus an earlier one's
+ * (pt_mset_since), so sets read apart (per node) merge by concatenation.
  */
 #ifndef PT_ANALYZE_MSET_H
 #define PT_ANALYZE_MSET_H
@@ -32,6 +47,20 @@
 
 enum { PT_MS_GPU = 0, PT_MS_NET = 1, PT_MS_STEP = 2, PT_MS_TIMES = 3 };
 
+/* The plugin's time buckets: <= 128 ns, four per octave to 2^37 ns, one
+ * above (src/trace/metric_buckets.h, the plugin's own formula). */
+#define PT_MS_BUCKETS 122
+/* Bucket b's upper bound in ns (UINT64_MAX above the last), and the bucket
+ * of an upper bound as the files write it (-1: not one of them). */
+uint64_t pt_ms_bucket_upper_ns(int b);
+int pt_ms_bucket_of(uint64_t upper_ns);
+
+/* A sparse histogram: n entries from `at` of the set's `buckets`, each
+ * (bucket << 56) | count, in bucket order. */
+typedef struct {
+  uint32_t at, n;
+} pt_ms_hist;
+
 /* One edge line of a metrics file. */
 typedef struct {
   uint64_t comm;
@@ -41,12 +70,15 @@ typedef struct {
   int64_t time_ns;               /* the file's export time */
   uint64_t ops, steps, sized_steps, bytes, busy_ns, throughput, credit_ns;
   uint64_t count[PT_MS_TIMES], sum_ns[PT_MS_TIMES], p50_ns[PT_MS_TIMES], p99_ns[PT_MS_TIMES];
+  pt_ms_hist hist[PT_MS_TIMES];
 } pt_ms_edge;
 
 typedef struct {
   an_mem mem;        /* what the set holds ({0}: nothing yet) */
   pt_ms_edge* e;
   size_t n, cap;
+  uint64_t* buckets; /* the edges' histograms (pt_ms_hist) */
+  size_t n_buckets, cap_buckets;
   size_t files;      /* metrics headers read */
   size_t bad_lines;  /* lines that are not metrics JSON */
   /* the header being read */
@@ -65,6 +97,13 @@ int pt_mset_line(pt_mset* s, const char* line);
 int pt_mset_read(pt_mset* s, const char* path);
 void pt_mset_free(pt_mset* s);
 
+/* The steps of `now` since `then` (earlier files of the same job): into
+ * `out` (a fresh set), each edge of `now` less the same edge of `then`
+ * (counts, sums, histograms; quantiles from the difference); an edge not
+ * in `then` whole, one whose counts went down (a new process) whole too.
+ * 0, or -1 out of memory. */
+int pt_mset_since(const pt_mset* now, const pt_mset* then, pt_mset* out);
+
 /* Each edge's ratio of `which` (PT_MS_*) p50 to the median of its
  * comparable edges (0 when it has none): ratio[i] for s->e[i]. 0, or -1
  * out of memory. */
@@ -74,8 +113,12 @@ typedef struct {
   uint64_t comm;
   int rank, peer, channel, send;
   int side;        /* PT_MS_GPU or PT_MS_NET */
-  double factor;   /* p50 over the median of comparable edges */
+  double factor;   /* its median over the comparable edges' (interpolated in the buckets) */
   uint64_t p50_ns, median_ns;
+  uint64_t samples, above; /* its steps, and those above the others' median bucket
+                              (the test counts up to PT_MS_STEPS_PER_SAMPLE of an op's as one) */
+  double share;    /* the others' share above it */
+  double tail;     /* the chance of `above` or more at `share` */
 } pt_ms_slow_edge;
 
 typedef struct {
@@ -95,14 +138,29 @@ typedef struct {
   size_t n_edges;
   pt_ms_culprit* culprits;
   size_t n_culprits, cap_culprits;
+  /* what it had: (edge, side) pairs tested, and those left out for too
+   * few steps of their own or too few comparable edges */
+  size_t tested, few_samples, few_edges, short_edges;
+  uint64_t short_median_ns; /* the longest median of a group too short to judge */
 } pt_ms_verdict;
 
-#define PT_MS_MIN_STEPS 8   /* an edge with fewer steps is not compared */
-#define PT_MS_MIN_EDGES 3   /* nor is a group with fewer edges */
+#define PT_MS_MIN_STEPS 8      /* an edge with fewer steps is not ranked (top, --html) */
+#define PT_MS_MIN_EDGES 3      /* nor is a group with fewer edges */
+#define PT_MS_MIN_SAMPLES 32   /* steps of an edge's side before any claim on it */
+#define PT_MS_MIN_FACTOR 1.1   /* and a median at least this many times the others' */
+#define PT_MS_MIN_SPAN_NS 20000 /* and the others' median this long: shorter is the proxy thread's own noise */
+#define PT_MS_STEPS_PER_SAMPLE 4 /* an op's steps, up to this many, are one sample */
+#define PT_MS_CONFIRM 0.05     /* the other end of a network-slow edge confirms it at this tail */
 
 /* Names the slow edges and their culprits (aggregate edges only; channel
  * edges are listed with their side when slow). 0, or -1 out of memory. */
-int pt_mset_slow(const pt_mset* s, double factor, pt_ms_verdict* v);
+int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v);
+/* The same at a chance `alpha` of a false claim and a floor `min_factor`
+ * (pt_mset_slow: 0.01 and PT_MS_MIN_FACTOR). */
+int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v);
+/* "not enough data yet" and why, when the verdict tested nothing; "" when
+ * it did. */
+void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n);
 void pt_ms_verdict_free(pt_ms_verdict* v);
 
 #endif

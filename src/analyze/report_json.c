@@ -131,7 +131,8 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     an_put_str(f, summary);
   } else {
     an_put_str(f, a->verdict == PT_VERDICT_UNUSABLE ? "no input held a dump"
-                  : a->mset.n || (a->slow_possible && a->slow_ev.state == AN_SJ_JUDGED) ? "no op is stuck, no link is slow"
+                  : (a->mset.n && a->mslow.tested) || (!a->mset.n && a->slow_possible && a->slow_ev.state == AN_SJ_JUDGED)
+                      ? "no op is stuck, no link is slow"
                                                                                        : "no op is stuck; slow links not judged");
   }
   fputs(",\n\"culprits\":[", f);
@@ -202,9 +203,12 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     fprintf(f, ",\"rank\":%d,\"peer\":%d,\"channel\":", e->rank, e->peer);
     if (e->channel >= 0) fprintf(f, "%d", e->channel);
     else fputs("null", f);
-    fprintf(f, ",\"direction\":\"%s\",\"side\":\"%s\",\"factor\":%.2f,\"p50_ns\":%llu,\"median_ns\":%llu}",
+    fprintf(f,
+            ",\"direction\":\"%s\",\"side\":\"%s\",\"factor\":%.2f,\"p50_ns\":%llu,\"median_ns\":%llu,"
+            "\"samples\":%llu,\"above\":%llu,\"share\":%.4f,\"tail\":%.3g}",
             e->send ? "send" : "recv", e->side == PT_MS_GPU ? "gpu" : "network", e->factor,
-            (unsigned long long)e->p50_ns, (unsigned long long)e->median_ns);
+            (unsigned long long)e->p50_ns, (unsigned long long)e->median_ns, (unsigned long long)e->samples,
+            (unsigned long long)e->above, e->share, e->tail);
   }
   fputs("],\n\"communicators\":[", f);
   for (size_t i = 0; i < a->n_comms; i++) {
@@ -299,11 +303,25 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   else fputs("null", f);
   fprintf(f,
           ",\"timedOps\":%llu,\"afterHang\":%llu,\"usedOps\":%llu,\"operations\":%u,\"fewOperations\":%u,"
-          "\"shortOperations\":%u,\"minOps\":%d,\"minSpan_ns\":%d,\"minRankSlowOps\":%d,\"minEdgeOps\":%d},\n"
-          "\"inputs\":[",
+          "\"shortOperations\":%u,\"minOps\":%d,\"minSpan_ns\":%d,\"minRankSlowOps\":%d,\"minEdgeOps\":%d},\n",
           (unsigned long long)ev->timed, (unsigned long long)ev->after_hang, (unsigned long long)ev->used, ev->groups,
           ev->few_groups, ev->short_groups, AN_SLOW_MIN_GROUP, AN_SLOW_MIN_SPAN_NS, AN_SLOW_MIN_RANK_SLOW,
           AN_SLOW_MIN_EDGE);
+  char mwords[256];
+  pt_ms_verdict_words(&a->mslow, mwords, sizeof mwords);
+  const pt_ms_verdict* mv = &a->mslow;
+  fprintf(f, "\"metrics_judgement\":{\"state\":\"%s\",\"why\":",
+          !a->mset.n    ? "no_metrics"
+          : mv->tested ? "judged"
+          : mv->short_edges && !mv->few_samples && !mv->few_edges ? "too_short"
+                                                                   : "not_enough_data");
+  if (a->mset.n && mwords[0]) an_put_str(f, mwords);
+  else fputs("null", f);
+  fprintf(f,
+          ",\"tested\":%zu,\"fewSamples\":%zu,\"fewEdges\":%zu,\"shortEdges\":%zu,\"minSamples\":%d,"
+          "\"minEdges\":%d,\"minSpan_ns\":%d,\"minFactor\":%.2f,\"alpha\":%.3f},\n\"inputs\":[",
+          mv->tested, mv->few_samples, mv->few_edges, mv->short_edges, PT_MS_MIN_SAMPLES, PT_MS_MIN_EDGES,
+          PT_MS_MIN_SPAN_NS, a->slow_factor_given ? a->slow_factor : PT_MS_MIN_FACTOR, AN_SLOW_ALPHA);
   for (size_t i = 0; i < a->n_inputs; i++) {
     const an_input* in = &a->inputs[i];
     fputs(i ? ",\n" : "\n", f);

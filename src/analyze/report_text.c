@@ -216,7 +216,10 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   } else if (a->verdict == PT_VERDICT_OK) {
     char unjudged[256];
     an_slow_judgement_words(a, unjudged, sizeof unjudged);
-    if (a->mset.n || (a->slow_possible && !unjudged[0])) fprintf(f, " — no op is stuck, no link is slow\n");
+    char mwords[256];
+    pt_ms_verdict_words(&a->mslow, mwords, sizeof mwords);
+    if (a->mset.n && mwords[0]) fprintf(f, " — no op is stuck; slow links not judged: %s\n", mwords);
+    else if (a->mset.n || (a->slow_possible && !unjudged[0])) fprintf(f, " — no op is stuck, no link is slow\n");
     else if (a->slow_possible && (a->slow_ev.state == AN_SJ_PARTIAL || a->slow_ev.state == AN_SJ_RING))
       fprintf(f, " — no op is stuck, no link is slow in the operations timed; %s\n", unjudged);
     else if (a->slow_possible) fprintf(f, " — no op is stuck; slow links not judged: %s\n", unjudged);
@@ -272,15 +275,19 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
               a->slow[i].receiver, a->slow[i].channel, a->slow[i].slow_ops, a->slow[i].ops, a->slow[i].ratio);
   }
   if (a->mslow.n_edges && (verbose || a->verdict == PT_VERDICT_SLOW)) {
-    fprintf(f, "\nslow edges in the step metrics (p50 at least %.1fx the median of comparable edges):\n",
-            a->slow_factor);
+    fprintf(f,
+            "\nslow edges in the step metrics (slower than comparable edges beyond chance: %zu edge sides tested, "
+            "%.0f%% false alarms per judgement):\n",
+            a->mslow.tested, AN_SLOW_ALPHA * 100);
     for (size_t i = 0; i < a->mslow.n_edges; i++) {
       const pt_ms_slow_edge* e = &a->mslow.edges[i];
       char ch[32] = "";
       if (e->channel >= 0) snprintf(ch, sizeof ch, ", channel %d", e->channel);
-      fprintf(f, "  rank %d %s rank %d%s: %s %.1fx (p50 %.3f ms, median %.3f ms)\n", e->rank,
+      fprintf(f, "  rank %d %s rank %d%s: %s %.2fx (median %.3f ms, others %.3f ms; %llu of %llu steps above "
+              "the others' median, chance %.2g)\n", e->rank,
               e->send ? "send to" : "recv from", e->peer, ch, e->side == PT_MS_GPU ? "GPU wait" : "network",
-              e->factor, (double)e->p50_ns / 1e6, (double)e->median_ns / 1e6);
+              e->factor, (double)e->p50_ns / 1e6, (double)e->median_ns / 1e6, (unsigned long long)e->above,
+              (unsigned long long)e->samples, e->tail);
     }
   }
   if (!a->slow_possible && a->verdict != PT_VERDICT_UNUSABLE && verbose)

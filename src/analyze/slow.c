@@ -403,30 +403,6 @@ void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n) {
   }
 }
 
-/* The chance, were each of k ops slow with its own chance p[i] (or all
- * with p_all when p is NULL) and independently, that s of them or more are
- * (the Poisson-binomial upper tail; dp holds k + 1 doubles). */
-static double upper_tail(const double* p, double p_all, size_t k, size_t s, double* dp) {
-  if (s == 0) return 1;
-  if (s > k) return 0;
-  if (k > AN_SLOW_DP_MAX) { /* Hoeffding's bound on the same tail: O(k) */
-    double mean = 0;
-    for (size_t i = 0; i < k; i++) mean += p ? p[i] : p_all;
-    double d = (double)s / (double)k - mean / (double)k;
-    return d > 0 ? exp(-2.0 * (double)k * d * d) : 1;
-  }
-  dp[0] = 1;
-  for (size_t j = 1; j <= k; j++) dp[j] = 0;
-  for (size_t i = 0; i < k; i++) {
-    double pi = p ? p[i] : p_all;
-    for (size_t j = i + 1; j > 0; j--) dp[j] = dp[j] * (1 - pi) + dp[j - 1] * pi;
-    dp[0] *= 1 - pi;
-  }
-  double tail = 0;
-  for (size_t j = s; j <= k; j++) tail += dp[j];
-  return tail;
-}
-
 /* Per-peer tallies of one rank's ratios: peer * 2 + slow, sorted. The
  * peers with whom a quarter of its ops, and two at least, are slow. */
 static size_t majority_peers(int* pk, size_t np, int* first) {
@@ -510,7 +486,7 @@ int an_slow(pt_analysis* a) {
        * be slow with a chance of at most AN_SLOW_ALPHA / tested. */
       if (med > 0) {
         for (size_t k = i; k < j; k++) pv[k - i] = rr[k].p;
-        if (upper_tail(pv, 0, j - i, slow, dp) > AN_SLOW_ALPHA / (double)tested) med = 0;
+        if (!an_slow_claim(an_upper_tail(pv, 0, j - i, slow, dp), tested, AN_SLOW_ALPHA)) med = 0;
       }
       size_t np = 0;
       for (size_t k = i; k < j; k++) peers_of[np++] = rr[k].peer * 2 + (rr[k].ratio >= a->slow_factor);
@@ -575,7 +551,7 @@ int an_slow(pt_analysis* a) {
     for (size_t k = 0; k < a->n_slow; k++) {
       const an_slow_edge* e = &a->slow[k];
       if (e->ops >= AN_SLOW_MIN_EDGE && e->slow_ops * 2 >= e->ops && e->slow_operations >= 2 &&
-          upper_tail(NULL, e->p_sum / e->ops, e->ops, e->slow_ops, dp) <= AN_SLOW_ALPHA / (double)tested)
+          an_slow_claim(an_upper_tail(NULL, e->p_sum / e->ops, e->ops, e->slow_ops, dp), tested, AN_SLOW_ALPHA))
         a->slow[left++] = a->slow[k];
     }
     a->n_slow = left;

@@ -3,7 +3,15 @@
  * (docs/metrics.md): the culprits mset.c names — a rank's GPU, or the rank
  * (or link) where slow network edges meet — as culprits of the analysis,
  * causes slow_gpu and slow_link, each with its factor against the median of
- * the comparable edges.
+ * the comparable edges. The judgement is statistical, as slow.c's is, with
+ * the same three stages and the same test (slow_test.c): evidence, each
+ * edge's histograms of GPU wait and network time per step; statistics, the
+ * comparable edges pooled with the edge left out; the test, the edge's
+ * share of steps above the others' median against theirs, a claim only at
+ * AN_SLOW_ALPHA over the pairs tested. No fixed factor decides (a median
+ * PT_MS_MIN_FACTOR times the others' at least is the floor of what is worth
+ * naming, or --slow-factor where it is given); too few steps is "not enough
+ * data yet", never "not slow".
  *
  * The metrics time every step of every edge, GPU wait and network apart;
  * the dumps time only the ops they still hold, whole. So when metrics
@@ -21,24 +29,25 @@ static void summary(an_culprit* q, const pt_ms_culprit* c) {
   if (q->host[0]) snprintf(where, sizeof where, " (%s)", q->host);
   if (c->side == PT_MS_GPU)
     snprintf(q->summary, sizeof q->summary,
-             "rank %d%s: its GPU is slow — its steps wait %.1fx as long for the GPU as the median of comparable "
-             "edges (%zu edges)",
+             "rank %d%s: its GPU is slow — its steps wait %.2fx as long for the GPU as comparable edges' "
+             "(median, %zu edges)",
              c->rank, where, c->factor, c->edges);
   else if (c->peer >= 0)
     snprintf(q->summary, sizeof q->summary,
-             "rank %d%s: its network link to rank %d is slow — steps take %.1fx as long in the network as the median "
-             "of comparable edges; it is slow with rank %d only, so either end may be the slow one",
+             "rank %d%s: its network link to rank %d is slow — steps take %.2fx as long in the network as comparable "
+             "edges' (median); it is slow with rank %d only, so either end may be the slow one",
              c->rank, where, c->peer, c->factor, c->peer);
   else
     snprintf(q->summary, sizeof q->summary,
-             "rank %d%s: its network links are slow — steps to and from it take %.1fx as long in the network as the "
-             "median of comparable edges (%zu edges)",
+             "rank %d%s: its network links are slow — steps to and from it take %.2fx as long in the network as "
+             "comparable edges' (median, %zu edges)",
              c->rank, where, c->factor, c->edges);
 }
 
 int an_slow_metrics(pt_analysis* a) {
   if (!a->mset.n) return 0;
-  if (pt_mset_slow(&a->mset, a->slow_factor, &a->mslow) != 0) return PT_AN_ENOMEM;
+  if (pt_mset_judge(&a->mset, AN_SLOW_ALPHA, a->slow_factor_given ? a->slow_factor : PT_MS_MIN_FACTOR,
+                    &a->mslow) != 0) return PT_AN_ENOMEM;
   if (a->n_stuck) return 0;
   /* The metrics' verdict replaces the one from op durations. */
   size_t keep = 0;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "trace/clock.h"
+#include "trace/metric_buckets.h"
 #include "trace/metrics.h"
 #include "trace/slab.h"
 
@@ -34,20 +35,11 @@ static void want(pt_metrics* m, uint32_t what) {
 
 /* ---- buckets ---- */
 
-int pt_metric_time_bucket(uint64_t ns) {
-  if (ns <= 128) return 0;
-  const uint64_t x = ns - 1; /* bucket (lo, hi]: an exact bound falls in its own bucket */
-  const int e = 63 - __builtin_clzll(x);
-  if (e >= 37) return PT_METRIC_TIME_BUCKETS - 1;
-  return 1 + (e - 7) * 4 + (int)((x >> (e - 2)) & 3);
-}
+_Static_assert(PT_METRIC_TIME_BUCKET_COUNT == PT_METRIC_TIME_BUCKETS, "one bucket count");
 
-uint64_t pt_metric_time_upper_ns(int b) {
-  if (b <= 0) return 128;
-  if (b >= PT_METRIC_TIME_BUCKETS - 1) return UINT64_MAX;
-  const int e = 7 + (b - 1) / 4, sub = (b - 1) % 4;
-  return ((uint64_t)(5 + sub) << e) / 4;
-}
+int pt_metric_time_bucket(uint64_t ns) { return pt_metric_time_bucket_of(ns); }
+
+uint64_t pt_metric_time_upper_ns(int b) { return pt_metric_time_bound_ns(b); }
 
 int pt_metric_bytes_bucket(uint64_t bytes) {
   if (bytes <= 1) return 0;

@@ -87,7 +87,10 @@ static void test_bad_options_exit_2(void** state) {
   expect_bad("--stall", "1:x:2", "--stall");
   expect_bad("--no-recv", "a", "--no-recv");
   expect_bad("--slow-link", "1:1", "--slow-link");
-  expect_bad("--slow-gpu", "1:1001", "--slow-gpu takes RANK:FACTOR with FACTOR 2..1000");
+  expect_bad("--slow-gpu", "1:1001", "--slow-gpu takes RANK:FACTOR[:START] with FACTOR 1.01..1000");
+  expect_bad("--slow-link", "1:1.5:soon", "START seconds 0..86400");
+  expect_bad("--slow-link", "1:1.5:-1", "--slow-link");
+  expect_bad("--slow-link", "1:1.5:2:3", "--slow-link");
   expect_bad("--slow-gpu", "1", "--slow-gpu");
   expect_bad("--pace", "200000", "microseconds 0..100000");
   expect_bad("--kill", "1", "--kill");
@@ -195,7 +198,17 @@ static void test_faults_checked_against_job(void** state) {
   assert_int_equal(c.faults[4].channel, -1);
   assert_int_equal(c.faults[4].step, 0);
   assert_int_equal(c.faults[5].arg, 10);
+  assert_true(c.faults[5].factor == 10.0 && c.faults[5].start_s == 0);
   assert_int_equal(c.fault_iter, 1);
+  assert_int_equal(c.noise, 0);
+  /* fractional factors, a start time, healthy noise */
+  pt_sim_config_init(&c);
+  const char* mild[] = {"--slow-link", "1:1.2", "--slow-gpu", "2:1.5:30", "--noise", NULL};
+  assert_int_equal(parse(&c, mild), 0);
+  assert_int_equal(c.n_faults, 2);
+  assert_true(c.faults[0].factor == 1.2 && c.faults[0].start_s == 0);
+  assert_true(c.faults[1].factor == 1.5 && c.faults[1].start_s == 30);
+  assert_int_equal(c.noise, 1);
 }
 
 static void test_values_parse(void** state) {

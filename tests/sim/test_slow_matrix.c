@@ -4,7 +4,8 @@
  * and --slow-gpu, on RCCL and on NCCL profiles of each ABI family, in
  * send/recv and ring all-reduce jobs of 3 nodes, at two slowdowns, must
  * name exactly its rank, network-side or GPU-side; a healthy job must name
- * nothing. The jobs run in real time (--pace 1000: a poll lasts 1 ms), so
+ * nothing (6 iterations: 12 ops an edge, which the test counts as 24
+ * samples). The jobs run in real time (--pace 1000: a poll lasts 1 ms), so
  * step times follow the faults and not the machine's load (at 0.4 ms a
  * poll, a 4x slow link beside a CPU hog once showed on one edge only).
  * Prints the matrix and its accuracy.
@@ -44,7 +45,7 @@ static void run(const job* j, pt_ms_verdict* v, char* dir, size_t dirlen) {
   snprintf(env_dir, sizeof env_dir, "PROXYTRACE_METRICS_DIR=%s", dir);
   snprintf(fault, sizeof fault, "%d:%d", j->rank, j->factor);
   const char* argv[32] = {"sim", "--host", j->host, "--nodes", "3", "--ranks-per-node", "2", "--channels", "2",
-                          "--iters", "3", "--ops", j->ops, "--pace", "1000", "--env",
+                          "--iters", "6", "--ops", j->ops, "--pace", "1000", "--env",
                           "PROXYTRACE_METRICS_INTERVAL_MS=60000", "--env", env_dir, "--quiet"};
   int argc = 20;
   if (j->fault) {
@@ -69,7 +70,7 @@ static void run(const job* j, pt_ms_verdict* v, char* dir, size_t dirlen) {
   pt_mset s = {0};
   assert_int_equal(pt_mset_read(&s, dir), 0);
   assert_int_equal(s.files, 6);
-  assert_int_equal(pt_mset_slow(&s, 3.0, v), 0);
+  assert_int_equal(pt_mset_slow(&s, v), 0);
   pt_mset_free(&s);
 }
 
@@ -106,7 +107,7 @@ static void test_matrix(void** state) {
           } else {
             const int side = !strcmp(j.fault, "slow-gpu") ? PT_MS_GPU : PT_MS_NET;
             ok = v.n_culprits == 1 && v.culprits[0].rank == j.rank && v.culprits[0].side == side &&
-                 v.culprits[0].peer < 0 && v.culprits[0].factor >= 3.0;
+                 v.culprits[0].peer < 0 && v.culprits[0].factor >= 2.0; /* 4x, 8x: the network phases, not all of a step */
           }
           cases++;
           right += ok;

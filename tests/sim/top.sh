@@ -18,7 +18,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # wake-ups beside a CPU hog made a healthy edge "slow").
 job() { # job DIR FAULT...: a 3-node send/recv job in real time, metrics to DIR
   d=$1; shift
-  $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 3 --ranks-per-node 2 --channels 2 --iters 3 \
+  $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 3 --ranks-per-node 2 --channels 2 --iters 6 \
     --ops sendrecv:8M --pace 5000 "$@" --env PROXYTRACE_METRICS_INTERVAL_MS=1000 \
     --env PROXYTRACE_METRICS_DIR="$d" >"$T/out" 2>&1 || { cat "$T/out"; fail "sim $*"; }
 }

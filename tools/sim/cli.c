@@ -105,6 +105,9 @@ void pt_sim_usage(FILE* f) {
 "  --proto NAME          allreduce protocol: LL, LL128, SIMPLE (default SIMPLE)\n"
 "  --seed N              seed of every random choice (default 1)\n"
 "  --jitter N            extra polls per step phase drawn from 0..N (default 2)\n"
+"  --noise               healthy step times heavy-tailed: each phase's draw\n"
+"                        times a Pareto factor (alpha 2.5, median 1), as on a\n"
+"                        real fabric; a healthy noisy job for false alarms\n"
 "  --recv-retry P        chance 0..0.9 that irecv returns no request, so the step\n"
 "                        is started again without a stop (default 0.02)\n"
 "  --gpu-batch N         steps the GPU may consume between two polls, drawn from\n"
@@ -143,12 +146,14 @@ void pt_sim_usage(FILE* f) {
 "  --stall R:C:S         rank R's GPU stops producing data on channel C (or all)\n"
 "                        from transfer S\n"
 "  --no-recv R[:C[:S]]   rank R posts no receives (from transfer S, default 0)\n"
-"  --slow-link R:F       rank R's network link is F times slower: the network\n"
-"                        phases of its transfers, both ends (F 2..1000);\n"
-"                        paced (see --pace): without real time, step times\n"
-"                        are the machine's noise\n"
-"  --slow-gpu R:F        rank R's GPU is F times slower: producing what it\n"
-"                        sends, consuming what it receives (F 2..1000); paced\n"
+"  --slow-link R:F[:T]   rank R's network link is F times slower (F 1.01..1000,\n"
+"                        fractions too: 1.2 is a link at 1/1.2 of its speed)\n"
+"                        from T seconds after the start (default 0): the\n"
+"                        network phases of its transfers, both ends, take F\n"
+"                        times as long; paced (see --pace): without real\n"
+"                        time, step times are the machine's noise\n"
+"  --slow-gpu R:F[:T]    rank R's GPU is F times slower from T on: producing\n"
+"                        what it sends, consuming what it receives; paced\n"
 "  --kill R:S            rank R dies at transfer S (its dump never comes)\n"
 "  --pxn R:H             rank R's network sends run on the proxy of rank H (same\n"
 "                        node): foreign pid, context and parent for H's plugin;\n"
@@ -241,7 +246,7 @@ static const struct {
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
     {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},
-    {"ras-mask", 1},
+    {"ras-mask", 1},   {"noise", 0},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -369,6 +374,8 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     c->seed = s;
   } else if (!strcmp(opt, "jitter")) {
     if (to_int(val, 0, 1000, &c->jitter)) return bad(err, opt, val, "an integer 0..1000");
+  } else if (!strcmp(opt, "noise")) {
+    c->noise = 1;
   } else if (!strcmp(opt, "recv-retry")) {
     char* end;
     errno = 0;
@@ -461,6 +468,9 @@ static int pace_timing_faults(pt_sim_config* c, FILE* err) {
     return 2;
   }
   if (c->pace_us < 0) c->pace_us = timing ? PT_SIM_TIMING_PACE_US : 0;
+  /* A job that times steps: no phase is instant, on any rank, so a slow
+   * GPU or link has something to make F times as long. */
+  c->phase_base = timing || c->noise;
   return 0;
 }
 

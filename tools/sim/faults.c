@@ -13,10 +13,13 @@
  *   no-recv RANK[:CHANNEL[:STEP]]  RANK posts no receives (from STEP; a
  *                              send/recv call with none at all is a call
  *                              to ncclRecv that never happens)
- *   slow-link RANK:FACTOR      RANK's network link is FACTOR times slower:
- *                              the network phases of its transfers, both ends
- *   slow-gpu RANK:FACTOR       RANK's GPU is FACTOR times slower: producing
- *                              the data it sends, consuming what it receives
+ *   slow-link RANK:FACTOR[:T]  RANK's network link is FACTOR times slower
+ *                              (1.01..1000, fractions too), from T seconds
+ *                              after the job starts: the network phases of
+ *                              its transfers, both ends
+ *   slow-gpu RANK:FACTOR[:T]   RANK's GPU is FACTOR times slower from T on:
+ *                              producing the data it sends, consuming what
+ *                              it receives
  *   kill RANK:STEP             RANK dies at STEP: no more events, no dump
  *   pxn RANK:HELPER            RANK's network sends are progressed by the
  *                              proxy of HELPER (same node), with RANK's
@@ -25,10 +28,21 @@
  *   leak-ops [RANK:]N          N ops per batch of a non-network transport,
  *                              started and never stopped
  *
+ * The time a phase waits (sim_phase_polls) is drawn here too, so that
+ * what a fault does to a step's time is in one place: 0..jitter polls,
+ * uniform, after one poll in a job that times steps (a timing fault or
+ * --noise: no phase of a real GPU or link is instant); under --noise times
+ * a heavy-tailed factor (Pareto, alpha 2.5, median 1: one phase in 30
+ * three times as long as its draw, one in 300 ten times), the healthy
+ * spread of a real fabric; and FACTOR times that on the phases a slow link
+ * or GPU strikes once its start has passed — F times as long as it would
+ * have taken, which is what a link at 1/F of its speed does.
+ *
  * A scenario file holds options, one per line, without the leading "--"
  * (`stall 3:1:5`, `nodes 2`); blank lines and "#" comments are skipped.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +74,25 @@ static int split(const char* s, char fields[][32], int max) {
   return -1; /* too many fields */
 }
 
+static int parse_double(const char* s, double lo, double hi, double* out) {
+  char* end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* RANK:FACTOR[:START] of a slow link or GPU. */
+static int slow_fields(char v[][32], int n, pt_sim_fault* f) {
+  const int R = 1 << 20;
+  if ((n != 2 && n != 3) || parse_int(v[0], 0, R, &f->rank) || parse_double(v[1], 1.01, 1000, &f->factor) ||
+      (n == 3 && parse_double(v[2], 0, 86400, &f->start_s)))
+    return -1;
+  f->arg = (int)lround(f->factor);
+  return 0;
+}
+
 static int channel_field(const char* s, int* out) {
   if (!strcmp(s, "all") || !strcmp(s, "*")) {
     *out = -1;
@@ -88,12 +121,18 @@ int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* 
     fprintf(err, "proxytrace sim: --no-recv takes RANK[:CHANNEL[:STEP]], got '%s'\n", value);
   } else if (!strcmp(kind, "slow-link")) {
     f->kind = PT_FAULT_SLOW_LINK;
-    if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 2, 1000, &f->arg)) return 0;
-    fprintf(err, "proxytrace sim: --slow-link takes RANK:FACTOR with FACTOR 2..1000, got '%s'\n", value);
+    if (!slow_fields(v, n, f)) return 0;
+    fprintf(err,
+            "proxytrace sim: --slow-link takes RANK:FACTOR[:START] with FACTOR 1.01..1000 and START seconds "
+            "0..86400, got '%s'\n",
+            value);
   } else if (!strcmp(kind, "slow-gpu")) {
     f->kind = PT_FAULT_SLOW_GPU;
-    if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 2, 1000, &f->arg)) return 0;
-    fprintf(err, "proxytrace sim: --slow-gpu takes RANK:FACTOR with FACTOR 2..1000, got '%s'\n", value);
+    if (!slow_fields(v, n, f)) return 0;
+    fprintf(err,
+            "proxytrace sim: --slow-gpu takes RANK:FACTOR[:START] with FACTOR 1.01..1000 and START seconds "
+            "0..86400, got '%s'\n",
+            value);
   } else if (!strcmp(kind, "kill")) {
     f->kind = PT_FAULT_KILL;
     if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 0, 1 << 30, &f->step)) return 0;
@@ -169,8 +208,10 @@ void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len) {
   if (f->channel < 0) snprintf(ch, sizeof ch, "all");
   else snprintf(ch, sizeof ch, "%d", f->channel);
   if (f->kind == PT_FAULT_KILL) snprintf(buf, len, "--kill %d:%d", f->rank, f->step);
+  else if ((f->kind == PT_FAULT_SLOW_LINK || f->kind == PT_FAULT_SLOW_GPU) && f->start_s > 0)
+    snprintf(buf, len, "--%s %d:%g:%g", sim_fault_name(f->kind), f->rank, f->factor, f->start_s);
   else if (f->kind == PT_FAULT_SLOW_LINK || f->kind == PT_FAULT_SLOW_GPU)
-    snprintf(buf, len, "--%s %d:%d", sim_fault_name(f->kind), f->rank, f->arg);
+    snprintf(buf, len, "--%s %d:%g", sim_fault_name(f->kind), f->rank, f->factor);
   else snprintf(buf, len, "--%s %d:%s:%d", sim_fault_name(f->kind), f->rank, ch, f->step);
 }
 
@@ -189,8 +230,14 @@ void sim_fault_describe(const pt_sim_fault* f, int slice, int scale, char* buf, 
   switch (f->kind) {
     case PT_FAULT_STALL: snprintf(buf, len, "GPU of rank %d stops producing data on %s from %s", f->rank, ch, step); break;
     case PT_FAULT_NO_RECV: snprintf(buf, len, "rank %d posts no receives on %s from %s", f->rank, ch, step); break;
-    case PT_FAULT_SLOW_LINK: snprintf(buf, len, "rank %d's network link is %dx slower", f->rank, f->arg); break;
-    case PT_FAULT_SLOW_GPU: snprintf(buf, len, "rank %d's GPU is %dx slower", f->rank, f->arg); break;
+    case PT_FAULT_SLOW_LINK:
+    case PT_FAULT_SLOW_GPU: {
+      char from[48] = "";
+      if (f->start_s > 0) snprintf(from, sizeof from, " from %gs after the start", f->start_s);
+      snprintf(buf, len, "rank %d's %s is %gx slower%s", f->rank, f->kind == PT_FAULT_SLOW_LINK ? "network link" : "GPU",
+               f->factor, from);
+      break;
+    }
     case PT_FAULT_KILL: snprintf(buf, len, "rank %d dies at %s", f->rank, step); break;
     case PT_FAULT_PXN: snprintf(buf, len, "rank %d's sends go through rank %d's proxy (PXN)", f->rank, f->arg); break;
     case PT_FAULT_LEAK_OPS:
@@ -198,4 +245,20 @@ void sim_fault_describe(const pt_sim_fault* f, int slice, int scale, char* buf, 
       else snprintf(buf, len, "%d never-stopped non-network ops per batch on rank %d", f->arg, f->rank);
       break;
   }
+}
+
+/* Pareto with alpha 2.5 scaled to median 1: (2 u)^(-1/alpha), u in (0, 1]. */
+static double heavy_tail(uint64_t* rng) {
+  double u = ((double)(sim_rand(rng) >> 11) + 1) / 9007199254740992.0;
+  return pow(2 * u, -1 / 2.5);
+}
+
+double sim_phase_polls(const pt_sim_config* c, const pt_sim_op* op, int gpu_phase, double since_start_s,
+                       uint64_t* rng) {
+  const int j = c->jitter;
+  double w = c->phase_base + (j > 0 ? (double)(sim_rand(rng) % (uint64_t)(j + 1)) : 0);
+  if (c->noise) w *= heavy_tail(rng);
+  const double f = gpu_phase ? op->slow_gpu : op->slow;
+  if (f > 1 && since_start_s >= (gpu_phase ? op->slow_gpu_from_s : op->slow_from_s)) w *= f;
+  return w;
 }

@@ -287,6 +287,11 @@ struct sim_run {
 };
 
 /* faults.c */
+/* The polls one phase of op waits (fractional under --pace, where a poll
+ * is a time): drawn from rng; gpu_phase: the GPU's (producing, consuming),
+ * else the network's; since_start_s: how long the job has run. */
+double sim_phase_polls(const pt_sim_config* c, const pt_sim_op* op, int gpu_phase, double since_start_s,
+                       uint64_t* rng);
 int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* err);
 int sim_faults_check(const pt_sim_config* c, FILE* err);
 /* One line on a fault; `slice` (sliceSteps of the ops it strikes, 0 when

@@ -40,7 +40,8 @@
  * proxy thread and drives every step handle through its slots, with the
  * host's guards.
  *
- * A phase that waits draws 0..jitter polls from the op's own generator; the
+ * A phase that waits draws its polls from the op's own generator (faults.c:
+ * 0..jitter, --noise, slow links and GPUs); the
  * oracle's limits (truth.c) say where each phase stops for good. One round
  * calls every op once; when every unfinished op is blocked for
  * --hang-polls rounds (and then --hold seconds, run.c), the job is hung and
@@ -105,22 +106,17 @@ static uint64_t mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Polls a phase waits: 0..jitter, times a slow link's factor for the
- * network's phases and a slow GPU's for the GPU's. */
-static int draw(proxy* px, pop* o, int ph) {
-  int j = px->c->jitter, f = ph == PH_GPU || ph == PH_CONS ? o->op->slow_gpu : o->op->slow;
-  int d = j > 0 ? (int)(sim_rand(&o->rng) % (uint64_t)(j + 1)) : 0;
-  return f > 1 ? d * f + f : d;
-}
-
 /* 1 when the head of a phase is ready this poll. The caller resets
  * o->w[ph] to -1 once the phase is over. With --pace the draw is a time:
- * ready when it has passed. */
+ * ready when it has passed. What it waits is the faults' (faults.c). */
 static int countdown(proxy* px, pop* o, int ph) {
   const int pace = px->c->pace_us;
   if (o->w[ph] < 0) {
-    o->w[ph] = draw(px, o, ph);
-    if (pace > 0) o->due[ph] = mono_ns() + (uint64_t)o->w[ph] * (uint64_t)pace * 1000u;
+    const uint64_t now = mono_ns();
+    const double polls = sim_phase_polls(px->c, o->op, ph == PH_GPU || ph == PH_CONS, (double)now / 1e9 - px->run->t0,
+                                         &o->rng);
+    o->w[ph] = (int)(polls + 0.5);
+    if (pace > 0) o->due[ph] = now + (uint64_t)(polls * (double)pace * 1000.0);
   }
   if (pace > 0) {
     if (mono_ns() >= o->due[ph]) return 1;

@@ -73,7 +73,9 @@ typedef struct {
   int rank;    /* the faulty rank                                          */
   int channel; /* -1 = every channel                                       */
   int step;    /* transfer (profiler step) from which the fault strikes    */
-  int arg;     /* slow link, slow GPU: factor; pxn: helper rank; leak: ops per batch */
+  int arg;     /* slow link, slow GPU: factor rounded; pxn: helper rank; leak: ops per batch */
+  double factor;  /* slow link, slow GPU: how many times as long (1.05..1000) */
+  double start_s; /* slow link, slow GPU: from this long after the job starts */
 } pt_sim_fault;
 
 /* Where the logger's lines go: one call per line, without the newline. */
@@ -102,6 +104,10 @@ typedef struct {
   int proto;
   uint64_t seed;
   int jitter;          /* extra polls per phase are drawn from 0..jitter  */
+  int noise;           /* --noise: healthy phases heavy-tailed (faults.c) */
+  int phase_base;      /* polls each phase waits before its draw: 1 in a job
+                          that times steps (--slow-link, --slow-gpu,
+                          --noise; pt_sim_parse_args), else 0 */
   double recv_retry;   /* chance that irecv returns no request per post   */
   int gpu_batch;       /* steps the GPU may consume between two polls, drawn
                           from 1..gpu_batch; 0 = all it was handed          */
@@ -222,8 +228,9 @@ typedef struct {
   int last_bytes;    /* bytes of the last transfer                       */
   int chunk_xfers;   /* transfers per ring step (allreduce)              */
   int64_t base;      /* the connection's step base before this op (raw) */
-  int slow;          /* delay factor of a slow link (network phases), 1 = none */
-  int slow_gpu;      /* delay factor of a slow GPU (its own GPU phases)  */
+  double slow;       /* delay factor of a slow link (network phases), 1 = none */
+  double slow_gpu;   /* delay factor of a slow GPU (its own GPU phases)  */
+  double slow_from_s, slow_gpu_from_s; /* from then on, after the job's start */
 
   /* Oracle: how far each phase gets, in transfers. */
   int lim_post;      /* recv: receives posted at most                    */

@@ -239,9 +239,15 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     for (int f = 0; f < c->n_faults; f++) {
       /* A slow link slows both ends of its transfers, a slow GPU only what
        * that rank's own GPU does. */
-      if (c->faults[f].kind == PT_FAULT_SLOW_LINK && (op->rank == c->faults[f].rank || op->peer == c->faults[f].rank))
-        op->slow = c->faults[f].arg;
-      if (c->faults[f].kind == PT_FAULT_SLOW_GPU && op->rank == c->faults[f].rank) op->slow_gpu = c->faults[f].arg;
+      const pt_sim_fault* ft = &c->faults[f];
+      if (ft->kind == PT_FAULT_SLOW_LINK && (op->rank == ft->rank || op->peer == ft->rank)) {
+        op->slow = ft->factor;
+        op->slow_from_s = ft->start_s;
+      }
+      if (ft->kind == PT_FAULT_SLOW_GPU && op->rank == ft->rank) {
+        op->slow_gpu = ft->factor;
+        op->slow_gpu_from_s = ft->start_s;
+      }
     }
   }
   if (!hang_faults) return 0;
@@ -514,9 +520,12 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   for (int i = 0; i < c->n_faults; i++) {
     const pt_sim_fault* ft = &c->faults[i];
     const pt_sim_op* op = sim_fault_op(c, job, ft);
-    fprintf(f, "%s{\"kind\":\"%s\",\"rank\":%d,\"channel\":%d,\"step\":%d,\"arg\":%d,\"dumpStep\":%d}",
-            i ? "," : "", sim_fault_name(ft->kind), ft->rank, ft->channel, ft->step, ft->arg,
+    fprintf(f, "%s{\"kind\":\"%s\",\"rank\":%d,\"channel\":%d,\"step\":%d,\"arg\":%d,\"dumpStep\":%d", i ? "," : "",
+            sim_fault_name(ft->kind), ft->rank, ft->channel, ft->step, ft->arg,
             ft->step * (op ? sim_dump_scale(c, op) : 1));
+    if (ft->kind == PT_FAULT_SLOW_LINK || ft->kind == PT_FAULT_SLOW_GPU)
+      fprintf(f, ",\"factor\":%g,\"start_s\":%g", ft->factor, ft->start_s);
+    fputc('}', f);
   }
   fputs("],\"deadRanks\":[", f);
   for (int r = 0, n = 0; r < job->nranks; r++)

@@ -1,0 +1,131 @@
+/*
+ * watch.c — slow edges followed window by window (watch.h says how).
+ *
+ * Snapshots are whole sets, kept until a later one is `window` old; marks
+ * are few (the edges and culprits ever seen slow), searched linearly.
+ */
+#include "analyze/watch.h"
+
+#include <string.h>
+
+#include "analyze/internal.h"
+
+void pt_watch_init(pt_watch* w, double window_s) {
+  memset(w, 0, sizeof *w);
+  w->window_ns = (int64_t)(window_s * 1e9);
+}
+
+static int64_t latest_ns(const pt_mset* s) {
+  int64_t t = 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->e[i].time_ns > t) t = s->e[i].time_ns;
+  return t;
+}
+
+static pt_watch_mark* find(pt_watch* w, const pt_watch_mark* k) {
+  for (size_t i = 0; i < w->n_marks; i++) {
+    pt_watch_mark* m = &w->marks[i];
+    if (m->kind == k->kind && m->comm == k->comm && m->rank == k->rank && m->peer == k->peer &&
+        m->channel == k->channel && m->send == k->send && m->side == k->side)
+      return m;
+  }
+  return NULL;
+}
+
+/* A mark judged slow in this window (added if new). */
+static int seen_slow(pt_watch* w, const pt_watch_mark* k) {
+  pt_watch_mark* m = find(w, k);
+  if (!m) {
+    m = an_grow(&w->mem, (void**)&w->marks, &w->n_marks, &w->cap_marks, sizeof *m);
+    if (!m) return -1;
+    *m = *k;
+    m->slow = m->streak = 0;
+  }
+  m->in_window = 1;
+  m->factor = k->factor;
+  return 0;
+}
+
+/* After a judgement: each mark's streak, and what is now said. */
+static void settle(pt_watch* w, int64_t now, pt_watch_fn fn, void* arg) {
+  for (size_t i = 0; i < w->n_marks; i++) {
+    pt_watch_mark* m = &w->marks[i];
+    if (m->in_window == m->slow) {
+      m->streak = 0;
+      continue;
+    }
+    if (m->streak++ == 0) m->first_ns = now;
+    /* the first judgement covers the whole run so far: it needs no second */
+    if (m->streak < PT_WATCH_CONFIRM && w->judgements > 1) continue;
+    m->slow = m->in_window;
+    m->streak = 0;
+    if (m->slow) m->since_ns = m->first_ns;
+    if (fn) fn(arg, m->slow ? PT_WATCH_SLOW : PT_WATCH_RECOVERED, m, now);
+  }
+}
+
+int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) {
+  const int64_t t = latest_ns(now);
+  if (!now->n || (w->n_snaps && t <= w->last_ns)) return 0;
+  /* The window's start: the latest snapshot `window` before t, else the
+   * oldest kept; none at the first read (everything so far). */
+  size_t base = 0;
+  while (base + 1 < w->n_snaps && w->snap_ns[base + 1] <= t - w->window_ns) base++;
+  pt_mset win;
+  if (pt_mset_since(now, w->n_snaps ? &w->snap[base] : NULL, &win) != 0) return -1;
+  pt_ms_verdict_free(&w->last);
+  int rc = pt_mset_judge(&win, w->n_snaps ? PT_WATCH_ALPHA : AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, &w->last);
+  pt_mset_free(&win);
+  if (rc != 0) return -1;
+  /* Keep this snapshot; drop those before the window's start. */
+  for (size_t k = 0; k < base; k++) pt_mset_free(&w->snap[k]);
+  memmove(w->snap, w->snap + base, (w->n_snaps - base) * sizeof *w->snap);
+  memmove(w->snap_ns, w->snap_ns + base, (w->n_snaps - base) * sizeof *w->snap_ns);
+  w->n_snaps -= base;
+  if (w->n_snaps == PT_WATCH_SNAPS) { /* reads faster than the window needs: thin the middle */
+    pt_mset_free(&w->snap[1]);
+    memmove(w->snap + 1, w->snap + 2, (w->n_snaps - 2) * sizeof *w->snap);
+    memmove(w->snap_ns + 1, w->snap_ns + 2, (w->n_snaps - 2) * sizeof *w->snap_ns);
+    w->n_snaps--;
+  }
+  if (pt_mset_since(now, NULL, &w->snap[w->n_snaps]) != 0) return -1;
+  w->snap_ns[w->n_snaps++] = t;
+  if (!w->first_ns) w->first_ns = t;
+  w->last_ns = t;
+  /* A window that tested nothing says nothing. */
+  if (!w->last.tested) return 1;
+  w->judgements++;
+  for (size_t i = 0; i < w->n_marks; i++) w->marks[i].in_window = 0;
+  for (size_t i = 0; i < w->last.n_edges; i++) {
+    const pt_ms_slow_edge* e = &w->last.edges[i];
+    const pt_watch_mark k = {.kind = PT_WATCH_EDGE, .comm = e->comm, .rank = e->rank, .peer = e->peer,
+                             .channel = e->channel, .send = e->send, .side = e->side, .factor = e->factor};
+    if (seen_slow(w, &k) != 0) return -1;
+  }
+  for (size_t i = 0; i < w->last.n_culprits; i++) {
+    const pt_ms_culprit* c = &w->last.culprits[i];
+    pt_watch_mark k = {.kind = PT_WATCH_CULPRIT, .comm = c->comm, .rank = c->rank, .peer = c->peer,
+                       .channel = -1, .send = -1, .side = c->side, .factor = c->factor};
+    memcpy(k.host, c->host, sizeof k.host);
+    if (seen_slow(w, &k) != 0) return -1;
+  }
+  settle(w, t, fn, arg);
+  return 1;
+}
+
+const pt_watch_mark* pt_watch_edge_mark(const pt_watch* w, const pt_ms_edge* e, int side) {
+  for (size_t i = 0; i < w->n_marks; i++) {
+    const pt_watch_mark* m = &w->marks[i];
+    if (m->kind == PT_WATCH_EDGE && m->slow && m->comm == e->comm && m->rank == e->rank && m->peer == e->peer &&
+        m->channel == e->channel && m->send == e->send && m->side == side)
+      return m;
+  }
+  return NULL;
+}
+
+void pt_watch_free(pt_watch* w) {
+  for (size_t k = 0; k < w->n_snaps; k++) pt_mset_free(&w->snap[k]);
+  pt_ms_verdict_free(&w->last);
+  an_free(&w->mem, w->marks);
+  memset(w, 0, sizeof *w);
+}

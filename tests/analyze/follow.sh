@@ -1,0 +1,53 @@
+#!/bin/sh
+# `proxytrace analyze --follow DIR`: its options and errors, the first read
+# of a finished slow job (the whole run judged: a culprit line at once,
+# exit 1) and of a healthy one (no line, exit 0); and, where run times are
+# the program's (timed.sh), the fail-slow matrix `make test` keeps
+# (failslow.py --quick: a 1.5x slow link and GPU starting 8 s into a noisy
+# job named, four healthy noisy jobs naming nothing).
+# $1: the build folder.
+B=${1:-build}
+PT="$(cd "$B" && pwd)/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-}
+PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/timed.sh"
+
+expect_rc() { # expect_rc RC WORDS ARGS...: exit status RC, WORDS on stderr
+  want=$1 words=$2; shift 2
+  $RUN "$PT" analyze "$@" >"$T/out" 2>"$T/err"
+  rc=$?
+  [ $rc -eq "$want" ] || { cat "$T/out" "$T/err"; fail "analyze $*: exit $rc, not $want"; }
+  [ -z "$words" ] || grep -q -- "$words" "$T/err" || { cat "$T/err"; fail "analyze $*: no '$words'"; }
+}
+mkdir "$T/empty"
+expect_rc 2 "needs a value" --follow
+expect_rc 2 "a number 1..86400" --follow "$T/empty" --window 0
+expect_rc 2 "a number 100..3600000" --follow "$T/empty" --interval 5
+expect_rc 2 "go with --follow" "$T/empty" --window 5
+expect_rc 2 "watches DIR alone" --follow "$T/empty" "$T/empty"
+expect_rc 2 "watches DIR alone" --follow "$T/empty" --json
+expect_rc 2 "cannot read it" --follow "$T/nowhere" --for 1
+expect_rc 0 "" --follow "$T/empty" --for 0.5 --interval 100
+[ ! -s "$T/out" ] || { cat "$T/out"; fail "--follow of an empty folder printed something"; }
+
+[ "$TIMED" -eq 1 ] || { echo "follow: option checks passed (the timed checks step aside here)"; exit 0; }
+
+job() { # job DIR FAULT...: a 3-node send/recv job in real time, metrics to DIR
+  d=$1; shift; mkdir -p "$d"
+  $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 3 --ranks-per-node 2 --channels 2 --iters 8 \
+    --ops sendrecv:8M --pace 2000 "$@" --env PROXYTRACE_METRICS_INTERVAL_MS=1000 \
+    --env PROXYTRACE_METRICS_DIR="$d" --dump-dir "$d/dumps" >"$T/out" 2>&1 || { cat "$T/out"; fail "sim $*"; }
+}
+job "$T/gpu" --slow-gpu 3:4
+expect_rc 1 "" --follow "$T/gpu" --for 1 --interval 200
+grep -q "culprit   rank 3 (.*): its GPU" "$T/out" || { cat "$T/out"; fail "slow GPU: no culprit line for rank 3's GPU"; }
+[ "$(grep -c culprit "$T/out")" -eq 1 ] || { cat "$T/out"; fail "slow GPU: more than one culprit"; }
+job "$T/ok"
+expect_rc 0 "" --follow "$T/ok" --for 1 --interval 200
+! grep -q "culprit\|slow " "$T/out" || { cat "$T/out"; fail "healthy job: a slow line"; }
+
+python3 "$(dirname "$0")/failslow.py" "$B" --quick || fail "the fail-slow matrix"
+echo "follow: all checks passed"

@@ -1,0 +1,299 @@
+/*
+ * test_slow_metrics.c — the statistical judgement of the step metrics
+ * (src/analyze/mset.c, slow_test.c) and its watch over time (watch.c), on
+ * metrics lines made here from drawn step times, bucketed by the plugin's
+ * own bucket function: the buckets read back are the plugin's; the tail is
+ * exact; a mild slow link (1.3x) is named at its rank, network-side; too
+ * few steps is "not enough data yet"; 200 healthy heavy-tailed jobs name no
+ * culprit; a window is a later snapshot less an earlier one; and a watch
+ * says slow soon after a change point, with the time first seen, and
+ * recovered once the slow steps leave the window.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analyze/internal.h"
+#include "analyze/mset.h"
+#include "analyze/watch.h"
+#include "proxytrace/trace.h"
+
+static void test_buckets(void** state) {
+  (void)state;
+  for (int b = 0; b < PT_METRIC_TIME_BUCKETS; b++) {
+    assert_int_equal(pt_ms_bucket_upper_ns(b), pt_metric_time_upper_ns(b));
+    assert_int_equal(pt_ms_bucket_of(pt_metric_time_upper_ns(b)), b);
+  }
+  assert_int_equal(PT_MS_BUCKETS, PT_METRIC_TIME_BUCKETS);
+  assert_int_equal(pt_ms_bucket_of(1000), -1); /* not a bound of the plugin's */
+  assert_int_equal(pt_ms_bucket_of(100), -1);
+}
+
+static void test_binomial_tail(void** state) {
+  (void)state;
+  double p[80], dp[81];
+  const double ps[] = {0.01, 0.2, 0.5, 0.77};
+  for (size_t q = 0; q < sizeof ps / sizeof *ps; q++)
+    for (size_t k = 1; k <= 60; k += 7)
+      for (size_t s = 0; s <= k; s++) {
+        for (size_t i = 0; i < k; i++) p[i] = ps[q];
+        const double exact = an_upper_tail(p, 0, k, s, dp); /* the Poisson-binomial programme */
+        const double fast = an_binomial_tail(k, s, ps[q]);
+        if ((double)s <= (double)k * ps[q]) assert_true(fast == 1 && exact >= 0.5 - 1e-12);
+        else assert_true(fabs(fast - exact) <= 1e-9 * exact + 1e-300);
+      }
+  assert_true(an_binomial_tail(100000, 60000, 0.5) < 1e-200);
+  assert_true(an_binomial_tail(10, 11, 0.5) == 0);
+  assert_true(an_slow_claim(1e-4, 10, 0.01) && !an_slow_claim(2e-3, 10, 0.01) && !an_slow_claim(0, 0, 0.01));
+}
+
+/* ---- jobs made of drawn step times ---- */
+
+static uint64_t rnd(uint64_t* s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+static double unit(uint64_t* s) { return ((double)(rnd(s) >> 11) + 1) / 9007199254740993.0; }
+
+/* A healthy phase: 1 ms times a heavy-tailed factor (Pareto, alpha 2.5). */
+static double draw(uint64_t* s) { return 1e6 * (0.5 + unit(s)) * pow(2 * unit(s), -1 / 2.5); }
+
+enum { RANKS = 6, EDGES = 2 * RANKS };
+
+/* Cumulative histograms of a ring job's edges: rank r sends to r + 1 and
+ * receives from r - 1. */
+typedef struct {
+  uint64_t h[EDGES][2][PT_METRIC_TIME_BUCKETS];
+  uint64_t steps[EDGES];
+} job;
+
+static int edge_rank(int i) { return i / 2; }
+static int edge_send(int i) { return i % 2 == 0; }
+static int edge_peer(int i) { return edge_send(i) ? (edge_rank(i) + 1) % RANKS : (edge_rank(i) + RANKS - 1) % RANKS; }
+
+/* steps more per edge; the network phases of transfers through `slow`
+ * (both ends' records) `factor` times as long. */
+static void run_steps(job* j, int steps, int slow, double factor, uint64_t* seed) {
+  for (int i = 0; i < EDGES; i++)
+    for (int k = 0; k < steps; k++) {
+      const int hit = slow >= 0 && (edge_rank(i) == slow || edge_peer(i) == slow);
+      j->h[i][PT_MS_GPU][pt_metric_time_bucket((uint64_t)draw(seed))]++;
+      j->h[i][PT_MS_NET][pt_metric_time_bucket((uint64_t)(draw(seed) * (hit ? factor : 1)))]++;
+      j->steps[i]++;
+    }
+}
+
+static void put_hist(char* b, size_t n, const char* key, const uint64_t* h) {
+  size_t at = strlen(b);
+  uint64_t count = 0;
+  for (int k = 0; k < PT_METRIC_TIME_BUCKETS; k++) count += h[k];
+  at += (size_t)snprintf(b + at, n - at, ",\"%s\":{\"count\":%llu,\"sum_ns\":0,\"p50_ns\":0,\"p99_ns\":0,\"buckets\":[",
+                         key, (unsigned long long)count);
+  int first = 1;
+  for (int k = 0; k < PT_METRIC_TIME_BUCKETS; k++) {
+    if (!h[k]) continue;
+    const uint64_t up = pt_metric_time_upper_ns(k);
+    if (up == UINT64_MAX) at += (size_t)snprintf(b + at, n - at, "%s[null,%llu]", first ? "" : ",", (unsigned long long)h[k]);
+    else at += (size_t)snprintf(b + at, n - at, "%s[%llu,%llu]", first ? "" : ",", (unsigned long long)up, (unsigned long long)h[k]);
+    first = 0;
+  }
+  snprintf(b + at, n - at, "]}");
+}
+
+/* The job's files at time t (s) read into a fresh set. */
+static void snapshot(const job* j, double t, pt_mset* s) {
+  memset(s, 0, sizeof *s);
+  char line[16384];
+  for (int r = 0; r < RANKS; r++) {
+    snprintf(line, sizeof line,
+             "{\"type\":\"metrics\",\"schema\":1,\"host\":\"node%d\",\"pid\":%d,\"rank\":%d,\"commHash\":\"77\","
+             "\"time_ns\":%lld}",
+             r, 100 + r, r, (long long)(t * 1e9));
+    assert_int_equal(pt_mset_line(s, line), 1);
+    for (int i = 2 * r; i < 2 * r + 2; i++) {
+      snprintf(line, sizeof line,
+               "{\"type\":\"edge\",\"rank\":%d,\"peer\":%d,\"channel\":null,\"dir\":\"%s\",\"ops\":%llu,\"steps\":%llu,"
+               "\"sizedSteps\":0,\"bytes\":0",
+               r, edge_peer(i), edge_send(i) ? "send" : "recv", (unsigned long long)(j->steps[i] / 8),
+               (unsigned long long)j->steps[i]);
+      put_hist(line, sizeof line, "gpuWait", j->h[i][PT_MS_GPU]);
+      put_hist(line, sizeof line, "network", j->h[i][PT_MS_NET]);
+      strcat(line, "}");
+      assert_int_equal(pt_mset_line(s, line), 1);
+    }
+  }
+}
+
+static void test_mild_slow_link(void** state) {
+  (void)state;
+  uint64_t seed = 42;
+  job* j = calloc(1, sizeof *j);
+  run_steps(j, 2000, 2, 1.3, &seed);
+  pt_mset s;
+  snapshot(j, 1, &s);
+  assert_int_equal(s.n, EDGES);
+  pt_ms_verdict v;
+  assert_int_equal(pt_mset_slow(&s, &v), 0);
+  assert_int_equal(v.tested, 2 * EDGES);
+  assert_int_equal(v.n_culprits, 1);
+  assert_int_equal(v.culprits[0].rank, 2);
+  assert_int_equal(v.culprits[0].side, PT_MS_NET);
+  assert_true(v.culprits[0].factor > 1.15 && v.culprits[0].factor < 1.5);
+  for (size_t i = 0; i < v.n_edges; i++) {
+    assert_true(v.edges[i].rank == 2 || v.edges[i].peer == 2);
+    assert_true(v.edges[i].tail < 0.01 / (double)v.tested);
+  }
+  char why[256];
+  pt_ms_verdict_words(&v, why, sizeof why);
+  assert_string_equal(why, "");
+  pt_ms_verdict_free(&v);
+  pt_mset_free(&s);
+  free(j);
+}
+
+static void test_not_enough_data(void** state) {
+  (void)state;
+  uint64_t seed = 7;
+  job* j = calloc(1, sizeof *j);
+  run_steps(j, 20, 2, 4, &seed); /* 4x slow, but 20 steps an edge */
+  pt_mset s;
+  snapshot(j, 1, &s);
+  pt_ms_verdict v;
+  assert_int_equal(pt_mset_slow(&s, &v), 0);
+  assert_int_equal(v.tested, 0);
+  assert_int_equal(v.n_culprits, 0);
+  assert_int_equal(v.few_samples, 2 * EDGES);
+  char why[256];
+  pt_ms_verdict_words(&v, why, sizeof why);
+  assert_non_null(strstr(why, "not enough data yet"));
+  pt_ms_verdict_free(&v);
+  pt_mset_free(&s);
+  free(j);
+}
+
+static void test_no_false_alarms(void** state) {
+  (void)state;
+  int culprits = 0, flagged = 0;
+  job* j = malloc(sizeof *j);
+  for (int run = 0; run < 200; run++) {
+    uint64_t seed = 1000 + (uint64_t)run * 7919;
+    memset(j, 0, sizeof *j);
+    run_steps(j, 400, -1, 1, &seed);
+    pt_mset s;
+    snapshot(j, 1, &s);
+    pt_ms_verdict v;
+    assert_int_equal(pt_mset_slow(&s, &v), 0);
+    culprits += (int)v.n_culprits;
+    flagged += v.n_edges > 0;
+    pt_ms_verdict_free(&v);
+    pt_mset_free(&s);
+  }
+  free(j);
+  printf("200 healthy heavy-tailed jobs: %d culprits, %d with a slow edge\n", culprits, flagged);
+  assert_int_equal(culprits, 0);
+  assert_true(flagged <= 6); /* 1 % a judgement, and a bound: 2 expected at most */
+}
+
+static void test_since(void** state) {
+  (void)state;
+  uint64_t seed = 3;
+  job* j = calloc(1, sizeof *j);
+  run_steps(j, 300, -1, 1, &seed);
+  pt_mset then, now, win;
+  snapshot(j, 1, &then);
+  job* before = malloc(sizeof *before);
+  memcpy(before, j, sizeof *j);
+  run_steps(j, 500, 2, 2, &seed);
+  snapshot(j, 2, &now);
+  assert_int_equal(pt_mset_since(&now, &then, &win), 0);
+  assert_int_equal(win.n, EDGES);
+  for (size_t i = 0; i < win.n; i++) {
+    const pt_ms_edge* e = &win.e[i];
+    assert_int_equal(e->steps, 500);
+    assert_int_equal(e->count[PT_MS_NET], 500);
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < e->hist[PT_MS_NET].n; k++) n += win.buckets[e->hist[PT_MS_NET].at + k] & ((1ull << 56) - 1);
+    assert_int_equal(n, 500);
+  }
+  /* the window alone shows the slow link the whole run dilutes */
+  pt_ms_verdict v;
+  assert_int_equal(pt_mset_slow(&win, &v), 0);
+  assert_int_equal(v.n_culprits, 1);
+  assert_int_equal(v.culprits[0].rank, 2);
+  pt_ms_verdict_free(&v);
+  pt_mset_free(&win);
+  /* counts that went down (another process under the same names): whole */
+  assert_int_equal(pt_mset_since(&then, &now, &win), 0);
+  for (size_t i = 0; i < win.n; i++) assert_int_equal(win.e[i].steps, 300);
+  pt_mset_free(&win);
+  pt_mset_free(&then);
+  pt_mset_free(&now);
+  free(before);
+  free(j);
+}
+
+typedef struct {
+  int slow, recovered;
+  int64_t slow_at, since, recovered_at;
+} seen;
+
+static void on_event(void* arg, int what, const pt_watch_mark* m, int64_t now) {
+  seen* s = arg;
+  if (m->kind != PT_WATCH_CULPRIT) return;
+  assert_int_equal(m->rank, 2);
+  if (what == PT_WATCH_SLOW) {
+    s->slow++;
+    s->slow_at = now;
+    s->since = m->since_ns;
+  } else {
+    s->recovered++;
+    s->recovered_at = now;
+  }
+}
+
+static void test_watch(void** state) {
+  (void)state;
+  uint64_t seed = 11;
+  job* j = calloc(1, sizeof *j);
+  pt_watch w;
+  pt_watch_init(&w, 10);
+  seen s = {0};
+  /* one snapshot a second: healthy 60 s (a long past), slow 1.5x from 60 s
+   * to 100 s, healthy again after */
+  for (int t = 1; t <= 140; t++) {
+    run_steps(j, 100, t > 60 && t <= 100 ? 2 : -1, 1.5, &seed);
+    pt_mset now;
+    snapshot(j, t, &now);
+    assert_int_equal(pt_watch_update(&w, &now, on_event, &s), 1);
+    assert_int_equal(pt_watch_update(&w, &now, on_event, &s), 0); /* the same files: nothing new */
+    pt_mset_free(&now);
+    if (t <= 60) assert_int_equal(s.slow, 0);
+  }
+  printf("slow said at %.0f s (first seen %.0f s), recovered at %.0f s\n", (double)s.slow_at / 1e9,
+         (double)s.since / 1e9, (double)s.recovered_at / 1e9);
+  assert_int_equal(s.slow, 1);
+  assert_int_equal(s.recovered, 1);
+  assert_true(s.since > 60 * (int64_t)1000000000 && s.since <= 70 * (int64_t)1000000000); /* within a window */
+  assert_true(s.slow_at - s.since == (int64_t)1000000000); /* the second judgement confirms */
+  assert_true(s.recovered_at > 100 * (int64_t)1000000000 && s.recovered_at <= 113 * (int64_t)1000000000);
+  pt_watch_free(&w);
+  free(j);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_buckets),         cmocka_unit_test(test_binomial_tail), cmocka_unit_test(test_mild_slow_link),
+      cmocka_unit_test(test_not_enough_data), cmocka_unit_test(test_no_false_alarms), cmocka_unit_test(test_since),
+      cmocka_unit_test(test_watch),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
