@@ -384,6 +384,13 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     parse_prefix(line, (size_t)(hit - line), &px);
     an_open* o = stream(p, &px);
     if (o && o->d) drop_line(o->d, hit);
+  } else if ((hit = strstr(line, "proxytrace ")) != NULL &&
+             (!strncmp(hit + 11, "progress:", 9) || !strncmp(hit + 11, "coll:", 5) ||
+              !strncmp(hit + 11, "p2p:", 4) || !strncmp(hit + 11, "kernelCh:", 9))) {
+    /* the plugin's progress lines after the records (docs/dump-json.md):
+     * lines of the dump, so that one the input ends inside cuts it */
+    parse_prefix(line, (size_t)(hit - line), &px);
+    (void)stream(p, &px);
   } else if ((hit = strstr(line, "ncclCommDump()")) != NULL || (hit = strstr(line, "commFree() ProxyTrace")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
     uint64_t key = stream_key(&px);

@@ -141,6 +141,7 @@ struct pt_trace {
   _Atomic(_Atomic uint64_t*) tags; /* userTags (tags.c), NULL until one is seen */
   _Atomic unsigned notes;          /* pt_note */
   pt_metrics* metrics; /* step metrics, NULL when off (metrics.h) */
+  struct pt_progress* progress; /* tasks and kernel channels (progress.h); NULL if it could not be had */
   /* Debug builds (PT_DEBUG): the thread that writes this trace, claimed by
    * its first write; see pt_writer_check in trace.c. */
   _Atomic uintptr_t writer;

@@ -41,7 +41,7 @@ void* rh_init(rh_plugin* h, uint64_t comm_hash, int rank, int nranks) {
   assert_non_null(ctx);
   /* ProxyDiag under both numberings: RCCL's before 2.31 (15) and 2.31's (16) */
   assert_int_equal(mask, ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
-                             ncclProfileProxyDiag | ncclProfileProxyDiag_v7);
+                             ncclProfileKernelCh | ncclProfileProxyDiag | ncclProfileProxyDiag_v7);
   return ctx;
 }
 
@@ -246,6 +246,12 @@ const char* rh_drop_line(void) {
   for (int i = 1; i < rh_captured.n && i < 5; i++) /* a WARN said at the dump may come first */
     if (!strncmp(rh_captured.text[i], "proxytrace dropped", 18)) return rh_captured.text[i];
   return "";
+}
+
+int rh_legacy_lines(void) {
+  for (int i = 0; i < rh_captured.n; i++)
+    if (strstr(rh_captured.text[i], "proxytrace progress:")) return i;
+  return rh_captured.n;
 }
 
 int rh_dump(rh_plugin* h, void* ctx) {
