@@ -39,6 +39,7 @@
 #include "trace/slab.h"
 
 #define KCH_TAG 0xAABull
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ADDR_BITS 52
 #define READ_TRIES 1000
 
@@ -118,28 +119,34 @@ static uint64_t task_of(const void* parent, uint64_t* seq) {
   return (uint64_t)((v >> 52) - PT_TASK_TAG_COLL) | ((v >> 48) & (PT_FUNC_NUM - 1)) << 8;
 }
 
+/* The host clock is read only where the host gives no GPU time (API v3,
+ * NCCL 2.26): one read costs more than the rest of the event. */
 pt_handle pt_progress_kch_start(pt_trace* t, const void* parent, int channel, uint64_t gpu_ns) {
   pt_progress* p = t ? t->progress : NULL;
   if (!p) return NULL;
-  if (channel < 0 || channel >= PT_PROG_CHANNELS) {
+  if (UNLIKELY(channel < 0 || channel >= PT_PROG_CHANNELS)) {
     pt_trace_count(t, PT_DROP_BAD_STATE);
     return NULL;
   }
   pt_prog_ch_slot* s = &p->ch[channel];
-  uint64_t v[PT_PROG_CH_WORDS];
-  for (int i = 0; i < PT_PROG_CH_WORDS; i++) v[i] = PT_LOAD(s->w[i]); /* its one writer */
-  v[0]++;
-  v[2] = task_of(parent, &v[3]);
-  v[4] = pt_ticks();
-  v[5] = gpu_ns;
-  put_words(&s->seq, s->w, v, PT_PROG_CH_WORDS);
+  uint64_t seq;
+  const uint64_t task = task_of(parent, &seq);
+  const uint64_t starts = PT_LOAD(s->w[0]) + 1; /* its one writer */
+  const uint64_t tick = gpu_ns ? 0 : pt_ticks();
+  const uint32_t odd = pt_seq_write_begin(&s->seq);
+  PT_STORE(s->w[0], starts);
+  PT_STORE(s->w[2], task);
+  PT_STORE(s->w[3], seq);
+  PT_STORE(s->w[4], tick);
+  PT_STORE(s->w[5], gpu_ns);
+  pt_seq_write_end(&s->seq, odd);
   return (pt_handle)(uintptr_t)(KCH_TAG << 52 | (uint64_t)(uintptr_t)p | (uint64_t)channel);
 }
 
 void pt_progress_kch_gpu_stop(pt_handle h, uint64_t gpu_ns) {
   pt_progress* p;
   pt_prog_ch_slot* s = slot_of(h, &p);
-  if (!s) {
+  if (UNLIKELY(!s)) {
     pt_trace_count(NULL, PT_DROP_BAD_HANDLE);
     return;
   }
@@ -151,17 +158,18 @@ void pt_progress_kch_gpu_stop(pt_handle h, uint64_t gpu_ns) {
 void pt_progress_kch_stop(pt_handle h) {
   pt_progress* p;
   pt_prog_ch_slot* s = slot_of(h, &p);
-  if (!s) {
+  if (UNLIKELY(!s)) {
     pt_trace_count(NULL, PT_DROP_BAD_HANDLE);
     return;
   }
-  uint64_t v[PT_PROG_CH_WORDS];
-  for (int i = 0; i < PT_PROG_CH_WORDS; i++) v[i] = PT_LOAD(s->w[i]);
-  v[1]++;
-  v[6] = v[2];
-  v[7] = v[3];
-  v[8] = pt_ticks();
-  put_words(&s->seq, s->w, v, PT_PROG_CH_WORDS);
+  const uint64_t stops = PT_LOAD(s->w[1]) + 1, task = PT_LOAD(s->w[2]), seq = PT_LOAD(s->w[3]);
+  const uint64_t tick = PT_LOAD(s->w[5]) ? 0 : pt_ticks(); /* as the start: the GPU's times where given */
+  const uint32_t odd = pt_seq_write_begin(&s->seq);
+  PT_STORE(s->w[1], stops);
+  PT_STORE(s->w[6], task);
+  PT_STORE(s->w[7], seq);
+  PT_STORE(s->w[8], tick);
+  pt_seq_write_end(&s->seq, odd);
 }
 
 void pt_progress_count(pt_handle h, pt_drop_reason r) {
