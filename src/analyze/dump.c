@@ -78,6 +78,7 @@ an_dump* an_dump_new(pt_analysis* a, uint32_t input, uint32_t line, int format) 
 void an_dump_free(pt_analysis* a, an_dump* d) {
   if (!d) return;
   an_free(&a->mem, d->ops);
+  an_free(&a->mem, d->kch);
   an_free(&a->mem, d);
 }
 
