@@ -111,6 +111,40 @@ static an_culprit* add(pt_analysis* a, size_t ci, int rank, pt_cause cause) {
   return q;
 }
 
+/* Ranks that disagree at call #idx with no call of most ranks: one
+ * culprit naming the first rank, every rank there a candidate. */
+static int tie(pt_analysis* a, size_t ci, int64_t idx) {
+  const an_comm* c = &a->comms[ci];
+  char words[512];
+  size_t len = 0;
+  int first = -1, n = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_task* t = c->ranks[r].dump && c->ranks[r].dump->has_progress ? coll_at(c->ranks[r].dump, idx) : NULL;
+    if (!t) continue;
+    if (first < 0) first = r;
+    n++;
+    char w[96];
+    call_words(w, sizeof w, t, 1);
+    if (len + 128 < sizeof words)
+      len += (size_t)snprintf(words + len, sizeof words - len, "%srank %d called %s (seq %" PRId64 ")", len ? "; " : "", r,
+                              w, t->seq);
+  }
+  an_culprit* q = add(a, ci, first, PT_CAUSE_MISMATCH);
+  if (!q) return -1;
+  int* cand = an_alloc(&a->mem, (size_t)n * sizeof *cand);
+  if (!cand) return -1;
+  an_free(&a->mem, q->cand);
+  q->cand = cand;
+  q->pub.n_candidates = 0;
+  for (int r = 0; r < c->nranks; r++)
+    if (c->ranks[r].dump && c->ranks[r].dump->has_progress && coll_at(c->ranks[r].dump, idx))
+      cand[q->pub.n_candidates++] = r;
+  snprintf(q->summary, sizeof q->summary,
+           "ranks disagree about collective call #%" PRId64 " and no call has most of them: %s — any of them may be "
+           "the one out of step (desync)", idx, words);
+  return 1;
+}
+
 /* The first collective call two ranks disagree on: its culprits. */
 static int mismatch(pt_analysis* a, size_t ci, unsigned char* mark) {
   const an_comm* c = &a->comms[ci];
@@ -142,6 +176,21 @@ static int mismatch(pt_analysis* a, size_t ci, unsigned char* mark) {
       }
     }
     if (seen < 2 || best_n == seen) continue;
+    /* No call has most ranks (two ranks, or groups as large): the ranks
+     * disagree, and which side is wrong cannot be told. One culprit, every
+     * rank there a candidate. */
+    int ties = 0;
+    for (int r = 0; r < c->nranks; r++) {
+      const an_task* t = c->ranks[r].dump && c->ranks[r].dump->has_progress ? coll_at(c->ranks[r].dump, idx) : NULL;
+      if (!t || same_call(t, best)) continue;
+      int n = 0;
+      for (int s = 0; s < c->nranks; s++) {
+        const an_task* u = c->ranks[s].dump && c->ranks[s].dump->has_progress ? coll_at(c->ranks[s].dump, idx) : NULL;
+        n += u && same_call(t, u);
+      }
+      ties |= n == best_n;
+    }
+    if (ties) return tie(a, ci, idx);
     memset(mark, 0, (size_t)c->nranks);
     for (int r = 0; r < c->nranks; r++) {
       const an_task* t = c->ranks[r].dump && c->ranks[r].dump->has_progress ? coll_at(c->ranks[r].dump, idx) : NULL;
@@ -226,8 +275,10 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
     if (!mark[r] || !d->n_kch) continue;
     for (size_t k = 0; k < d->n_kch; k++) {
       const an_kch* mine = &d->kch[k];
-      const int took = !mine->start_p2p && !strcmp(mine->start_func, call->func) && mine->start_seq >= call->seq;
-      if (took) continue;
+      /* Judged only against the same function's earlier call: a start of
+       * another function, or of a p2p, cannot be put before or after it. */
+      const int before_it = !mine->start_p2p && !strcmp(mine->start_func, call->func) && mine->start_seq < call->seq;
+      if (!before_it) continue;
       int peers = 0;
       for (int s = 0; s < c->nranks && !peers; s++) {
         const an_dump* e = c->ranks[s].dump;
@@ -241,16 +292,10 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
       an_culprit* q = add(a, ci, r, PT_CAUSE_STOPPED);
       if (!q) return -1;
       q->pub.channel = mine->channel;
-      if (mine->start_func[0])
-        snprintf(q->summary, sizeof q->summary,
-                 "rank %d called %s (collective call #%" PRId64 ", seq %" PRId64 "), but its GPU never took it up on channel %d, "
-                 "where its peers' did: the channel's last kernel start is %s seq %" PRId64 " — its GPU stopped before it",
-                 r, what, top - 1, call->seq, mine->channel, mine->start_func, mine->start_seq);
-      else
-        snprintf(q->summary, sizeof q->summary,
-                 "rank %d called %s (collective call #%" PRId64 ", seq %" PRId64 "), but its GPU never took it up on channel %d, "
-                 "where its peers' did — its GPU stopped before it",
-                 r, what, top - 1, call->seq, mine->channel);
+      snprintf(q->summary, sizeof q->summary,
+               "rank %d called %s (collective call #%" PRId64 ", seq %" PRId64 "), but its GPU never took it up on channel %d, "
+               "where its peers' did: the channel's last kernel start is %s seq %" PRId64 " — its GPU stopped before it",
+               r, what, top - 1, call->seq, mine->channel, mine->start_func, mine->start_seq);
       found++;
       break; /* one culprit per rank */
     }
@@ -258,11 +303,24 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
   return found;
 }
 
+/* A rank's dump without progress lines beside peers' with them: the host
+ * sends the task events (its peers got them), so the rank has made no call
+ * yet — the plugin prints the lines from the first one on. */
+static void no_call_yet(const an_comm* c) {
+  int any = 0;
+  for (int r = 0; r < c->nranks && !any; r++) any = c->ranks[r].dump && c->ranks[r].dump->has_progress;
+  for (int r = 0; r < c->nranks && any; r++) {
+    an_dump* d = (an_dump*)c->ranks[r].dump;
+    if (d && !d->has_progress) d->has_progress = 1; /* n_calls 0, no task, no channel */
+  }
+}
+
 int an_desync(pt_analysis* a) {
   const size_t before = a->n_culprits;
   for (size_t ci = 0; ci < a->n_comms; ci++) {
     const an_comm* c = &a->comms[ci];
     if (c->nranks <= 1) continue;
+    no_call_yet(c);
     unsigned char* mark = an_alloc(&a->mem, (size_t)c->nranks);
     if (!mark) return PT_AN_ENOMEM;
     int rc = mismatch(a, ci, mark);

@@ -127,6 +127,63 @@ static void test_mismatch_names_the_odd_rank(void** state) {
   pt_analysis_free(a);
 }
 
+/* Two ranks that disagree: which one is out of step cannot be told; one
+ * culprit, both candidates. */
+static void test_mismatch_tie(void** state) {
+  (void)state;
+  static sb b;
+  b.n = 0;
+  call one[2], other[2];
+  calls_with(one, 2, NULL);
+  calls_with(other, 2, &ag1);
+  json_dump(&b, 0, 2, "stall", one, 2, NULL, 0);
+  json_dump(&b, 1, 2, "stall", other, 2, NULL, 0);
+  pt_analysis* a = at_analyze_text("tie.jsonl", b.t);
+  assert_int_equal(pt_analysis_culprit_count(a), 1);
+  const pt_culprit* q = at_culprit(a);
+  assert_int_equal(q->cause, PT_CAUSE_MISMATCH);
+  assert_int_equal(q->n_candidates, 2);
+  assert_int_equal(q->candidates[0], 0);
+  assert_int_equal(q->candidates[1], 1);
+  assert_non_null(strstr(q->summary, "no call has most of them: rank 0 called AllReduce 4 MiB float32 root 0 (seq 1); "
+                                     "rank 1 called AllGather 1 MiB float32 root 0 (seq 0)"));
+  pt_analysis_free(a);
+}
+
+/* A rank whose dump has no progress line while its peers' have: it made no
+ * call yet (the plugin prints the lines from the first call on). */
+static void test_no_call_yet(void** state) {
+  (void)state;
+  static sb b;
+  b.n = 0;
+  call c[1];
+  calls_with(c, 1, NULL);
+  json_dump(&b, 0, 3, "stall", c, 1, NULL, 0);
+  json_dump(&b, 1, 3, "stall", c, 1, NULL, 0);
+  put(&b, "{\"type\":\"dump\",\"schema\":1,\"host\":\"node1\",\"pid\":102,\"rank\":2,\"nRanks\":3,\"commHash\":\"42\","
+          "\"hostLib\":\"nccl\",\"profilerApi\":6,\"trigger\":\"finalize\",\"dumpSeq\":3,\"time_ns\":1764470000000000000,"
+          "\"stallMs\":1000,\"activeOps\":0,\"finishedOps\":0}\n{\"type\":\"end\",\"dumpSeq\":3,\"records\":0}\n");
+  pt_analysis* a = at_analyze_text("first.jsonl", b.t);
+  const pt_culprit* q = culprit_of(a, PT_CAUSE_NOT_ENTERED, 2);
+  assert_non_null(q);
+  assert_non_null(strstr(q->summary, "it made 0 collective calls"));
+  pt_analysis_free(a);
+}
+
+/* A channel whose last start is another function's call, or a p2p, is not
+ * judged: it cannot be put before or after the collective. */
+static void test_stopped_only_against_the_same_function(void** state) {
+  (void)state;
+  static sb b;
+  b.n = 0;
+  call c[6];
+  calls_with(c, 6, NULL);
+  for (int r = 0; r < 4; r++) json_dump(&b, r, 4, "stall", c, 6, r == 1 ? "AllGather" : "AllReduce", r == 1 ? 9 : 5);
+  pt_analysis* a = at_analyze_text("other.jsonl", b.t);
+  assert_int_equal(pt_analysis_culprit_count(a), 0);
+  pt_analysis_free(a);
+}
+
 /* Only the root differs: the words say the roots. */
 static void test_mismatch_of_root(void** state) {
   (void)state;
@@ -266,6 +323,8 @@ int main(void) {
       cmocka_unit_test(test_not_entered),                cmocka_unit_test(test_stopped),
       cmocka_unit_test(test_healthy_dumps_a_call_apart), cmocka_unit_test(test_no_common_call),
       cmocka_unit_test(test_text_dumps),                 cmocka_unit_test(test_bad_progress_lines),
+      cmocka_unit_test(test_mismatch_tie),               cmocka_unit_test(test_no_call_yet),
+      cmocka_unit_test(test_stopped_only_against_the_same_function),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

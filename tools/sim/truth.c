@@ -555,7 +555,13 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
         channel = -1;
       }
       if (cause) fault_effect(job, i, ft, &hits, &exact);
-      if (ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH) hits = exact = job->fault_struck[i] != 0;
+      /* Exact where the dumps can tell: a skipped all-reduce (p2p calls
+       * are counted per peer, not aligned), a mismatch with a majority
+       * (two ranks that disagree cannot say which one is out of step). */
+      if (ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH) {
+        hits = job->fault_struck[i] != 0;
+        exact = hits && (ft->kind == PT_FAULT_SKIP ? c->calls[c->fault_call].kind == PT_SIM_ALLREDUCE : job->nranks >= 3);
+      }
     } else if (ft->kind == PT_FAULT_SLOW_LINK) {
       /* Send/recv pairs a rank with the rank of its local index on the
        * next node and on the previous one: with two nodes that is one
