@@ -124,6 +124,14 @@ static void test_mismatch_names_the_odd_rank(void** state) {
   char* j = at_json(a);
   assert_non_null(strstr(j, "\"cause\":\"mismatch\""));
   free(j);
+  /* --chrome: an instant on the rank's process (pid = rank + 1) */
+  char* ct = NULL;
+  size_t cn = 0;
+  FILE* cf = open_memstream(&ct, &cn);
+  assert_int_equal(pt_analysis_write_chrome(a, cf), 0);
+  fclose(cf);
+  assert_non_null(strstr(ct, "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"DESYNC (mismatch)\",\"cat\":\"culprit\",\"pid\":3,"));
+  free(ct);
   pt_analysis_free(a);
 }
 
