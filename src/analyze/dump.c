@@ -171,6 +171,12 @@ static an_dump* part_of(pt_analysis* a, const an_dump* d, uint64_t comm, int ran
   *x = *d;
   x->ops = ops;
   x->n_ops = x->cap_ops = 0;
+  /* the progress lines say one rank's calls: not a part's */
+  x->has_progress = 0;
+  x->n_tasks = 0;
+  x->n_calls[0] = x->n_calls[1] = 0;
+  x->kch = NULL;
+  x->n_kch = x->cap_kch = 0;
   x->comm = comm;
   x->has_comm = 1;
   x->rank = rank;

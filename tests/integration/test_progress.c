@@ -3,7 +3,9 @@
  * KernelCh events of each table as its NCCL release sends them, and what
  * the text and JSON dumps say of them (docs/dump-json.md, "Progress").
  */
-#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,21 +24,8 @@
 #include "nccl/profiler_v7.h"
 #include "rccl_host.h"
 
-static rh_plugin plugin;
+#define plugin rh_the_plugin
 static char dump_dir[64];
-
-static int setup(void** state) {
-  (void)state;
-  rh_open(&plugin, NULL);
-  return 0;
-}
-
-static int teardown(void** state) {
-  (void)state;
-  rh_log_clear();
-  rh_close(&plugin);
-  return 0;
-}
 
 static void* table(const char* name) {
   void* t = dlsym(plugin.so, name);
@@ -282,31 +271,6 @@ static void test_v2_names(void** state) {
 
 /* ---- NCCL 2.31: the v7 table, userTags, and the JSON lines ---- */
 
-/* The JSON lines file whose name holds `tag` ("-r6-153."), removed. */
-static char* slurp_jsonl(const char* tag) {
-  DIR* dir = opendir(dump_dir);
-  assert_non_null(dir);
-  struct dirent* e;
-  char* text = NULL;
-  while ((e = readdir(dir)) != NULL) {
-    const size_t n = strlen(e->d_name);
-    if (n < 6 || strcmp(e->d_name + n - 6, ".jsonl") || !strstr(e->d_name, tag)) continue;
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dump_dir, e->d_name);
-    FILE* f = fopen(path, "r");
-    assert_non_null(f);
-    text = calloc(1, 1 << 20);
-    assert_non_null(text);
-    size_t got = fread(text, 1, (1 << 20) - 1, f);
-    text[got] = 0;
-    fclose(f);
-    unlink(path);
-  }
-  closedir(dir);
-  assert_non_null(text);
-  return text;
-}
-
 static void test_v7_json(void** state) {
   (void)state;
   ncclProfiler_v7_t* t = table("ncclProfiler_v7");
@@ -340,7 +304,8 @@ static void test_v7_json(void** state) {
   rh_dump(&plugin, ctx);
   assert_true(find_line("proxytrace coll: rank=6 seq=42 func=ReduceScatter count=256 datatype=uint64 root=0 "
                         "algo=PAT proto=LL nChannels=1 userTag=0xbeef", NULL) > 0);
-  char* j = slurp_jsonl("-r6-153.");
+  char* j = rh_take_jsonl(dump_dir, "-r6-153.");
+  assert_non_null(j);
   assert_non_null(strstr(j, "{\"type\":\"progress\",\"dumpSeq\":"));
   assert_non_null(strstr(j, ",\"rank\":6,\"colls\":1,\"p2ps\":0,\"kernelChStarts\":1,\"kernelChStops\":0,\"busy\":0}"));
   assert_non_null(strstr(j, ",\"rank\":6,\"seq\":42,\"func\":\"ReduceScatter\",\"count\":256,\"datatype\":\"uint64\","
@@ -359,18 +324,93 @@ static void test_v7_json(void** state) {
   t->finalize(ctx);
 }
 
+/* Recording on two threads (tasks on the launching one, kernel channels
+ * on the proxy one) while a third dumps: every copy is one version of
+ * each entry — a channel never shows more stops than starts, nor a stop
+ * of a task after the one it started last, and the collectives' seqs
+ * follow one another. */
+typedef struct {
+  void* ctx;
+  _Atomic int stop;
+  void* handles[4096];
+  _Atomic int made;
+} race;
+
+static void* launcher(void* arg) {
+  race* r = arg;
+  for (int s = 0; s < 4096; s++) {
+    r->handles[s] = v4_coll(r->ctx, (uint64_t)s, "AllReduce", 1024, "ncclFloat32");
+    atomic_store(&r->made, s + 1);
+  }
+  return NULL;
+}
+
+static void* poller(void* arg) {
+  race* r = arg;
+  for (int s = 0; s < 4096; s++) {
+    while (atomic_load(&r->made) <= s) sched_yield();
+    for (int ch = 0; ch < 2; ch++) v4_kch_stop(v4_kch(r->ctx, r->handles[s], ch, (uint64_t)s + 1), (uint64_t)s + 2);
+  }
+  atomic_store(&r->stop, 1);
+  return NULL;
+}
+
+static void test_recording_while_dumping(void** state) {
+  (void)state;
+  ncclProfiler_v4_t* t = table("ncclProfiler_v4");
+  static race r;
+  memset(&r, 0, sizeof r);
+  int mask = 0;
+  t->init(&r.ctx, &mask, "c", 0xac0, 1, 8, 2, rh_logger);
+  pthread_t a, b;
+  assert_int_equal(pthread_create(&a, NULL, launcher, &r), 0);
+  assert_int_equal(pthread_create(&b, NULL, poller, &r), 0);
+  int dumps = 0;
+  while (!atomic_load(&r.stop) || dumps < 3) {
+    rh_dump(&plugin, r.ctx);
+    dumps++;
+    long prev = -1;
+    for (int i = 0; i < rh_captured.n; i++) {
+      const char* l = rh_captured.text[i];
+      const char* p;
+      if ((p = strstr(l, "proxytrace coll: rank=2 seq="))) {
+        const long seq = strtol(p + strlen("proxytrace coll: rank=2 seq="), NULL, 10);
+        if (prev >= 0) assert_int_equal(seq, prev + 1);
+        prev = seq;
+      } else if (strstr(l, "proxytrace kernelCh:")) {
+        const long starts = strtol(strstr(l, " starts=") + 8, NULL, 10), stops = strtol(strstr(l, " stops=") + 7, NULL, 10);
+        assert_true(stops <= starts && starts <= stops + 1);
+        const char* ss = strstr(l, "startSeq=");
+        const char* ps = strstr(l, "stopSeq=");
+        assert_non_null(ss);
+        if (ps) {
+          const long a1 = strtol(ss + 9, NULL, 10), b1 = strtol(ps + 8, NULL, 10);
+          assert_true(b1 == a1 || (starts == stops + 1 && b1 == a1 - 1));
+          assert_int_equal(a1, starts - 1); /* task s is the channel's start number s + 1 */
+        }
+      }
+    }
+  }
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  rh_dump(&plugin, r.ctx);
+  assert_true(find_line("proxytrace progress: rank=2 colls=4096 p2ps=0 kernelChStarts=8192 kernelChStops=8192", NULL) > 0);
+  t->finalize(r.ctx);
+}
+
 int main(void) {
   snprintf(dump_dir, sizeof dump_dir, "/tmp/pt-progress-XXXXXX");
   if (!mkdtemp(dump_dir)) return 1;
   setenv("PROXYTRACE_DUMP_DIR", dump_dir, 1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_v4_tasks_and_channels, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_ring_keeps_the_last, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_nothing_without_events, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_kernel_channel_bad_input, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_v1_codes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_v2_names, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_v7_json, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_v4_tasks_and_channels, rh_setup, rh_teardown),
+      cmocka_unit_test_setup_teardown(test_ring_keeps_the_last, rh_setup, rh_teardown),
+      cmocka_unit_test_setup_teardown(test_nothing_without_events, rh_setup, rh_teardown),
+      cmocka_unit_test_setup_teardown(test_kernel_channel_bad_input, rh_setup, rh_teardown),
+      cmocka_unit_test_setup_teardown(test_v1_codes, rh_setup, rh_teardown),
+      cmocka_unit_test_setup_teardown(test_v2_names, rh_setup, rh_teardown),
+      cmocka_unit_test_setup_teardown(test_v7_json, rh_setup, rh_teardown),
+      cmocka_unit_test_setup_teardown(test_recording_while_dumping, rh_setup, rh_teardown),
   };
   const int rc = cmocka_run_group_tests(tests, NULL, NULL);
   rmdir(dump_dir);

@@ -129,27 +129,7 @@ static void* step(void* ctx, void* op, int s) {
 }
 
 /* The JSON dump file of this test's process, read whole (NULL if none). */
-static char* json_file(void) {
-  DIR* d = opendir(dir);
-  char* text = NULL;
-  for (struct dirent* e; d && (e = readdir(d));) {
-    size_t n = strlen(e->d_name);
-    if (n < 6 || strcmp(e->d_name + n - 6, ".jsonl")) continue;
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    FILE* f = fopen(p, "r");
-    assert_non_null(f);
-    text = calloc(1, 1 << 20);
-    assert_non_null(text);
-    size_t got = fread(text, 1, (1 << 20) - 1, f);
-    text[got] = 0;
-    fclose(f);
-    unlink(p);
-    break;
-  }
-  if (d) closedir(d);
-  return text;
-}
+static char* json_file(void) { return rh_take_jsonl(dir, ""); }
 
 static void test_user_tag_from_parent(void** state) {
   (void)state;
