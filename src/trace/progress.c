@@ -30,28 +30,31 @@
  * failed (trace.c) — a ProxyStep pays nothing for them.
  */
 #include <sched.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "trace/clock.h"
 #include "trace/progress.h"
 #include "trace/record.h"
 #include "trace/slab.h"
+#include "trace/vmem.h"
 
 #define KCH_TAG 0xAABull
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ADDR_BITS 52
 #define READ_TRIES 1000
 
+/* Mapped, not malloc'd (vmem.h): zeroed, and backed only where written,
+ * so an idle communicator pays one page — the header, the tasks and the
+ * first channels, written here so that the events find it backed — and a
+ * job on many channels a page fault once per further page. */
 pt_progress* pt_progress_create(struct pt_trace* t) {
-  pt_progress* p = aligned_alloc(256, (sizeof(pt_progress) + 255) & ~(size_t)255);
+  pt_progress* p = pt_vmem_reserve(sizeof *p);
   if (!p) return NULL;
   if ((uint64_t)(uintptr_t)p >> ADDR_BITS) { /* no room for the tag: never seen on Linux */
-    free(p);
+    pt_vmem_release(p, sizeof *p);
     return NULL;
   }
-  memset(p, 0, sizeof *p);
-  p->trace = t;
+  p->trace = t; /* backs its first page */
   atomic_store_explicit(&p->magic, PT_PROG_MAGIC, memory_order_release);
   return p;
 }
@@ -59,7 +62,7 @@ pt_progress* pt_progress_create(struct pt_trace* t) {
 void pt_progress_destroy(pt_progress* p) {
   if (!p) return;
   atomic_store_explicit(&p->magic, 0, memory_order_relaxed);
-  free(p);
+  pt_vmem_release(p, sizeof *p);
 }
 
 static void put_words(pt_seq* seq, _Atomic uint64_t* w, const uint64_t* v, int n) {
