@@ -30,31 +30,34 @@
  * failed (trace.c) — a ProxyStep pays nothing for them.
  */
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "trace/clock.h"
 #include "trace/progress.h"
 #include "trace/record.h"
 #include "trace/slab.h"
-#include "trace/vmem.h"
 
 #define KCH_TAG 0xAABull
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ADDR_BITS 52
 #define READ_TRIES 1000
 
-/* Mapped, not malloc'd (vmem.h): zeroed, and backed only where written,
- * so an idle communicator pays one page — the header, the tasks and the
- * first channels, written here so that the events find it backed — and a
- * job on many channels a page fault once per further page. */
+/* calloc'd, aligned by hand: the allocator hands fresh heap memory out
+ * zeroed without writing it, so an idle communicator backs only the pages
+ * written (the header and tasks, and the channels in use), and the state
+ * sits beside the trace's other heap data (a separate mapping costs the
+ * launching thread a TLB miss per event). */
 pt_progress* pt_progress_create(struct pt_trace* t) {
-  pt_progress* p = pt_vmem_reserve(sizeof *p);
-  if (!p) return NULL;
+  void* raw = calloc(1, sizeof(pt_progress) + 255);
+  if (!raw) return NULL;
+  pt_progress* p = (pt_progress*)(((uintptr_t)raw + 255) & ~(uintptr_t)255);
   if ((uint64_t)(uintptr_t)p >> ADDR_BITS) { /* no room for the tag: never seen on Linux */
-    pt_vmem_release(p, sizeof *p);
+    free(raw);
     return NULL;
   }
-  p->trace = t; /* backs its first page */
+  p->raw = raw;
+  p->trace = t;
   atomic_store_explicit(&p->magic, PT_PROG_MAGIC, memory_order_release);
   return p;
 }
@@ -62,7 +65,7 @@ pt_progress* pt_progress_create(struct pt_trace* t) {
 void pt_progress_destroy(pt_progress* p) {
   if (!p) return;
   atomic_store_explicit(&p->magic, 0, memory_order_relaxed);
-  pt_vmem_release(p, sizeof *p);
+  free(p->raw);
 }
 
 static void put_words(pt_seq* seq, _Atomic uint64_t* w, const uint64_t* v, int n) {

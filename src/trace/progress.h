@@ -32,6 +32,7 @@ typedef struct {
 typedef struct pt_progress {
   _Atomic uint32_t magic;
   struct pt_trace* trace;
+  void* raw; /* what calloc gave (progress.c) */
   _Atomic uint64_t head[2]; /* tasks started so far: collectives, p2p */
   pt_prog_task_slot task[2][PT_PROG_OPS];
   pt_prog_ch_slot ch[PT_PROG_CHANNELS];
