@@ -14,9 +14,11 @@
  * events allocate nothing, take no lock and are a few stores each.
  *
  * Writers and readers. Each entry is a few 64-bit words under a seqlock
- * (seqlock.h). Task entries are claimed with one atomic add (the launching
- * thread writes them; NCCL forbids two threads launching on one
- * communicator at once, and the add keeps them apart if one does); a
+ * (seqlock.h). Task entries are written by the launching thread, which
+ * moves the ring's head after the entry (NCCL has one thread at a time
+ * launch on a communicator); a dump keeps an entry only as the call its
+ * place stands for (an entry a newer call overwrote meanwhile is left
+ * out, as the finished ring of ops does); a
  * channel's slot has one writer, the thread that polls the kernel (the proxy
  * thread; NCCL 2.31+ a profiler thread). A dump copies every entry, each
  * exactly one of its versions, or leaves it out (counted) when a writer
@@ -74,8 +76,9 @@ static void put_words(pt_seq* seq, _Atomic uint64_t* w, const uint64_t* v, int n
   pt_seq_write_end(seq, odd);
 }
 
-/* 0 with a consistent copy in v[], -1 when the writer kept it busy. */
-static int get_words(const pt_seq* seq, const _Atomic uint64_t* w, uint64_t* v, int n) {
+/* 0 with a consistent copy in v[] (of version *version), -1 when the
+ * writer kept it busy. */
+static int get_words(const pt_seq* seq, const _Atomic uint64_t* w, uint64_t* v, int n, uint32_t* version) {
   for (int tries = 0; tries < READ_TRIES; tries++) {
     const uint32_t s1 = pt_seq_read_begin(seq);
     if (s1 & 1u) {
@@ -83,7 +86,10 @@ static int get_words(const pt_seq* seq, const _Atomic uint64_t* w, uint64_t* v, 
       continue;
     }
     for (int i = 0; i < n; i++) v[i] = PT_LOAD(w[i]);
-    if (pt_seq_read_end(seq, s1)) return 0;
+    if (pt_seq_read_end(seq, s1)) {
+      *version = s1;
+      return 0;
+    }
   }
   return -1;
 }
@@ -92,13 +98,17 @@ void pt_progress_task(pt_trace* t, const pt_task_info* ti) {
   pt_progress* p = t ? t->progress : NULL;
   if (!p || !ti) return;
   const int k = ti->is_p2p ? 1 : 0;
-  const uint64_t n = atomic_fetch_add_explicit(&p->head[k], 1, memory_order_relaxed);
+  /* The head moves once the entry is written (release): a dump reads only
+   * whole entries below it. One writer per communicator: NCCL has one
+   * thread at a time launch on a communicator. */
+  const uint64_t n = atomic_load_explicit(&p->head[k], memory_order_relaxed);
   pt_prog_task_slot* s = &p->task[k][n % PT_PROG_OPS];
   const uint64_t v[PT_PROG_TASK_WORDS] = {
       (uint64_t)k | (uint64_t)ti->func << 8 | (uint64_t)ti->dtype << 16 | (uint64_t)ti->algo << 24 |
           (uint64_t)ti->proto << 32 | (uint64_t)ti->nchannels << 40,
       (uint32_t)ti->root_or_peer, ti->seq, ti->count, ti->user_tag, pt_ticks()};
   put_words(&s->seq, s->w, v, PT_PROG_TASK_WORDS);
+  atomic_store_explicit(&p->head[k], n + 1, memory_order_release);
 }
 
 /* The slot a kernel-channel handle names, or NULL (counted as a bad handle
@@ -194,10 +204,16 @@ void pt_progress_read(const pt_progress* p, pt_progress_view* out) {
     for (uint64_t i = head - n; i < head; i++) {
       const pt_prog_task_slot* s = &p->task[k][i % PT_PROG_OPS];
       uint64_t w[PT_PROG_TASK_WORDS];
-      if (get_words(&s->seq, s->w, w, PT_PROG_TASK_WORDS) != 0 || !w[5]) {
-        out->torn++; /* kept busy, or claimed and not written yet */
+      uint32_t version;
+      if (get_words(&s->seq, s->w, w, PT_PROG_TASK_WORDS, &version) != 0) {
+        out->torn++; /* kept busy */
         continue;
       }
+      /* Entry i is the slot's (i / 8 + 1)-th write, each adding 2 to its
+       * sequence; later, a newer task overwrote it after `head` was read:
+       * left out (the oldest go first, so the rest stay the last calls,
+       * in order, as the dump says). */
+      if (version != (uint32_t)(2 * (i / PT_PROG_OPS + 1))) continue;
       pt_prog_task_view* t = &out->task[k][out->n_kept[k]++];
       t->info = (pt_task_info){.is_p2p = (uint8_t)(w[0] & 0xff), .func = (uint8_t)(w[0] >> 8),
                                .dtype = (uint8_t)(w[0] >> 16), .algo = (uint8_t)(w[0] >> 24),
@@ -211,7 +227,8 @@ void pt_progress_read(const pt_progress* p, pt_progress_view* out) {
     const pt_prog_ch_slot* s = &p->ch[c];
     if (!PT_LOAD(s->w[0])) continue; /* never started: a hint, no copy needed */
     uint64_t w[PT_PROG_CH_WORDS];
-    if (get_words(&s->seq, s->w, w, PT_PROG_CH_WORDS) != 0) {
+    uint32_t version;
+    if (get_words(&s->seq, s->w, w, PT_PROG_CH_WORDS, &version) != 0) {
       out->torn++;
       continue;
     }
