@@ -17,6 +17,8 @@
  *               per-poll counters of full send/recv ops (completion included)
  *   step path   ProxyStep startEvent, its state records, stopEvent (RCCL:
  *               steps carry no counters; stock NCCL: they drive them)
+ *   task path   a Coll event's start and stop, and its KernelCh events on
+ *               2 channels (start, KernelChStop, stop): the progress state
  *
  * The step metrics (PROXYTRACE_METRICS_INTERVAL_MS) are measured the same
  * way: a second copy of the plugin, initialised with metrics on, runs in the
@@ -225,6 +227,58 @@ static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, sampl
     BLOCK_END(opev, 1);
   }
 #undef DIAG
+}
+
+/* `n` tasks as NVIDIA NCCL 2.29+ sends them through the v6 table: each
+ * one's Coll event (started and stopped at once), then on each of its 2
+ * channels the kernel-channel events (start, KernelChStop with the GPU's
+ * time, stop). The block pass times all Coll events together, then all
+ * kernel-channel events: a block of one task's few events is a few timer
+ * ticks. */
+#define TASK_CHANNELS 2
+static void run_tasks(plugin* pl, uint64_t seq0, int n, samples* coll, samples* kch) {
+  enum { MAXT = 64 };
+  void* c[MAXT];
+  if (n > MAXT) n = MAXT;
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileColl;
+  d.coll.func = "AllReduce";
+  d.coll.count = 1 << 20;
+  d.coll.datatype = "ncclFloat32";
+  d.coll.nChannels = TASK_CHANNELS;
+  d.coll.algo = "RING";
+  d.coll.proto = "SIMPLE";
+  {
+    BLOCK_BEGIN();
+    for (int i = 0; i < n; i++) {
+      d.coll.seqNumber = seq0 + (uint64_t)i;
+      TIMED(coll, pl->p->startEvent(pl->ctx, &c[i], &d));
+      TIMED(coll, pl->p->stopEvent(c[i]));
+    }
+    BLOCK_END(coll, 2 * n);
+  }
+  ncclProfilerEventDescr_v6_t k;
+  memset(&k, 0, sizeof k);
+  k.type = ncclProfileKernelCh;
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  BLOCK_BEGIN();
+  for (int i = 0; i < n; i++) {
+    void* h[TASK_CHANNELS] = {NULL};
+    k.parentObj = c[i];
+    for (int ch = 0; ch < TASK_CHANNELS; ch++) {
+      k.kernelCh.channelId = (uint8_t)ch;
+      k.kernelCh.pTimer = seq0 + (uint64_t)i;
+      TIMED(kch, pl->p->startEvent(pl->ctx, &h[ch], &k));
+    }
+    for (int ch = 0; ch < TASK_CHANNELS; ch++) {
+      a.kernelCh.pTimer = seq0 + (uint64_t)i + 1;
+      TIMED(kch, pl->p->recordEventState(h[ch], ncclProfilerKernelChStop, &a));
+      TIMED(kch, pl->p->stopEvent(h[ch]));
+    }
+  }
+  BLOCK_END(kch, 3 * TASK_CHANNELS * n);
 }
 
 static void null_logger(ncclDebugLogLevel l, unsigned long f, const char* file, int line,
@@ -473,9 +527,9 @@ int main(int argc, char** argv) {
   unsetenv("PROXYTRACE_METRICS_DIR");
 
   /* [plugin][pass]: plugins proxytrace, empty, with metrics; pass 0 per call, pass 1 blocks */
-  static samples diag[3][2], step[3][2], sstep[3][2], opev[3][2];
-  samples* all[] = {&diag[0][0], &step[0][0], &sstep[0][0], &opev[0][0]};
-  for (int k = 0; k < 4; k++)
+  static samples diag[3][2], step[3][2], sstep[3][2], opev[3][2], coll[3][2], kch[3][2];
+  samples* all[] = {&diag[0][0], &step[0][0], &sstep[0][0], &opev[0][0], &coll[0][0], &kch[0][0]};
+  for (int k = 0; k < 6; k++)
     for (int i = 0; i < 6; i++) {
       all[k][i].v = __libc_malloc(MAXS * sizeof(uint32_t));
       memset(all[k][i].v, 0, MAXS * sizeof(uint32_t)); /* its page faults not in the rounds' count */
@@ -503,6 +557,9 @@ int main(int argc, char** argv) {
         run_op(&empty, r * 40 + k, 64, &diag[1][m], &st[1][m], &opev[1][m], &steps_empty);
       for (int k = 0; k < 40; k++)
         run_op(&metered, 1000 + r * 40 + k, 64, &diag[2][m], &st[2][m], &opev[2][m], &steps_metered);
+      plugin* pls[3] = {&real, &empty, &metered};
+      for (int p = 0; p < 3; p++) /* the task and kernel events of as many collectives */
+        run_tasks(pls[p], (uint64_t)r * 40, 40, &coll[p][m], &kch[p][m]);
     }
   }
   stock_mode = 0;
@@ -521,6 +578,8 @@ int main(int argc, char** argv) {
   report("step event", step, npt, 5);
   report("stock NCCL step", sstep, npt, 5);
   report("ProxyOp start/register/stop", opev, npt, 15);
+  report("Coll start/stop", coll, npt, 5);
+  report("KernelCh start/state/stop", kch, npt, 5);
   printf("%-34s %10s %10s %10s %8s\n", "step metrics (ns)", "+metrics", "proxytrace", "added", "ratio");
   report_pair("diag update", diag, npt, 2, 0, 3, 50);
   report_pair("step event", step, npt, 2, 0, 3, 50);

@@ -43,6 +43,7 @@ install-analyze: build-all
 #                 and cut input, duplicates, latest dumps, the records handed
 #                 out (--records), bounded memory
 #   test_explain  pairing, causes and culprits on hand-written dumps
+#   test_desync   ranks that disagree about their calls (progress lines)
 #   test_escape   the one escaping rule of every output (src/escape/):
 #                 JSON always UTF-8, text without control bytes, HTML
 #   test_complete what the input could not show (incomplete, possible
@@ -83,7 +84,7 @@ install-analyze: build-all
 #   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
 #                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
-AT_UNIT := $(AT)/test_parse $(AT)/test_explain $(AT)/test_escape $(AT)/test_complete
+AT_UNIT := $(AT)/test_parse $(AT)/test_explain $(AT)/test_escape $(AT)/test_complete $(AT)/test_desync
 AT_ACCURACY := $(AT)/test_accuracy
 AT_OOM := $(AT)/test_oom
 AT_CFLAGS = $(ALL_CFLAGS) -Itools -Itools/sim -Itests/analyze -Itests/common -DAT_SRC_DIR='"$(abspath tests/analyze)"'

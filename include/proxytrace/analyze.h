@@ -111,6 +111,9 @@ typedef enum {
   PT_CAUSE_CIRCULAR,          /* every stuck op waits on another: a cycle with no origin        */
   PT_CAUSE_SLOW_LINK,         /* a rank's links are much slower than the others'               */
   PT_CAUSE_SLOW_GPU,          /* a rank's GPU is much slower than the others' (step metrics)    */
+  PT_CAUSE_MISMATCH,          /* the rank called another operation than its peers at that place */
+  PT_CAUSE_NOT_ENTERED,       /* the rank never called the operation its peers are in           */
+  PT_CAUSE_STOPPED,           /* the rank called it, but its GPU never took it up where its peers' did */
   PT_CAUSE_COUNT
 } pt_cause;
 

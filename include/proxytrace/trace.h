@@ -292,6 +292,64 @@ uint32_t pt_trace_tag_ref(pt_trace* t, uint64_t user_tag);
  * (PT_TAG_REF_LOST or never given). */
 int pt_trace_tag_of(const pt_trace* t, uint32_t ref, uint64_t* tag);
 
+/* ---- progress: where each communicator's operations and kernels are ----
+ *
+ * Beside the proxy ops, a trace keeps a small fixed state of the
+ * communicator's work as the host's task and kernel events tell it
+ * (progress.c), on every rank, network op or not: the last PT_PROG_OPS
+ * collectives and the last PT_PROG_OPS point-to-point operations started
+ * (Coll / P2p events: what was called, with its sequence number), and per
+ * channel the last kernel-channel start and stop (KernelCh events: the GPU
+ * picked up a task's work on that channel, and finished it). Allocated with
+ * the trace; recording takes no lock and allocates nothing. Tasks are
+ * recorded on the thread that launches them, kernel channels on the proxy
+ * (or, NCCL 2.31+, the profiler) thread; a dump copies both under their
+ * seqlocks. */
+#define PT_PROG_OPS 8
+#define PT_PROG_CHANNELS 128 /* channelId is one byte; NCCL uses < 64, RCCL < 128 */
+#define PT_CODE_NONE 0xff    /* a datatype / algorithm / protocol not given or unknown */
+
+/* One Coll or P2p event as the host described it. */
+typedef struct {
+  uint8_t is_p2p;
+  uint8_t func;       /* NCCL's ncclFunc_t code (PT_FUNC_*) */
+  uint8_t dtype;      /* NCCL's ncclDataType_t code, or PT_CODE_NONE */
+  uint8_t algo;       /* NCCL_ALGO_* code, or PT_CODE_NONE (p2p: none) */
+  uint8_t proto;      /* NCCL_PROTO_* code, or PT_CODE_NONE */
+  uint8_t nchannels;  /* 0 when not given */
+  int32_t root_or_peer; /* a collective's root, a p2p's peer */
+  uint64_t seq;       /* Coll: seqNumber; P2p: the per-(peer, direction) sequence */
+  uint64_t count;     /* elements */
+  uint64_t user_tag;  /* API v7, else 0 */
+} pt_task_info;
+
+/* Codes from the names the v2+ descriptors carry (ncclDatatypeToString,
+ * ncclAlgoToString, ncclProtoToString) and back; PT_CODE_NONE / "?" for
+ * NULL or unknown. The lookups remember the last pointer they were given
+ * (the host passes the same literals every time), so a repeat costs one
+ * compare. */
+int pt_dtype_code(const char* name);
+int pt_algo_code(const char* name);
+int pt_proto_code(const char* name);
+const char* pt_dtype_name(int code); /* "float32", "bfloat16", ... (short names) */
+const char* pt_algo_name(int code);  /* "RING", "TREE", ... as NCCL prints them */
+const char* pt_proto_name(int code); /* "LL", "LL128", "SIMPLE" */
+
+/* A Coll or P2p event started. */
+void pt_progress_task(pt_trace* t, const pt_task_info* ti);
+/* A KernelCh event started on `channel`, child of `parent` (a task handle,
+ * from which the task's function and sequence follow; anything else: an
+ * unknown task). `gpu_ns`: the GPU's start time (API v4+), else 0. Returns
+ * the event's handle (a tagged value naming the channel's slot), or NULL
+ * for a channel out of range (counted as a bad state). */
+pt_handle pt_progress_kch_start(pt_trace* t, const void* parent, int channel, uint64_t gpu_ns);
+/* 1 if `h` is a kernel-channel handle of pt_progress_kch_start. */
+static inline int pt_is_kch_handle(const void* h) { return ((uint64_t)(uintptr_t)h >> 52) == 0xAABull; }
+/* KernelChStop (state 22): the GPU's stop time. */
+void pt_progress_kch_gpu_stop(pt_handle h, uint64_t gpu_ns);
+/* stopEvent of a kernel-channel handle: the channel finished the task. */
+void pt_progress_kch_stop(pt_handle h);
+
 /* What the records say about RCCL's ProxyDiag updates (plugin's diag.c):
  * registered ops counted from their host's fields that got an update, that
  * got none, ops counted from step events, and counter kinds refused. Reads

@@ -133,6 +133,7 @@ int pt_analysis_run(pt_analysis* a) {
   a->slow_seconds = an_now() - ts;
   if (!rc) rc = an_slow_metrics(a);
   if (!rc) rc = find_missing(a);
+  if (!rc) rc = an_desync(a);
   rc = an_outcome(a, rc);
   /* Pointers into the culprit array, now that it no longer moves. */
   for (size_t k = 0; k < a->n_culprits; k++) {
@@ -144,7 +145,7 @@ int pt_analysis_run(pt_analysis* a) {
   }
   /* Out of memory: no verdict rather than one from part of the records. */
   if (rc || (a->n_comms == 0 && a->n_empty == 0 && a->mset.n == 0)) a->verdict = PT_VERDICT_UNUSABLE;
-  else if (a->n_stuck) a->verdict = PT_VERDICT_HANG;
+  else if (a->n_stuck || a->n_desync) a->verdict = PT_VERDICT_HANG;
   else if (a->n_slow || a->n_metric_culprits) a->verdict = PT_VERDICT_SLOW;
   else a->verdict = PT_VERDICT_OK;
   /* What the input could not show: gaps, possible culprits, incomplete. */
@@ -173,7 +174,7 @@ const char* pt_cause_name(pt_cause c) {
   static const char* const names[PT_CAUSE_COUNT] = {
       "none",         "gpu_not_producing", "gpu_not_consuming", "no_receive_posted", "network",
       "rank_missing", "rank_behind",       "send_missing",      "circular_wait",     "slow_link",
-      "slow_gpu"};
+      "slow_gpu",     "mismatch",          "not_entered",       "stopped"};
   return c >= 0 && c < PT_CAUSE_COUNT ? names[c] : "unknown";
 }
 

@@ -10,7 +10,9 @@
  *             state, what a stuck op waits for, its culprit. Stuck ops are
  *             named "STUCK …" and coloured.
  *   flow      from each send to its receive (an arrow in Perfetto)
- *   instant   each dump, named by its trigger, on its rank's process
+ *   instant   each dump, named by its trigger, on its rank's process; a
+ *             desync culprit (mismatch, not_entered, stopped), "DESYNC …",
+ *             at its rank's dump
  *
  * Times are microseconds from the earliest op (otherData.epoch_ns says
  * which Unix time that is). Legacy dumps have millisecond times: spans
@@ -44,6 +46,12 @@ int pt_analysis_write_chrome(const pt_analysis* a, FILE* f) {
     int64_t c = a->items[i].op->create_ns;
     if (c && (!t0 || c < t0)) t0 = c;
   }
+  /* No op (ranks whose data stays inside their nodes): the dumps' time. */
+  for (size_t ci = 0; ci < a->n_comms && !t0; ci++)
+    for (int r = 0; r < a->comms[ci].nranks; r++) {
+      const an_dump* d = a->comms[ci].ranks[r].dump;
+      if (d && d->time_ns && (!t0 || d->time_ns < t0)) t0 = d->time_ns;
+    }
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"proxytrace analyze\",\"epoch_ns\":%" PRId64 "},\n"
              "\"traceEvents\":[\n",
           t0);
@@ -74,6 +82,20 @@ int pt_analysis_write_chrome(const pt_analysis* a, FILE* f) {
                 an_trigger_name(d->trigger), r + 1);
         us(f, t, t0);
         fprintf(f, ",\"args\":{\"trigger\":\"%s\",\"dumpSeq\":%" PRId64 "}}", an_trigger_name(d->trigger), d->seq);
+        /* A desync culprit of this rank (desync.c): an instant at its dump. */
+        for (size_t k = 0; k < a->n_culprits; k++) {
+          const an_culprit* q = &a->culprits[k];
+          if (q->comm_index != (int)ci || q->pub.rank != r ||
+              (q->pub.cause != PT_CAUSE_MISMATCH && q->pub.cause != PT_CAUSE_NOT_ENTERED && q->pub.cause != PT_CAUSE_STOPPED))
+            continue;
+          SEP();
+          fprintf(f, "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"DESYNC (%s)\",\"cat\":\"culprit\",\"pid\":%d,\"tid\":0,\"ts\":",
+                  pt_cause_name(q->pub.cause), r + 1);
+          us(f, t, t0);
+          fputs(",\"args\":{\"culprit\":", f);
+          an_put_str(f, q->summary);
+          fputs("}}", f);
+        }
       }
     }
   }

@@ -395,7 +395,7 @@ int an_complete(pt_analysis* a) {
   /* A hang seen only on ranks whose dumps are damaged or old is not
    * proven: the rest of those dumps may show it moving. */
   if (a->verdict == PT_VERDICT_HANG) {
-    int whole = 0;
+    int whole = a->n_desync > 0; /* ranks that disagree (desync.c): shown by the dumps that are there */
     for (size_t ci = 0; ci < a->n_comms && !whole; ci++) {
       const an_comm* c = &a->comms[ci];
       for (size_t i = c->first_item; i < c->first_item + c->n_items && !whole; i++) {

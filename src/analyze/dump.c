@@ -78,6 +78,7 @@ an_dump* an_dump_new(pt_analysis* a, uint32_t input, uint32_t line, int format) 
 void an_dump_free(pt_analysis* a, an_dump* d) {
   if (!d) return;
   an_free(&a->mem, d->ops);
+  an_free(&a->mem, d->kch);
   an_free(&a->mem, d);
 }
 
@@ -171,6 +172,12 @@ static an_dump* part_of(pt_analysis* a, const an_dump* d, uint64_t comm, int ran
   *x = *d;
   x->ops = ops;
   x->n_ops = x->cap_ops = 0;
+  /* the progress lines say one rank's calls: not a part's */
+  x->has_progress = 0;
+  x->n_tasks = 0;
+  x->n_calls[0] = x->n_calls[1] = 0;
+  x->kch = NULL;
+  x->n_kch = x->cap_kch = 0;
   x->comm = comm;
   x->has_comm = 1;
   x->rank = rank;

@@ -650,5 +650,19 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
     if (p->n_candidates == 2) appendf(s, n, "rank %d's", k->cand[1]);
     else appendf(s, n, "one of ranks");
     for (int i = 1; p->n_candidates > 2 && i < p->n_candidates; i++) appendf(s, n, "%s %d", i == 1 ? "" : ",", k->cand[i]);
+    /* Why the progress lines (desync.c) do not narrow it down. */
+    int kernel = 0, any = 0;
+    for (int i = 0; i < p->n_candidates; i++) {
+      const an_dump* d = k->cand[i] >= 0 && k->cand[i] < c->nranks ? c->ranks[k->cand[i]].dump : NULL;
+      any |= d && d->has_progress;
+      kernel |= d && d->n_kch;
+    }
+    if (!any)
+      appendf(s, n, " (their dumps hold no calls: the host sent the plugin no Coll event)");
+    else if (!kernel)
+      appendf(s, n, " (their dumps hold no kernel-channel events: NCCL before 2.26, or a mask without KernelCh)");
+    else
+      appendf(s, n, " (each of them called the collective and its kernels took it up: they wait on each other "
+                    "inside it)");
   }
 }

@@ -169,6 +169,28 @@ typedef struct {
   int8_t tag_known;  /* 1 user_tag holds it, 0 untagged, -1 tagged but unknown */
 } an_op;
 
+/* The progress lines of a dump (docs/dump-json.md, "Progress"; progress.c):
+ * a collective or p2p call the rank made, and a channel's kernel. */
+typedef struct {
+  int8_t is_p2p;
+  int32_t root_or_peer;
+  int64_t seq;     /* the host's seqNumber (coll), the per-peer sequence (p2p) */
+  int64_t index;   /* its place among the rank's calls of its kind, from 0 */
+  uint64_t count;
+  char func[16], dtype[12]; /* "" = not given */
+  uint32_t line;
+} an_task;
+
+typedef struct {
+  int32_t channel;
+  int64_t starts, stops;
+  char start_func[16], stop_func[16]; /* "" = none, or no task of the plugin's */
+  int64_t start_seq, stop_seq;        /* -1 = none */
+  int8_t start_p2p, stop_p2p;
+} an_kch;
+
+#define AN_TASKS_KEPT 16 /* the plugin keeps 8 of each kind */
+
 typedef struct an_dump {
   uint64_t comm;
   int has_comm;
@@ -197,6 +219,15 @@ typedef struct an_dump {
   int64_t max_last_ns;
   an_op* ops;
   size_t n_ops, cap_ops;
+  /* Its progress lines (progress.c): has_progress once its "progress" line
+   * was read; the calls made so far of each kind; the last calls; the
+   * kernel channels. */
+  int has_progress;
+  int64_t n_calls[2];
+  an_task tasks[AN_TASKS_KEPT];
+  int n_tasks;
+  an_kch* kch;
+  size_t n_kch, cap_kch;
 } an_dump;
 
 /* The dumps of one (communicator, rank). */
@@ -498,7 +529,33 @@ struct pt_analysis {
   an_gap* gaps;
   size_t n_gaps, cap_gaps;
   int clean_ranks, all_ranks; /* pt_analysis_finished */
+  size_t n_desync; /* culprits of ranks that disagree about their calls (desync.c) */
 };
+
+/* ---------------------------------------------------------------------------
+ * Progress lines and desync (progress.c, desync.c)
+ * ------------------------------------------------------------------------- */
+
+/* A field getter over one line, JSON or text, so that one routine reads
+ * both: the integer or string named `key`; -1 / NULL when absent. */
+typedef struct an_fields {
+  int (*i64)(const struct an_fields* f, const char* key, int64_t* out);
+  const char* (*str)(const struct an_fields* f, const char* key, char* buf, size_t n);
+  const void* src;
+} an_fields;
+/* A progress line of `type` ("progress", "coll", "p2p", "kernelCh") into
+ * dump `d`. 0, or -1 when out of memory. */
+int an_progress_line(pt_analysis* a, an_dump* d, const char* type, const an_fields* f, uint32_t line);
+/* The progress line types' name in `s` ("proxytrace coll: …" of a text
+ * dump): the type, with *rest after the colon, or NULL. */
+const char* an_progress_text_type(const char* s, const char** rest);
+/* A text progress line's key=value words as an_fields. */
+void an_progress_text_fields(an_fields* f, const char* words);
+/* After the explanation: the ranks of a communicator that called another
+ * operation than their peers at the same place of their calls (mismatch),
+ * that never called the one their peers are in (not_entered), or whose
+ * GPU never took it up where their peers' did (stopped). 0 or -1 (memory). */
+int an_desync(pt_analysis* a);
 
 /* ---------------------------------------------------------------------------
  * Between the stages

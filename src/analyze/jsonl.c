@@ -487,6 +487,28 @@ static int metrics_line(an_parser* p, const char* line) {
   return 1;
 }
 
+static int json_i64(const an_fields* f, const char* key, int64_t* out) { return an_json_i64(f->src, key, out); }
+static const char* json_str(const an_fields* f, const char* key, char* buf, size_t n) {
+  (void)buf;
+  (void)n;
+  return an_json_str(f->src, key);
+}
+
+/* A progress line (progress.c) of an open dump. */
+static void progress_line(an_parser* p, const an_jobj* o, const char* type, uint32_t lineno) {
+  int64_t seq = -1;
+  get_i64(o, "dumpSeq", &seq);
+  an_open* od = an_parser_find(p, (uint64_t)seq);
+  if (!od || !od->d) {
+    an_input_error(p->a, p->input, lineno, "%s line of dump %lld, which was not opened: skipped", type,
+                   (long long)seq);
+    return;
+  }
+  const an_fields f = {.i64 = json_i64, .str = json_str, .src = o};
+  if (an_progress_line(p->a, od->d, type, &f, lineno) != 0)
+    an_input_error(p->a, p->input, lineno, "out of memory: a progress line is lost");
+}
+
 void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
   if (len > 13 && !memcmp(line, "{\"type\":\"op\",", 13) && fast_op_line(p, line, len, lineno)) return;
   const int m = metrics_line(p, line);
@@ -508,5 +530,7 @@ void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) 
   else if (!strcmp(type, "end")) end_line(p, o, lineno);
   else if (!strcmp(type, "summary") && lineno == 1) an_summary_line(p, o);
   else if (!strcmp(type, "input") && p->summary) an_summary_input(p, o);
+  else if (!strcmp(type, "progress") || !strcmp(type, "coll") || !strcmp(type, "p2p") || !strcmp(type, "kernelCh"))
+    progress_line(p, o, type, lineno);
   /* other types: later additions, skipped */
 }

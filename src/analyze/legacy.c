@@ -365,6 +365,7 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     return;
   }
   int dump_line = 1; /* a line of a dump, not other text of a log */
+  const char *type, *rest;
   if ((hit = strstr(line, "proxytrace dump seq=")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
     contract_header(p, &px, hit + strlen("proxytrace dump "), lineno);
@@ -392,6 +393,19 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     parse_prefix(line, (size_t)(hit - line), &px);
     an_open* o = stream(p, &px);
     if (o && o->d) drop_line(o->d, hit);
+  } else if ((type = an_progress_text_type(line, &rest)) != NULL) {
+    /* the plugin's progress lines after the records (docs/dump-json.md;
+     * progress.c): lines of the dump, so that one the input ends inside
+     * cuts it */
+    hit = strstr(line, "proxytrace ");
+    parse_prefix(line, (size_t)(hit - line), &px);
+    an_open* o = stream(p, &px);
+    if (o && o->d && !p->unterminated) {
+      an_fields f;
+      an_progress_text_fields(&f, rest);
+      if (an_progress_line(p->a, o->d, type, &f, lineno) != 0)
+        an_input_error(p->a, p->input, lineno, "out of memory: a progress line is lost");
+    }
   } else if ((hit = strstr(line, "ncclCommDump()")) != NULL || (hit = strstr(line, "commFree() ProxyTrace")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
     uint64_t key = stream_key(&px);

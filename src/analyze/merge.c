@@ -148,6 +148,14 @@ static an_dump* copy_of(pt_analysis* a, const an_dump* d) {
   }
   if (d->n_ops) memcpy(c->ops, d->ops, d->n_ops * sizeof *c->ops);
   c->cap_ops = d->n_ops;
+  c->kch = d->n_kch ? an_alloc(&a->mem, d->n_kch * sizeof *c->kch) : NULL; /* its kernel channels, its own too */
+  if (d->n_kch && !c->kch) {
+    an_free(&a->mem, c->ops);
+    an_free(&a->mem, c);
+    return NULL;
+  }
+  if (d->n_kch) memcpy(c->kch, d->kch, d->n_kch * sizeof *c->kch);
+  c->cap_kch = d->n_kch;
   return c;
 }
 

@@ -197,7 +197,8 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
                   : a->verdict == PT_VERDICT_OK ? "OK" : a->verdict == PT_VERDICT_INCOMPLETE ? "INCOMPLETE" : "NO DUMP";
   fprintf(f, "proxytrace analyze: %s", v);
   if (a->verdict == PT_VERDICT_HANG) {
-    fprintf(f, " — %zu op%s stuck", a->n_stuck, a->n_stuck == 1 ? "" : "s");
+    if (a->n_stuck || !a->n_desync) fprintf(f, " — %zu op%s stuck", a->n_stuck, a->n_stuck == 1 ? "" : "s");
+    else fputs(" — ranks disagree about their calls", f);
     for (size_t i = 0; i < a->n_comms; i++) {
       const an_comm* c = &a->comms[i];
       if (c->stuck_op_count < 0 && !c->coll[0]) continue;

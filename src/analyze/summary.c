@@ -7,8 +7,9 @@
  *
  * A summary holds what the merge kept of the node's dumps and nothing
  * else: for each (communicator, rank) the latest dump whole and the active
- * records of the one before it — the stuck edges, each rank's progress,
- * and the finished records the slow-edge judgement times (slow.c) — plus
+ * records of the one before it — the stuck edges, each rank's progress
+ * (its records and its progress lines: the calls it made, its kernel
+ * channels), and the finished records the slow-edge judgement times (slow.c) — plus
  * the ranks that dumped no record, the dumps that did not know their rank,
  * the inputs that could not be read or had problems, and the step metrics
  * read (mset.h). Those are all the later stages look at, so an analysis of
@@ -118,11 +119,43 @@ static void op_line(FILE* f, const an_op* op, int64_t seq) {
   fprintf(f, ",\"srcLine\":%u}\n", op->line);
 }
 
-/* A dump carried: its header, its records, its end (every dump is ended
- * before the next starts, so dumps without a sequence stay apart). */
+/* A dump's progress lines (docs/dump-json.md, "Progress") as the plugin
+ * writes them, with the fields progress.c reads back: the calls in the
+ * order read (oldest first), so each keeps its place among the rank's. */
+static void progress_lines(FILE* f, const an_dump* d, int64_t seq) {
+  if (!d->has_progress) return;
+  fprintf(f, "{\"type\":\"progress\",\"dumpSeq\":%" PRId64 ",\"colls\":%" PRId64 ",\"p2ps\":%" PRId64 "}\n", seq,
+          d->n_calls[0], d->n_calls[1]);
+  for (int i = 0; i < d->n_tasks; i++) {
+    const an_task* t = &d->tasks[i];
+    fprintf(f, "{\"type\":\"%s\",\"dumpSeq\":%" PRId64 ",\"seq\":%" PRId64 ",\"count\":%" PRIu64 ",\"%s\":%d,\"func\":",
+            t->is_p2p ? "p2p" : "coll", seq, t->seq, t->count, t->is_p2p ? "peer" : "root", (int)t->root_or_peer);
+    an_put_str(f, t->func);
+    fputs(",\"datatype\":", f);
+    an_put_str(f, t->dtype);
+    fputs("}\n", f);
+  }
+  for (size_t i = 0; i < d->n_kch; i++) {
+    const an_kch* k = &d->kch[i];
+    fprintf(f,
+            "{\"type\":\"kernelCh\",\"dumpSeq\":%" PRId64 ",\"channel\":%d,\"starts\":%" PRId64 ",\"stops\":%" PRId64
+            ",\"startFunc\":",
+            seq, (int)k->channel, k->starts, k->stops);
+    an_put_str(f, k->start_func);
+    fputs(",\"stopFunc\":", f);
+    an_put_str(f, k->stop_func);
+    fprintf(f, ",\"startSeq\":%" PRId64 ",\"stopSeq\":%" PRId64 ",\"startKind\":\"%s\",\"stopKind\":\"%s\"}\n",
+            k->start_seq, k->stop_seq, k->start_p2p ? "p2p" : "coll", k->stop_p2p ? "p2p" : "coll");
+  }
+}
+
+/* A dump carried: its header, its records, its progress lines, its end
+ * (every dump is ended before the next starts, so dumps without a
+ * sequence stay apart). */
 static void dump_whole(FILE* f, const pt_analysis* a, const an_dump* d, const char* role, uint64_t* records) {
   dump_header(f, a, d, d->seq, role);
   for (size_t i = 0; i < d->n_ops; i++) op_line(f, &d->ops[i], d->seq);
+  progress_lines(f, d, d->seq);
   fprintf(f, "{\"type\":\"end\",\"dumpSeq\":%" PRId64 ",\"records\":%zu}\n", d->seq, d->n_ops);
   *records += d->n_ops;
 }

@@ -23,6 +23,9 @@
  *   - Coll and P2p get a task handle (trace.h): the parent of their
  *     ProxyOps, from which an op's opCount follows. v1-v3 descriptors also
  *     carry the commHash, which their init does not give.
+ *   - KernelCh (v3-v5: NCCL 2.26-2.28) gets a kernel-channel handle
+ *     (progress.c); v4-v5 carry the GPU's start time in the descriptor and
+ *     its stop time in the KernelChStop args. v1-v2 have no such event.
  * `type` is one byte in v1-v4 and eight in v5; each is compared in its own
  * width.
  */
@@ -31,14 +34,14 @@
 
 #include "plugin/plugin.h"
 
-/* start / stop / record / finalize for descriptor type DESCR, state-args
- * type ARGS; REGISTER_AT_START for v1-v3; GROUP_HANDLE for v1-v4;
- * STEPS_ARG(args) yields the ProxyOp `steps` argument or -1 where the
- * version has none; FUNC(f) turns the Coll/P2p `func` field into a code
- * (v1: a code already, v2+: a name); HASH(d, arm) is the Coll/P2p commHash
- * (v1-v3) or 0. */
-#define PT_STOCK_CALLBACKS(V, DESCR, ARGS, STATE, REGISTER_AT_START, GROUP_HANDLE, STEPS_ARG, FUNC,  \
-                           HASH)                                                                   \
+/* start / stop / record / finalize of table API (1-5) for descriptor type
+ * DESCR, state-args type ARGS; REGISTER_AT_START for v1-v3; GROUP_HANDLE
+ * for v1-v4; STEPS_ARG(args) yields the ProxyOp `steps` argument or -1
+ * where the version has none; COLL(d) and P2P(d) the pt_task_info of a
+ * Coll / P2p descriptor; KCH(ctx, d) the KernelCh start (v3+), or NULL;
+ * HASH(d, arm) is the Coll/P2p commHash (v1-v3) or 0. */
+#define PT_STOCK_CALLBACKS(V, API, DESCR, ARGS, STATE, REGISTER_AT_START, GROUP_HANDLE, STEPS_ARG,   \
+                           COLL, P2P, KCH, HASH)                                                    \
   static ncclResult_t V##_start(void* context, void** handle, DESCR* d) {                         \
     if (!handle) return ncclSuccess;                                                               \
     *handle = NULL;                                                                                \
@@ -51,15 +54,17 @@
                                         d->proxyOp.chunkSize, d->proxyOp.isSend, d->parentObj);    \
       if (REGISTER_AT_START) pt_event_op_in_progress(*handle);                                     \
     } else if (d->type == ncclProfileColl) {                                                       \
-      *handle = pt_event_coll_start(context, d->rank, FUNC(d->coll.func), d->coll.seqNumber,       \
-                                   HASH(d, coll), 0);                                              \
+      const pt_task_info ti = COLL(d);                                                             \
+      *handle = pt_event_coll_start(context, d->rank, &ti, HASH(d, coll));                         \
     } else if (d->type == ncclProfileP2p) {                                                        \
-      *handle = pt_event_p2p_start(context, d->rank, FUNC(d->p2p.func), d->p2p.peer,               \
-                                   HASH(d, p2p), 0);                                               \
+      const pt_task_info ti = P2P(d);                                                              \
+      *handle = pt_event_p2p_start(context, d->rank, &ti, HASH(d, p2p));                           \
+    } else if (API >= 3 && d->type == ncclProfileKernelCh) {                                       \
+      *handle = KCH(context, d);                                                                   \
     } else if (GROUP_HANDLE && d->type == ncclProfileGroup) {                                      \
       *handle = pt_group_handle();                                                                 \
     } else {                                                                                       \
-      pt_event_other_type(context, d->type, 5);                                                    \
+      pt_event_other_type(context, d->type, API);                                                  \
     }                                                                                              \
     return ncclSuccess;                                                                            \
   }                                                                                                \
@@ -88,8 +93,25 @@
 
 #define PT_STEPS_V1(a) ((a)->proxyOp.steps)
 #define PT_STEPS_NONE(a) (-1)
-#define PT_FUNC_BY_CODE(f) ((int)(f) < PT_FUNC_NUM ? (int)(f) : PT_FUNC_UNKNOWN)
-#define PT_FUNC_BY_NAME(f) pt_func_code(f)
+/* v1 carries codes, not names. */
+#define PT_V1_CODE(v, n) ((uint8_t)((unsigned)(v) < (n) ? (v) : PT_CODE_NONE))
+#define PT_COLL_V1(d)                                                                              \
+  ((pt_task_info){.func = (uint8_t)((d)->coll.func < PT_FUNC_NUM ? (d)->coll.func : PT_FUNC_UNKNOWN), \
+                  .dtype = PT_V1_CODE((d)->coll.datatype, 12), .algo = PT_V1_CODE((d)->coll.algo, 7), \
+                  .proto = PT_V1_CODE((d)->coll.proto, 3), .nchannels = (d)->coll.nMaxChannels,     \
+                  .root_or_peer = (d)->coll.root, .seq = (d)->coll.seqNumber, .count = (d)->coll.count})
+#define PT_P2P_V1(d)                                                                               \
+  ((pt_task_info){.is_p2p = 1,                                                                     \
+                  .func = (uint8_t)((d)->p2p.func < PT_FUNC_NUM ? (d)->p2p.func : PT_FUNC_UNKNOWN), \
+                  .dtype = PT_V1_CODE((d)->p2p.datatype, 12), .algo = PT_CODE_NONE,                 \
+                  .proto = PT_CODE_NONE, .root_or_peer = (d)->p2p.peer, .count = (d)->p2p.count})
+#define PT_COLL_MAXCH(d) PT_COLL_INFO((d)->coll, (d)->coll.nMaxChannels, 0) /* v2-v3 */
+#define PT_P2P_NOCH(d) PT_P2P_INFO((d)->p2p, 0, 0)                          /* v2-v3 */
+#define PT_COLL_NCH(d) PT_COLL_INFO((d)->coll, (d)->coll.nChannels, 0)      /* v4-v5 */
+#define PT_P2P_NCH(d) PT_P2P_INFO((d)->p2p, (d)->p2p.nChannels, 0)          /* v4-v5 */
+#define PT_KCH_NONE(c, d) NULL
+#define PT_KCH_V3(c, d) pt_event_kch_start((c), (d)->parentObj, (d)->kernelCh.channelId, 0)
+#define PT_KCH_V4(c, d) pt_event_kch_start((c), (d)->parentObj, (d)->kernelCh.channelId, (d)->kernelCh.pTimer)
 #define PT_HASH_IN_DESCR(d, arm) ((d)->arm.commHash)
 #define PT_HASH_AT_INIT(d, arm) 0
 

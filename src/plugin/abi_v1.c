@@ -8,8 +8,9 @@
 #include "plugin/abi_stock.h"
 
 PT_STOCK_INIT_NOCOMM(v1, 1)
-PT_STOCK_CALLBACKS(v1, ncclProfilerEventDescr_v1_t, ncclProfilerEventStateArgs_v1_t,
-                   ncclProfilerEventState_v1_t, 1, 1, PT_STEPS_V1, PT_FUNC_BY_CODE, PT_HASH_IN_DESCR)
+PT_STOCK_CALLBACKS(v1, 1, ncclProfilerEventDescr_v1_t, ncclProfilerEventStateArgs_v1_t,
+                   ncclProfilerEventState_v1_t, 1, 1, PT_STEPS_V1, PT_COLL_V1, PT_P2P_V1, PT_KCH_NONE,
+                   PT_HASH_IN_DESCR)
 
 PT_EXPORT ncclProfiler_v1_t ncclProfiler_v1 = {
     .name = "ProxyTrace",

@@ -8,8 +8,9 @@
 #include "plugin/abi_stock.h"
 
 PT_STOCK_INIT_NOCOMM(v2, 2)
-PT_STOCK_CALLBACKS(v2, ncclProfilerEventDescr_v2_t, ncclProfilerEventStateArgs_v2_t,
-                   ncclProfilerEventState_v2_t, 1, 1, PT_STEPS_V1, PT_FUNC_BY_NAME, PT_HASH_IN_DESCR)
+PT_STOCK_CALLBACKS(v2, 2, ncclProfilerEventDescr_v2_t, ncclProfilerEventStateArgs_v2_t,
+                   ncclProfilerEventState_v2_t, 1, 1, PT_STEPS_V1, PT_COLL_MAXCH, PT_P2P_NOCH, PT_KCH_NONE,
+                   PT_HASH_IN_DESCR)
 
 PT_EXPORT ncclProfiler_v2_t ncclProfiler_v2 = {
     .name = "ProxyTrace",

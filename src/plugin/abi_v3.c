@@ -8,8 +8,9 @@
 #include "plugin/abi_stock.h"
 
 PT_STOCK_INIT_NOCOMM(v3, 3)
-PT_STOCK_CALLBACKS(v3, ncclProfilerEventDescr_v3_t, ncclProfilerEventStateArgs_v3_t,
-                   ncclProfilerEventState_v3_t, 1, 1, PT_STEPS_V1, PT_FUNC_BY_NAME, PT_HASH_IN_DESCR)
+PT_STOCK_CALLBACKS(v3, 3, ncclProfilerEventDescr_v3_t, ncclProfilerEventStateArgs_v3_t,
+                   ncclProfilerEventState_v3_t, 1, 1, PT_STEPS_V1, PT_COLL_MAXCH, PT_P2P_NOCH, PT_KCH_V3,
+                   PT_HASH_IN_DESCR)
 
 PT_EXPORT ncclProfiler_v3_t ncclProfiler_v3 = {
     .name = "ProxyTrace",

@@ -13,8 +13,8 @@ static ncclResult_t v4_init(void** context, int* mask, const char* comm_name, ui
   return ncclSuccess;
 }
 
-PT_STOCK_CALLBACKS(v4, ncclProfilerEventDescr_v4_t, ncclProfilerEventStateArgs_v4_t,
-                   ncclProfilerEventState_v4_t, 0, 1, PT_STEPS_NONE, PT_FUNC_BY_NAME,
+PT_STOCK_CALLBACKS(v4, 4, ncclProfilerEventDescr_v4_t, ncclProfilerEventStateArgs_v4_t,
+                   ncclProfilerEventState_v4_t, 0, 1, PT_STEPS_NONE, PT_COLL_NCH, PT_P2P_NCH, PT_KCH_V4,
                    PT_HASH_AT_INIT)
 
 PT_EXPORT ncclProfiler_v4_t ncclProfiler_v4 = {

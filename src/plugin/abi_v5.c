@@ -11,8 +11,8 @@ static ncclResult_t v5_init(void** context, uint64_t comm_id, int* mask, const c
   return ncclSuccess;
 }
 
-PT_STOCK_CALLBACKS(v5, ncclProfilerEventDescr_v5_t, ncclProfilerEventStateArgs_v5_t,
-                   ncclProfilerEventState_v5_t, 0, 0, PT_STEPS_NONE, PT_FUNC_BY_NAME,
+PT_STOCK_CALLBACKS(v5, 5, ncclProfilerEventDescr_v5_t, ncclProfilerEventStateArgs_v5_t,
+                   ncclProfilerEventState_v5_t, 0, 0, PT_STEPS_NONE, PT_COLL_NCH, PT_P2P_NCH, PT_KCH_V4,
                    PT_HASH_AT_INIT)
 
 PT_EXPORT ncclProfiler_v5_t ncclProfiler_v5 = {

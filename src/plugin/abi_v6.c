@@ -10,7 +10,8 @@
  * descriptor, and 2.31's v6 adapter builds a zeroed stack copy): the op is
  * traced from its step events instead, and their opCount from the task
  * handle this table returned for the parent Coll or P2p event
- * (pt_event_host_op_start). Group/API events, which hosts send whatever the
+ * (pt_event_host_op_start). KernelCh events go to the progress state
+ * (progress.c). Group/API events, which hosts send whatever the
  * mask says, get a NULL handle at no cost. No pointer into a descriptor or
  * state args is kept past the call.
  */
@@ -46,11 +47,18 @@ static __attribute__((noinline)) ncclResult_t v6_start_other(void* context, void
     case ncclProfileProxyOp:
       *handle = pt_event_host_op_start(context, d->rank, &d->proxyOp, d->parentObj);
       return ncclSuccess;
-    case ncclProfileColl: /* the parents of NVIDIA's ProxyOps: their opCount */
-      *handle = pt_event_coll_start(context, d->rank, pt_func_code(d->coll.func), d->coll.seqNumber, 0, 0);
+    case ncclProfileColl: { /* the parents of NVIDIA's ProxyOps: their opCount */
+      const pt_task_info ti = PT_COLL_INFO(d->coll, d->coll.nChannels, 0);
+      *handle = pt_event_coll_start(context, d->rank, &ti, 0);
       return ncclSuccess;
-    case ncclProfileP2p:
-      *handle = pt_event_p2p_start(context, d->rank, pt_func_code(d->p2p.func), d->p2p.peer, 0, 0);
+    }
+    case ncclProfileP2p: {
+      const pt_task_info ti = PT_P2P_INFO(d->p2p, d->p2p.nChannels, 0);
+      *handle = pt_event_p2p_start(context, d->rank, &ti, 0);
+      return ncclSuccess;
+    }
+    case ncclProfileKernelCh:
+      *handle = pt_event_kch_start(context, d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
       return ncclSuccess;
     default:
       pt_event_other_type(context, d->type, 6); /* Group/API/...: not traced */

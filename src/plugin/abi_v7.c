@@ -42,12 +42,18 @@ static __attribute__((noinline)) ncclResult_t v7_start_other(void* context, void
     case ncclProfileProxyOp:
       *handle = pt_event_host_op_start(context, d->rank, &d->proxyOp, d->parentObj);
       return ncclSuccess;
-    case ncclProfileColl:
-      *handle = pt_event_coll_start(context, d->rank, pt_func_code(d->coll.func), d->coll.seqNumber, 0,
-                                    d->coll.userTag);
+    case ncclProfileColl: {
+      const pt_task_info ti = PT_COLL_INFO(d->coll, d->coll.nChannels, d->coll.userTag);
+      *handle = pt_event_coll_start(context, d->rank, &ti, 0);
       return ncclSuccess;
-    case ncclProfileP2p:
-      *handle = pt_event_p2p_start(context, d->rank, pt_func_code(d->p2p.func), d->p2p.peer, 0, d->p2p.userTag);
+    }
+    case ncclProfileP2p: {
+      const pt_task_info ti = PT_P2P_INFO(d->p2p, d->p2p.nChannels, d->p2p.userTag);
+      *handle = pt_event_p2p_start(context, d->rank, &ti, 0);
+      return ncclSuccess;
+    }
+    case ncclProfileKernelCh:
+      *handle = pt_event_kch_start(context, d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
       return ncclSuccess;
     default:
       pt_event_other_type(context, d->type, 7); /* Group/API/KernelPhase/...: not traced */

@@ -86,21 +86,31 @@ void* pt_event_host_op_start(void* ctx, int rank, const struct pt_proxy_op_arm* 
   return pt_op_start(t, &info);
 }
 
-void* pt_event_coll_start(void* ctx, int rank, int func, uint64_t seq, uint64_t comm_hash, uint64_t user_tag) {
+void* pt_event_coll_start(void* ctx, int rank, const pt_task_info* ti, uint64_t comm_hash) {
   pt_trace* t = pt_ctx_trace(ctx);
   if (!t) return NULL;
   pt_trace_learn_rank(t, rank);
   pt_ctx_learn_comm_hash(ctx, comm_hash);
-  return pt_task_handle_tagged(0, func, seq, pt_trace_tag_ref(t, user_tag));
+  pt_progress_task(t, ti);
+  return pt_task_handle_tagged(0, ti->func, ti->seq, pt_trace_tag_ref(t, ti->user_tag));
 }
 
-void* pt_event_p2p_start(void* ctx, int rank, int func, int peer, uint64_t comm_hash, uint64_t user_tag) {
+void* pt_event_p2p_start(void* ctx, int rank, const pt_task_info* ti, uint64_t comm_hash) {
   pt_trace* t = pt_ctx_trace(ctx);
   if (!t) return NULL;
   pt_trace_learn_rank(t, rank);
   pt_ctx_learn_comm_hash(ctx, comm_hash);
-  const int64_t seq = pt_ctx_p2p_next(ctx, peer, func == PT_FUNC_RECV);
-  return seq < 0 ? NULL : pt_task_handle_tagged(1, func, (uint64_t)seq, pt_trace_tag_ref(t, user_tag));
+  const int64_t seq = pt_ctx_p2p_next(ctx, ti->root_or_peer, ti->func == PT_FUNC_RECV);
+  if (seq < 0) return NULL;
+  pt_task_info with_seq = *ti;
+  with_seq.seq = (uint64_t)seq;
+  pt_progress_task(t, &with_seq);
+  return pt_task_handle_tagged(1, ti->func, (uint64_t)seq, pt_trace_tag_ref(t, ti->user_tag));
+}
+
+void* pt_event_kch_start(void* ctx, void* parent, int channel, uint64_t gpu_ns) {
+  pt_trace* t = pt_ctx_trace(ctx);
+  return t ? pt_progress_kch_start(t, parent, channel, gpu_ns) : NULL;
 }
 
 void pt_event_op_state(void* h, int state, int64_t steps, int64_t trans_size) {
@@ -114,6 +124,10 @@ void pt_event_op_state(void* h, int state, int64_t steps, int64_t trans_size) {
       if (kind != PT_HANDLE_OP) break;
       if (steps >= 0) pt_op_progress(h, state, steps, trans_size);
       return;
+    case 22: /* ncclProfilerKernelChStop: its args' first word is the GPU's stop time */
+      if (!pt_is_kch_handle(h)) break;
+      pt_progress_kch_gpu_stop(h, trans_size > 0 ? (uint64_t)trans_size : 0);
+      return;
     default: /* the step states (8-12, 20) went to the core (plugin.h) */
       break;
   }
@@ -124,6 +138,7 @@ void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t 
                    const char* comm_name, int nnodes, int nranks, int rank, ncclDebugLogger_t log) {
   if (!context) return;
   *context = pt_ctx_create(comm_hash, comm_name, nnodes, nranks, rank, api, log);
+  if (api >= 3) event_mask |= PT_EVENT_MASK_KERNEL;
   if (api >= 6) event_mask |= pt_diag_mask_bits(api); /* after the context read the settings */
   if (*context && mask) pt_set_mask(mask, event_mask);
   /* From API v7 the host hands init its process-wide mask, which RAS may
@@ -149,11 +164,12 @@ void pt_event_mask_at_dump(pt_ctx* c) {
 }
 
 /* Events only a mask bit the plugin never asks for starts (ProxyCtrl,
- * KernelCh, KernelLaunch, the CE events, v7's KernelPhase): their arrival
- * shows that the host changed the mask (RAS on NCCL 2.31+). Group and the
- * API events come whatever the mask says on some releases. */
-#define PT_UNASKED_TYPES (ncclProfileProxyCtrl | ncclProfileKernelCh | ncclProfileKernelLaunch | \
-                          ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch)
+ * KernelLaunch, the CE events, v7's KernelPhase; KernelCh in the tables
+ * that do not ask for it, API v1-v2): their arrival shows that the host
+ * changed the mask (RAS on NCCL 2.31+). Group and the API events come
+ * whatever the mask says on some releases. */
+#define PT_UNASKED_TYPES (ncclProfileProxyCtrl | ncclProfileKernelLaunch | ncclProfileCeColl | \
+                          ncclProfileCeSync | ncclProfileCeBatch)
 
 void pt_event_other_type(void* ctx, uint64_t type, int api) {
   /* One of the bits 0..14 (15 in v7: KernelPhase) is a known event we do
@@ -162,7 +178,8 @@ void pt_event_other_type(void* ctx, uint64_t type, int api) {
   const uint64_t last = api >= 7 ? (uint64_t)ncclProfileKernelPhase : (uint64_t)ncclProfileCeBatch;
   const int known = type && !(type & (type - 1)) && type <= last;
   if (!known) pt_event_refused(ctx, NULL);
-  else if ((type & PT_UNASKED_TYPES) || (api >= 7 && type == ncclProfileKernelPhase))
+  else if ((type & PT_UNASKED_TYPES) || (api < 3 && type == ncclProfileKernelCh) ||
+           (api >= 7 && type == ncclProfileKernelPhase))
     pt_event_mask_changed(ctx);
 }
 

@@ -22,6 +22,12 @@
 
 #define PT_EXPORT __attribute__((visibility("default")))
 
+/* KernelCh (bit 6), asked for by the tables of API v3+ (NCCL 2.26+ and
+ * RCCL): the start and end of a task's work on each channel, the one view
+ * of a rank whose data does not cross the network (progress.c; its cost to
+ * the host: docs/plugin.md). */
+#define PT_EVENT_MASK_KERNEL 0x40
+
 /* Events the plugin asks for: Coll | P2p | ProxyOp | ProxyStep, and in the
  * v6 and v7 tables, which RCCL binds, RCCL's ProxyDiag (diag.c: bits 15
  * and 16 in v6, bit 16 in v7, where bit 15 is NVIDIA's KernelPhase); the
@@ -350,8 +356,26 @@ void* pt_event_host_op_start(void* ctx, int rank, const struct pt_proxy_op_arm* 
  * v1-v3: NCCL 2.23-2.26 fill it in every Coll and P2p event, so a rank
  * with no network op learns it too); `user_tag` the v7 descriptor's,
  * else 0. NULL when the plugin opted out of the communicator. */
-void* pt_event_coll_start(void* ctx, int rank, int func, uint64_t seq, uint64_t comm_hash, uint64_t user_tag);
-void* pt_event_p2p_start(void* ctx, int rank, int func, int peer, uint64_t comm_hash, uint64_t user_tag);
+void* pt_event_coll_start(void* ctx, int rank, const pt_task_info* ti, uint64_t comm_hash);
+void* pt_event_p2p_start(void* ctx, int rank, const pt_task_info* ti, uint64_t comm_hash);
+/* The pt_task_info of a Coll / P2p arm (trace.h) whose function, datatype,
+ * algorithm and protocol are names (API v2+); `nch` its channel count
+ * (0 where the arm has none). The p2p sequence is the plugin's own. */
+#define PT_COLL_INFO(c, nch, tag)                                                                  \
+  ((pt_task_info){.func = (uint8_t)pt_func_code((c).func), .dtype = (uint8_t)pt_dtype_code((c).datatype), \
+                  .algo = (uint8_t)pt_algo_code((c).algo), .proto = (uint8_t)pt_proto_code((c).proto), \
+                  .nchannels = (uint8_t)(nch), .root_or_peer = (c).root, .seq = (c).seqNumber,       \
+                  .count = (c).count, .user_tag = (tag)})
+#define PT_P2P_INFO(p, nch, tag)                                                                   \
+  ((pt_task_info){.is_p2p = 1, .func = (uint8_t)pt_func_code((p).func),                             \
+                  .dtype = (uint8_t)pt_dtype_code((p).datatype), .algo = PT_CODE_NONE,               \
+                  .proto = PT_CODE_NONE, .nchannels = (uint8_t)(nch), .root_or_peer = (p).peer,       \
+                  .count = (p).count, .user_tag = (tag)})
+/* KernelCh events (API v3+): the GPU took up a task's work on `channel`
+ * (`parent`: the task handle) at `gpu_ns` (API v4+; 0 without). A handle
+ * whose state 22 (KernelChStop, with the GPU's stop time) and stop the
+ * trace core hands to progress.c; NULL when the plugin opted out. */
+void* pt_event_kch_start(void* ctx, void* parent, int channel, uint64_t gpu_ns);
 /* Any state on one of our handles, except RCCL's ProxyDiag update:
  * 19 registers an op, 0-7 move a stock op's counters (`steps` < 0 when the
  * host gave no args), 8-12/20 are step states. Others are refused.

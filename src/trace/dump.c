@@ -240,6 +240,7 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
     for (size_t i = 0; i < n; i++) pt_order_key_make(&keys[i], &d->es[i].v, &kc);
     order_entries(d, keys, scratch);
   }
+  if (t->progress && (d->prog = malloc(sizeof *d->prog)) != NULL) pt_progress_read(t->progress, d->prog);
   pt_trace_drops(t, &d->drops);
   d->notes = pt_trace_notes(t);
   d->trace = t;
@@ -254,6 +255,7 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
 void pt_dump_free(pt_dump* d) {
   if (!d) return;
   pt_dumpmem_put(d->mem);
+  free(d->prog);
   free(d);
 }
 
@@ -324,7 +326,7 @@ static int print_text(const pt_dump* d, pt_lines* l) {
     pt_lines_end(l, pt_put_record(q, &pt_dump_at(d, i)->v, NULL, d->rank, &d->cal, &memo));
     lines++;
   }
-  return lines;
+  return lines + pt_progress_text(d, l); /* after the legacy lines (progress_out.c) */
 }
 
 int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg) {

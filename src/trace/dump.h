@@ -10,6 +10,7 @@
 
 #include "trace/clock.h"
 #include "trace/format.h"
+#include "trace/progress.h"
 #include "trace/record.h"
 
 typedef struct {
@@ -34,7 +35,9 @@ struct pt_dump {
   int64_t time_ns; /* CLOCK_REALTIME when taken */
   unsigned notes;  /* pt_note: the trace's and the process's */
   const pt_trace* trace; /* its userTags, which live as long as it (pt_dump_user_tag) */
+  pt_progress_view* prog; /* tasks and kernel channels (progress.h); NULL without */
 };
+
 
 /* The userTag of an entry: 0 untagged, 1 with *tag, -1 tagged but unknown. */
 static inline int pt_dump_user_tag(const pt_dump* d, const pt_rec_view* v, uint64_t* tag) {
@@ -99,5 +102,10 @@ static inline void pt_lines_put(pt_lines* l, const char* s, int len) {
   memcpy(p, s, (size_t)len);
   pt_lines_end(l, p + len);
 }
+
+/* The progress lines after the records (progress.c's state, printed by
+ * progress_out.c): text, then JSON; each returns the lines it wrote. */
+int pt_progress_text(const pt_dump* d, pt_lines* l);
+int pt_progress_json(const pt_dump* d, const pt_dump_meta* m, pt_lines* l);
 
 #endif

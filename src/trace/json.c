@@ -220,10 +220,11 @@ static int print_json(const pt_dump* d, const pt_dump_meta* m, pt_lines* l) {
     char* q = pt_lines_begin(l, PT_LINES_ROOM);
     pt_lines_end(l, op(q, d, pt_dump_at(d, i), m->seq, &memo));
   }
+  const int progress = pt_progress_json(d, m, l); /* progress_out.c */
   j.len = 0;
   pt_jput(&j, "{\"type\":\"end\",\"dumpSeq\":%" PRIu64 ",\"records\":%zu}", m->seq, d->n);
   pt_lines_put(l, j.b, (int)(j.len < j.cap ? j.len : j.cap - 1));
-  return (int)d->n + 2;
+  return (int)d->n + 2 + progress;
 }
 
 int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg) {

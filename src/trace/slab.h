@@ -177,6 +177,7 @@ struct pt_trace {
   _Atomic(_Atomic uint64_t*) tags; /* userTags (tags.c), NULL until one is seen */
   _Atomic unsigned notes;          /* pt_note */
   pt_metrics* metrics; /* step metrics, NULL when off (metrics.h); lane 0 records them */
+  struct pt_progress* progress; /* tasks and kernel channels (progress.h); NULL if it could not be had */
   pt_lane lane0;
 };
 

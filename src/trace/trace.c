@@ -18,6 +18,7 @@
 
 #include "trace/clock.h"
 #include "trace/metrics.h"
+#include "trace/progress.h"
 #include "trace/slab.h"
 #include "trace/vmem.h"
 
@@ -193,6 +194,7 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
   /* pt_trace_prefault populates nothing before it is called */
   pt_vmem_lead_init(&t->slab_lead, PT_SLOT_BYTES, PT_PREFAULT_MIN, PT_CHUNK_SLOTS, PT_PREFAULT_MAX);
   PT_STORE(t->my_rank, my_rank);
+  t->progress = pt_progress_create(t); /* without it, only the proxy ops are traced */
   if (cfg.metrics && !(t->metrics = pt_metrics_create(cfg.metrics == PT_METRICS_CHANNELS))) {
     pt_trace_destroy(t);
     errno = ENOMEM;
@@ -214,6 +216,7 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
 void pt_trace_destroy(pt_trace* t) {
   if (!t) return;
   pt_metrics_destroy(t->metrics);
+  pt_progress_destroy(t->progress);
   pt_trace_tags_free(t);
   for (uint32_t m = PT_LOAD(t->ready); m; m &= m - 1) pt_idmap_free(&t->lane[__builtin_ctz(m)]->ids);
   atomic_fetch_sub_explicit(&charged_bytes, (uint64_t)slots_charged(PT_LOAD(t->slots)) * PT_SLOT_BYTES, RLX);
@@ -876,14 +879,18 @@ void pt_handle_stop(pt_handle h) {
     case PT_HANDLE_TASK:
       return; /* a value: the host stops every Coll/P2p handle */
     default:
-      if (h) count_bad_handle();
+      if (pt_is_kch_handle(h)) pt_progress_kch_stop(h); /* a KernelCh event (progress.c) */
+      else if (h) count_bad_handle();
       return;
   }
 }
 
 void pt_handle_count(pt_handle h, pt_drop_reason r) {
   switch (pt_handle_kind(h)) {
-    case PT_HANDLE_INVALID: count_bad_handle(); return;
+    case PT_HANDLE_INVALID:
+      if (pt_is_kch_handle(h)) pt_progress_count(h, r);
+      else count_bad_handle();
+      return;
     case PT_HANDLE_TASK: pt_trace_count(NULL, r); return; /* no trace to name */
     default: pt_trace_count(pt_op_trace(slot_of(h)), r); return;
   }

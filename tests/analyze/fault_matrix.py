@@ -10,7 +10,8 @@ channels, the SIMPLE, LL or LL128 protocol, a workload (all-reduce,
 send/recv, both, of several sizes), and the faults: none, a stall, a receive
 never posted, a kill, a slow link or GPU, a PXN send (with a stall or not; half of those with
 one process a node, --ranks-per-process),
-never-stopped ops beside a stall — at any transfer the op has, the first and
+never-stopped ops beside a stall, a rank that skips a call or calls another
+collective than its peers (a desync) — at any transfer the op has, the first and
 the last included, in the first or the last iteration and in any call — and
 two faults in one job (two stalls, a kill beside a stall, a no-recv beside a
 stall). Hung jobs leave the dumps of the host's destroy (RCCL's dump hook,
@@ -32,7 +33,7 @@ Each job's outcome (`proxytrace analyze --json --expect`):
   false      a culprit the truth does not name, or a hang called ok
 The run fails on any missed or false job. Usage:
 
-  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--kind K]
+  fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--kinds K,...]
                   [--summaries] [--untimed] [-v]
 
 A job the proxy records or the emulator's truth cannot decide is counted
@@ -78,7 +79,8 @@ SMALL = [(2, 1), (2, 2), (2, 3), (2, 4), (3, 1), (3, 2), (3, 5), (4, 1), (4, 2),
 LARGE = [(16, 2), (2, 16), (32, 1), (8, 8), (5, 7), (9, 3), (32, 8), (13, 5), (4, 8), (11, 2)]
 SIZES = ["256K", "1M", "2M", "4M"]
 KINDS = ["none", "stall", "stall", "stall", "no-recv", "kill", "slow-link", "slow-gpu", "pxn", "pxn+stall",
-         "leak+stall", "stall+stall", "kill+stall", "stall+no-recv"]
+         "leak+stall", "stall+stall", "kill+stall", "stall+no-recv", "skip", "mismatch"]
+MISMATCHES = ["allgather", "reducescatter", "broadcast", "half"]
 TIMING = ("slow-link", "slow-gpu")
 HOLD = 0.4   # seconds a hung job is held (--hold)
 STRICT = False  # --strict: a fault hidden behind another fails too
@@ -86,16 +88,17 @@ SUMMARIES = False  # --summaries: each job analyzed from per-node summaries too
 NOSLOW = []  # analyze options: ["--slow-factor", "1000"] where run times are not the program's
 
 
-def draw_job(rng, timing=True, hosts=HOSTS):
+def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
     host = rng.choice(hosts)
     nodes, rpn = rng.choice(LARGE) if rng.random() < 0.12 else rng.choice(SMALL)
     nranks = nodes * rpn
-    kind = rng.choice(KINDS)
+    kinds = kinds or KINDS
+    kind = rng.choice(kinds)
     # timing faults on up to 64 ranks: beyond, a 2-core machine cannot run
     # the emulated ranks' threads on time, and paced time is no longer the
     # emulator's
-    while kind in TIMING and (not timing or nranks > 64):
-        kind = rng.choice(KINDS)
+    while kind in TIMING and (not timing or nranks > 64) and any(k not in TIMING for k in kinds):
+        kind = rng.choice(kinds)
     if kind.startswith("pxn") and rpn < 2:
         kind = "stall"
     channels = rng.randint(1, 8) if nranks <= 64 else rng.randint(1, 2)
@@ -140,6 +143,17 @@ def draw_job(rng, timing=True, hosts=HOSTS):
     elif kind == "stall+no-recv":
         a, b = rng.sample(range(nranks), 2)
         job["faults"] += [["stall", "%d:%s:S" % (a, chan())], ["no-recv", "%d:%s:S" % (b, chan())]]
+    elif kind == "skip":
+        job["faults"].append(["skip", "%d" % rank()])
+    elif kind == "mismatch":
+        # another collective in place of an all-reduce (a send/recv-only
+        # workload skips the call instead)
+        ars = [i for i, k in enumerate(ops) if k == "allreduce"]
+        if ars:
+            job["call"] = rng.choice(ars)
+            job["faults"].append(["mismatch", "%d:%s" % (rank(), rng.choice(MISMATCHES))])
+        else:
+            job["faults"].append(["skip", "%d" % rank()])
     if kind == "leak+stall":
         job["faults"].append(["leak-ops", "2"])
     # every job paced, so that op times are the emulator's draws and not how
@@ -468,13 +482,16 @@ def main():
     ap.add_argument("--strict", action="store_true",
                     help="fail on a fault hidden behind another too (counted apart as hidden otherwise)")
     ap.add_argument("--host", action="append", choices=HOSTS, help="draw only from these host profiles")
-    ap.add_argument("--kind", default="",
-                    help="only the jobs drawn whose fault kind starts with this (e.g. pxn), from the same draws")
+    ap.add_argument("--kinds", default=None,
+                    help="draw the faults from these kinds only (comma-separated, e.g. skip,mismatch or pxn,pxn+stall)")
     ap.add_argument("--summaries", action="store_true",
                     help="also analyze each job from per-node summaries (analyze --summary) and fail where the "
                          "analysis differs from that of the dumps")
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
+    kinds = o.kinds.split(",") if o.kinds else None
+    if kinds and any(k not in KINDS for k in kinds):
+        ap.error("--kinds: each one of " + ", ".join(sorted(set(KINDS))))
     global HOLD, NOSLOW, STRICT, SUMMARIES
     STRICT = o.strict
     SUMMARIES = o.summaries
@@ -495,8 +512,8 @@ def main():
     rng = random.Random(seed)
     jobs = []
     while len(jobs) < o.jobs:
-        j = draw_job(rng, not o.untimed, o.host or HOSTS)
-        if j["nodes"] * j["rpn"] <= o.max_ranks and j["kind"].startswith(o.kind):
+        j = draw_job(rng, not o.untimed, o.host or HOSTS, kinds)
+        if j["nodes"] * j["rpn"] <= o.max_ranks:
             jobs.append(j)
     tally = {}
     bad = []

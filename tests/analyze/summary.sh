@@ -4,7 +4,8 @@
 # 4 x 8 jobs, one node folder per node; a summary of each node's folder;
 # the analysis of the summaries against the analysis of the folders (the
 # same JSON document but for the inputs read, the same exit status), and a
-# summary of the summaries (a second level) the same; a node with a cut
+# summary of the summaries (a second level) the same; a desync's progress
+# lines carried from JSON and from text dumps; a node with a cut
 # file and an input that cannot be read carries both gaps; the options
 # --summary refuses. The fault matrix checks the same equality on every
 # job it draws (fault-matrix.sh, --summaries). $1: the build folder.
@@ -87,6 +88,25 @@ assert "cut" in kinds and "unreadable" in kinds, kinds
 assert a["gaps"] == b["gaps"], (a["gaps"], b["gaps"])
 assert a["culprits"] == b["culprits"]
 PY
+
+# A desync: the progress lines travel (the calls each rank made), from
+# JSON dumps and from text dumps alone, and name the same rank.
+$RUN "$PT" sim --plugin "$PLUGIN" --host nccl-2.30 --nodes 3 --ranks-per-node 1 --channels 2 --ops allreduce:256K \
+  --iters 2 --mismatch 2:allgather --dump-dir "$T/dsl" --env PROXYTRACE_DUMP_DIR="$T/ds" \
+  --env PROXYTRACE_DUMP_INTERVAL_MS=50 --env PROXYTRACE_STALL_MS=100 --hold 0.4 --quiet >/dev/null 2>&1
+[ $? -eq 3 ] || fail "the desync job did not hang"
+mkdir "$T/dstxt" && cp "$T"/ds/*.txt "$T/dstxt/"
+for d in ds dstxt; do
+  $RUN "$PT" analyze --summary "$T/$d.sum.jsonl" "$T/$d" >/dev/null || fail "summary of the desync job ($d)"
+  $RUN "$PT" analyze --json "$T/$d" >"$T/$d.w.json"
+  $RUN "$PT" analyze --json "$T/$d.sum.jsonl" >"$T/$d.v.json"
+  "$py" - "$T/$d.w.json" "$T/$d.v.json" <<'PY' || fail "the desync job's culprits differ through its summary ($d)"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["culprits"][0]["cause"] == "mismatch" and a["culprits"][0]["rank"] == 2, a["culprits"][0]
+assert a["culprits"] == b["culprits"], (a["culprits"][0], b["culprits"][0])
+PY
+done
 
 # Options: --summary writes the summary only, and never over an input.
 $RUN "$PT" analyze --summary "$T/x.jsonl" --json "$T/bad" >"$T/out" 2>&1; rc=$?

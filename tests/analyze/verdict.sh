@@ -17,7 +17,9 @@
 #     posts nothing: its receive, which its GPU does not consume, names it
 #     beside that receiver;
 #   - a hang on 64 ranks with completed ops before it: no slow link beside
-#     it (the comparison fails on any culprit the truth does not name).
+#     it (the comparison fails on any culprit the truth does not name);
+#   - desyncs: a rank that skips the call, or calls another collective,
+#     named first with what it called.
 # A killed rank's files are removed: every emulated rank lives in one
 # process, and a dead process writes nothing. $1: the build folder.
 B=${1:-build}
@@ -78,6 +80,21 @@ job "a stalled GPU beside a receiver that posts nothing (send/recv)" --host nccl
   --channels 2 --ops sendrecv:4M --iters 1 --seed 619037 --stall 5:all:3 --no-recv 2:all:1
 job "a stall and a no-recv on one edge at one step (send/recv)" --host nccl-2.30 --nodes 2 --ranks-per-node 1 \
   --channels 3 --proto LL --ops sendrecv:4M --iters 1 --seed 295719 --stall 1:all:0 --no-recv 0:1:0
+# desyncs (--skip, --mismatch): named from the progress lines, first, by
+# what each side called — on an RCCL, an NVIDIA 2.23 (no KernelCh) and a
+# v7 host, with the rank inside its node
+desync() {
+  want=$1; shift
+  job "$@"
+  sed -n 2p "$d/analyze.out" | grep -q "^culprit 1: $want" ||
+    { echo "FAILED: $1: the first culprit is not '$want': $(sed -n 2p "$d/analyze.out")"; fail=1; }
+}
+desync "rank 2 never called AllReduce" "a rank that never calls the all-reduce" --host rccl --nodes 2 \
+  --ranks-per-node 4 --channels 2 --ops allreduce:1M,sendrecv:1M --iters 2 --seed 5 --skip 2
+desync "rank 6 called AllGather 128 KiB float32 as collective call #1" "a rank that calls all-gather instead" \
+  --host nccl-2.23 --nodes 2 --ranks-per-node 4 --channels 2 --ops allreduce:1M --iters 2 --seed 5 --mismatch 6
+desync "rank 1 called AllReduce 512 KiB float32" "a rank that calls half the count" --host nccl-2.31 --nodes 3 \
+  --ranks-per-node 2 --channels 2 --ops allreduce:1M --iters 2 --seed 5 --mismatch 1:half
 [ "$TIMED" -eq 1 ] &&
   job "no slow link beside a hang (64 ranks)" --host nccl-2.28 --nodes 8 --ranks-per-node 8 --channels 4 --stall 21:1:5
 [ $fail -eq 0 ] && echo "verdicts: $n jobs, every one agrees with its ground truth"

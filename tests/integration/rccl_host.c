@@ -3,6 +3,7 @@
  */
 #include "rccl_host.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -41,7 +42,7 @@ void* rh_init(rh_plugin* h, uint64_t comm_hash, int rank, int nranks) {
   assert_non_null(ctx);
   /* ProxyDiag under both numberings: RCCL's before 2.31 (15) and 2.31's (16) */
   assert_int_equal(mask, ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
-                             ncclProfileProxyDiag | ncclProfileProxyDiag_v7);
+                             ncclProfileKernelCh | ncclProfileProxyDiag | ncclProfileProxyDiag_v7);
   return ctx;
 }
 
@@ -246,6 +247,49 @@ const char* rh_drop_line(void) {
   for (int i = 1; i < rh_captured.n && i < 5; i++) /* a WARN said at the dump may come first */
     if (!strncmp(rh_captured.text[i], "proxytrace dropped", 18)) return rh_captured.text[i];
   return "";
+}
+
+char* rh_take_jsonl(const char* dir, const char* tag) {
+  DIR* d = opendir(dir);
+  char* text = NULL;
+  for (struct dirent* e; d && (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    if (n < 6 || strcmp(e->d_name + n - 6, ".jsonl") || !strstr(e->d_name, tag)) continue;
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    FILE* f = fopen(p, "r");
+    assert_non_null(f);
+    text = calloc(1, 1 << 20);
+    assert_non_null(text);
+    size_t got = fread(text, 1, (1 << 20) - 1, f);
+    text[got] = 0;
+    fclose(f);
+    unlink(p);
+    break;
+  }
+  if (d) closedir(d);
+  return text;
+}
+
+rh_plugin rh_the_plugin;
+
+int rh_setup(void** state) {
+  (void)state;
+  rh_open(&rh_the_plugin, NULL);
+  return 0;
+}
+
+int rh_teardown(void** state) {
+  (void)state;
+  rh_log_clear();
+  rh_close(&rh_the_plugin);
+  return 0;
+}
+
+int rh_legacy_lines(void) {
+  for (int i = 0; i < rh_captured.n; i++)
+    if (strstr(rh_captured.text[i], "proxytrace progress:")) return i;
+  return rh_captured.n;
 }
 
 int rh_dump(rh_plugin* h, void* ctx) {

@@ -81,6 +81,17 @@ void rh_log_clear(void);
  * and the host notes line where there is one (and a WARN the plugin said
  * before the dump); "" when there is none. */
 const char* rh_drop_line(void);
+/* The first JSON dump file in `dir` whose name holds `tag` ("" for any),
+ * read whole and removed; NULL if there is none. Caller frees. */
+char* rh_take_jsonl(const char* dir, const char* tag);
+/* cmocka setup and teardown that open and close `rh_the_plugin`. */
+extern rh_plugin rh_the_plugin;
+int rh_setup(void** state);
+int rh_teardown(void** state);
+
+/* The captured lines but the progress lines after the records
+ * ("proxytrace progress:" and those after it). */
+int rh_legacy_lines(void);
 /* Dump into rh_captured (cleared first); returns the line count. */
 int rh_dump(rh_plugin* h, void* ctx);
 /* The captured lines joined with '\n', timestamps masked: a non-zero

@@ -115,8 +115,9 @@ static void test_unknown_types_and_states(void** state) {
   memset(&e, 0, sizeof e);
   void* h = (void*)0x1;
   /* Group/API events get NULL, silently: hosts send them anyway (Coll and
-   * P2p get task handles: test_stock_nccl) */
-  const uint64_t known[] = {ncclProfileGroup, ncclProfileProxyCtrl, ncclProfileKernelCh, ncclProfileNetPlugin,
+   * P2p get task handles: test_stock_nccl; KernelCh kernel-channel
+   * handles: test_progress) */
+  const uint64_t known[] = {ncclProfileGroup, ncclProfileProxyCtrl, ncclProfileNetPlugin,
                             ncclProfileGroupApi, ncclProfileCollApi, ncclProfileP2pApi,
                             ncclProfileKernelLaunch, ncclProfileCeColl, ncclProfileCeSync,
                             ncclProfileCeBatch};

@@ -1,6 +1,6 @@
 """proxytrace.analyze() is `proxytrace analyze --json`: on the emulator's
 fault scenarios (a stalled GPU, a rank that posts no receives, a dead rank,
-a slow link, PXN, never-stopped ops, and no fault) the Python result equals
+a slow link, PXN, never-stopped ops, desyncs, and no fault) the Python result equals
 the command's document field for field, the command finds that document
 in agreement with the emulator's ground truth (exactly, at node level or
 within its documented limits: its own comparison, --expect; for the slow
@@ -30,6 +30,8 @@ SCENARIOS = {  # jobs of the emulator on its default RCCL profile: 2 nodes x 4 r
     "slow link": ["--slow-link", "2:8"],
     "pxn and a stall": ["--pxn", "1:0", "--stall", "2:0:4"],
     "never-stopped ops and a stall": ["--leak-ops", "2", "--stall", "6:0:3"],
+    "a rank that skips the call": ["--skip", "2"],
+    "a rank that calls another collective": ["--mismatch", "6"],
 }
 TIMING = ("parseSeconds", "analyzeSeconds", "slowSeconds")
 TIMED = ("slow link",)  # scenarios whose ground truth is a matter of run times
@@ -109,6 +111,17 @@ class Analyze(unittest.TestCase):
         self.assertIn(c.summary.split(":")[0], str(a))
         self.assertEqual(a["verdict"], "hang")
         self.assertIsInstance(c.evidence[0].counters.posted, int)
+
+    def test_desync_culprits(self):
+        """A desync names the rank first, with its cause and what it called."""
+        for name, rank, cause, words in (("a rank that skips the call", 2, "not_entered", "never called AllReduce"),
+                                         ("a rank that calls another collective", 6, "mismatch",
+                                          "called AllGather")):
+            with self.subTest(scenario=name):
+                a = proxytrace.analyze(os.path.join(self.jobs[name], "dumps"))
+                c = a.culprits[0]
+                self.assertEqual((a.verdict, c.rank, c.channel, c.cause), ("hang", rank, None, cause))
+                self.assertIn(words, c.summary)
 
     def test_options_reach_the_command(self):
         dumps = os.path.join(self.jobs["slow link"], "dumps")

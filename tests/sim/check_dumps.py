@@ -35,6 +35,15 @@ OP_KEYS = ["dumpSeq", "rank", "peer", "channel", "dir", "commHash", "opCount", "
            "seq", "counters", "lastCounter", "create_ns", "last_ns", "posted_ns", "send_ns", "progress_ns"]
 COUNTERS = ["posted", "kernelCopyReady", "rtrRecv", "rtsSend", "received", "transmitted", "flushed",
             "done", "recvTail", "tailOrHead", "fifoSzOrHeadCache"]
+# The progress lines after the op lines (docs/dump-json.md, "Progress").
+PROGRESS_KEYS = {
+    "progress": ["dumpSeq", "rank", "colls", "p2ps", "kernelChStarts", "kernelChStops", "busy"],
+    "coll": ["dumpSeq", "rank", "seq", "func", "count", "datatype", "root", "algo", "proto", "nChannels",
+             "start_ns"],
+    "p2p": ["dumpSeq", "rank", "seq", "func", "count", "datatype", "peer", "nChannels", "start_ns"],
+    "kernelCh": ["dumpSeq", "rank", "channel", "starts", "stops", "startKind", "startFunc", "startSeq",
+                 "start_ns", "gpuStart_ns", "stopKind", "stopFunc", "stopSeq", "stop_ns", "gpuStop_ns"],
+}
 DROPS = ["opsDropped", "opsReclaimed", "zeroStepOps", "staleHandle", "badHandle", "untrackedUpdate",
          "badCounterKind", "badState", "foreignPid", "wrongContext", "opsOverBudget"]
 
@@ -46,7 +55,7 @@ def fail(msg):
 
 def read_dumps(path):
     """The dumps of one file, in order: (header, [ops])."""
-    dumps, cur, ops = [], None, []
+    dumps, cur, ops, progress = [], None, [], None
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             try:
@@ -66,10 +75,12 @@ def read_dumps(path):
                     fail("%s:%d: commHash must be a decimal string" % (path, n))
                 if sorted(o["drops"]) != sorted(DROPS):
                     fail("%s:%d: drops %s" % (path, n, sorted(o["drops"])))
-                cur, ops = o, []
+                cur, ops, progress = o, [], None
             elif t == "op":
                 if cur is None:
                     fail("%s:%d: an op outside a dump" % (path, n))
+                if progress is not None:
+                    fail("%s:%d: an op after the progress lines" % (path, n))
                 if "midWrite" in o and o["midWrite"] is not True:
                     fail("%s:%d: midWrite %r" % (path, n, o["midWrite"]))
                 for k in OP_KEYS:
@@ -91,6 +102,17 @@ def read_dumps(path):
                     fail("%s:%d: activeOps + finishedOps != records" % (path, n))
                 dumps.append((cur, ops))
                 cur = None
+            elif t in PROGRESS_KEYS:
+                if cur is None or o["dumpSeq"] != cur["dumpSeq"]:
+                    fail("%s:%d: a %s line outside its dump" % (path, n, t))
+                if (t == "progress") != (progress is None):
+                    fail("%s:%d: the progress line must come first, once" % (path, n))
+                if sorted(o) != sorted(PROGRESS_KEYS[t] + ["type"] + (["userTag"] if "userTag" in o else [])):
+                    fail("%s:%d: %s keys %s" % (path, n, t, sorted(o)))
+                if t == "progress":
+                    progress = o
+                elif t == "kernelCh" and o["stops"] > o["starts"]:
+                    fail("%s:%d: more kernel-channel stops than starts" % (path, n))
             else:
                 fail("%s:%d: unknown type %r" % (path, n, t))
     if cur is not None:

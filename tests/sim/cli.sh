@@ -17,6 +17,14 @@ $RUN "$PT" --version | grep -q "^proxytrace [0-9][0-9.]*$" || fail "proxytrace -
 $RUN "$PT" sim --help >"$T/help" 2>&1 || fail "sim --help exits $?"
 grep -q -- "--stall" "$T/help" || fail "sim --help lacks --stall"
 grep -q "3  the job ran and hung" "$T/help" || fail "sim --help does not document exit status 3"
+grep -q -- "--mismatch R\[:WHAT\]" "$T/help" || fail "sim --help lacks --mismatch"
+# the desync faults refuse what they cannot be, saying why (exit 2)
+$RUN "$PT" sim --mismatch 2:foo --quiet >"$T/bad" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "WHAT one of allgather, reducescatter, broadcast, half" "$T/bad" || fail "--mismatch 2:foo: $rc $(cat "$T/bad")"
+$RUN "$PT" sim --ops sendrecv:1M --mismatch 2 --quiet >"$T/bad" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "needs an all-reduce" "$T/bad" || fail "--mismatch of a send/recv: $rc $(cat "$T/bad")"
+$RUN "$PT" sim --skip x --quiet >"$T/bad" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "skip takes RANK" "$T/bad" || fail "--skip x: $rc $(cat "$T/bad")"
 SMALL="--nodes 2 --ranks-per-node 1 --iters 2 --quiet"
 
 # Without --plugin (and no NCCL_PROFILER_PLUGIN) sim drives the plugin of the

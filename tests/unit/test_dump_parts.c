@@ -113,9 +113,12 @@ static void test_stock_ops_and_watchdog_inputs(void** state) {
   assert_int_equal(pt_ctx_p2p_next(c, 3, 0), 0);
   assert_int_equal(pt_ctx_p2p_next(c, 4, 0), -1); /* beyond nranks */
   assert_int_equal(pt_ctx_p2p_next(c, -1, 0), -1);
-  void* p2p = pt_event_p2p_start(c, -1, PT_FUNC_RECV, 1, 0, 0);
-  void* coll = pt_event_coll_start(c, -1, pt_func_code("ReduceScatter"), 12, 0, 0);
-  assert_null(pt_event_coll_start(NULL, 0, 4, 1, 0, 0)); /* no context: no handle */
+  const pt_task_info recv = {.is_p2p = 1, .func = PT_FUNC_RECV, .dtype = PT_CODE_NONE, .root_or_peer = 1};
+  const pt_task_info rs = {.func = (uint8_t)pt_func_code("ReduceScatter"), .seq = 12};
+  const pt_task_info ar = {.func = 4, .seq = 1};
+  void* p2p = pt_event_p2p_start(c, -1, &recv, 0);
+  void* coll = pt_event_coll_start(c, -1, &rs, 0);
+  assert_null(pt_event_coll_start(NULL, 0, &ar, 0)); /* no context: no handle */
   void* op1 = pt_event_stock_op_start(c, pt_self_pid(), 2, 1, 1, 4, 4096, 0, p2p);
   void* op2 = pt_event_stock_op_start(c, pt_self_pid(), 2, 0, 3, 4, 4096, 1, coll);
   void* op3 = pt_event_stock_op_start(c, pt_self_pid(), 2, 0, 3, 4, 4096, 1, NULL);
@@ -139,8 +142,13 @@ static void test_stock_ops_and_watchdog_inputs(void** state) {
                     .comm_name = "unit", .host_lib = "nccl", .profiler_api = 4, .trigger = "stall", .seq = 7,
                     .round = 3, .stall_ms = 10000, .last_progress_ticks = pt_trace_last_progress(c->trace)};
   sinkbuf js = {.lines = 0}, tx = {.lines = 0};
-  assert_int_equal(pt_dump_json(d, &m, to_buf, &js), 5);
-  assert_int_equal(pt_dump_text(d, to_buf, &tx), 5); /* header, drops (the PXN op), 3 ops */
+  /* header, 3 ops, 3 progress lines (progress, coll, p2p), end */
+  assert_int_equal(pt_dump_json(d, &m, to_buf, &js), 8);
+  /* header, drops (the PXN op), 3 ops, the same 3 progress lines */
+  assert_int_equal(pt_dump_text(d, to_buf, &tx), 8);
+  assert_non_null(strstr(tx.buf, "proxytrace coll: rank=2 seq=12 func=ReduceScatter"));
+  assert_non_null(strstr(tx.buf, "proxytrace p2p: rank=2 seq=1 func=Recv count=0 peer=1"));
+  assert_non_null(strstr(js.buf, "{\"type\":\"progress\",\"dumpSeq\":7,\"rank\":2,\"colls\":1,\"p2ps\":1,"));
   assert_non_null(strstr(tx.buf, "foreignPid:1"));
   assert_non_null(strstr(js.buf, "\"foreignPid\":1"));
   /* the same records, in the same order, in both */

@@ -71,6 +71,19 @@ static void batch(app* a, int b) {
   int dirs = rk->has_dir[b];
   int do_send = ar || (dirs & 1) || run->job->nodes < 2, do_recv = ar || (dirs & 2) || run->job->nodes < 2;
   size_t count = call->bytes / 4;
+  /* A desync (--skip, --mismatch): this rank never makes the call, or
+   * makes another collective (faults.c). */
+  const pt_sim_fault* desync = sim_fault_desync(c, rk->rank, b);
+  if (desync && desync->kind == PT_FAULT_SKIP) {
+    pthread_mutex_lock(&rk->mu);
+    rk->posted = b + 1; /* nothing: its proxy has no op of the call */
+    pthread_cond_broadcast(&rk->cv);
+    pthread_mutex_unlock(&rk->mu);
+    return;
+  }
+  const char* coll_func = "AllReduce";
+  size_t coll_count = count;
+  if (desync) sim_mismatch_call(desync->arg, count, n, &coll_func, &coll_count);
   void* stream = sim_foreign_ptr(run, rk->rank, 2);
   /* The application tags each call with its phase (v7 hosts carry it:
    * ncclCollConfig_t.userProfilerTag): 0x100 x (the call's index + 1). */
@@ -90,8 +103,8 @@ static void batch(app* a, int b) {
       memset(&e, 0, sizeof e);
       e.type = ncclProfileCollApi;
       e.parent = ga;
-      e.api.func = "AllReduce";
-      e.api.count = count;
+      e.api.func = coll_func;
+      e.api.count = coll_count;
       e.api.dtype = "ncclFloat32";
       e.api.stream = stream;
       e.api.user_tag = tag;
@@ -134,7 +147,8 @@ static void batch(app* a, int b) {
   }
   /* NCCL numbers every collective, profiled or not (the mask may have
    * been 0 for some: --ras-mask). */
-  const uint64_t seq = ar ? rk->coll_seq++ : 0;
+  /* (another function's first call: its own counter starts at 0) */
+  const uint64_t seq = ar && strcmp(coll_func, "AllReduce") ? 0 : ar ? rk->coll_seq++ : 0;
   if (ar && sim_gate_coll(h, m, g)) {
     memset(&e, 0, sizeof e);
     e.type = ncclProfileColl;
@@ -143,10 +157,10 @@ static void batch(app* a, int b) {
     e.coll.name = c->comm_name;
     e.coll.comm_hash = run->job->comm_hash;
     e.coll.seq = seq;
-    e.coll.func = "AllReduce";
+    e.coll.func = coll_func;
     e.coll.sbuf = sim_foreign_ptr(run, rk->rank, 3);
     e.coll.rbuf = sim_foreign_ptr(run, rk->rank, 4);
-    e.coll.count = count;
+    e.coll.count = coll_count;
     e.coll.root = 0;
     e.coll.dtype = "ncclFloat32";
     e.coll.traffic = call->bytes;

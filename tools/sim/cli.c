@@ -161,6 +161,10 @@ void pt_sim_usage(FILE* f) {
 "                        recorded into R's trace from H's proxy thread\n"
 "  --leak-ops [R:]N      N non-network proxy ops per call, started, never stopped\n"
 "                        (2.27+: older hosts start a ProxyOp only in progress)\n"
+"  --skip R              rank R never makes the call: no event, no op (a desync)\n"
+"  --mismatch R[:WHAT]   rank R calls another collective than its peers' all-reduce:\n"
+"                        allgather (default), reducescatter, broadcast, or half\n"
+"                        (half the count); no op of it runs (a desync)\n"
 "  --fault-iter N        iteration the faults strike in (default the last)\n"
 "  --fault-call N        call of that iteration, index into --ops (default 0)\n"
 "\n"
@@ -246,7 +250,7 @@ static const struct {
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
     {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},
-    {"ras-mask", 1},   {"noise", 0},
+    {"ras-mask", 1},   {"noise", 0},          {"skip", 1},       {"mismatch", 1},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -412,7 +416,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_int(val, 0, 100000, &c->pace_us)) return bad(err, opt, val, "microseconds 0..100000");
   } else if (!strcmp(opt, "stall") || !strcmp(opt, "no-recv") || !strcmp(opt, "slow-link") ||
              !strcmp(opt, "slow-gpu") || !strcmp(opt, "kill") || !strcmp(opt, "pxn") ||
-             !strcmp(opt, "leak-ops")) {
+             !strcmp(opt, "leak-ops") || !strcmp(opt, "skip") || !strcmp(opt, "mismatch")) {
     if (c->n_faults >= PT_SIM_MAX_FAULTS) return bad(err, opt, val, "at most 32 faults");
     if (sim_fault_parse(opt, val, &c->faults[c->n_faults], err) != 0) return 2;
     c->n_faults++;

@@ -27,6 +27,15 @@
  *                              for HELPER's plugin
  *   leak-ops [RANK:]N          N ops per batch of a non-network transport,
  *                              started and never stopped
+ *   skip RANK                  RANK never makes the call: no event of it, no
+ *                              op, its GPU never takes it up (desync.c of the
+ *                              analyzer names it)
+ *   mismatch RANK[:WHAT]       RANK calls another collective than its peers'
+ *                              all-reduce: WHAT is allgather (default),
+ *                              reducescatter, broadcast, or half (the same
+ *                              all-reduce with half the count). The rest is
+ *                              as skip: what it called has no partner, so no
+ *                              op of it runs and its GPU takes up nothing
  *
  * The time a phase waits (sim_phase_polls) is drawn here too, so that
  * what a fault does to a step's time is in one place: 0..jitter polls,
@@ -147,10 +156,50 @@ int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* 
     if (n == 1 && !parse_int(v[0], 1, 64, &f->arg)) return 0;
     if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 1, 64, &f->arg)) return 0;
     fprintf(err, "proxytrace sim: --leak-ops takes [RANK:]N with N 1..64, got '%s'\n", value);
+  } else if (!strcmp(kind, "skip")) {
+    f->kind = PT_FAULT_SKIP;
+    if (n == 1 && !parse_int(v[0], 0, R, &f->rank)) return 0;
+    fprintf(err, "proxytrace sim: --skip takes RANK, got '%s'\n", value);
+  } else if (!strcmp(kind, "mismatch")) {
+    f->kind = PT_FAULT_MISMATCH;
+    if (n >= 1 && n <= 2 && !parse_int(v[0], 0, R, &f->rank)) {
+      f->arg = n < 2 ? SIM_MISMATCH_ALLGATHER : sim_mismatch_parse(v[1]);
+      if (f->arg >= 0) return 0;
+    }
+    fprintf(err, "proxytrace sim: --mismatch takes RANK[:WHAT], WHAT one of allgather, reducescatter, broadcast, "
+                 "half; got '%s'\n", value);
   } else {
     fprintf(err, "proxytrace sim: unknown fault '%s'\n", kind);
   }
   return -1;
+}
+
+static const char* const mismatch_names[SIM_MISMATCH_NUM] = {"allgather", "reducescatter", "broadcast", "half"};
+
+int sim_mismatch_parse(const char* s) {
+  for (int i = 0; i < SIM_MISMATCH_NUM; i++)
+    if (!strcmp(s, mismatch_names[i])) return i;
+  return -1;
+}
+
+/* What a rank with a mismatch calls instead of the all-reduce of `count`
+ * elements of its peers, in a job of `nranks`. */
+void sim_mismatch_call(int what, size_t count, int nranks, const char** func, size_t* out_count) {
+  switch (what) {
+    case SIM_MISMATCH_REDUCESCATTER: *func = "ReduceScatter"; *out_count = count / (size_t)nranks; break;
+    case SIM_MISMATCH_BROADCAST: *func = "Broadcast"; *out_count = count; break;
+    case SIM_MISMATCH_HALF: *func = "AllReduce"; *out_count = count / 2; break;
+    default: *func = "AllGather"; *out_count = count / (size_t)nranks; break;
+  }
+}
+
+const pt_sim_fault* sim_fault_desync(const pt_sim_config* c, int rank, int b) {
+  const int fi = c->fault_iter < 0 ? c->iters - 1 : c->fault_iter;
+  if (b != fi * c->n_calls + c->fault_call) return NULL;
+  for (int i = 0; i < c->n_faults; i++)
+    if ((c->faults[i].kind == PT_FAULT_SKIP || c->faults[i].kind == PT_FAULT_MISMATCH) && c->faults[i].rank == rank)
+      return &c->faults[i];
+  return NULL;
 }
 
 /* Checks the faults against the job's shape. */
@@ -199,6 +248,8 @@ const char* sim_fault_name(pt_fault_kind k) {
     case PT_FAULT_PXN: return "pxn";
     case PT_FAULT_LEAK_OPS: return "leak-ops";
     case PT_FAULT_SLOW_GPU: return "slow-gpu";
+    case PT_FAULT_SKIP: return "skip";
+    case PT_FAULT_MISMATCH: return "mismatch";
   }
   return "?";
 }
@@ -208,6 +259,8 @@ void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len) {
   if (f->channel < 0) snprintf(ch, sizeof ch, "all");
   else snprintf(ch, sizeof ch, "%d", f->channel);
   if (f->kind == PT_FAULT_KILL) snprintf(buf, len, "--kill %d:%d", f->rank, f->step);
+  else if (f->kind == PT_FAULT_SKIP) snprintf(buf, len, "--skip %d", f->rank);
+  else if (f->kind == PT_FAULT_MISMATCH) snprintf(buf, len, "--mismatch %d:%s", f->rank, mismatch_names[f->arg]);
   else if ((f->kind == PT_FAULT_SLOW_LINK || f->kind == PT_FAULT_SLOW_GPU) && f->start_s > 0)
     snprintf(buf, len, "--%s %d:%g:%g", sim_fault_name(f->kind), f->rank, f->factor, f->start_s);
   else if (f->kind == PT_FAULT_SLOW_LINK || f->kind == PT_FAULT_SLOW_GPU)
@@ -240,6 +293,11 @@ void sim_fault_describe(const pt_sim_fault* f, int slice, int scale, char* buf, 
     }
     case PT_FAULT_KILL: snprintf(buf, len, "rank %d dies at %s", f->rank, step); break;
     case PT_FAULT_PXN: snprintf(buf, len, "rank %d's sends go through rank %d's proxy (PXN)", f->rank, f->arg); break;
+    case PT_FAULT_SKIP: snprintf(buf, len, "rank %d never makes the call", f->rank); break;
+    case PT_FAULT_MISMATCH:
+      snprintf(buf, len, "rank %d calls %s instead of its peers' all-reduce", f->rank,
+               f->arg == SIM_MISMATCH_HALF ? "an all-reduce of half the count" : mismatch_names[f->arg]);
+      break;
     case PT_FAULT_LEAK_OPS:
       if (f->rank < 0) snprintf(buf, len, "%d never-stopped non-network ops per batch on every rank", f->arg);
       else snprintf(buf, len, "%d never-stopped non-network ops per batch on rank %d", f->arg, f->rank);

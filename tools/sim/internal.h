@@ -294,6 +294,13 @@ double sim_phase_polls(const pt_sim_config* c, const pt_sim_op* op, int gpu_phas
                        uint64_t* rng);
 int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* err);
 int sim_faults_check(const pt_sim_config* c, FILE* err);
+/* --mismatch's WHAT, its parse, and the call a rank makes with it. */
+enum { SIM_MISMATCH_ALLGATHER = 0, SIM_MISMATCH_REDUCESCATTER, SIM_MISMATCH_BROADCAST, SIM_MISMATCH_HALF,
+       SIM_MISMATCH_NUM };
+int sim_mismatch_parse(const char* s);
+void sim_mismatch_call(int what, size_t count, int nranks, const char** func, size_t* out_count);
+/* The skip or mismatch fault of `rank` in batch `b`, or NULL. */
+const pt_sim_fault* sim_fault_desync(const pt_sim_config* c, int rank, int b);
 /* One line on a fault; `slice` (sliceSteps of the ops it strikes, 0 when
  * unknown) and `scale` (the dump's steps per transfer there) add the step
  * the dump shows. */

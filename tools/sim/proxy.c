@@ -634,6 +634,9 @@ static void* kernel_ch_pass(void* arg) {
  * waits for, so the order stays the emulator's and the thread is another. */
 static void kernel_ch(proxy* px, int b, void** kch, int stop) {
   if (!sim_gate_kernel_ch(px->h, px->rk->task_mask[b])) return;
+  /* a rank that skipped the call, or made another one (--skip,
+   * --mismatch): its GPU takes up nothing its peers wait on */
+  if (sim_fault_desync(px->run->cfg, px->rk->rank, b)) return;
   kernel_pass k = {.px = px, .b = b, .stop = stop, .kch = kch};
   pthread_t t;
   if (px->h->kernel_thread && pthread_create(&t, NULL, kernel_ch_pass, &k) == 0) {

@@ -65,7 +65,9 @@ typedef enum {
   PT_FAULT_KILL,      /* a rank dies                                       */
   PT_FAULT_PXN,       /* a rank's sends go through a local peer's proxy    */
   PT_FAULT_LEAK_OPS,  /* non-network proxy ops that are never stopped      */
-  PT_FAULT_SLOW_GPU   /* a rank's GPU produces and consumes data slowly    */
+  PT_FAULT_SLOW_GPU,  /* a rank's GPU produces and consumes data slowly    */
+  PT_FAULT_SKIP,      /* a rank never makes the call (desync)              */
+  PT_FAULT_MISMATCH   /* a rank makes another call than its peers (desync) */
 } pt_fault_kind;
 
 typedef struct {
@@ -73,7 +75,8 @@ typedef struct {
   int rank;    /* the faulty rank                                          */
   int channel; /* -1 = every channel                                       */
   int step;    /* transfer (profiler step) from which the fault strikes    */
-  int arg;     /* slow link, slow GPU: factor rounded; pxn: helper rank; leak: ops per batch */
+  int arg;     /* slow link, slow GPU: factor rounded; pxn: helper rank; leak: ops per batch;
+                  mismatch: what the rank calls instead (SIM_MISMATCH_*) */
   double factor;  /* slow link, slow GPU: how many times as long (1.05..1000) */
   double start_s; /* slow link, slow GPU: from this long after the job starts */
 } pt_sim_fault;

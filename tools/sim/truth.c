@@ -219,8 +219,13 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
   int hang_faults = 0;
   for (int f = 0; f < c->n_faults; f++) {
     const pt_sim_fault* ft = &c->faults[f];
-    if (ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_NO_RECV || ft->kind == PT_FAULT_KILL)
+    if (ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_NO_RECV || ft->kind == PT_FAULT_KILL ||
+        ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH)
       hang_faults++;
+    if (ft->kind == PT_FAULT_MISMATCH && c->calls[c->fault_call].kind != PT_SIM_ALLREDUCE) {
+      fprintf(err, "proxytrace sim: --mismatch needs an all-reduce as the faulty call (--fault-call)\n");
+      return -2;
+    }
     if (ft->kind == PT_FAULT_KILL) job->dead_rank[ft->rank] = 1;
   }
   if (fb >= job->n_batches) {
@@ -283,6 +288,12 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
       if (ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_KILL)
         F[ft->rank] = imin(F[ft->rank], ft->step);
       if (ft->kind == PT_FAULT_NO_RECV) st.post_lim[ft->rank] = imin(st.post_lim[ft->rank], ft->step);
+      /* A rank out of the call (--skip, --mismatch) sends and posts nothing. */
+      if (ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH) {
+        F[ft->rank] = 0;
+        st.post_lim[ft->rank] = 0;
+        job->fault_struck[f] |= 1ull << ch;
+      }
     }
     if (call->kind == PT_SIM_ALLREDUCE) {
       int k = any->chunk_xfers > 0 ? any->chunk_xfers : 1, S = 2 * (n - 1);
@@ -366,6 +377,11 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     if (job->dead_rank[r]) hung = 1;
   for (size_t i = 0; i < job->n_ops; i++) {
     pt_sim_op* op = &job->ops[i];
+    /* a rank out of the call has no op of it at all */
+    if (op->batch == fb && op->kind == PT_OPK_NET && sim_fault_desync(c, op->rank, fb)) {
+      not_run(op);
+      op->absent = 1;
+    }
     if (op->batch == fb && (job->dead_rank[op->proxy_rank] || job->dead_rank[op->rank])) {
       op->dead = 1;
       if (op->why != PT_WHY_NONE) op->why = PT_WHY_DEAD;
@@ -543,8 +559,20 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
       else if (ft->kind == PT_FAULT_KILL) {
         cause = "rank_missing";
         channel = -1;
+      } else if (ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH) {
+        /* what each rank called is in its dump's progress lines, wherever
+         * its data goes: the plugin sees every Coll event */
+        cause = ft->kind == PT_FAULT_SKIP ? "not_entered" : "mismatch";
+        channel = -1;
       }
       if (cause) fault_effect(job, i, ft, &hits, &exact);
+      /* Exact where the dumps can tell: a skipped all-reduce (p2p calls
+       * are counted per peer, not aligned), a mismatch with a majority
+       * (two ranks that disagree cannot say which one is out of step). */
+      if (ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH) {
+        hits = job->fault_struck[i] != 0;
+        exact = hits && (ft->kind == PT_FAULT_SKIP ? c->calls[c->fault_call].kind == PT_SIM_ALLREDUCE : job->nranks >= 3);
+      }
     } else if (ft->kind == PT_FAULT_SLOW_LINK) {
       /* Send/recv pairs a rank with the rank of its local index on the
        * next node and on the previous one: with two nodes that is one

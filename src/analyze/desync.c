@@ -1,0 +1,344 @@
+/*
+ * desync.c — ranks of one communicator that disagree about their calls,
+ * from the plugin's progress lines (progress.c): what each rank last
+ * called, and where each of its kernel channels is. Proxy records cannot
+ * show these: a rank whose data stays inside its node has no network op,
+ * and a rank that called something else, or nothing, has no op of the
+ * call its peers wait in.
+ *
+ *   mismatch     at the same place in their sequences of collective calls
+ *                (the k-th collective of each rank), a rank called another
+ *                function, count, datatype or root than the most ranks did;
+ *                every rank that differs is named, with what it called and
+ *                what the others called.
+ *   not_entered  the job is stuck, and a rank made fewer collective calls
+ *                than its peers: it never called the one they are in.
+ *   stopped      the job is stuck, the rank called that collective, but on
+ *                a channel where its peers' kernels took it up, its kernel
+ *                did not (its last start there is an earlier call): its GPU
+ *                stopped before the collective.
+ *
+ * The collectives are aligned by the count of calls each rank made (the
+ * "progress" line's `colls`), not by seqNumber, which NCCL keeps per
+ * function: a rank that called AllReduce where its peers called AllGather
+ * has another AllReduce seqNumber than theirs. "Stuck" is the analysis's
+ * own: ops stuck on the communicator, or its ranks' stall dumps; periodic
+ * dumps of a running job, taken at slightly different times, differ by a
+ * call without anything wrong.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+/* The collective call #idx of a dump, or NULL when its ring no longer (or
+ * never) held it. */
+static const an_task* coll_at(const an_dump* d, int64_t idx) {
+  int kept = 0;
+  for (int i = 0; i < d->n_tasks; i++) kept += !d->tasks[i].is_p2p;
+  const int64_t first = d->n_calls[0] - kept;
+  if (idx < first || idx >= d->n_calls[0]) return NULL;
+  int64_t k = first;
+  for (int i = 0; i < d->n_tasks; i++) {
+    if (d->tasks[i].is_p2p) continue;
+    if (k++ == idx) return &d->tasks[i];
+  }
+  return NULL;
+}
+
+static int same_call(const an_task* x, const an_task* y) {
+  return !strcmp(x->func, y->func) && x->count == y->count && !strcmp(x->dtype, y->dtype) &&
+         x->root_or_peer == y->root_or_peer;
+}
+
+static uint64_t dtype_bytes(const char* t) {
+  if (strstr(t, "64")) return 8;
+  if (strstr(t, "32")) return 4;
+  if (strstr(t, "16")) return 2;
+  if (strstr(t, "8")) return 1;
+  return 0;
+}
+
+/* "AllReduce 4 MiB float32 root 0" */
+static void call_words(char* out, size_t n, const an_task* t, int with_root) {
+  const uint64_t b = t->count * dtype_bytes(t->dtype);
+  char size[48];
+  if (b && b % (1u << 20) == 0) snprintf(size, sizeof size, "%" PRIu64 " MiB", b >> 20);
+  else if (b && b % 1024 == 0) snprintf(size, sizeof size, "%" PRIu64 " KiB", b >> 10);
+  else snprintf(size, sizeof size, "%" PRIu64 " elements", t->count);
+  int len = snprintf(out, n, "%s %s%s%s", t->func, size, t->dtype[0] ? " " : "", t->dtype);
+  if (with_root && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " root %d", t->root_or_peer);
+}
+
+/* "0-4, 6-7" of the ranks whose flag is set. */
+static void rank_list(char* out, size_t n, const unsigned char* in, int nranks) {
+  size_t len = 0;
+  out[0] = 0;
+  for (int r = 0; r < nranks && len + 24 < n;) {
+    if (!in[r]) {
+      r++;
+      continue;
+    }
+    int e = r;
+    while (e + 1 < nranks && in[e + 1]) e++;
+    len += (size_t)snprintf(out + len, n - len, "%s%d", len ? ", " : "", r);
+    if (e > r) len += (size_t)snprintf(out + len, n - len, "%s%d", e == r + 1 ? ", " : "-", e);
+    r = e + 1;
+  }
+}
+
+static an_culprit* add(pt_analysis* a, size_t ci, int rank, pt_cause cause) {
+  const an_comm* c = &a->comms[ci];
+  an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+  if (!q) return NULL;
+  q->cand = an_alloc(&a->mem, sizeof *q->cand);
+  if (!q->cand) return NULL;
+  q->cand[0] = rank;
+  q->origin = -1;
+  q->comm_index = (int)ci;
+  pt_culprit* p = &q->pub;
+  p->cause = cause;
+  p->comm_hash = c->comm;
+  p->rank = rank;
+  p->peer = p->channel = p->is_send = -1;
+  p->op_count = p->step = p->n_steps = -1;
+  p->n_candidates = 1;
+  const an_dump* d = c->ranks[rank].dump;
+  an_copy(q->host, sizeof q->host, d ? d->host : "");
+  p->pid = d ? d->pid : 0;
+  a->n_desync++;
+  return q;
+}
+
+/* Ranks that disagree at call #idx with no call of most ranks: one
+ * culprit naming the first rank, every rank there a candidate. */
+static int tie(pt_analysis* a, size_t ci, int64_t idx) {
+  const an_comm* c = &a->comms[ci];
+  char words[512];
+  size_t len = 0;
+  int first = -1, n = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_task* t = c->ranks[r].dump && c->ranks[r].dump->has_progress ? coll_at(c->ranks[r].dump, idx) : NULL;
+    if (!t) continue;
+    if (first < 0) first = r;
+    n++;
+    char w[96];
+    call_words(w, sizeof w, t, 1);
+    if (len + 128 < sizeof words)
+      len += (size_t)snprintf(words + len, sizeof words - len, "%srank %d called %s (seq %" PRId64 ")", len ? "; " : "", r,
+                              w, t->seq);
+  }
+  an_culprit* q = add(a, ci, first, PT_CAUSE_MISMATCH);
+  if (!q) return -1;
+  int* cand = an_alloc(&a->mem, (size_t)n * sizeof *cand);
+  if (!cand) return -1;
+  an_free(&a->mem, q->cand);
+  q->cand = cand;
+  q->pub.n_candidates = 0;
+  for (int r = 0; r < c->nranks; r++)
+    if (c->ranks[r].dump && c->ranks[r].dump->has_progress && coll_at(c->ranks[r].dump, idx))
+      cand[q->pub.n_candidates++] = r;
+  snprintf(q->summary, sizeof q->summary,
+           "ranks disagree about collective call #%" PRId64 " and no call has most of them: %s — any of them may be "
+           "the one out of step (desync)", idx, words);
+  return 1;
+}
+
+/* The first collective call two ranks disagree on: its culprits. */
+static int mismatch(pt_analysis* a, size_t ci, unsigned char* mark) {
+  const an_comm* c = &a->comms[ci];
+  int64_t lo = INT64_MAX, hi = -1;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (!d || !d->has_progress || !d->n_calls[0]) continue;
+    if (d->n_calls[0] - AN_TASKS_KEPT < lo) lo = d->n_calls[0] - AN_TASKS_KEPT;
+    if (d->n_calls[0] > hi) hi = d->n_calls[0];
+  }
+  if (lo < 0) lo = 0;
+  for (int64_t idx = lo; idx < hi; idx++) {
+    /* The call most ranks made there: the first rank's that the most share
+     * (a tie goes to the lowest rank's). */
+    const an_task* best = NULL;
+    int best_n = 0, seen = 0;
+    for (int r = 0; r < c->nranks; r++) {
+      const an_task* t = c->ranks[r].dump && c->ranks[r].dump->has_progress ? coll_at(c->ranks[r].dump, idx) : NULL;
+      if (!t) continue;
+      seen++;
+      int n = 0;
+      for (int s = 0; s < c->nranks; s++) {
+        const an_task* u = c->ranks[s].dump && c->ranks[s].dump->has_progress ? coll_at(c->ranks[s].dump, idx) : NULL;
+        n += u && same_call(t, u);
+      }
+      if (n > best_n) {
+        best = t;
+        best_n = n;
+      }
+    }
+    if (seen < 2 || best_n == seen) continue;
+    /* No call has most ranks (two ranks, or groups as large): the ranks
+     * disagree, and which side is wrong cannot be told. One culprit, every
+     * rank there a candidate. */
+    int ties = 0;
+    for (int r = 0; r < c->nranks; r++) {
+      const an_task* t = c->ranks[r].dump && c->ranks[r].dump->has_progress ? coll_at(c->ranks[r].dump, idx) : NULL;
+      if (!t || same_call(t, best)) continue;
+      int n = 0;
+      for (int s = 0; s < c->nranks; s++) {
+        const an_task* u = c->ranks[s].dump && c->ranks[s].dump->has_progress ? coll_at(c->ranks[s].dump, idx) : NULL;
+        n += u && same_call(t, u);
+      }
+      ties |= n == best_n;
+    }
+    if (ties) return tie(a, ci, idx);
+    memset(mark, 0, (size_t)c->nranks);
+    for (int r = 0; r < c->nranks; r++) {
+      const an_task* t = c->ranks[r].dump && c->ranks[r].dump->has_progress ? coll_at(c->ranks[r].dump, idx) : NULL;
+      mark[r] = t && same_call(t, best);
+    }
+    char others[256], theirs[96];
+    rank_list(others, sizeof others, mark, c->nranks);
+    for (int r = 0; r < c->nranks; r++) {
+      const an_task* t = c->ranks[r].dump && c->ranks[r].dump->has_progress ? coll_at(c->ranks[r].dump, idx) : NULL;
+      if (!t || same_call(t, best)) continue;
+      const int roots = strcmp(t->func, best->func) == 0 && t->root_or_peer != best->root_or_peer;
+      char mine[96];
+      call_words(mine, sizeof mine, t, roots);
+      call_words(theirs, sizeof theirs, best, roots);
+      an_culprit* q = add(a, ci, r, PT_CAUSE_MISMATCH);
+      if (!q) return -1;
+      snprintf(q->summary, sizeof q->summary,
+               "rank %d called %s as collective call #%" PRId64 " (seq %" PRId64 "); rank%s %s called %s (seq %" PRId64
+               ") — ranks disagree about the collective (desync)",
+               r, mine, idx, t->seq, best_n == 1 ? "" : "s", others, theirs, best->seq);
+    }
+    return 1;
+  }
+  return 0;
+}
+
+/* Whether the communicator is stuck in its ranks' last call `top`, as far
+ * as the analysis can say: ops stuck on it, or every rank that made that
+ * call dumped because it stalled (a rank that never made it has nothing
+ * waiting, so no stall dump of its own). */
+static int stuck(const an_comm* c, int64_t top) {
+  if (c->stuck_op_count >= 0) return 1;
+  int stall = 0, dumps = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (!d || !d->has_progress || d->n_calls[0] != top) continue;
+    dumps++;
+    stall += d->trigger == AN_TRIG_STALL;
+  }
+  return dumps && stall == dumps;
+}
+
+/* Ranks that never called the collective their peers are in, and ranks
+ * whose GPU never took it up. */
+static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
+  const an_comm* c = &a->comms[ci];
+  int64_t top = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (d && d->has_progress && d->n_calls[0] > top) top = d->n_calls[0];
+  }
+  if (!top || !stuck(c, top)) return 0;
+  const an_task* call = NULL; /* the collective the most advanced ranks are in */
+  memset(mark, 0, (size_t)c->nranks);
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (!d || !d->has_progress || d->n_calls[0] != top) continue;
+    mark[r] = 1;
+    if (!call) call = coll_at(d, top - 1);
+  }
+  if (!call) return 0;
+  char in[256], what[96];
+  rank_list(in, sizeof in, mark, c->nranks);
+  call_words(what, sizeof what, call, 0);
+  int found = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (!d || !d->has_progress || d->n_calls[0] >= top) continue;
+    an_culprit* q = add(a, ci, r, PT_CAUSE_NOT_ENTERED);
+    if (!q) return -1;
+    snprintf(q->summary, sizeof q->summary,
+             "rank %d never called %s, collective call #%" PRId64 " (seq %" PRId64 ") that rank%s %s %s in: it made %" PRId64
+             " collective call%s",
+             r, what, top - 1, call->seq, strchr(in, ',') || strchr(in, '-') ? "s" : "", in,
+             strchr(in, ',') || strchr(in, '-') ? "are" : "is", d->n_calls[0], d->n_calls[0] == 1 ? "" : "s");
+    found++;
+  }
+  /* Among the ranks in it: a channel whose kernel took it up on a peer
+   * but not here. */
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (!mark[r] || !d->n_kch) continue;
+    for (size_t k = 0; k < d->n_kch; k++) {
+      const an_kch* mine = &d->kch[k];
+      /* Judged only against the same function's earlier call: a start of
+       * another function, or of a p2p, cannot be put before or after it. */
+      const int before_it = !mine->start_p2p && !strcmp(mine->start_func, call->func) && mine->start_seq < call->seq;
+      if (!before_it) continue;
+      int peers = 0;
+      for (int s = 0; s < c->nranks && !peers; s++) {
+        const an_dump* e = c->ranks[s].dump;
+        if (s == r || !mark[s]) continue;
+        for (size_t j = 0; j < e->n_kch; j++)
+          if (e->kch[j].channel == mine->channel && !e->kch[j].start_p2p &&
+              !strcmp(e->kch[j].start_func, call->func) && e->kch[j].start_seq >= call->seq)
+            peers++;
+      }
+      if (!peers) continue;
+      an_culprit* q = add(a, ci, r, PT_CAUSE_STOPPED);
+      if (!q) return -1;
+      q->pub.channel = mine->channel;
+      snprintf(q->summary, sizeof q->summary,
+               "rank %d called %s (collective call #%" PRId64 ", seq %" PRId64 "), but its GPU never took it up on channel %d, "
+               "where its peers' did: the channel's last kernel start is %s seq %" PRId64 " — its GPU stopped before it",
+               r, what, top - 1, call->seq, mine->channel, mine->start_func, mine->start_seq);
+      found++;
+      break; /* one culprit per rank */
+    }
+  }
+  return found;
+}
+
+/* A rank's dump without progress lines beside peers' with them: the host
+ * sends the task events (its peers got them), so the rank has made no call
+ * yet — the plugin prints the lines from the first one on. */
+static void no_call_yet(const an_comm* c) {
+  int any = 0;
+  for (int r = 0; r < c->nranks && !any; r++) any = c->ranks[r].dump && c->ranks[r].dump->has_progress;
+  for (int r = 0; r < c->nranks && any; r++) {
+    an_dump* d = (an_dump*)c->ranks[r].dump;
+    if (d && !d->has_progress) d->has_progress = 1; /* n_calls 0, no task, no channel */
+  }
+}
+
+int an_desync(pt_analysis* a) {
+  const size_t before = a->n_culprits;
+  for (size_t ci = 0; ci < a->n_comms; ci++) {
+    const an_comm* c = &a->comms[ci];
+    if (c->nranks <= 1) continue;
+    no_call_yet(c);
+    unsigned char* mark = an_alloc(&a->mem, (size_t)c->nranks);
+    if (!mark) return PT_AN_ENOMEM;
+    int rc = mismatch(a, ci, mark);
+    if (rc == 0) rc = behind(a, ci, mark);
+    an_free(&a->mem, mark);
+    if (rc < 0) return PT_AN_ENOMEM;
+  }
+  const size_t added = a->n_culprits - before;
+  if (!added) return 0;
+  /* The desync culprits first: they are why the rest waits. The ops'
+   * culprit numbers follow. */
+  an_culprit tmp;
+  for (size_t k = 0; k < added; k++) {
+    tmp = a->culprits[before + k];
+    memmove(&a->culprits[k + 1], &a->culprits[k], (before + k - k) * sizeof tmp);
+    a->culprits[k] = tmp;
+  }
+  for (size_t i = 0; i < a->n_items; i++)
+    if (a->items[i].culprit >= 0) a->items[i].culprit += (int32_t)added;
+  return 0;
+}
