@@ -315,11 +315,44 @@ static void no_call_yet(const an_comm* c) {
   }
 }
 
+/* 1 when a rank of the communicator saw the host change the event mask
+ * (RAS, NCCL 2.31+): ranks apply a new mask a batch apart, so the calls
+ * one rank recorded and another did not say nothing about what they
+ * called. The proxy records are judged as ever; the calls are not. */
+static int mask_changed(const an_comm* c) {
+  for (int r = 0; r < c->nranks; r++)
+    if (c->ranks[r].dump && c->ranks[r].dump->mask_changed) return 1;
+  return 0;
+}
+
+/* 1 when a rank's kept collective calls skip a seqNumber of one function:
+ * the host counts each function's calls whether or not it tells the
+ * plugin, so a gap is a call the plugin never saw (a mask that was off
+ * for a while, a replayed graph). Its count of calls is then short, and
+ * aligning it with its peers' would make up a desync. */
+static int calls_gapped(const an_comm* c) {
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (!d || !d->has_progress) continue;
+    for (int i = 0; i < d->n_tasks; i++) {
+      const an_task* t = &d->tasks[i];
+      if (t->is_p2p) continue;
+      for (int j = i + 1; j < d->n_tasks; j++) { /* the next call of the same function */
+        const an_task* u = &d->tasks[j];
+        if (u->is_p2p || strcmp(u->func, t->func)) continue;
+        if (u->seq != t->seq + 1) return 1;
+        break;
+      }
+    }
+  }
+  return 0;
+}
+
 int an_desync(pt_analysis* a) {
   const size_t before = a->n_culprits;
   for (size_t ci = 0; ci < a->n_comms; ci++) {
     const an_comm* c = &a->comms[ci];
-    if (c->nranks <= 1) continue;
+    if (c->nranks <= 1 || mask_changed(c) || calls_gapped(c)) continue;
     no_call_yet(c);
     unsigned char* mark = an_alloc(&a->mem, (size_t)c->nranks);
     if (!mark) return PT_AN_ENOMEM;

@@ -657,7 +657,12 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
       any |= d && d->has_progress;
       kernel |= d && d->n_kch;
     }
-    if (!any)
+    int changed = 0;
+    for (int r = 0; r < c->nranks; r++) changed |= c->ranks[r].dump && c->ranks[r].dump->mask_changed;
+    if (changed)
+      appendf(s, n, " (the host changed the event mask during the job: the calls each rank recorded cannot be "
+                    "compared)");
+    else if (!any)
       appendf(s, n, " (their dumps hold no calls: the host sent the plugin no Coll event)");
     else if (!kernel)
       appendf(s, n, " (their dumps hold no kernel-channel events: NCCL before 2.26, or a mask without KernelCh)");

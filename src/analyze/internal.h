@@ -205,6 +205,7 @@ typedef struct an_dump {
   int64_t stall_ms; /* -1 = unknown */
   int64_t rotated;  /* rotatedDumps: its files' dumps removed by rotation before it; 0 = none or unknown */
   int mask_off;     /* the host's mask left the proxy events out when it was taken (RAS) */
+  int mask_changed; /* the host changed the mask during the job (RAS): its calls may be missing some */
   int64_t drops[AN_DROP_COUNT];
   int has_drops;
   int format;     /* AN_FMT_* */

@@ -94,6 +94,8 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   get_i64(o, "rotatedDumps", &d->rotated);
   const an_jfield* off = an_json_get(o, "maskOff");
   d->mask_off = off && off->type == AN_JV_BOOL && off->truth;
+  const an_jfield* changed = an_json_get(o, "maskChangedByHost");
+  d->mask_changed = d->mask_off || (changed && changed->type == AN_JV_BOOL && changed->truth);
   if (d->rotated < 0) d->rotated = 0;
   for (int i = 0; i < AN_DROP_COUNT; i++) {
     char path[40];

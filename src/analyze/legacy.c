@@ -389,6 +389,7 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     parse_prefix(line, (size_t)(hit - line), &px);
     an_open* o = stream(p, &px);
     if (o && o->d && strstr(hit, "proxy events off")) o->d->mask_off = 1;
+    if (o && o->d && strstr(hit, "mask: changed by the host")) o->d->mask_changed = 1;
   } else if ((hit = strstr(line, "proxytrace dropped or refused events")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
     an_open* o = stream(p, &px);

@@ -684,7 +684,9 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     tally* t = tally_of(&ts, x->comm, x->rank, 0);
     if (!t) continue;
     if (t->edge < 0) t->edge = (int64_t)q;
-    t->own_gpu += x->channel < 0 && comparable(x, PT_MS_GPU);
+    /* its own edges that could be judged (too few samples say nothing
+     * either way: they neither confirm nor clear its GPU) */
+    t->own_gpu += x->channel < 0 && comparable(x, PT_MS_GPU) && x->count[PT_MS_GPU] >= PT_MS_MIN_SAMPLES;
   }
   /* GPU-side: each rank whose own edges wait for its GPU — its GPU-slow
    * aggregate edges together (sorted by rank), the upper median of their
@@ -699,8 +701,8 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     tally* t = tally_of(&ts, gpu[i].comm, gpu[i].rank, 0);
     pt_ms_culprit c = {.comm = gpu[i].comm, .rank = gpu[i].rank, .peer = -1, .side = PT_MS_GPU, .edges = j - i};
     c.factor = gpu[i + (j - i - 1) / 2 + ((j - i) % 2 == 0)].factor; /* the upper median: how much slower it is */
-    /* Two slow edges, or every edge the rank has: one edge of several may
-     * be a thread that was not scheduled. */
+    /* Two slow edges, or every edge the rank has that could be judged:
+     * one edge of several may be a thread that was not scheduled. */
     if (c.edges >= 2 || c.edges >= t->own_gpu) {
       t->gpu_named = 1;
       where(s, t, &c);

@@ -30,8 +30,8 @@ static void summary(an_culprit* q, const pt_ms_culprit* c) {
   if (c->side == PT_MS_GPU)
     snprintf(q->summary, sizeof q->summary,
              "rank %d%s: its GPU is slow — its steps wait %.2fx as long for the GPU as comparable edges' "
-             "(median, %zu edges)",
-             c->rank, where, c->factor, c->edges);
+             "(median, %zu edge%s)",
+             c->rank, where, c->factor, c->edges, c->edges == 1 ? "" : "s");
   else if (c->peer >= 0)
     snprintf(q->summary, sizeof q->summary,
              "rank %d%s: its network link to rank %d is slow — steps take %.2fx as long in the network as comparable "
@@ -40,8 +40,8 @@ static void summary(an_culprit* q, const pt_ms_culprit* c) {
   else
     snprintf(q->summary, sizeof q->summary,
              "rank %d%s: its network links are slow — steps to and from it take %.2fx as long in the network as "
-             "comparable edges' (median, %zu edges)",
-             c->rank, where, c->factor, c->edges);
+             "comparable edges' (median, %zu edge%s)",
+             c->rank, where, c->factor, c->edges, c->edges == 1 ? "" : "s");
 }
 
 int an_slow_metrics(pt_analysis* a) {

@@ -67,6 +67,8 @@ static void dump_header(FILE* f, const pt_analysis* a, const an_dump* d, int64_t
   put_opt(f, "finishedOps", d->announced_finished, -1);
   put_opt(f, "stallMs", d->stall_ms, -1);
   put_opt(f, "rotatedDumps", d->rotated, 0);
+  if (d->mask_off) fputs(",\"maskOff\":true", f);
+  if (d->mask_changed) fputs(",\"maskChangedByHost\":true", f);
   if (d->has_drops)
     for (int i = 0; i < AN_DROP_COUNT; i++)
       fprintf(f, "%s\"%s\":%" PRId64 "%s", i ? "," : ",\"drops\":{", an_drop_names[i], d->drops[i],
@@ -175,6 +177,21 @@ static void input_line(FILE* f, const an_input* in) {
   fputs("}\n", f);
 }
 
+/* A histogram as the metrics file writes it ("buckets":[[upper,count],…],
+ * upper null above the last; docs/metrics.md): what the statistical test
+ * reads (mset.c), counts that add up across nodes. */
+static void hist(FILE* f, const pt_mset* s, const pt_ms_hist* h) {
+  if (!h->n) return;
+  fputs(",\"buckets\":[", f);
+  for (uint32_t k = 0; k < h->n; k++) {
+    const uint64_t x = s->buckets[h->at + k], n = x & ((UINT64_C(1) << 56) - 1);
+    const uint64_t ub = pt_ms_bucket_upper_ns((int)(x >> 56));
+    if (ub == UINT64_MAX) fprintf(f, "%s[null,%" PRIu64 "]", k ? "," : "", n);
+    else fprintf(f, "%s[%" PRIu64 ",%" PRIu64 "]", k ? "," : "", ub, n);
+  }
+  fputc(']', f);
+}
+
 static void metrics(FILE* f, const pt_mset* s) {
   static const char* const obj[PT_MS_TIMES] = {"gpuWait", "network", "step"};
   for (size_t i = 0; i < s->n;) {
@@ -195,9 +212,12 @@ static void metrics(FILE* f, const pt_mset* s) {
               ",\"creditWait_ns\":%" PRIu64,
               e->rank, e->peer, e->channel, e->send ? "send" : "recv", e->ops, e->steps, e->sized_steps, e->bytes,
               e->busy_ns, e->throughput, e->credit_ns);
-      for (int w = 0; w < PT_MS_TIMES; w++)
-        fprintf(f, ",\"%s\":{\"count\":%" PRIu64 ",\"sum_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 "}",
+      for (int w = 0; w < PT_MS_TIMES; w++) {
+        fprintf(f, ",\"%s\":{\"count\":%" PRIu64 ",\"sum_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64,
                 obj[w], e->count[w], e->sum_ns[w], e->p50_ns[w], e->p99_ns[w]);
+        hist(f, s, &e->hist[w]);
+        fputc('}', f);
+      }
       fputs("}\n", f);
     }
     fprintf(f, "{\"type\":\"end\",\"edges\":%zu}\n", j - i);

@@ -159,7 +159,13 @@ void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t 
 void pt_event_mask_at_dump(pt_ctx* c) {
   const int proxy = ncclProfileProxyOp | ncclProfileProxyStep;
   if (!c || !c->host_mask || !(c->asked_mask & proxy)) return;
-  if (__atomic_load_n(c->host_mask, __ATOMIC_RELAXED) & proxy) pt_trace_unnote(c->trace, PT_NOTE_MASK_OFF);
+  const int now = __atomic_load_n(c->host_mask, __ATOMIC_RELAXED);
+  /* Any other mask than the one asked for (RAS took bits away, as it may
+   * give them back): some events were not sent, so the calls recorded on
+   * one rank and on another cannot be compared (the analyzer's desync
+   * judgement steps aside). It stays said. */
+  if (now != c->asked_mask) pt_trace_note(c->trace, PT_NOTE_MASK_CHANGED);
+  if (now & proxy) pt_trace_unnote(c->trace, PT_NOTE_MASK_OFF);
   else pt_trace_note(c->trace, PT_NOTE_MASK_CHANGED | PT_NOTE_MASK_OFF);
 }
 
