@@ -280,6 +280,14 @@ static void child_exits_cleanly(pid_t pid) {
  * held), and the parent's dumps go on. */
 static void test_fork_child_does_not_deadlock(void** state) {
   (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  /* GCC 12's libasan has no fork handlers: a child forked while the dumper
+   * thread allocates may hang in the sanitizer's own allocator lock (seen:
+   * 1 run in 13 here). test_fork.c says more; the release and TSan builds
+   * run this test. */
+  fprintf(stderr, "skipped under AddressSanitizer: its allocator is not fork-safe\n");
+  skip();
+#endif
   setenv("PROXYTRACE_DUMP_INTERVAL_MS", "1", 1);
   setenv("PROXYTRACE_DUMP_DIR", dir, 1);
   rh_op op;
