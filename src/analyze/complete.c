@@ -373,12 +373,15 @@ int an_complete(pt_analysis* a) {
        * its rank has nothing newer to show, however long its peers took to
        * finalize after it. */
       if (d->trigger == AN_TRIG_FINALIZE && !an_dump_damaged(d)) continue;
-      const int64_t stall_ms = a->stall_ms >= 0 ? a->stall_ms : d->stall_ms > 0 ? d->stall_ms : 1000;
-      if (d->time_ns && newest - d->time_ns > stall_ms * 1000000) {
+      int64_t stall_ms = a->stall_ms >= 0 ? a->stall_ms : d->stall_ms > 0 ? d->stall_ms : 1000;
+      if (stall_ms > 86400000) stall_ms = 86400000; /* a dump's own value may be anything: a day at most */
+      /* times from the input: a difference that would not fit is behind by more than any stall time */
+      const uint64_t behind = newest >= d->time_ns ? (uint64_t)newest - (uint64_t)d->time_ns : 0;
+      if (d->time_ns && behind > (uint64_t)stall_ms * 1000000u) {
         an_gap* g = add_gap(a, PT_GAP_STALE, c->comm, r);
         if (!g) return PT_AN_ENOMEM;
         where(a, g, d);
-        g->pub.behind_ms = (newest - d->time_ns) / 1000000;
+        g->pub.behind_ms = (int64_t)(behind / 1000000u);
         g->pub.stall_ms = stall_ms;
         if (d->trigger != AN_TRIG_STALL) k->gap = 1;
         else g->pub.may_hold_fault = 0;

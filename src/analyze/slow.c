@@ -288,7 +288,8 @@ static void concurrent(const pt_analysis* a, timed* t, size_t n, when_t* when) {
   for (size_t i = 0; i < n;) {
     size_t j = i;
     while (j < n && t[j].group == t[i].group) j++;
-    int64_t w = t[i + (j - i) / 2].dur * AN_SLOW_WINDOW;
+    const int64_t mid = t[i + (j - i) / 2].dur; /* from the input: may be anything */
+    const uint64_t w = mid <= 0 ? 0 : mid > INT64_MAX / AN_SLOW_WINDOW ? INT64_MAX : (uint64_t)mid * AN_SLOW_WINDOW;
     size_t m = j - i;
     for (size_t q = i; q < j; q++) when[q - i] = (when_t){a->items[t[q].item].op->create_ns, q};
     qsort(when, m, sizeof *when, by_create);
@@ -297,7 +298,7 @@ static void concurrent(const pt_analysis* a, timed* t, size_t n, when_t* when) {
     int ranks[AN_SLOW_WINDOW_RANKS], n_ranks = 0; /* its first distinct ranks */
     int64_t start = when[0].create;
     for (size_t k = 0; k < m; k++) {
-      if (in_win >= AN_SLOW_MIN_GROUP && n_ranks >= AN_SLOW_WINDOW_RANKS && when[k].create - start > w) {
+      if (in_win >= AN_SLOW_MIN_GROUP && n_ranks >= AN_SLOW_WINDOW_RANKS && (uint64_t)when[k].create - (uint64_t)start > w) { /* sorted: no wrap */
         win++;
         in_win = 0;
         n_ranks = 0;

@@ -390,6 +390,14 @@ pt_handle_kind_t pt_handle_kind(pt_handle h) {
   return PT_HANDLE_INVALID;
 }
 
+/* The trace of the slot a stale handle names, for its count: NULL when
+ * the slot was never claimed by a lane (a handle the plugin never gave,
+ * or one from a slab area no lane has reached; counted process-wide). */
+static pt_trace* stale_trace(const pt_op* op) {
+  const pt_lane* ln = op->lane;
+  return ln ? ln->trace : NULL;
+}
+
 /* The live op a handle names, or NULL (counted). */
 static inline pt_op* live_op(pt_handle h) {
   if (UNLIKELY(!h)) return NULL;
@@ -400,7 +408,7 @@ static inline pt_op* live_op(pt_handle h) {
   }
   pt_op* op = slot_of(h);
   if (UNLIKELY(h != op_handle(op) || PT_LOAD(op->state) == PT_SLOT_FREE)) {
-    pt_trace_count(pt_op_trace(op), PT_DROP_STALE_HANDLE);
+    pt_trace_count(stale_trace(op), PT_DROP_STALE_HANDLE);
     return NULL;
   }
   WRITER(op->lane);
@@ -779,7 +787,7 @@ static inline uint8_t live_step(pt_handle h) {
   const uint8_t st = PT_LOAD(op->state);
   if (UNLIKELY(h != step_handle(op, step_slot_of(h)) || PT_LOAD(step_slot_of(h)->state) == 0 ||
                st == PT_SLOT_FREE)) {
-    pt_trace_count(pt_op_trace(op), PT_DROP_STALE_HANDLE);
+    pt_trace_count(stale_trace(op), PT_DROP_STALE_HANDLE);
     return PT_SLOT_FREE;
   }
   WRITER(op->lane);
@@ -892,7 +900,7 @@ void pt_handle_count(pt_handle h, pt_drop_reason r) {
       else count_bad_handle();
       return;
     case PT_HANDLE_TASK: pt_trace_count(NULL, r); return; /* no trace to name */
-    default: pt_trace_count(pt_op_trace(slot_of(h)), r); return;
+    default: pt_trace_count(stale_trace(slot_of(h)), r); return;
   }
 }
 

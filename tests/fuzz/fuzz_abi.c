@@ -135,8 +135,11 @@ static void checking_logger(ncclDebugLogLevel level, unsigned long flags, const 
     d->records++;
     if (!strstr(buf, ", status:") || !strstr(buf, ", done:")) d->bad++;
   } else if (strncmp(buf, "proxytrace dropped or refused events", 36) != 0 &&
-             strncmp(buf, "proxytrace: ", 12) != 0 && strncmp(buf, "proxytrace host:", 16) != 0) {
-    d->bad++; /* none of: a record, the drop line, a note, what the host did (diag, mask) */
+             strncmp(buf, "proxytrace: ", 12) != 0 && strncmp(buf, "proxytrace host:", 16) != 0 &&
+             strncmp(buf, "proxytrace progress: ", 21) != 0 && strncmp(buf, "proxytrace coll: ", 17) != 0 &&
+             strncmp(buf, "proxytrace p2p: ", 16) != 0 && strncmp(buf, "proxytrace kernelCh: ", 21) != 0) {
+    d->bad++; /* none of: a record, the drop line, a note, what the host did (diag, mask), the progress
+               * lines (the calls made, the kernel channels) */
   }
   /* A host logger may re-enter the plugin: a dump of another context from
    * inside the logger must not deadlock (once per dump, no recursion). */
@@ -214,28 +217,51 @@ static void do_finalize(int k) {
   ctxs[k].ctx = NULL;
 }
 
-/* The host passes its function name as a string (v2+; v1 a code): a name
- * NCCL prints, one it does not, or NULL — never a random pointer. */
+/* The host passes its names as strings (v2+; v1 codes): the function,
+ * datatype, algorithm and protocol (v2/v3 also the communicator's name)
+ * — ones NCCL prints, ones it does not, or NULL, never a random pointer. */
 static void set_names(int version, uint64_t type, void* d, uint8_t k) {
   static const char* const names[] = {"AllReduce", "Broadcast", "Send", "Recv", "SendRecv",
                                       "NoSuchFunction", "", NULL};
-  const char* name = names[k % (sizeof names / sizeof names[0])];
+  static const char* const types[] = {"ncclFloat32", "ncclInt8", "float16", "NoSuchType", "", NULL};
+  static const char* const algos[] = {"RING", "TREE", "NVLS", "NoSuchAlgo", "", NULL};
+  static const char* const protos[] = {"SIMPLE", "LL", "LL128", "NoSuchProto", "", NULL};
+#define PICK(list, x) list[(x) % (sizeof list / sizeof list[0])]
+  const char* name = PICK(names, k);
+  const char* dtype = PICK(types, k / 8u);
+  const char* algo = PICK(algos, k / 3u);
+  const char* proto = PICK(protos, k / 5u);
+#undef PICK
   const int coll = type == ncclProfileColl, p2p = type == ncclProfileP2p;
   if (version == 1 || !(coll || p2p)) return;
-#define SET_NAME(V)                                                      \
+#define SET_NAMES(V)                                                     \
   do {                                                                   \
     ncclProfilerEventDescr_##V##_t* x = d;                               \
-    if (coll) x->coll.func = name;                                       \
-    else x->p2p.func = name;                                             \
+    if (coll) {                                                          \
+      x->coll.func = name;                                               \
+      x->coll.datatype = dtype;                                          \
+      x->coll.algo = algo;                                               \
+      x->coll.proto = proto;                                             \
+    } else {                                                             \
+      x->p2p.func = name;                                                \
+      x->p2p.datatype = dtype;                                           \
+    }                                                                    \
+  } while (0)
+#define SET_COMM_NAME(V)                                                 \
+  do {                                                                   \
+    ncclProfilerEventDescr_##V##_t* x = d;                               \
+    if (coll) x->coll.name = "NCCL";                                     \
+    else x->p2p.name = "NCCL";                                           \
   } while (0)
   switch (version) {
-    case 2: SET_NAME(v2); break;
-    case 3: SET_NAME(v3); break;
-    case 4: SET_NAME(v4); break;
-    case 5: SET_NAME(v5); break;
-    default: SET_NAME(v6); break;
+    case 2: SET_NAMES(v2); SET_COMM_NAME(v2); break;
+    case 3: SET_NAMES(v3); SET_COMM_NAME(v3); break;
+    case 4: SET_NAMES(v4); break;
+    case 5: SET_NAMES(v5); break;
+    default: SET_NAMES(v6); break;
   }
-#undef SET_NAME
+#undef SET_NAMES
+#undef SET_COMM_NAME
 }
 
 /* A descriptor of any version: every version has type at 0 (1 byte up to
