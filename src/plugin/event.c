@@ -151,20 +151,24 @@ void pt_event_init(void** context, int* mask, int event_mask, int api, uint64_t 
   pt_ctx* c = *context;
   Dl_info where;
   if (c && mask && api >= 7 && dladdr(mask, &where)) {
-    c->host_mask = mask;
-    c->asked_mask = event_mask;
+    /* the dumper thread may read them already: the context is published */
+    __atomic_store_n(&c->asked_mask, event_mask, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->host_mask, mask, __ATOMIC_RELEASE);
   }
 }
 
 void pt_event_mask_at_dump(pt_ctx* c) {
   const int proxy = ncclProfileProxyOp | ncclProfileProxyStep;
-  if (!c || !c->host_mask || !(c->asked_mask & proxy)) return;
-  const int now = __atomic_load_n(c->host_mask, __ATOMIC_RELAXED);
+  int* host = c ? __atomic_load_n(&c->host_mask, __ATOMIC_ACQUIRE) : NULL;
+  if (!host) return;
+  const int asked = __atomic_load_n(&c->asked_mask, __ATOMIC_RELAXED);
+  if (!(asked & proxy)) return;
+  const int now = __atomic_load_n(host, __ATOMIC_RELAXED);
   /* Any other mask than the one asked for (RAS took bits away, as it may
    * give them back): some events were not sent, so the calls recorded on
    * one rank and on another cannot be compared (the analyzer's desync
    * judgement steps aside). It stays said. */
-  if (now != c->asked_mask) pt_trace_note(c->trace, PT_NOTE_MASK_CHANGED);
+  if (now != asked) pt_trace_note(c->trace, PT_NOTE_MASK_CHANGED);
   if (now & proxy) pt_trace_unnote(c->trace, PT_NOTE_MASK_OFF);
   else pt_trace_note(c->trace, PT_NOTE_MASK_CHANGED | PT_NOTE_MASK_OFF);
 }

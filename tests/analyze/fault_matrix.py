@@ -52,6 +52,10 @@ apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
              node's ring may have stopped at it), or on NCCL 2.23-2.26 (no
              data-ready count: a send to a dead rank cannot show its GPU
              produced nothing)
+  shared     a slow GPU not named (nothing false named), in both runs: its
+             ring's other ranks wait on it alike, and the step metrics'
+             comparison of edges does not single it out yet (--strict
+             fails on it)
   hidden     two faults: nothing false named, one of them missed — hidden
              behind the other (not yet decided from the records; --strict,
              as make fault-matrix runs, fails on it)
@@ -229,6 +233,12 @@ def run_job(job, pt, plugin, base_env, top):
         again = attempt(job, pt, plugin, base_env, top)
         res = again[:2] + (again[2] + " (run twice: %s)" % res[2][:120] if again[1] != "false" else again[2],
                            res[3] + again[3], True)
+    if res[1] == "missed" and job["kind"] == "slow-gpu" and not STRICT:
+        # a slow GPU the metrics' test did not name, twice, nothing false
+        # named: a ring all-reduce makes every rank wait on it alike, and
+        # the comparison of edges cannot single it out yet (docs/metrics.md;
+        # make fault-matrix, --strict, fails on it)
+        res = (res[0], "shared", res[2]) + tuple(res[3:])
     return res if len(res) == 5 else res + (False,)
 
 
@@ -529,12 +539,13 @@ def main():
                 reruns += rerun
                 if out in ("missed", "false", "error", "summary"):
                     bad.append((job, out, why))
-                if o.verbose or out in ("missed", "false", "error", "truth", "unknown", "hidden", "summary"):
+                if o.verbose or out in ("missed", "false", "error", "truth", "unknown", "hidden", "shared", "summary"):
                     print("%-10s %5.2fs %s: %s" % (out, secs, describe(job), why))
                     sys.stdout.flush()
     finally:
         shutil.rmtree(top, ignore_errors=True)
-    order = ["exact", "node", "limit", "incomplete", "nodump", "truth", "unknown", "hidden", "missed", "false", "error"]
+    order = ["exact", "node", "limit", "incomplete", "nodump", "truth", "unknown", "hidden", "shared", "missed", "false",
+             "error"]
     if SUMMARIES:
         order.append("summary")
     print("fault matrix: seed %d, %d jobs in %.0f s: %s; %d run twice" % (
