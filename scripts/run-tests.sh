@@ -3,7 +3,8 @@
 # cmocka programs report "[  PASSED  ] N test(s)." / "[  FAILED  ] N test(s),";
 # a program without those lines (a shell test) counts as one test that passed
 # when it exits 0. Prints one closing line "N passed, N failed" and exits
-# non-zero if anything failed.
+# non-zero if anything failed. The failing tests' last lines are repeated just
+# before the closing line, so the tail of a long log says why.
 #
 # PROXYTRACE_EMULATOR (set by `make test ARCH=...`): the command that runs
 # programs built for another architecture (e.g. qemu-aarch64). A test program
@@ -39,6 +40,12 @@ for t in "$@"; do
   else
     tail -n 1 "$log" | sed 's/^/   /'
   fi
+done
+# The failing tests' last lines once more, next to the closing line: a log
+# whose head is cut keeps why they failed.
+for t in $bad; do
+  echo "-- why $t failed (last lines):"
+  tail -n 8 "$B/test-logs/$(basename "$t").log" | sed 's/^/   | /'
 done
 [ -n "$bad" ] && echo "failing:$bad"
 echo "$passed passed, $failed failed"
