@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -374,6 +375,70 @@ static void test_bad_progress_lines(void** state) {
   pt_analysis_free(a);
 }
 
+/* A communicator of many ranks: the vote at each place in the calls and
+ * the search for a peer whose kernel took the call up cost O(n log n), not
+ * a comparison of every rank with every other (which took minutes at
+ * 10 000 ranks: 31 s and 18 s here). The bound is far above what
+ * the analysis needs, also under a sanitizer on a loaded machine. */
+#define MANY 10000
+static double seconds_since(const struct timespec* t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static char* many_ranks(int odd_rank, int stopped_rank) {
+  static sb b;
+  char* all = NULL;
+  size_t len = 0;
+  FILE* f = open_memstream(&all, &len);
+  assert_non_null(f);
+  call same[6], odd[6];
+  calls_with(same, 6, odd_rank >= 0 ? &ag1 : NULL);
+  calls_with(odd, 6, NULL);
+  for (int r = 0; r < MANY; r++) {
+    b.n = 0;
+    json_dump(&b, r, MANY, odd_rank >= 0 ? "periodic" : "stall", r == odd_rank ? odd : same, 6,
+              stopped_rank >= 0 ? "AllReduce" : NULL, r == stopped_rank ? 4 : 5);
+    fwrite(b.t, 1, b.n, f);
+  }
+  fclose(f);
+  return all;
+}
+
+static void test_many_ranks(void** state) {
+  (void)state;
+  char* text = many_ranks(6789, -1);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pt_analysis* a = at_analyze_text("many.jsonl", text);
+  const double mismatch_s = seconds_since(&t0);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+  assert_int_equal(pt_analysis_culprit_count(a), 1);
+  const pt_culprit* q = at_culprit(a);
+  assert_int_equal(q->cause, PT_CAUSE_MISMATCH);
+  assert_int_equal(q->rank, 6789);
+  assert_non_null(strstr(q->summary, "rank 6789 called AllReduce 4 MiB float32 as collective call #5 (seq 5); "
+                                     "ranks 0-6788, 6790-9999 called AllGather 1 MiB float32 (seq 0)"));
+  pt_analysis_free(a);
+  free(text);
+
+  text = many_ranks(-1, 4321);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  a = at_analyze_text("many-stopped.jsonl", text);
+  const double stopped_s = seconds_since(&t0);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+  assert_int_equal(pt_analysis_culprit_count(a), 1);
+  q = at_culprit(a);
+  assert_int_equal(q->cause, PT_CAUSE_STOPPED);
+  assert_int_equal(q->rank, 4321);
+  pt_analysis_free(a);
+  free(text);
+  printf("%d ranks: mismatch %.2f s, stopped %.2f s\n", MANY, mismatch_s, stopped_s);
+  assert_true(mismatch_s < 15.0);
+  assert_true(stopped_s < 15.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mismatch_names_the_odd_rank), cmocka_unit_test(test_calls_that_cannot_be_compared), cmocka_unit_test(test_mismatch_of_root),
@@ -381,7 +446,7 @@ int main(void) {
       cmocka_unit_test(test_healthy_dumps_a_call_apart), cmocka_unit_test(test_no_common_call),
       cmocka_unit_test(test_text_dumps),                 cmocka_unit_test(test_bad_progress_lines),
       cmocka_unit_test(test_mismatch_tie),               cmocka_unit_test(test_no_call_yet),
-      cmocka_unit_test(test_stopped_only_against_the_same_function),
+      cmocka_unit_test(test_stopped_only_against_the_same_function), cmocka_unit_test(test_many_ranks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
