@@ -78,7 +78,10 @@ static int run_child(int second_thread_writes, char* err, size_t n) {
     if (pthread_create(&th, NULL, dumper, NULL) != 0) _exit(13); /* a reader: fine */
     pthread_join(th, NULL);
     pt_trace_dump(trace, ignore_line, NULL);
-    if (second_thread_writes == 1) pt_op_update(op, PT_CNT_POSTED, 1, 0);
+    if (second_thread_writes == 1) {
+      pthread_setname_np(pthread_self(), "pt-second"); /* the message names both threads */
+      pt_op_update(op, PT_CNT_POSTED, 1, 0);
+    }
     if (second_thread_writes == 2) {
       pt_op_info info = {.comm_hash = 9, .op_count = 0, .peer = 2, .nsteps = 4, .is_send = 0};
       pt_handle mine = pt_op_start(trace, &info);
@@ -114,6 +117,7 @@ static void test_second_writer(void** state) {
 #ifdef PT_DEBUG
   if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT) fail_msg("child status %d, want SIGABRT", st);
   assert_non_null(strstr(err, "proxytrace: trace of rank 3 written by thread"));
+  assert_non_null(strstr(err, " (pt-second), but thread "));
   assert_non_null(strstr(err, "(pt-first) writes it (lane 0, which started the op): one thread writes each lane"));
 #else
   /* no check in release builds: the update is simply recorded */
