@@ -60,7 +60,8 @@ apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
              behind the other (not yet decided from the records; --strict,
              as make fault-matrix runs, fails on it)
   unknown    NCCL 2.23-2.26: a rank without a network op never learns its
-             rank; its dumps, named r-1, read as a missing rank
+             rank; its dumps, named r-1, read as a missing rank (a miss
+             only: a false culprit beside r-1 files is still false)
 
 """
 import argparse
@@ -332,9 +333,11 @@ def attempt(job, pt, plugin, base_env, top):
                 # without a network op stops nothing; a stall or no-recv
                 # downstream of another fault, starved before its step)
                 out, why = "truth", "the truth names a fault that " + unseen
-        if out in ("missed", "false") and any("-r-1-" in f for f in os.listdir(files)):
+        if out == "missed" and any("-r-1-" in f for f in os.listdir(files)):
             # NCCL 2.23-2.26: a rank without a network op never learns its
-            # rank; its dumps are named r-1 and read as a missing rank
+            # rank; its dumps are named r-1 and read as a missing rank. Only
+            # a miss is excused so: a culprit the truth does not name stays
+            # false, r-1 files or not
             out, why = "unknown", "a rank's dumps name no rank (r-1): " + why
         return job, out, why, time.time() - t0
     finally:
