@@ -136,7 +136,8 @@ static int block_mode;
 
 /* One RCCL-like op: InProgress, then per step POSTED (+3 polls while the GPU
  * works), KERNEL_COPY_READY twice, TRANSMITTED, DONE; step events around. */
-static int stock_mode; /* 1: NVIDIA NCCL — no RCCL fields, no diag updates */
+static int stock_mode; /* 1: NVIDIA NCCL — no RCCL fields, no diag updates; 2: the same, each send
+                        * step's SendPeerWait tried twice more (isend found no credit) */
 
 static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, samples* step, samples* opev,
                    long* steps_done) {
@@ -169,6 +170,7 @@ static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, sampl
 #define DIAG(k, v, f) do { if (stock_mode) break; a.proxyDiag.counterKind = (k); a.proxyDiag.value = (v); \
     a.proxyDiag.flags = (f); TIMED(diag, pl->p->recordEventState(op, ncclProfilerProxyDiagUpdate, &a)); } while (0)
   ncclProfilerEventStateArgs_v6_t sa = {.proxyStep = {.transSize = 1 << 20}};
+  const int retries = stock_mode == 2 ? 2 : 0;
   if (block_mode) {
     /* Every step event of the op in one block (a block of a few events is
      * a few timer ticks: too coarse on a CPU whose counter advances in
@@ -182,10 +184,11 @@ static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, sampl
       pl->p->startEvent(pl->ctx, &sh, &sd);
       pl->p->recordEventState(sh, ncclProfilerProxyStepSendGPUWait, &sa);
       pl->p->recordEventState(sh, ncclProfilerProxyStepSendPeerWait_v4, &sa);
+      for (int k = 0; k < retries; k++) pl->p->recordEventState(sh, ncclProfilerProxyStepSendPeerWait_v4, &sa);
       pl->p->recordEventState(sh, ncclProfilerProxyStepSendWait, &sa);
       pl->p->stopEvent(sh);
     }
-    BLOCK_END(step, 5 * nsteps);
+    BLOCK_END(step, (5 + retries) * nsteps);
   }
   for (int s = 1; s <= nsteps; s++) {
     void* sh = NULL;
@@ -204,7 +207,10 @@ static void run_op(plugin* pl, int64_t opcount, int nsteps, samples* diag, sampl
       }
       BLOCK_END(diag, 10);
     }
-    if (!block_mode) TIMED(step, pl->p->recordEventState(sh, ncclProfilerProxyStepSendPeerWait_v4, &sa));
+    if (!block_mode) {
+      TIMED(step, pl->p->recordEventState(sh, ncclProfilerProxyStepSendPeerWait_v4, &sa));
+      for (int k = 0; k < retries; k++) TIMED(step, pl->p->recordEventState(sh, ncclProfilerProxyStepSendPeerWait_v4, &sa));
+    }
     {
       BLOCK_BEGIN();
       DIAG(ncclProxyDiagKernelCopyReady, s, 0);
@@ -527,9 +533,9 @@ int main(int argc, char** argv) {
   unsetenv("PROXYTRACE_METRICS_DIR");
 
   /* [plugin][pass]: plugins proxytrace, empty, with metrics; pass 0 per call, pass 1 blocks */
-  static samples diag[3][2], step[3][2], sstep[3][2], opev[3][2], coll[3][2], kch[3][2];
-  samples* all[] = {&diag[0][0], &step[0][0], &sstep[0][0], &opev[0][0], &coll[0][0], &kch[0][0]};
-  for (int k = 0; k < 6; k++)
+  static samples diag[3][2], step[3][2], sstep[3][2], rstep[3][2], opev[3][2], coll[3][2], kch[3][2];
+  samples* all[] = {&diag[0][0], &step[0][0], &sstep[0][0], &rstep[0][0], &opev[0][0], &coll[0][0], &kch[0][0]};
+  for (int k = 0; k < 7; k++)
     for (int i = 0; i < 6; i++) {
       all[k][i].v = __libc_malloc(MAXS * sizeof(uint32_t));
       memset(all[k][i].v, 0, MAXS * sizeof(uint32_t)); /* its page faults not in the rounds' count */
@@ -546,9 +552,11 @@ int main(int argc, char** argv) {
   struct rusage ru0, ru1;
   getrusage(RUSAGE_THREAD, &ru0);
   /* RCCL (diag counters), then stock NCCL (the same step events drive the
-   * counters): alternating rounds of both plugins, passes alternating too. */
-  for (stock_mode = 0; stock_mode < 2; stock_mode++) {
-    samples (*st)[2] = stock_mode ? sstep : step;
+   * counters), then stock NCCL whose isends find no credit at first (two
+   * SendPeerWait retries a step, as its polls record them): alternating
+   * rounds of both plugins, passes alternating too. */
+  for (stock_mode = 0; stock_mode < 3; stock_mode++) {
+    samples (*st)[2] = stock_mode == 2 ? rstep : stock_mode ? sstep : step;
     for (int r = 0; r < rounds; r++) {
       int m = block_mode = r & 1;
       for (int k = 0; k < 40; k++)
@@ -577,6 +585,7 @@ int main(int argc, char** argv) {
   report("diag update", diag, npt, 15);
   report("step event", step, npt, 5);
   report("stock NCCL step", sstep, npt, 5);
+  report("stock step, 2 isend retries", rstep, npt, 5);
   report("ProxyOp start/register/stop", opev, npt, 15);
   report("Coll start/stop", coll, npt, 5);
   report("KernelCh start/state/stop", kch, npt, 5);

@@ -132,11 +132,15 @@ typedef struct pt_lane {
   pt_slot_list free, started, done; /* the lane's writer only */
   pt_idmap ids;                     /* the lane's writer only */
   pt_vmem_lead ids_lead;            /* its pages ahead of the table's top (pt_trace_prefault) */
-  /* The last stock SendPeerWait: its step handle and time, which the
-   * SendWait of the same step right after it takes as its own (trace.c,
-   * step_progress). The lane's writer only. */
+  /* The last stock SendPeerWait: its step handle, step number and time,
+   * which the SendWait of the same step right after it takes as its own,
+   * and whether it was tried again (isend found no credit: the SendWait
+   * then reads the clock itself; trace.c, step_progress). The lane's writer
+   * only. */
   pt_handle isend_step;
   uint64_t isend_ticks;
+  uint16_t isend_stepno;
+  uint8_t isend_retried;
   pt_metrics* metrics;         /* lane 0: the trace's step metrics (NULL when off); others NULL */
   _Atomic uint32_t n_active;   /* ACTIVE + DETACHED slots */
   _Atomic uint32_t n_detached; /* DETACHED slots (they never leave) */

@@ -809,20 +809,32 @@ static inline void step_bytes(pt_op* op, int64_t trans_size) {
  * v2.29.7-1 :1334-1347): the SendWait of the step whose SendPeerWait was
  * the trace's last takes that time (sendT, TRANSMITTED) instead of reading
  * the clock again — one clock read fewer per send step, the time the isend
- * was tried rather than the time it returned. Every SendPeerWait reads the
- * clock, a retry too (isend found no credit), so the time is that of the
- * try that succeeded. */
+ * was tried rather than the time it returned. NCCL records SendPeerWait
+ * again on every poll whose isend finds no credit; such a retry of the
+ * same step reads no clock (it moves no counter): the step's SendWait then
+ * reads it once, the time the isend that succeeded returned. So a send
+ * step reads the clock once without a retry and twice with any number of
+ * them (each retry's clock read cost ~3 ns a callback in a mix of three
+ * SendPeerWaits a step). */
 static __attribute__((noinline)) void step_progress(pt_op* op, const pt_step_slot* s, pt_handle h,
                                                     int state, int64_t trans_size) {
   pt_lane* t = op->lane;
-  if (state == 20) {      /* SendPeerWait: data ready; NCCL calls isend next */
-    const uint64_t now = pt_ticks();
+  if (state == 20) { /* SendPeerWait: data ready; NCCL calls isend next */
     const int64_t n = steps_through(op, s), old = PT_LOAD(op->rec.counters[PT_CNT_KERNEL_COPY_READY]);
+    const uint16_t stepno = PT_LOAD(s->step);
+    if (t->isend_step == h && t->isend_stepno == stepno && n <= old) {
+      t->isend_retried = 1; /* the same step tried again */
+      return;
+    }
+    const uint64_t now = pt_ticks();
     t->isend_step = h;
+    t->isend_stepno = stepno;
     t->isend_ticks = now;
+    t->isend_retried = 0;
     if (n > old) update_at(op, PT_CNT_KERNEL_COPY_READY, old, n, 0, now, 0);
   } else if (state == 9) { /* SendWait: that isend took it, stamped with the time it was tried */
-    const uint64_t now = t->isend_step == h ? t->isend_ticks : pt_ticks();
+    const int same = t->isend_step == h && t->isend_stepno == PT_LOAD(s->step) && !t->isend_retried;
+    const uint64_t now = same ? t->isend_ticks : pt_ticks();
     t->isend_step = NULL;
     step_bytes(op, trans_size);
     isend_accepted(op, steps_through(op, s), now);
