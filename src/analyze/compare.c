@@ -14,7 +14,9 @@
  * node level on another: both match) — slow culprits included, beside a
  * hang too: the analysis names no slowness it cannot prove.
  *
- * Within a documented limit (PT_TRUTH_LIMIT): a slow link or GPU the
+ * Within a documented limit (PT_TRUTH_LIMIT): a culprit the truth marks
+ * "seen":false, not named (a fault whose stop shows on no network op: the
+ * GPU stops on transfers inside its node); a slow link or GPU the
  * analysis did not judge because the evidence a timing judgement needs is
  * not there (millisecond times, too few or too short timed ops: slow.c),
  * and a slow GPU that op durations name as its rank's slow links (only the
@@ -29,6 +31,7 @@
 
 typedef struct {
   int rank, channel, exact;
+  int unseen; /* "seen":false: no dump can show it (the emulator's truth says why) */
   const char* cause;
 } expect;
 
@@ -101,6 +104,9 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
     snprintf(p, sizeof p, "culprits.%d.exact", n);
     const an_jfield* ex = an_json_get(o, p);
     e[n].exact = !ex || ex->truth;
+    snprintf(p, sizeof p, "culprits.%d.seen", n);
+    const an_jfield* seen = an_json_get(o, p);
+    e[n].unseen = seen && !seen->truth;
     e[n].rank = (int)rank;
     e[n].channel = (int)ch;
     if (!e[n].cause) e[n].cause = "";
@@ -120,6 +126,7 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
     goto out;
   }
   int worst = PT_TRUTH_EXACT;
+  int unseen = -1; /* an expected culprit no dump can show, not named */
   for (int i = 0; i < n; i++) {
     int best = 0;
     for (size_t k = 0; k < a->n_culprits; k++) {
@@ -136,6 +143,11 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
         worst = PT_TRUTH_LIMIT;
         continue;
       }
+    }
+    if (!best && e[i].unseen) {
+      worst = PT_TRUTH_LIMIT;
+      if (unseen < 0) unseen = i;
+      continue;
     }
     if (!best || (best == 1 && e[i].exact)) {
       say(why, why_len, "no culprit names rank %d (channel %d, %s) as the ground truth does", e[i].rank,
@@ -155,7 +167,12 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       goto out;
     }
   }
-  if (worst == PT_TRUTH_LIMIT)
+  if (worst == PT_TRUTH_LIMIT && unseen >= 0)
+    say(why, why_len,
+        "within a documented limit: %s; the fault of rank %d (channel %d, %s) stops no network op — its GPU stops "
+        "on transfers that stay inside its node, which no proxy records",
+        verdict, e[unseen].rank, e[unseen].channel, e[unseen].cause);
+  else if (worst == PT_TRUTH_LIMIT)
     say(why, why_len,
         "within a documented limit: %s; a slow GPU is named as its rank's slow links — op durations cannot tell "
         "a GPU's wait from the network's (the step metrics can)",

@@ -27,8 +27,9 @@ Each job's outcome (`proxytrace analyze --json --expect`):
   limit      a documented limit the analysis reports ("within a documented
              limit": a timing judgement below the evidence it needs, ms times)
   incomplete exit 4: the analysis says what it could not see, names nothing false
-  nodump     a job that completed without any dump (NVIDIA hosts dump a
-             healthy job only periodically)
+  nodump     a healthy job that completed without any dump (NVIDIA hosts
+             dump a healthy job only periodically); a slow or hung job
+             without one is missed
   missed     a culprit of the truth not named
   false      a culprit the truth does not name, or a hang called ok
 The run fails on any missed or false job. Usage:
@@ -39,10 +40,11 @@ The run fails on any missed or false job. Usage:
 A job the proxy records or the emulator's truth cannot decide is counted
 apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
   truth      the emulator's truth names a fault that no stuck op of its own
-             shows — its verdict says hang though no network op is stuck (a
-             fault on the last transfers of a rank without a network op), or
+             shows — its verdict says hang though no network op is stuck, or
              a culprit it names stops nothing (a stall or no-recv downstream
-             of another fault, starved before its step)
+             of another fault, starved before its step); a fault on the last
+             transfers of a rank without a network op the truth marks itself
+             ("seen": false), and its miss is a limit
   limit      also: a hang the emulator's truth marks as one no dump can show
              (`hangSeen` false: no network op stops);
              every stuck op on a rank that died (the others finished;
@@ -283,6 +285,8 @@ def attempt(job, pt, plugin, base_env, top):
         if not os.path.isdir(files) or not os.listdir(files):
             out = "nodump"
             why = "no dump files"
+            if truth["verdict"] == "slow":
+                out, why = "missed", "a slow job left no dump (its periodic dumps and metrics files should show it)"
             if truth["verdict"] == "hang":
                 out = "missed"
                 why = "a hung job left no dump"
@@ -542,7 +546,7 @@ def main():
                 reruns += rerun
                 if out in ("missed", "false", "error", "summary"):
                     bad.append((job, out, why))
-                if o.verbose or out in ("missed", "false", "error", "truth", "unknown", "hidden", "shared", "summary"):
+                if o.verbose or out not in ("exact", "node"):  # every job counted apart, with its reason
                     print("%-10s %5.2fs %s: %s" % (out, secs, describe(job), why))
                     sys.stdout.flush()
     finally:

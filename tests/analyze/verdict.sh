@@ -19,7 +19,9 @@
 #   - a hang on 64 ranks with completed ops before it: no slow link beside
 #     it (the comparison fails on any culprit the truth does not name);
 #   - desyncs: a rank that skips the call, or calls another collective,
-#     named first with what it called.
+#     named first with what it called;
+#   - a stall no network op shows beside one that does: a documented
+#     limit the truth marks ("seen": false), the other one named.
 # A killed rank's files are removed: every emulated rank lives in one
 # process, and a dead process writes nothing. $1: the build folder.
 B=${1:-build}
@@ -95,6 +97,20 @@ desync "rank 6 called AllGather 128 KiB float32 as collective call #1" "a rank t
   --host nccl-2.23 --nodes 2 --ranks-per-node 4 --channels 2 --ops allreduce:1M --iters 2 --seed 5 --mismatch 6
 desync "rank 1 called AllReduce 512 KiB float32" "a rank that calls half the count" --host nccl-2.31 --nodes 3 \
   --ranks-per-node 2 --channels 2 --ops allreduce:1M --iters 2 --seed 5 --mismatch 1:half
+# A stall on the last transfer of a rank without a network op on its
+# channel, beside a stall that shows: the truth marks the first unseen
+# ("seen": false), and not naming it is a documented limit, not a miss.
+name="a stall no network op shows, beside one that does"
+d="$T/$n"; n=$((n + 1))
+run --host rccl --nodes 2 --ranks-per-node 3 --channels 6 --proto LL --ops allreduce:4M,sendrecv:4M --iters 2 \
+  --seed 504868 --stall 4:5:36 --stall 2:1:39 --fault-call 0 --fault-iter 0
+if grep -q '"rank":2,"channel":1,"cause":"gpu_not_producing","exact":false,"fault":1,"seen":false' "$d/truth.json" &&
+  grep -q "within a documented limit: hang; the fault of rank 2 (channel 1, gpu_not_producing) stops no network op" \
+    "$d/analyze.out" && grep -q '^culprit 1: rank 4 .*channel 5' "$d/analyze.out"; then
+  echo "ok: $name"
+else
+  echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; cat "$d/truth.json"; fail=1
+fi
 [ "$TIMED" -eq 1 ] &&
   job "no slow link beside a hang (64 ranks)" --host nccl-2.28 --nodes 8 --ranks-per-node 8 --channels 4 --stall 21:1:5
 [ $fail -eq 0 ] && echo "verdicts: $n jobs, every one agrees with its ground truth"
