@@ -313,15 +313,15 @@ def attempt(job, pt, plugin, base_env, top):
         if (out == "false" and why == "a hang called ok") or (out == "missed" and said == "incomplete"):
             lines = stuck_lines(job, pt, plugin, env, job["faults"])
             dead = {"rank=%d " % r for r in truth.get("deadRanks", [])}
-            if not lines:
-                out, why = "truth", "the truth says hang, and no network op is stuck in it"
-            elif all(any(d in l for d in dead) for l in lines) and \
+            if dead and all(any(d in l for d in dead) for l in lines) and \
                     set(truth.get("deadRanks", [])) <= {m.get("rank") for m in json.loads(an.stdout).get("missing_ranks", [])}:
-                # every stuck op is on a rank that died: the others finished,
-                # and the analysis lists the rank without a dump (its
-                # verdict ok or, where it knows the communicator's size,
-                # incomplete: a rank not seen)
+                # every stuck op (if any) is on a rank that died: the others
+                # finished, and the analysis lists the rank without a dump
+                # (its verdict ok or, where it knows the communicator's
+                # size, incomplete: a rank not seen)
                 out, why = "limit", "every stuck op is on a dead rank; the others finished"
+            elif not lines:
+                out, why = "truth", "the truth says hang, and no network op is stuck in it"
         if out == "missed" and "no culprit names" in why and truth["verdict"] == "hang":
             unseen = unshown(job, truth, an, pt, plugin, env)
             if not unseen and dead_beside(job, truth, an):
