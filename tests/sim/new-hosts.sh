@@ -1,6 +1,6 @@
 #!/bin/sh
 # The profiles of NCCL 2.31, 2.32 and RCCL 2.31 (API v7) driving the plugin:
-# userTags in the JSON records, RCCL 2.31's ProxyDiag under bit 16 with its
+# userTags in the JSON records, the verdict and the Perfetto trace, RCCL 2.31's ProxyDiag under bit 16 with its
 # counters, a numbering the plugin did not expect said once and in every
 # dump ("diag":"missing"), and a host that changes the mask mid-job
 # (--ras-mask), with stalls, receives never posted and a dead rank: no
@@ -32,6 +32,14 @@ for host in nccl-2.31 nccl-2.32 rccl-2.31; do
     fail "$host: the verdict does not name the userTag: $(head -1 "$T/$host.txt")"
   $RUN "$PT" analyze --json "$T/$host" 2>/dev/null | grep -q '"userTag":"0x100"' ||
     fail "$host: the JSON report has no userTag"
+  # the Perfetto trace carries it in the stuck op's args
+  $RUN "$PT" analyze --chrome "$T/$host.trace.json" "$T/$host" >/dev/null 2>&1
+  python3 - "$T/$host.trace.json" <<'PYEOF' || fail "$host: the --chrome trace has no userTag in a stuck op's args"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+sys.exit(0 if any((e.get("args") or {}).get("userTag") == "0x100" for e in ev) else 1)
+PYEOF
   json "$host" | grep -q '"profilerApi":7' || fail "$host: the v7 table was not bound"
   # the application tags call 0 with 0x100 and call 1 with 0x200
   json "$host" | grep -q '"userTag":"0x100"' || fail "$host: no op carries call 0's userTag"
