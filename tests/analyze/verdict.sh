@@ -17,7 +17,9 @@
 #     posts nothing: its receive, which its GPU does not consume, names it
 #     beside that receiver;
 #   - a hang on 64 ranks with completed ops before it: no slow link beside
-#     it (the comparison fails on any culprit the truth does not name);
+#     it (the comparison fails on any culprit the truth does not name; left
+#     out where run times are not the program's, or other work holds the
+#     cores: 64 emulated ranks' ops are then slow in fact);
 #   - desyncs: a rank that skips the call, or calls another collective,
 #     named first with what it called;
 #   - a stall no network op shows beside one that does: a documented
@@ -111,7 +113,10 @@ if grep -q '"rank":2,"channel":1,"cause":"gpu_not_producing","exact":false,"faul
 else
   echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; cat "$d/truth.json"; fail=1
 fi
-[ "$TIMED" -eq 1 ] &&
+if [ "$TIMED" -eq 1 ] && [ "$BUSY" -eq 0 ]; then
   job "no slow link beside a hang (64 ranks)" --host nccl-2.28 --nodes 8 --ranks-per-node 8 --channels 4 --stall 21:1:5
+elif [ "$TIMED" -eq 1 ]; then
+  echo "skipped: no slow link beside a hang (64 ranks): other work holds the cores (timed.sh, BUSY)"
+fi
 [ $fail -eq 0 ] && echo "verdicts: $n jobs, every one agrees with its ground truth"
 exit $fail
