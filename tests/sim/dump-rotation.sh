@@ -103,7 +103,10 @@ for r, s in capped.items():
     assert s <= 4 * cap + biggest * 2, (r, s)  # 2 formats x 2 generations x cap, plus one dump (both formats)
 assert rotated > 0, "the capped run never rotated"
 assert plain_rotated == 0
-assert max(plain.values()) > 4 * cap, "the unrotated run is too short to test the cap"
+# the unrotated run wrote more than a rank's two files hold under the cap:
+# without rotation a file would have passed it (a sanitizer's slower run
+# writes fewer dumps in the hold: seen 3.2 MB a rank under TSan)
+assert max(plain.values()) > 2 * cap, "the unrotated run is too short to test the cap"
 
 # The first stall dump of each rank, as the plugin logged it, is still there.
 first = {}
