@@ -812,10 +812,10 @@ static inline void step_bytes(pt_op* op, int64_t trans_size) {
  * was tried rather than the time it returned. NCCL records SendPeerWait
  * again on every poll whose isend finds no credit; such a retry of the
  * same step reads no clock (it moves no counter): the step's SendWait then
- * reads it once, the time the isend that succeeded returned. So a send
- * step reads the clock once without a retry and twice with any number of
- * them (each retry's clock read cost ~3 ns a callback in a mix of three
- * SendPeerWaits a step). */
+ * reads it once, the time the isend that succeeded returned. So the isend's
+ * time costs a send step one clock read without a retry and two with any
+ * number of them (reading it at each retry cost 0.7 ns a callback more in
+ * make bench's row of two retries a step). */
 static __attribute__((noinline)) void step_progress(pt_op* op, const pt_step_slot* s, pt_handle h,
                                                     int state, int64_t trans_size) {
   pt_lane* t = op->lane;

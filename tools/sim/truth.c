@@ -426,6 +426,14 @@ static int fault_shows(const pt_sim_job* job, int fi) {
   return 0;
 }
 
+/* A stall or no-recv of the hung call that no dump can show: the truth
+ * marks its culprit "seen":false, and --truth says so. */
+static int fault_unseen(const pt_sim_config* c, const pt_sim_job* job, int fi) {
+  const int k = c->faults[fi].kind;
+  return job->hung_batch >= 0 && (k == PT_FAULT_STALL || k == PT_FAULT_NO_RECV) && job->fault_struck[fi] &&
+         !fault_shows(job, fi);
+}
+
 #define UNSEEN_FAULT "it stops no network op: its GPU stops on transfers that stay inside its node"
 
 #define UNSEEN_LIMIT                                                                                   \
@@ -462,9 +470,7 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
     char d[200];
     sim_fault_line(c, job, &c->faults[i], d, sizeof d);
     fprintf(f, "truth: fault: %s\n", d);
-    const int k = c->faults[i].kind;
-    if (job->hung_batch >= 0 && (k == PT_FAULT_STALL || k == PT_FAULT_NO_RECV) && job->fault_struck[i] &&
-        !fault_shows(job, i))
+    if (fault_unseen(c, job, i))
       fprintf(f, "truth: fault %d: " UNSEEN_FAULT " (no dump can show it)\n", i);
   }
   size_t not_run = 0, leaked = 0;
@@ -611,10 +617,9 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
       channel = -1;
     }
     if (!cause || !hits) continue;
-    /* "seen":false — a culprit no dump can show (fault_shows); the
-     * analysis that does not name it is within a documented limit. */
-    const int unseen = job->hung_batch >= 0 && (ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_NO_RECV) &&
-                       !fault_shows(job, i);
+    /* "seen":false — a culprit no dump can show; the analysis that does
+     * not name it is within a documented limit. */
+    const int unseen = fault_unseen(c, job, i);
     fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d%s}", n++ ? "," : "",
             ft->rank, channel, cause, exact && seen && !unseen ? "true" : "false", i,
             unseen ? ",\"seen\":false,\"limit\":\"" UNSEEN_FAULT "\"" : "");
