@@ -15,7 +15,7 @@ ANALYZE_A := $(B)/libproxytrace-analyze.a
 $(ANALYZE_OBJS): ALL_CFLAGS += -fvisibility=hidden
 
 $(ANALYZE_SO): $(ANALYZE_OBJS)
-	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(ANALYZE_SONAME) -Wl,-z,defs -o $@ $(ANALYZE_OBJS) -lm
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(ANALYZE_SONAME) -Wl,-z,defs -o $@ $(ANALYZE_OBJS) -lm -lpthread
 	ln -sf libproxytrace-analyze.so $(B)/$(ANALYZE_SONAME)
 
 $(ANALYZE_A): $(ANALYZE_OBJS)
@@ -81,6 +81,9 @@ install-analyze: build-all
 #   summary.sh    analyze --summary: a generated 2 048-rank job analyzed
 #                 from its nodes' summaries (and summaries of those) as
 #                 from its dumps; a damaged node's gaps carried; the options
+#   threads.sh    a directory read on 1, 2 and 3 threads (analyze
+#                 --threads): the same report, records, summary and exit
+#                 status, over emulated jobs drawn at random and damaged
 #   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
 #                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
@@ -94,7 +97,7 @@ $(AT)/%.o: tests/analyze/%.c
 	$(CC) $(AT_CFLAGS) -MMD -MP -c $< -o $@
 
 $(AT_UNIT): $(AT)/%: $(AT)/%.o $(AT)/fixtures.o $(ANALYZE_A)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(ANALYZE_A) -lcmocka -lm
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(ANALYZE_A) -lcmocka -lm -lpthread
 
 $(AT_ACCURACY): $(AT)/test_accuracy.o $(AT)/fixtures.o $(ANALYZE_A) $(SIM_OBJS) $(LOADER_A) $(PLUGIN_SO)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AT)/fixtures.o $(SIM_OBJS) $(ANALYZE_A) $(LOADER_A) -lcmocka -lm $(LDLIBS_PT)
@@ -113,7 +116,7 @@ $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT_SLOW_METRICS:%=%.o) $
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
   tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
-  tests/analyze/summary.sh tests/analyze/follow.sh
+  tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/threads.sh
 
 # The full-size randomized fault matrix, for the closing figures.
 FAULT_MATRIX_JOBS ?= 400
@@ -132,7 +135,7 @@ GEN_JOB := $(B)/bench/gen_job
 BENCH_RUNS += bench-analyze
 
 $(BENCH_ANALYZE): $(B)/bench/bench_analyze.o $(ANALYZE_A)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZE_A) -lm
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ANALYZE_A) -lm -lpthread
 
 $(GEN_JOB): $(B)/bench/gen_job.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $<

@@ -53,6 +53,8 @@ static void usage(FILE* f) {
           "  --stall-ms MS       an active op of an on-demand or periodic dump that moved\n"
           "                      within MS before the dump is still moving (default: the\n"
           "                      dump's stallMs, else 1000)\n"
+          "  --threads N         read a directory's files on N threads (default 0: one per\n"
+          "                      processor; 1: in this thread); the report is the same\n"
           "  --expect FILE       compare with a ground truth (proxytrace sim --truth-json)\n"
           "                      and say whether the analysis agrees\n"
           "  --follow DIR        watch a running job's step metrics files in DIR: re-read\n"
@@ -174,7 +176,7 @@ int pt_cmd_analyze(int argc, char** argv) {
     } else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
       verbose = 1;
     } else if (!strcmp(s, "--chrome") || !strcmp(s, "--html") || !strcmp(s, "--expect") || !strcmp(s, "--slow-factor") ||
-               !strcmp(s, "--stall-ms") || !strcmp(s, "--summary") || !strcmp(s, "--follow") ||
+               !strcmp(s, "--stall-ms") || !strcmp(s, "--threads") || !strcmp(s, "--summary") || !strcmp(s, "--follow") ||
                !strcmp(s, "--interval") || !strcmp(s, "--window") || !strcmp(s, "--for")) {
       if (i + 1 >= argc || !argv[i + 1][0]) {
         fprintf(stderr, "proxytrace analyze: %s needs a value\n", s);
@@ -192,7 +194,9 @@ int pt_cmd_analyze(int argc, char** argv) {
       else if (!strcmp(s, "--for")) rc = (for_s = follow_number(s, v, 0.1, 31536000)) < 0 ? 2 : 0;
       else if (pt_analysis_set_option(a, s + 2, v) != 0) {
         fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: %s\n", v, s,
-                !strcmp(s, "--slow-factor") ? "a number 1.5..1000" : "a whole number of milliseconds 0..86400000");
+                !strcmp(s, "--slow-factor") ? "a number 1.5..1000"
+                : !strcmp(s, "--threads")   ? "a whole number 0..64"
+                                            : "a whole number of milliseconds 0..86400000");
         rc = 2;
       }
     } else {

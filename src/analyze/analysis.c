@@ -54,6 +54,8 @@ void pt_analysis_free(pt_analysis* a) {
   an_free(&a->mem, a->sources);
   an_map_free(&a->mem, &a->source_index);
   an_map_free(&a->mem, &a->file_index);
+  an_map_free(&a->mem, &a->pending_index);
+  an_free(&a->mem, a->pending);
   for (size_t i = 0; i < a->n_skipped; i++) an_free(&a->mem, a->skipped[i].path);
   an_free(&a->mem, a->skipped);
   for (size_t i = 0; i < a->n_comms; i++) an_free(&a->mem, a->comms[i].ranks);
@@ -86,6 +88,11 @@ int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value) 
   if (!strcmp(name, "stall-ms")) {
     if (v < 0 || v > 86400000.0 || v != floor(v)) return PT_AN_EINVAL;
     a->stall_ms = (int64_t)v;
+    return 0;
+  }
+  if (!strcmp(name, "threads")) { /* reading threads (lines.c); 0: one per processor */
+    if (v < 0 || v > 64 || v != floor(v)) return PT_AN_EINVAL;
+    a->threads = (int)v;
     return 0;
   }
   if (!strcmp(name, "all-dumps")) { /* before the first input: the merge keeps the copies */

@@ -184,6 +184,28 @@ static an_dump* part_of(pt_analysis* a, const an_dump* d, uint64_t comm, int ran
   return x;
 }
 
+/* To the merge, or, in a reading thread's partial analysis, kept for it
+ * (lines.c merges those in file order). */
+static void hand_off(pt_analysis* a, int kind, an_dump* d) {
+  if (a->defer) {
+    an_handoff* h = an_grow(&a->mem, (void**)&a->handoffs, &a->n_handoffs, &a->cap_handoffs, sizeof *h);
+    if (h) {
+      h->d = d;
+      h->kind = kind;
+    } else {
+      an_dump_free(a, d); /* the failure is noted: the analysis answers out of memory */
+    }
+    return;
+  }
+  if (kind == AN_HAND_MERGE) {
+    an_merge(a, d);
+    return;
+  }
+  if (kind == AN_HAND_EMPTY) an_merge_empty_rank(a, d);
+  else an_unknown_rank(a, d);
+  an_dump_free(a, d);
+}
+
 void an_dump_commit(an_parser* p, an_dump* d) {
   pt_analysis* a = p->a;
   a->dumps++;
@@ -199,13 +221,10 @@ void an_dump_commit(an_parser* p, an_dump* d) {
   }
   if (d->rank < 0 && d->n_ops == 0) d->rank = a->inputs[d->input].rank_hint;
   if (d->n_ops == 0) {
-    if (d->has_comm && d->rank >= 0) {
-      an_merge(a, d);
-      return;
-    }
-    if (d->rank >= 0) an_merge_empty_rank(a, d);
-    else if (d->has_comm && d->comm) an_unknown_rank(a, d); /* the plugin did not know its rank */
-    an_dump_free(a, d);
+    if (d->has_comm && d->rank >= 0) hand_off(a, AN_HAND_MERGE, d);
+    else if (d->rank >= 0) hand_off(a, AN_HAND_EMPTY, d);
+    else if (d->has_comm && d->comm) hand_off(a, AN_HAND_UNKNOWN, d); /* the plugin did not know its rank */
+    else an_dump_free(a, d);
     return;
   }
   uint64_t comm = d->ops[0].comm;
@@ -216,7 +235,7 @@ void an_dump_commit(an_parser* p, an_dump* d) {
     d->comm = comm;
     d->has_comm = 1;
     d->rank = rank;
-    an_merge(a, d);
+    hand_off(a, AN_HAND_MERGE, d);
     return;
   }
   /* Split: one part per (communicator, rank), in order of appearance. */
@@ -236,7 +255,7 @@ void an_dump_commit(an_parser* p, an_dump* d) {
       an_op* op = an_grow(&a->mem, (void**)&x->ops, &x->n_ops, &x->cap_ops, sizeof *op);
       if (op) *op = d->ops[j];
     }
-    an_merge(a, x);
+    hand_off(a, AN_HAND_MERGE, x);
   }
   an_free(&a->mem, done);
   an_dump_free(a, d);

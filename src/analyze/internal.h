@@ -456,8 +456,40 @@ typedef struct {
   an_map index; /* keys.cap == 0 until the first name */
 } an_hosts;
 
+/* What a reading thread's parse hands the merge, kept until the files are
+ * merged in order (lines.c): a dump for an_merge, a dump of a rank with no
+ * record (an_merge_empty_rank), a dump of no known rank (an_unknown_rank). */
+enum { AN_HAND_MERGE, AN_HAND_EMPTY, AN_HAND_UNKNOWN };
+typedef struct {
+  an_dump* d;
+  int kind;
+} an_handoff;
+
+/* A file or note of a directory, in the order a serial reading meets it,
+ * waiting for the reading threads (lines.c). */
+typedef struct {
+  char* path;
+  const char* skip_why; /* a skip note, not a file */
+  uint64_t dev, ino;
+  int has_id;
+  int twin; /* X.txt right after X.jsonl: read only if that is not whole */
+  int dup;  /* (a twin) the same file as one listed or read before */
+} an_pending;
+
 struct pt_analysis {
   an_mem mem;
+  /* Reading files on several threads (lines.c): how many (option
+   * "threads", 0: one per processor), the files of the walk waiting for
+   * them, and, in the partial analysis a thread parses one file into
+   * (`defer`), what it hands on and whether the file must be read again
+   * by the analysis itself (a metrics file, a summary). */
+  int threads;
+  int defer, serial_needed;
+  an_handoff* handoffs;
+  size_t n_handoffs, cap_handoffs;
+  an_pending* pending;
+  size_t n_pending, cap_pending;
+  an_map pending_index;
   /* The step metrics files among the inputs (mset.h), and the slow edges
    * named from them. */
   pt_mset mset;

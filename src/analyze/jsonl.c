@@ -265,16 +265,22 @@ typedef struct {
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* name == k[0..n) (a key holds no NUL: the scan stops at name's end). */
+static inline int key_is(const char* name, const char* k, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (name[i] != k[i]) return 0;
+  return !name[n];
+}
+
 /* The key's index among fast_keys (depth 0) or the counters (depth 1),
  * -1 when the analysis does not read it; *next: where to look first (the
  * key after the last one found, which is where the writer's order puts
  * the next). */
 static int fast_key(const char* k, size_t n, int depth, int* next) {
   const int lo = depth ? F_TOP : 0, hi = depth ? F_COUNT : F_TOP;
-  for (int c = 0; c < hi - lo; c++) {
-    const int i = lo + (*next - lo + c) % (hi - lo);
+  for (int c = 0, i = *next; c < hi - lo; c++, i = i + 1 < hi ? i + 1 : lo) {
     const char* name = depth ? an_counter_json[i - F_TOP] : fast_keys[i];
-    if (name[0] == k[0] && !strncmp(name, k, n) && !name[n]) {
+    if (key_is(name, k, n)) {
       *next = i + 1 < hi ? i + 1 : lo;
       return i;
     }
@@ -483,6 +489,10 @@ static int metrics_line(an_parser* p, const char* line) {
   if (!starts(line, "{\"type\":\"metrics\"") && !starts(line, "{\"type\":\"edge\"") &&
       !starts(line, "{\"type\":\"end\",\"edges\""))
     return 0;
+  if (p->a->defer) { /* a reading thread's: the analysis reads this file itself */
+    p->a->serial_needed = 1;
+    return 1;
+  }
   if (pt_mset_line(&p->a->mset, line) < 0) return -1;
   an_input* in = &p->a->inputs[p->input];
   if (!in->dumps) in->format = "metrics";
@@ -530,6 +540,7 @@ void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) 
   if (!strcmp(type, "op")) op_line(p, o, lineno);
   else if (!strcmp(type, "dump")) dump_line(p, o, lineno);
   else if (!strcmp(type, "end")) end_line(p, o, lineno);
+  else if (!strcmp(type, "summary") && lineno == 1 && p->a->defer) p->a->serial_needed = 1;
   else if (!strcmp(type, "summary") && lineno == 1) an_summary_line(p, o);
   else if (!strcmp(type, "input") && p->summary) an_summary_input(p, o);
   else if (!strcmp(type, "progress") || !strcmp(type, "coll") || !strcmp(type, "p2p") || !strcmp(type, "kernelCh"))

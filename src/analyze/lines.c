@@ -19,10 +19,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analyze/internal.h"
 
@@ -363,6 +365,8 @@ static int seen_file(pt_analysis* a, const struct stat* sb) {
 }
 
 #define AN_SKIPS_KEPT 1000
+#define SAME_FILE "the same file as an input read before: read once"
+#define TWIN_TEXT "the text copy of the JSON file beside it, which was read whole: not read"
 
 static int skip(pt_analysis* a, const char* path, const char* why) {
   if (a->n_skipped >= AN_SKIPS_KEPT) return 0; /* the first ones say why; the list stays bounded */
@@ -377,19 +381,8 @@ static int skip(pt_analysis* a, const char* path, const char* why) {
   return 0;
 }
 
-static int add_file(pt_analysis* a, const char* path, const struct stat* sb) {
-  if (sb && seen_file(a, sb) >= 0) return skip(a, path, "the same file as an input read before: read once");
-  uint32_t in;
-  int rc = an_input_add(a, path, &in);
-  if (rc) return rc;
-  if (sb) {
-    if (!a->file_index.cap && an_map_init(&a->mem, &a->file_index, 64) != 0) return PT_AN_ENOMEM;
-    a->inputs[in].dev = (uint64_t)sb->st_dev;
-    a->inputs[in].ino = (uint64_t)sb->st_ino;
-    a->inputs[in].has_id = 1;
-    if (an_map_add(&a->mem, &a->file_index, file_key(a->inputs[in].dev, a->inputs[in].ino), (int32_t)in) != 0)
-      return PT_AN_ENOMEM;
-  }
+/* Opens and parses input `in`. */
+static int read_file(pt_analysis* a, uint32_t in, const char* path) {
   FILE* f = fopen(path, "rb");
   if (!f) {
     if (an_mem_errno(&a->mem, errno)) return PT_AN_ENOMEM; /* the FILE itself */
@@ -400,7 +393,7 @@ static int add_file(pt_analysis* a, const char* path, const struct stat* sb) {
     a->errors++;
     return 0;
   }
-  rc = 0;
+  int rc = 0;
   if (!a->all_dumps) {
     double t0 = an_now();
     rc = read_latest(a, in, f, t0);
@@ -412,6 +405,25 @@ static int add_file(pt_analysis* a, const char* path, const struct stat* sb) {
   if (rc == 0) rc = an_read_stream(a, in, f);
   fclose(f);
   return rc;
+}
+
+/* A new input for `path`, with the identity of the file (dev, ino) when
+ * known, in the index of files read. */
+static int new_input(pt_analysis* a, const char* path, int has_id, uint64_t dev, uint64_t ino, uint32_t* in) {
+  int rc = an_input_add(a, path, in);
+  if (rc || !has_id) return rc;
+  if (!a->file_index.cap && an_map_init(&a->mem, &a->file_index, 64) != 0) return PT_AN_ENOMEM;
+  a->inputs[*in].dev = dev;
+  a->inputs[*in].ino = ino;
+  a->inputs[*in].has_id = 1;
+  return an_map_add(&a->mem, &a->file_index, file_key(dev, ino), (int32_t)*in) != 0 ? PT_AN_ENOMEM : 0;
+}
+
+static int add_file(pt_analysis* a, const char* path, const struct stat* sb) {
+  if (sb && seen_file(a, sb) >= 0) return skip(a, path, SAME_FILE);
+  uint32_t in;
+  int rc = new_input(a, path, sb != NULL, sb ? (uint64_t)sb->st_dev : 0, sb ? (uint64_t)sb->st_ino : 0, &in);
+  return rc ? rc : read_file(a, in, path);
 }
 
 /* The plugin writes each dump twice, as JSON lines and as text, from one
@@ -438,15 +450,331 @@ typedef struct an_dir_chain {
   const struct an_dir_chain* up;
 } an_dir_chain;
 
+/* ---- reading a directory's files on several threads ------------------------
+ *
+ * A directory's walk (add_dir) lists its files and notes in the order a
+ * serial reading meets them; then `threads` threads parse the files, each
+ * into a partial analysis of its own (`defer`: the dumps a file yields are
+ * kept, not merged), while the analysis merges the files' results in that
+ * order — input numbers, arrival order, notes, errors and counts as a
+ * serial reading gives them (tests/analyze/test_threads.c compares the
+ * two). A file whose lines need the analysis itself (step metrics, a
+ * summary) is read again by it, in its place. The threads run at most
+ * AN_WINDOW files per thread ahead of the merge, so what waits to be
+ * merged stays small. X.txt right after X.jsonl is read, as serially,
+ * only when the JSON copy is not whole: one thread reads both. */
+#define AN_WINDOW 4
+#define AN_MAX_THREADS 64
+
+static void pend_free(pt_analysis* a) {
+  for (size_t i = 0; i < a->n_pending; i++) an_free(&a->mem, a->pending[i].path);
+  an_free(&a->mem, a->pending);
+  a->pending = NULL;
+  a->n_pending = a->cap_pending = 0;
+  an_map_free(&a->mem, &a->pending_index);
+  memset(&a->pending_index, 0, sizeof a->pending_index);
+}
+
+static int pend(pt_analysis* a, const char* path, const char* why, const struct stat* sb, int twin) {
+  an_pending* e = an_grow(&a->mem, (void**)&a->pending, &a->n_pending, &a->cap_pending, sizeof *e);
+  if (!e) return PT_AN_ENOMEM;
+  e->path = an_strdup(&a->mem, path);
+  e->skip_why = why;
+  e->twin = twin;
+  if (!e->path) {
+    a->n_pending--;
+    return PT_AN_ENOMEM;
+  }
+  if (sb) {
+    e->dev = (uint64_t)sb->st_dev;
+    e->ino = (uint64_t)sb->st_ino;
+    e->has_id = 1;
+  }
+  /* every entry is an item of the index (they are numbered in order);
+   * those without a file identity under key 0, which no lookup matches */
+  if (!a->pending_index.cap && an_map_init(&a->mem, &a->pending_index, 256) != 0) return PT_AN_ENOMEM;
+  const uint64_t key = sb ? file_key(e->dev, e->ino) : 0;
+  return an_map_add(&a->mem, &a->pending_index, key, (int32_t)(a->n_pending - 1)) != 0 ? PT_AN_ENOMEM : 0;
+}
+
+static int pending_seen(const pt_analysis* a, const struct stat* sb) {
+  if (!a->pending_index.cap) return 0;
+  const uint64_t dev = (uint64_t)sb->st_dev, ino = (uint64_t)sb->st_ino;
+  for (int32_t i = an_map_first(&a->pending_index, file_key(dev, ino)); i >= 0; i = an_map_next(&a->pending_index, i))
+    if (a->pending[i].has_id && a->pending[i].dev == dev && a->pending[i].ino == ino) return 1;
+  return 0;
+}
+
+/* The walk's notes and files: at once when reading serially, else listed. */
+static int walk_skip(pt_analysis* a, const char* path, const char* why) {
+  return a->threads > 1 ? pend(a, path, why, NULL, 0) : skip(a, path, why);
+}
+
+/* X.txt right after the file X.jsonl in the list. */
+static int twin_of_last(const pt_analysis* a, const char* path) {
+  const size_t n = strlen(path);
+  if (a->all_dumps || n < 5 || strcmp(path + n - 4, ".txt") != 0) return 0;
+  for (size_t i = a->n_pending; i-- > 0;) {
+    const an_pending* e = &a->pending[i];
+    if (e->skip_why) continue;
+    return !e->twin && strlen(e->path) == n + 2 && !strncmp(e->path, path, n - 4) && !strcmp(e->path + n - 4, ".jsonl");
+  }
+  return 0;
+}
+
+static int walk_file(pt_analysis* a, const char* path, const struct stat* sb) {
+  if (a->threads <= 1) {
+    if (sb && text_twin_of_whole_json(a, path)) {
+      a->twins++;
+      return skip(a, path, TWIN_TEXT);
+    }
+    return add_file(a, path, sb);
+  }
+  /* serially, a text copy is looked at as such before as a file read twice */
+  const int twin = sb && twin_of_last(a, path), dup = sb && (seen_file(a, sb) >= 0 || pending_seen(a, sb));
+  if (dup && !twin) return pend(a, path, SAME_FILE, NULL, 0);
+  int rc = pend(a, path, NULL, dup ? NULL : sb, twin);
+  if (!rc) a->pending[a->n_pending - 1].dup = dup;
+  return rc;
+}
+
+typedef struct {
+  size_t first, n;     /* pending entries: a note, a file, or X.jsonl and X.txt */
+  pt_analysis* part;   /* the partial analysis its files were parsed into */
+  const char* second_note; /* X.txt was not read: why */
+  int rc, done;
+} an_unit;
+
+typedef struct {
+  pt_analysis* a;
+  an_unit* units;
+  size_t n_units, next, merged, window;
+  pthread_mutex_t mu;
+  pthread_cond_t work, done;
+} an_pool;
+
+/* Parses a unit's files into a partial analysis (a reading thread). */
+static void parse_unit(pt_analysis* a, an_unit* u, char** block, size_t* block_cap) {
+  if (a->pending[u->first].skip_why) return;
+  pt_analysis* part = an_alloc(&a->mem, sizeof *part);
+  if (!part) {
+    u->rc = PT_AN_ENOMEM;
+    return;
+  }
+  part->mem.parent = &a->mem;
+  part->defer = 1;
+  part->threads = 1;
+  part->all_dumps = a->all_dumps;
+  part->block = *block;
+  part->block_cap = *block_cap;
+  u->part = part;
+  for (size_t i = u->first; i < u->first + u->n && !u->rc && !part->serial_needed; i++) {
+    const an_pending* e = &a->pending[i];
+    if (e->twin && text_twin_of_whole_json(part, e->path)) {
+      part->twins++;
+      u->second_note = TWIN_TEXT;
+      continue;
+    }
+    if (e->dup) {
+      u->second_note = SAME_FILE;
+      continue;
+    }
+    uint32_t in;
+    u->rc = an_input_add(part, e->path, &in);
+    if (!u->rc) {
+      part->inputs[in].dev = e->dev;
+      part->inputs[in].ino = e->ino;
+      part->inputs[in].has_id = e->has_id;
+      u->rc = read_file(part, in, e->path);
+    }
+  }
+  *block = part->block;
+  *block_cap = part->block_cap;
+  part->block = NULL;
+}
+
+static void* reader(void* arg) {
+  an_pool* pool = arg;
+  pt_analysis* a = pool->a;
+  char* block = NULL;
+  size_t cap = 0;
+  pthread_mutex_lock(&pool->mu);
+  for (;;) {
+    while (pool->next < pool->n_units && pool->next >= pool->merged + pool->window) pthread_cond_wait(&pool->work, &pool->mu);
+    if (pool->next >= pool->n_units) break;
+    an_unit* u = &pool->units[pool->next++];
+    pthread_mutex_unlock(&pool->mu);
+    parse_unit(a, u, &block, &cap);
+    pthread_mutex_lock(&pool->mu);
+    u->done = 1;
+    pthread_cond_broadcast(&pool->done);
+  }
+  pthread_mutex_unlock(&pool->mu);
+  an_free(&a->mem, block);
+  return NULL;
+}
+
+/* Frees a partial analysis and what it still holds. */
+static void part_free(pt_analysis* a, pt_analysis* part) {
+  for (size_t i = 0; i < part->n_handoffs; i++) an_dump_free(a, part->handoffs[i].d);
+  an_free(&a->mem, part->handoffs);
+  for (size_t i = 0; i < part->n_inputs; i++) {
+    an_input* in = &part->inputs[i];
+    an_free(&a->mem, in->path);
+    an_free(&a->mem, in->error);
+    for (int e = 0; in->errors && e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) an_free(&a->mem, in->errors[e].message);
+    an_free(&a->mem, in->errors);
+  }
+  an_free(&a->mem, part->inputs);
+  an_free(&a->mem, part->block);
+  an_free(&a->mem, part);
+}
+
+/* Merges a parsed unit into the analysis, as a serial reading would have. */
+static int merge_unit(pt_analysis* a, an_unit* u) {
+  const an_pending* e = &a->pending[u->first];
+  pt_analysis* part = u->part;
+  int rc = u->rc;
+  if (e->skip_why) return skip(a, e->path, e->skip_why);
+  if (!part) return rc;
+  if (part->serial_needed && !rc) { /* read again by the analysis, as serially */
+    part_free(a, part);
+    u->part = NULL;
+    for (size_t i = u->first; i < u->first + u->n && !rc; i++) {
+      e = &a->pending[i];
+      if (e->twin && text_twin_of_whole_json(a, e->path)) {
+        a->twins++;
+        rc = skip(a, e->path, TWIN_TEXT);
+        continue;
+      }
+      if (e->dup) {
+        rc = skip(a, e->path, SAME_FILE);
+        continue;
+      }
+      uint32_t in;
+      rc = new_input(a, e->path, e->has_id, e->dev, e->ino, &in);
+      if (!rc) rc = read_file(a, in, e->path);
+    }
+    return rc;
+  }
+  const uint32_t base = (uint32_t)a->n_inputs;
+  for (size_t i = 0; i < part->n_inputs && !rc; i++) {
+    an_input* x = &part->inputs[i];
+    uint32_t in;
+    rc = new_input(a, x->path, x->has_id, x->dev, x->ino, &in);
+    if (rc) break;
+    an_free(&a->mem, a->inputs[in].path);
+    a->inputs[in] = *x;
+    memset(x, 0, sizeof *x); /* its strings are the analysis' now */
+  }
+  a->lines += part->lines;
+  a->bytes += part->bytes;
+  a->records += part->records;
+  a->dumps += part->dumps;
+  a->errors += part->errors;
+  a->passed_over += part->passed_over;
+  a->twins += part->twins;
+  a->parse_seconds += part->parse_seconds;
+  const uint64_t order = a->order;
+  a->order += part->order;
+  for (size_t i = 0; i < part->n_handoffs; i++) {
+    an_handoff h = part->handoffs[i];
+    part->handoffs[i].d = NULL;
+    if (rc) {
+      an_dump_free(a, h.d);
+      continue;
+    }
+    h.d->order += order;
+    h.d->input += base;
+    for (size_t k = 0; k < h.d->n_ops; k++) h.d->ops[k].input += base;
+    if (h.kind == AN_HAND_MERGE) {
+      an_merge(a, h.d);
+    } else {
+      if (h.kind == AN_HAND_EMPTY) an_merge_empty_rank(a, h.d);
+      else an_unknown_rank(a, h.d);
+      an_dump_free(a, h.d);
+    }
+  }
+  if (u->second_note && !rc) rc = skip(a, a->pending[u->first + 1].path, u->second_note);
+  part_free(a, part);
+  u->part = NULL;
+  return rc;
+}
+
+/* Reads the files the walk listed, on a->threads threads, and merges them
+ * in order. */
+static int read_pending(pt_analysis* a) {
+  int rc = 0;
+  an_pool pool = {.a = a};
+  size_t n_units = 0;
+  for (size_t i = 0; i < a->n_pending; i += 1 + (i + 1 < a->n_pending && a->pending[i + 1].twin)) n_units++;
+  pool.units = an_alloc(&a->mem, (n_units + 1) * sizeof *pool.units);
+  if (!pool.units) {
+    pend_free(a);
+    return PT_AN_ENOMEM;
+  }
+  for (size_t i = 0, u = 0; i < a->n_pending; u++) {
+    const size_t n = 1 + (i + 1 < a->n_pending && a->pending[i + 1].twin && !a->pending[i].skip_why);
+    pool.units[u].first = i;
+    pool.units[u].n = n;
+    i += n;
+    pool.n_units = u + 1;
+  }
+  size_t want = (size_t)a->threads < pool.n_units ? (size_t)a->threads : pool.n_units;
+  pool.window = AN_WINDOW * (want ? want : 1);
+  pthread_t tid[AN_MAX_THREADS];
+  size_t started = 0;
+  pthread_mutex_init(&pool.mu, NULL);
+  pthread_cond_init(&pool.work, NULL);
+  pthread_cond_init(&pool.done, NULL);
+  for (; started < want && want > 1; started++)
+    if (pthread_create(&tid[started], NULL, reader, &pool) != 0) break;
+  char* block = NULL;
+  size_t block_cap = 0;
+  for (size_t u = 0; u < pool.n_units; u++) {
+    an_unit* x = &pool.units[u];
+    if (!started) { /* no thread could be started: read here, in order */
+      parse_unit(a, x, &block, &block_cap);
+      x->done = 1;
+    }
+    pthread_mutex_lock(&pool.mu);
+    while (!x->done) pthread_cond_wait(&pool.done, &pool.mu);
+    pthread_mutex_unlock(&pool.mu);
+    const int r = merge_unit(a, x);
+    if (!rc) rc = r;
+    pthread_mutex_lock(&pool.mu);
+    pool.merged = u + 1;
+    pthread_cond_broadcast(&pool.work);
+    pthread_mutex_unlock(&pool.mu);
+  }
+  for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
+  an_free(&a->mem, block);
+  pthread_mutex_destroy(&pool.mu);
+  pthread_cond_destroy(&pool.work);
+  pthread_cond_destroy(&pool.done);
+  an_free(&a->mem, pool.units);
+  pend_free(a);
+  return rc;
+}
+
+/* The threads that read a directory's files: the option, or one per
+ * processor (at most AN_MAX_THREADS). */
+static int reading_threads(const pt_analysis* a) {
+  if (a->threads) return a->threads;
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > AN_MAX_THREADS ? AN_MAX_THREADS : (int)n;
+}
+
 static int add_dir(pt_analysis* a, const char* path, const struct stat* sb, const an_dir_chain* up, int depth) {
   for (const an_dir_chain* c = up; c; c = c->up)
     if (c->dev == (uint64_t)sb->st_dev && c->ino == (uint64_t)sb->st_ino)
-      return skip(a, path, "a link back to a directory above it (a loop): not read again");
-  if (depth > AN_MAX_DEPTH) return skip(a, path, "deeper than " AN_MAX_DEPTH_TEXT " levels below the path given: not read");
+      return walk_skip(a, path, "a link back to a directory above it (a loop): not read again");
+  if (depth > AN_MAX_DEPTH)
+    return walk_skip(a, path, "deeper than " AN_MAX_DEPTH_TEXT " levels below the path given: not read");
   const an_dir_chain here = {(uint64_t)sb->st_dev, (uint64_t)sb->st_ino, up};
   DIR* dir = opendir(path);
   if (!dir && an_mem_errno(&a->mem, errno)) return PT_AN_ENOMEM;
-  if (!dir) return add_file(a, path, NULL); /* recorded as unreadable, with why */
+  if (!dir) return walk_file(a, path, NULL); /* recorded as unreadable, with why */
   char** names = NULL;
   size_t n = 0, cap = 0;
   int rc = 0;
@@ -472,20 +800,15 @@ static int add_dir(pt_analysis* a, const char* path, const struct stat* sb, cons
     if (rc) {
       /* out of memory: the rest is not read */
     } else if (base[0] == '.') {
-      rc = skip(a, names[i], "hidden: not read");
+      rc = walk_skip(a, names[i], "hidden: not read");
     } else if (stat(names[i], &fb) != 0) {
-      rc = skip(a, names[i], errno == ENOENT ? "a link to nothing: not read" : "cannot be looked at: not read");
+      rc = walk_skip(a, names[i], errno == ENOENT ? "a link to nothing: not read" : "cannot be looked at: not read");
     } else if (S_ISDIR(fb.st_mode)) {
       rc = add_dir(a, names[i], &fb, &here, depth + 1);
     } else if (S_ISREG(fb.st_mode)) {
-      if (text_twin_of_whole_json(a, names[i])) {
-        a->twins++;
-        rc = skip(a, names[i], "the text copy of the JSON file beside it, which was read whole: not read");
-      } else {
-        rc = add_file(a, names[i], &fb);
-      }
+      rc = walk_file(a, names[i], &fb);
     } else {
-      rc = skip(a, names[i], "not a regular file (a fifo, socket or device): not read");
+      rc = walk_skip(a, names[i], "not a regular file (a fifo, socket or device): not read");
     }
     an_free(&a->mem, names[i]);
   }
@@ -501,7 +824,15 @@ int pt_analysis_add_path(pt_analysis* a, const char* path) {
   struct stat sb;
   if (stat(path, &sb) != 0) return an_outcome(a, add_file(a, path, NULL));
   if (!S_ISDIR(sb.st_mode)) return an_outcome(a, add_file(a, path, &sb));
-  return an_outcome(a, add_dir(a, path, &sb, NULL, 0));
+  const int threads = a->threads;
+  a->threads = reading_threads(a);
+  int rc = add_dir(a, path, &sb, NULL, 0);
+  if (a->n_pending) {
+    const int r = rc ? (pend_free(a), 0) : read_pending(a);
+    rc = rc ? rc : r;
+  }
+  a->threads = threads;
+  return an_outcome(a, rc);
 }
 
 int pt_analysis_add_stream(pt_analysis* a, const char* name, FILE* f) {

@@ -22,15 +22,27 @@ typedef union {
   max_align_t align;
 } header;
 
+/* The counter counts go to (the analysis', for a reading thread's). */
+static an_mem* root(an_mem* m) { return m->parent ? m->parent : m; }
+
+static void fail(an_mem* m) { __atomic_store_n(&root(m)->failed, 1, __ATOMIC_RELAXED); }
+
+static void count(an_mem* m, size_t add, size_t sub) {
+  m = root(m);
+  const size_t held = __atomic_add_fetch(&m->held, add - sub, __ATOMIC_RELAXED);
+  size_t peak = __atomic_load_n(&m->peak, __ATOMIC_RELAXED);
+  while (held > peak && !__atomic_compare_exchange_n(&m->peak, &peak, held, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
 void* an_alloc(an_mem* m, size_t n) {
   header* h = n <= SIZE_MAX - sizeof *h ? calloc(1, sizeof *h + n) : NULL;
   if (!h) {
-    m->failed = 1;
+    fail(m);
     return NULL;
   }
   h->size = n;
-  m->held += n;
-  if (m->held > m->peak) m->peak = m->held;
+  count(m, n, 0);
   return h + 1;
 }
 
@@ -40,20 +52,19 @@ void* an_realloc(an_mem* m, void* p, size_t n) {
   size_t old = h->size;
   header* nh = n <= SIZE_MAX - sizeof *nh ? realloc(h, sizeof *nh + n) : NULL;
   if (!nh) {
-    m->failed = 1;
+    fail(m);
     return NULL;
   }
   if (n > old) memset((char*)(nh + 1) + old, 0, n - old);
   nh->size = n;
-  m->held = m->held - old + n;
-  if (m->held > m->peak) m->peak = m->held;
+  count(m, n, old);
   return nh + 1;
 }
 
 void an_free(an_mem* m, void* p) {
   if (!p) return;
   header* h = (header*)p - 1;
-  m->held -= h->size;
+  count(m, 0, h->size);
   free(h);
 }
 
@@ -79,6 +90,6 @@ void* an_grow(an_mem* m, void** v, size_t* n, size_t* cap, size_t size) {
 
 int an_mem_errno(an_mem* m, int err) {
   if (err != ENOMEM) return 0;
-  m->failed = 1;
+  fail(m);
   return 1;
 }

@@ -8,7 +8,9 @@
  * flag is sticky: a stage that could not get memory may go on with less
  * (a dump dropped, a message lost), but the analysis then knows it is not
  * whole, and the public API says out of memory instead of a verdict
- * (docs/analyze.md, "Out of memory"). What the C library allocates for
+ * (docs/analyze.md, "Out of memory"). The counts are kept with atomic
+ * operations: the threads that read files at once allocate against one
+ * counter. What the C library allocates for
  * itself (a FILE, a DIR) is reported with an_mem_errno when it fails with
  * ENOMEM.
  */
@@ -17,9 +19,12 @@
 
 #include <stddef.h>
 
-typedef struct {
+typedef struct an_mem {
   size_t held, peak;
   int failed; /* an allocation failed since the counter was made */
+  /* A counter that counts into another: the one of the analysis a reading
+   * thread parses for (lines.c). Counts are atomic, so threads share one. */
+  struct an_mem* parent;
 } an_mem;
 
 void* an_alloc(an_mem* m, size_t n); /* zeroed; NULL when out of memory */
