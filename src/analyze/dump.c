@@ -79,6 +79,7 @@ void an_dump_free(pt_analysis* a, an_dump* d) {
   if (!d) return;
   an_free(&a->mem, d->ops);
   an_free(&a->mem, d->kch);
+  an_free(&a->mem, d->tasks);
   an_free(&a->mem, d);
 }
 
@@ -175,6 +176,7 @@ static an_dump* part_of(pt_analysis* a, const an_dump* d, uint64_t comm, int ran
   /* the progress lines say one rank's calls: not a part's */
   x->has_progress = 0;
   x->n_tasks = 0;
+  x->tasks = NULL;
   x->n_calls[0] = x->n_calls[1] = 0;
   x->kch = NULL;
   x->n_kch = x->cap_kch = 0;

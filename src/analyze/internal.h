@@ -225,7 +225,7 @@ typedef struct an_dump {
    * kernel channels. */
   int has_progress;
   int64_t n_calls[2];
-  an_task tasks[AN_TASKS_KEPT];
+  an_task* tasks; /* AN_TASKS_KEPT while read, then as many as kept; NULL: none */
   int n_tasks;
   an_kch* kch;
   size_t n_kch, cap_kch;

@@ -88,6 +88,15 @@ static int string(jp* p, const char** out, size_t* n) {
   p->pos++; /* " */
   size_t start = p->o->used;
   for (;;) {
+    /* a run of plain characters at once: most strings are nothing else */
+    size_t run = p->pos;
+    while (run < p->len && p->s[run] != '"' && p->s[run] != '\\' && (unsigned char)p->s[run] >= 0x20) run++;
+    if (run > p->pos) {
+      if (p->o->used + (run - p->pos) + 1 >= sizeof p->o->buf) return fail(p, "strings too long");
+      memcpy(p->o->buf + p->o->used, p->s + p->pos, run - p->pos);
+      p->o->used += run - p->pos;
+      p->pos = run;
+    }
     if (p->pos >= p->len) return fail(p, "unterminated string");
     unsigned char c = (unsigned char)p->s[p->pos++];
     if (c == '"') break;

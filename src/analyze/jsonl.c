@@ -11,6 +11,7 @@
  * An op line that lacks a field the analysis needs, or whose values are out
  * of range, is reported with its line and skipped.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "analyze/internal.h"
@@ -288,6 +289,20 @@ static int fast_key(const char* k, size_t n, int depth, int* next) {
   return -1;
 }
 
+/* a[0..n) == b[0..n), for the short keys (a call to memcmp costs more). */
+static inline int same_bytes(const char* a, const char* b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
+
+/* The keys' lengths, by index (set once). */
+static uint8_t key_len[F_COUNT];
+static pthread_once_t key_len_once = PTHREAD_ONCE_INIT;
+static void set_key_len(void) {
+  for (int i = 0; i < F_COUNT; i++) key_len[i] = (uint8_t)strlen(i < F_TOP ? fast_keys[i] : an_counter_json[i - F_TOP]);
+}
+
 /* 0 when the line has the plugin's shape (v filled), -1 when it is left
  * to the general parser. */
 static int fast_scan(const char* s, size_t len, an_fv* v) {
@@ -296,17 +311,32 @@ static int fast_scan(const char* s, size_t len, an_fv* v) {
   if (len > 8192 || *p++ != '{') return -1;
   int depth = 0, fields = 0, next_top = 0, next_cnt = F_TOP;
   memset(v, 0, F_COUNT * sizeof *v);
+  pthread_once(&key_len_once, set_key_len);
   for (;;) {
     if (p >= e || *p != '"') return -1;
     const char* k = ++p;
-    while (p < e && *p != '"') {
-      if (*p == '\\' || *p == '.' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return -1;
-      p++;
+    int* const next = depth ? &next_cnt : &next_top;
+    const int lo = depth ? F_TOP : 0, hi = depth ? F_COUNT : F_TOP;
+    /* the key the writer's order puts here, compared at once */
+    const char* guess = *next < F_TOP ? fast_keys[*next] : an_counter_json[*next - F_TOP];
+    const size_t gn = key_len[*next];
+    int idx;
+    if ((size_t)(e - p) > gn && p[gn] == '"' && same_bytes(p, guess, gn)) {
+      idx = *next;
+      *next = idx + 1 < hi ? idx + 1 : lo;
+      p += gn;
+      if (p + 1 >= e || p[1] != ':' || ++fields > 200) return -1;
+      p += 2;
+    } else {
+      while (p < e && *p != '"') {
+        if (*p == '\\' || *p == '.' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return -1;
+        p++;
+      }
+      if (p + 1 >= e || p[1] != ':' || ++fields > 200) return -1;
+      const size_t kn = (size_t)(p - k);
+      p += 2;
+      idx = fast_key(k, kn, depth, next);
     }
-    if (p + 1 >= e || p[1] != ':' || ++fields > 200) return -1;
-    const size_t kn = (size_t)(p - k);
-    p += 2;
-    const int idx = fast_key(k, kn, depth, depth ? &next_cnt : &next_top);
     if (idx >= 0 && v[idx].t) return -1; /* a duplicate: which one counts is the general parser's call */
     an_fv x = {p, 0, 0};
     if (*p == '{') {
@@ -465,10 +495,7 @@ static int fast_op_line(an_parser* p, const char* line, size_t len, uint32_t lin
   return 1;
 }
 
-static void end_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
-  int64_t seq = -1, records = -1;
-  get_i64(o, "dumpSeq", &seq);
-  get_i64(o, "records", &records);
+static void end_of(an_parser* p, int64_t seq, int64_t records, uint32_t lineno) {
   an_open* od = an_parser_find(p, (uint64_t)seq);
   if (!od) {
     an_input_error(p->a, p->input, lineno, "end line of dump %lld, which was not opened", (long long)seq);
@@ -478,6 +505,13 @@ static void end_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
     an_input_error(p->a, p->input, lineno, "dump %lld: the end line counts %lld records, %zu were read",
                    (long long)seq, (long long)records, od->d->n_ops);
   an_parser_close(p, od);
+}
+
+static void end_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
+  int64_t seq = -1, records = -1;
+  get_i64(o, "dumpSeq", &seq);
+  get_i64(o, "records", &records);
+  end_of(p, seq, records, lineno);
 }
 
 /* A line of a step metrics file (docs/metrics.md): its header, an edge, its
@@ -507,18 +541,146 @@ static const char* json_str(const an_fields* f, const char* key, char* buf, size
 }
 
 /* A progress line (progress.c) of an open dump. */
-static void progress_line(an_parser* p, const an_jobj* o, const char* type, uint32_t lineno) {
-  int64_t seq = -1;
-  get_i64(o, "dumpSeq", &seq);
+static void progress_of(an_parser* p, int64_t seq, const char* type, const an_fields* f, uint32_t lineno) {
   an_open* od = an_parser_find(p, (uint64_t)seq);
   if (!od || !od->d) {
     an_input_error(p->a, p->input, lineno, "%s line of dump %lld, which was not opened: skipped", type,
                    (long long)seq);
     return;
   }
-  const an_fields f = {.i64 = json_i64, .str = json_str, .src = o};
-  if (an_progress_line(p->a, od->d, type, &f, lineno) != 0)
+  if (an_progress_line(p->a, od->d, type, f, lineno) != 0)
     an_input_error(p->a, p->input, lineno, "out of memory: a progress line is lost");
+}
+
+static void progress_line(an_parser* p, const an_jobj* o, const char* type, uint32_t lineno) {
+  int64_t seq = -1;
+  get_i64(o, "dumpSeq", &seq);
+  const an_fields f = {.i64 = json_i64, .str = json_str, .src = o};
+  progress_of(p, seq, type, &f, lineno);
+}
+
+/* ---- flat lines: progress and end lines in one pass ------------------------
+ *
+ * The progress lines ("progress", "coll", "p2p", "kernelCh") and the end
+ * line are flat objects of integers, null, booleans and ASCII strings
+ * without escapes. flat_scan() reads such a line into (key, value) spans,
+ * which the same routines then read through an_fields; a line of any other
+ * shape (nesting, an escape, a fraction, a space, a duplicate key, a key
+ * with a dot) goes to the general parser, which reads it the same way. */
+#define AN_FLAT_MAX 32
+
+typedef struct {
+  const char* k[AN_FLAT_MAX];
+  uint32_t kn[AN_FLAT_MAX];
+  an_fv v[AN_FLAT_MAX];
+  int n;
+} an_flat;
+
+static const an_fv* flat_get(const an_flat* o, const char* key) {
+  for (int i = 0; i < o->n; i++)
+    if (o->k[i][0] == key[0] && !strncmp(o->k[i], key, o->kn[i]) && !key[o->kn[i]]) return &o->v[i];
+  return NULL;
+}
+
+/* A plain string (no escape, no control or non-ASCII byte) from p (on its
+ * opening quote) to its closing quote; NULL when it is not one. */
+static const char* plain_string(const char* p, const char* e) {
+  for (p++; p < e && *p != '"'; p++)
+    if (*p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return NULL;
+  return p < e ? p : NULL;
+}
+
+static int flat_scan(const char* s, size_t len, an_flat* o) {
+  const char* p = s;
+  const char* const e = s + len;
+  o->n = 0;
+  if (len > 4096 || *p++ != '{') return -1;
+  for (;;) {
+    if (p >= e || *p != '"' || o->n == AN_FLAT_MAX) return -1;
+    const char* ke = plain_string(p, e);
+    if (!ke || ke + 1 >= e || ke[1] != ':' || ke - p - 1 > 40 || memchr(p + 1, '.', (size_t)(ke - p - 1))) return -1;
+    const char* k = p + 1;
+    const uint32_t kn = (uint32_t)(ke - k);
+    for (int i = 0; i < o->n; i++)
+      if (o->kn[i] == kn && !memcmp(o->k[i], k, kn)) return -1; /* a duplicate: the general parser's call */
+    p = ke + 2;
+    an_fv x = {p, 0, 0};
+    if (*p == '"') {
+      const char* q = plain_string(p, e);
+      if (!q) return -1;
+      x.s = p + 1;
+      x.n = (uint32_t)(q - x.s);
+      x.t = 's';
+      p = q + 1;
+    } else if (*p == '-' || is_digit(*p)) {
+      const char* q = p + (*p == '-');
+      if (q >= e || !is_digit(*q) || (*q == '0' && q + 1 < e && is_digit(q[1]))) return -1;
+      while (q < e && is_digit(*q)) q++;
+      if (q < e && (*q == '.' || *q == 'e' || *q == 'E')) return -1;
+      x.n = (uint32_t)(q - p);
+      x.t = 'i';
+      p = q;
+    } else if (e - p >= 4 && !memcmp(p, "null", 4)) {
+      x.t = 'z';
+      p += 4;
+    } else if (e - p >= 4 && !memcmp(p, "true", 4)) {
+      x.t = 'b';
+      p += 4;
+    } else if (e - p >= 5 && !memcmp(p, "false", 5)) {
+      x.t = 'b';
+      p += 5;
+    } else {
+      return -1;
+    }
+    o->k[o->n] = k;
+    o->kn[o->n] = kn;
+    o->v[o->n++] = x;
+    if (p < e && *p == '}') return p + 1 == e ? 0 : -1;
+    if (p >= e || *p != ',') return -1;
+    p++;
+  }
+}
+
+static int flat_i64(const an_fields* f, const char* key, int64_t* out) {
+  const an_fv* v = flat_get(f->src, key);
+  return v ? fv_i64(v, out) : -1;
+}
+
+static const char* flat_str(const an_fields* f, const char* key, char* buf, size_t n) {
+  const an_fv* v = flat_get(f->src, key);
+  if (!v || v->t != 's' || !n) return NULL;
+  const size_t m = v->n < n - 1 ? v->n : n - 1; /* cut to fit, as the callers' copies are */
+  memcpy(buf, v->s, m);
+  buf[m] = 0;
+  return buf;
+}
+
+static void flat_seq(const an_flat* o, const char* key, int64_t* out) {
+  const an_fv* v = flat_get(o, key);
+  int64_t x;
+  if (v && fv_i64(v, &x) == 0) *out = x;
+}
+
+/* 1 when a progress or end line was read here. */
+static int flat_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
+  an_flat o;
+  if (flat_scan(line, len, &o) != 0 || !o.n || o.kn[0] != 4 || memcmp(o.k[0], "type", 4) || o.v[0].t != 's') return 0;
+  static const char* const types[] = {"end", "progress", "coll", "p2p", "kernelCh"};
+  const char* type = NULL;
+  for (size_t i = 0; i < sizeof types / sizeof *types && !type; i++)
+    if (o.v[0].n == strlen(types[i]) && same_bytes(o.v[0].s, types[i], o.v[0].n)) type = types[i];
+  if (!type) return 0;
+  int64_t seq = -1;
+  flat_seq(&o, "dumpSeq", &seq);
+  if (!strcmp(type, "end")) {
+    int64_t records = -1;
+    flat_seq(&o, "records", &records);
+    end_of(p, seq, records, lineno);
+    return 1;
+  }
+  const an_fields f = {.i64 = flat_i64, .str = flat_str, .src = &o};
+  progress_of(p, seq, type, &f, lineno);
+  return 1;
 }
 
 void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
@@ -526,6 +688,9 @@ void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) 
   const int m = metrics_line(p, line);
   if (m < 0) an_input_error(p->a, p->input, lineno, "out of memory reading a metrics line: skipped");
   if (m) return;
+  if (len > 12 && !memcmp(line, "{\"type\":\"", 9) && (line[9] == 'e' || line[9] == 'c' || line[9] == 'p' || line[9] == 'k') &&
+      flat_line(p, line, len, lineno))
+    return;
   an_jobj* o = &p->json;
   char err[200];
   if (an_json_parse(line, len, o, err, sizeof err) != 0) {

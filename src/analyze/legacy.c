@@ -421,10 +421,15 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     dump_line = 0;
   }
   /* The input ends inside a header or drop line of a dump: what follows
-   * it is lost, so the dump it opens or belongs to is cut. */
-  if (dump_line && p->unterminated && p->last && p->last->d) {
+   * it is lost, so the dump it opens or belongs to is cut. So it is when
+   * the input ends inside any other line after a dump (the plugin ends
+   * every line): a record cut before "createT:", or the progress lines
+   * that follow the records. */
+  if (p->unterminated && p->last && p->last->d) {
     p->last->d->cut = 1;
-    an_input_error(p->a, p->input, lineno, "the input ends inside this dump line (no line end): cut");
+    an_input_error(p->a, p->input, lineno,
+                   dump_line ? "the input ends inside this dump line (no line end): cut"
+                             : "the input ends inside this line (no line end): the dump before it is cut");
   }
   (void)len;
 }

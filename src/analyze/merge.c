@@ -156,6 +156,14 @@ static an_dump* copy_of(pt_analysis* a, const an_dump* d) {
   }
   if (d->n_kch) memcpy(c->kch, d->kch, d->n_kch * sizeof *c->kch);
   c->cap_kch = d->n_kch;
+  c->tasks = d->n_tasks ? an_alloc(&a->mem, (size_t)d->n_tasks * sizeof *c->tasks) : NULL;
+  if (d->n_tasks && !c->tasks) {
+    an_free(&a->mem, c->kch);
+    an_free(&a->mem, c->ops);
+    an_free(&a->mem, c);
+    return NULL;
+  }
+  if (d->n_tasks) memcpy(c->tasks, d->tasks, (size_t)d->n_tasks * sizeof *c->tasks);
   return c;
 }
 
@@ -191,6 +199,13 @@ void an_merge(pt_analysis* a, an_dump* d) {
     if (fit) {
       d->ops = fit;
       d->cap_ops = d->n_ops;
+    }
+  }
+  if (d->tasks && d->n_tasks < AN_TASKS_KEPT) { /* the calls kept, no more room */
+    an_task* fit = d->n_tasks ? an_realloc(&a->mem, d->tasks, (size_t)d->n_tasks * sizeof *fit) : NULL;
+    if (fit || !d->n_tasks) {
+      if (!d->n_tasks) an_free(&a->mem, d->tasks);
+      d->tasks = fit;
     }
   }
   for (size_t i = 0; i < d->n_ops; i++)

@@ -37,6 +37,7 @@ int an_progress_line(pt_analysis* a, an_dump* d, const char* type, const an_fiel
   }
   if (!strcmp(type, "coll") || !strcmp(type, "p2p")) {
     if (!d->has_progress || d->n_tasks >= AN_TASKS_KEPT) return 0;
+    if (!d->tasks && !(d->tasks = an_alloc(&a->mem, AN_TASKS_KEPT * sizeof *d->tasks))) return -1;
     const int p2p = type[0] == 'p';
     an_task* t = &d->tasks[d->n_tasks];
     memset(t, 0, sizeof *t);

@@ -425,30 +425,50 @@ static size_t majority_peers(int* pk, size_t np, int* first) {
 int an_slow(pt_analysis* a) {
   memset(&a->slow_ev, 0, sizeof a->slow_ev);
   if (!a->slow_possible) return 0;
+  /* The scratch of the judgement, each sized by what it holds: the timed
+   * ops, then the ops kept against a baseline (often far fewer: at
+   * 100 000 ranks the per-op arrays sized by every op were the analysis'
+   * largest block). */
   size_t cap = a->n_items + 1;
   timed* t = an_alloc(&a->mem, cap * sizeof *t);
-  touch* tc = an_alloc(&a->mem, 2 * cap * sizeof *tc);
-  rank_ratio* rr = an_alloc(&a->mem, 2 * cap * sizeof *rr);
-  double* global = an_alloc(&a->mem, cap * sizeof *global); /* per timed op: against its operation */
-  double* gp = an_alloc(&a->mem, cap * sizeof *gp);         /* per timed op: its null chance of that */
-  double* pv = an_alloc(&a->mem, 2 * cap * sizeof *pv);     /* one rank's null chances */
-  double* dp = an_alloc(&a->mem, (2 * cap + 1) * sizeof *dp);
-  when_t* when = an_alloc(&a->mem, cap * sizeof *when);
-  double* loo = an_alloc(&a->mem, cap * sizeof *loo);       /* against the others, its rank left out */
-  int32_t* kept = an_alloc(&a->mem, cap * sizeof *kept);    /* scratch of rank_ratios */
-  int32_t* pos = an_alloc(&a->mem, cap * sizeof *pos);
-  int* peers_of = an_alloc(&a->mem, 2 * cap * sizeof *peers_of);
+  touch* tc = NULL;
+  rank_ratio* rr = NULL;
+  double *global = NULL, *gp = NULL, *pv = NULL, *loo = NULL;
+  double* dp = an_alloc(&a->mem, (AN_SLOW_DP_MAX + 1) * sizeof *dp); /* an_upper_tail: k <= AN_SLOW_DP_MAX */
+  when_t* when = NULL;
+  int32_t *kept = NULL, *pos = NULL;
+  int* peers_of = NULL;
   an_map idx;
   int rc = an_map_init(&a->mem, &idx, 64);
-  if (!t || !tc || !rr || !global || !gp || !pv || !dp || !when || !loo || !kept || !pos || !peers_of || rc) {
+  if (!t || !dp || rc) {
     rc = PT_AN_ENOMEM;
     goto out;
   }
   size_t n = evidence(a, t);
+  cap = n + 1;
+  global = an_alloc(&a->mem, cap * sizeof *global); /* per timed op: against its operation */
+  gp = an_alloc(&a->mem, cap * sizeof *gp);         /* per timed op: its null chance of that */
+  when = an_alloc(&a->mem, cap * sizeof *when);
+  if (!global || !gp || !when) {
+    rc = PT_AN_ENOMEM;
+    goto out;
+  }
   qsort(t, n, sizeof *t, by_group_dur);
   concurrent(a, t, n, when);
   qsort(t, n, sizeof *t, by_group_dur);
   n = baselines(a, t, n, global, gp);
+  cap = n + 1;
+  tc = an_alloc(&a->mem, 2 * cap * sizeof *tc);
+  rr = an_alloc(&a->mem, 2 * cap * sizeof *rr);
+  pv = an_alloc(&a->mem, 2 * cap * sizeof *pv);     /* one rank's null chances */
+  loo = an_alloc(&a->mem, cap * sizeof *loo);       /* against the others, its rank left out */
+  kept = an_alloc(&a->mem, cap * sizeof *kept);     /* scratch of rank_ratios */
+  pos = an_alloc(&a->mem, cap * sizeof *pos);
+  peers_of = an_alloc(&a->mem, 2 * cap * sizeof *peers_of);
+  if (!tc || !rr || !pv || !loo || !kept || !pos || !peers_of) {
+    rc = PT_AN_ENOMEM;
+    goto out;
+  }
 
   /* Slow ranks, one at a time: the one slow against the most peers first;
    * then its ops leave the comparison, so a peer slow only with it is

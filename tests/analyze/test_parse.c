@@ -565,6 +565,92 @@ static void test_fast_op_lines(void** state) {
   }
 }
 
+static char* summary_written(pt_analysis* a) {
+  char* buf = NULL;
+  size_t n = 0;
+  FILE* f = open_memstream(&buf, &n);
+  assert_non_null(f);
+  assert_int_equal(pt_analysis_write_summary(a, f), 0);
+  fclose(f);
+  return buf;
+}
+
+/* The progress and end lines are read in one pass too (jsonl.c, flat
+ * lines); a line off their shape goes to the general parser. Each dump
+ * here is read both ways — its lines as written, and with a space after
+ * their first comma — and must give the same summary (which writes back
+ * the calls and kernel channels read; but for its first line, which
+ * counts the bytes read), records and errors. */
+static void test_flat_lines(void** state) {
+  (void)state;
+  static const char* const lines[] = {
+      /* as the plugin writes them */
+      "{\"type\":\"progress\",\"dumpSeq\":5,\"rank\":0,\"colls\":4,\"p2ps\":8,\"kernelChStarts\":16,\"busy\":0}",
+      "{\"type\":\"coll\",\"dumpSeq\":5,\"rank\":0,\"seq\":3,\"func\":\"AllReduce\",\"count\":8388608,"
+      "\"datatype\":\"float32\",\"root\":0,\"algo\":\"RING\",\"proto\":\"SIMPLE\",\"nChannels\":2,\"start_ns\":17}",
+      "{\"type\":\"p2p\",\"dumpSeq\":5,\"rank\":0,\"seq\":1,\"func\":\"Send\",\"count\":12,\"datatype\":\"int8\",\"peer\":3}",
+      "{\"type\":\"kernelCh\",\"dumpSeq\":5,\"channel\":1,\"starts\":9,\"stops\":8,\"startFunc\":\"AllReduce\","
+      "\"stopFunc\":\"AllReduce\",\"startSeq\":3,\"stopSeq\":2,\"startKind\":\"coll\",\"stopKind\":\"coll\"}",
+      /* nulls, a long name cut, a value that is not an integer, unknown fields, booleans */
+      "{\"type\":\"coll\",\"dumpSeq\":5,\"seq\":4,\"func\":\"AVeryLongCollectiveNameIndeed\",\"count\":null,"
+      "\"datatype\":\"a-type-name-too-long\",\"root\":\"7\",\"x\":true,\"y\":false}",
+      "{\"type\":\"kernelCh\",\"dumpSeq\":5,\"channel\":2,\"starts\":-3,\"stops\":9223372036854775807,"
+      "\"startFunc\":null,\"stopFunc\":\"Send\",\"startSeq\":99999999999999999999,\"stopKind\":\"p2p\"}",
+      /* refused by both, or read only by the general parser: out of range, a fraction, an escape, a duplicate */
+      "{\"type\":\"kernelCh\",\"dumpSeq\":5,\"channel\":256,\"starts\":1}",
+      "{\"type\":\"coll\",\"dumpSeq\":5,\"seq\":5.5,\"func\":\"AllGather\"}",
+      "{\"type\":\"coll\",\"dumpSeq\":5,\"seq\":6,\"func\":\"All\\u0047ather\"}",
+      "{\"type\":\"coll\",\"dumpSeq\":5,\"seq\":7,\"seq\":8,\"func\":\"AllGather\"}",
+      "{\"type\":\"p2p\",\"dumpSeq\":77,\"seq\":1,\"func\":\"Recv\"}",
+  };
+  static const char* const ends[] = {"{\"type\":\"end\",\"dumpSeq\":5,\"records\":1}",
+                                     "{\"type\":\"end\",\"dumpSeq\":5,\"records\":3}",
+                                     "{\"type\":\"end\",\"dumpSeq\":6,\"records\":1}",
+                                     "{\"type\":\"end\",\"dumpSeq\":5,\"records\":\"1\"}"};
+  const char* head =
+      "{\"type\":\"dump\",\"schema\":1,\"host\":\"h\",\"pid\":1,\"rank\":0,\"nRanks\":2,\"commHash\":\"7\","
+      "\"trigger\":\"stall\",\"dumpSeq\":5,\"time_ns\":100,\"activeOps\":1,\"finishedOps\":0}\n"
+      "{\"type\":\"op\",\"dumpSeq\":5,\"rank\":0,\"peer\":1,\"channel\":0,\"dir\":\"send\",\"commHash\":\"7\","
+      "\"opCount\":1,\"state\":\"active\",\"nSteps\":4,\"counters\":{\"posted\":1,\"done\":0}}\n";
+  for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
+    char fast[16384], general[16384];
+    size_t nf = (size_t)snprintf(fast, sizeof fast, "%s", head), ng = (size_t)snprintf(general, sizeof general, "%s", head);
+    for (size_t i = 0; i <= sizeof lines / sizeof lines[0]; i++) {
+      const char* l = i < sizeof lines / sizeof lines[0] ? lines[i] : ends[e];
+      const size_t comma = strcspn(l, ",");
+      nf += (size_t)snprintf(fast + nf, sizeof fast - nf, "%s\n", l);
+      ng += (size_t)snprintf(general + ng, sizeof general - ng, "%.*s, %s\n", (int)comma, l, l + comma + 1);
+    }
+    pt_analysis* x = at_analyze_text("d.jsonl", fast);
+    pt_analysis* y = at_analyze_text("d.jsonl", general);
+    char* sx = summary_written(x);
+    char* sy = summary_written(y);
+    assert_non_null(strstr(sx, "\"type\":\"kernelCh\"")); /* the progress lines were read */
+    assert_non_null(strchr(sx, '\n'));
+    assert_non_null(strchr(sy, '\n'));
+    assert_string_equal(strchr(sx, '\n'), strchr(sy, '\n')); /* after its first line, which counts the bytes read */
+    char* rx = records_written(x);
+    char* ry = records_written(y);
+    assert_string_equal(rx, ry);
+    char* jx = at_json(x);
+    char* jy = at_json(y);
+    const char* ex = strstr(jx, "\"errors\":[");
+    const char* ey = strstr(jy, "\"errors\":[");
+    assert_non_null(ex);
+    assert_non_null(ey);
+    assert_int_equal(strcspn(ex, "]"), strcspn(ey, "]"));
+    assert_memory_equal(ex, ey, strcspn(ex, "]"));
+    pt_analysis_string_free(jx);
+    pt_analysis_string_free(jy);
+    free(sx);
+    free(sy);
+    free(rx);
+    free(ry);
+    pt_analysis_free(x);
+    pt_analysis_free(y);
+  }
+}
+
 /* The one gap of a rank 0 whose peer, rank 1, left no dump. */
 static void only_rank_1_missing(const pt_analysis* a) {
   assert_int_equal(pt_analysis_gap_count(a), 1);
@@ -829,6 +915,7 @@ int main(void) {
       cmocka_unit_test(test_sparse_rank_numbers), cmocka_unit_test(test_rank_beyond_stated_size),
       cmocka_unit_test(test_jsonl_errors),  cmocka_unit_test(test_duplicates),
       cmocka_unit_test(test_latest_of_file), cmocka_unit_test(test_fast_op_lines),
+      cmocka_unit_test(test_flat_lines),
       cmocka_unit_test(test_latest_and_moving), cmocka_unit_test(test_memory_bounded),
       cmocka_unit_test(test_scale_1024),    cmocka_unit_test(test_inputs),
       cmocka_unit_test(test_records),
