@@ -51,6 +51,7 @@ void pt_analysis_free(pt_analysis* a) {
   }
   an_free(&a->mem, a->inputs);
   an_free(&a->mem, a->block);
+  an_free(&a->mem, a->spare_parser);
   an_free(&a->mem, a->sources);
   an_map_free(&a->mem, &a->source_index);
   an_map_free(&a->mem, &a->file_index);

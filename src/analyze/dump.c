@@ -10,6 +10,7 @@
  * communicators holds several — and each part goes to the merge (merge.c),
  * which keeps it or frees it at once.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "analyze/internal.h"
@@ -96,9 +97,17 @@ an_op* an_dump_add_op(pt_analysis* a, an_dump* d) {
 
 /* ---- the parser's streams -------------------------------------------------- */
 
+/* A parser is 38 KB, most of it the scratch of one JSON line: one is kept
+ * for the next input (a->spare_parser), so that a job of 100 000 files
+ * does not clear 3.8 GB of it. Only what comes before the scratch is reset. */
 an_parser* an_parser_new(pt_analysis* a, uint32_t input) {
-  an_parser* p = an_alloc(&a->mem, sizeof *p);
-  if (!p) return NULL;
+  an_parser* p = a->spare_parser;
+  if (p) {
+    a->spare_parser = NULL;
+    memset(p, 0, offsetof(an_parser, json));
+  } else if (!(p = an_alloc(&a->mem, sizeof *p))) {
+    return NULL;
+  }
   p->a = a;
   p->input = input;
   return p;
@@ -161,7 +170,8 @@ void an_parser_finish(an_parser* p) {
   an_input* in = &a->inputs[p->input];
   if (p->summary) in->format = "summary";
   else if (in->dumps) in->format = p->saw_json ? "jsonl" : "text";
-  an_free(&a->mem, p);
+  if (a->spare_parser) an_free(&a->mem, p);
+  else a->spare_parser = p;
 }
 
 /* ---- commit ------------------------------------------------------------------ */

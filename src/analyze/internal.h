@@ -505,6 +505,7 @@ struct pt_analysis {
   uint64_t order;
   uint64_t lines, bytes, records, dumps, duplicates, errors;
   char* block; /* the read buffer, kept from one file to the next (lines.c) */
+  struct an_parser* spare_parser; /* the parser, kept likewise (dump.c) */
   size_t block_cap;
   uint64_t passed_over; /* older dumps of a dump file not parsed (lines.c) */
   /* Summaries read (summary.c): how many, the files they summarize, and

@@ -262,9 +262,36 @@ typedef struct {
   const char* s;
   uint32_t n;
   char t; /* 0 absent, 'i' integer, 's' string, 'z' null, 'b' true or false, 'o' the counters */
+  int8_t fits; /* 'i': the integer is an int64_t, iv */
+  int64_t iv;
 } an_fv;
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* A JSON integer at p (a sign or a digit) into x, its value with it when
+ * it fits an int64_t (as an_json_i64 takes it: at most 20 characters);
+ * where it ends, or NULL when it is no integer (a fraction, an exponent,
+ * a leading zero). */
+static const char* scan_int(const char* p, const char* e, an_fv* x) {
+  const int neg = *p == '-';
+  const char* q = p + neg;
+  if (q >= e || !is_digit(*q) || (*q == '0' && q + 1 < e && is_digit(q[1]))) return NULL;
+  uint64_t v = 0;
+  int over = 0;
+  for (; q < e && is_digit(*q); q++) {
+    const uint64_t d = (uint64_t)(*q - '0');
+    if (v > (UINT64_MAX - d) / 10) over = 1;
+    else v = v * 10 + d;
+  }
+  if (q < e && (*q == '.' || *q == 'e' || *q == 'E')) return NULL;
+  x->s = p;
+  x->n = (uint32_t)(q - p);
+  x->t = 'i';
+  over |= x->n > 20 || (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX);
+  x->fits = (int8_t)!over;
+  x->iv = over ? 0 : neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+  return q;
+}
 
 /* name == k[0..n) (a key holds no NUL: the scan stops at name's end). */
 static inline int key_is(const char* name, const char* k, size_t n) {
@@ -338,7 +365,9 @@ static int fast_scan(const char* s, size_t len, an_fv* v) {
       idx = fast_key(k, kn, depth, next);
     }
     if (idx >= 0 && v[idx].t) return -1; /* a duplicate: which one counts is the general parser's call */
-    an_fv x = {p, 0, 0};
+    if (idx == F_COUNTERS && *p != '{') return -1; /* counters that are not an object */
+    an_fv skip, *const x = idx >= 0 ? &v[idx] : &skip; /* written in place: no copy of it to stall on */
+    x->s = p;
     if (*p == '{') {
       if (idx != F_COUNTERS || p + 1 >= e || p[1] == '}') return -1;
       v[idx].t = 'o';
@@ -346,37 +375,29 @@ static int fast_scan(const char* s, size_t len, an_fv* v) {
       p++;
       continue;
     } else if (*p == '"') {
-      x.s = ++p;
+      x->s = ++p;
       while (p < e && *p != '"') {
         if (*p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return -1;
         p++;
       }
       if (p >= e) return -1;
-      x.n = (uint32_t)(p - x.s);
-      x.t = 's';
+      x->n = (uint32_t)(p - x->s);
+      x->t = 's';
       p++;
     } else if (*p == '-' || is_digit(*p)) {
-      const char* q = p + (*p == '-');
-      if (q >= e || !is_digit(*q) || (*q == '0' && q + 1 < e && is_digit(q[1]))) return -1;
-      while (q < e && is_digit(*q)) q++;
-      if (q < e && (*q == '.' || *q == 'e' || *q == 'E')) return -1;
-      x.n = (uint32_t)(q - p);
-      x.t = 'i';
-      p = q;
+      if (!(p = scan_int(p, e, x))) return -1;
     } else if (e - p >= 4 && !memcmp(p, "null", 4)) {
-      x.t = 'z';
+      x->t = 'z';
       p += 4;
     } else if (e - p >= 4 && !memcmp(p, "true", 4)) {
-      x.t = 'b';
+      x->t = 'b';
       p += 4;
     } else if (e - p >= 5 && !memcmp(p, "false", 5)) {
-      x.t = 'b';
+      x->t = 'b';
       p += 5;
     } else {
       return -1;
     }
-    if (idx == F_COUNTERS) return -1; /* counters that are not an object */
-    if (idx >= 0) v[idx] = x;
     while (p < e && *p == '}') {
       p++;
       if (!depth) return p == e ? 0 : -1;
@@ -389,16 +410,8 @@ static int fast_scan(const char* s, size_t len, an_fv* v) {
 
 /* An integer value as an_json_i64 takes it; -1 when it is not one. */
 static int fv_i64(const an_fv* f, int64_t* out) {
-  if (f->t != 'i' || f->n > 20) return -1;
-  const int neg = f->s[0] == '-';
-  uint64_t x = 0;
-  for (uint32_t i = (uint32_t)neg; i < f->n; i++) {
-    const uint64_t d = (uint64_t)(f->s[i] - '0');
-    if (x > (UINT64_MAX - d) / 10) return -1;
-    x = x * 10 + d;
-  }
-  if (neg ? x > (uint64_t)INT64_MAX + 1 : x > (uint64_t)INT64_MAX) return -1;
-  *out = neg ? (x == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)x) : (int64_t)x;
+  if (f->t != 'i' || !f->fits) return -1;
+  *out = f->iv;
   return 0;
 }
 
@@ -604,7 +617,7 @@ static int flat_scan(const char* s, size_t len, an_flat* o) {
     for (int i = 0; i < o->n; i++)
       if (o->kn[i] == kn && !memcmp(o->k[i], k, kn)) return -1; /* a duplicate: the general parser's call */
     p = ke + 2;
-    an_fv x = {p, 0, 0};
+    an_fv x = {.s = p};
     if (*p == '"') {
       const char* q = plain_string(p, e);
       if (!q) return -1;
@@ -613,13 +626,7 @@ static int flat_scan(const char* s, size_t len, an_flat* o) {
       x.t = 's';
       p = q + 1;
     } else if (*p == '-' || is_digit(*p)) {
-      const char* q = p + (*p == '-');
-      if (q >= e || !is_digit(*q) || (*q == '0' && q + 1 < e && is_digit(q[1]))) return -1;
-      while (q < e && is_digit(*q)) q++;
-      if (q < e && (*q == '.' || *q == 'e' || *q == 'E')) return -1;
-      x.n = (uint32_t)(q - p);
-      x.t = 'i';
-      p = q;
+      if (!(p = scan_int(p, e, &x))) return -1;
     } else if (e - p >= 4 && !memcmp(p, "null", 4)) {
       x.t = 'z';
       p += 4;

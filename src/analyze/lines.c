@@ -634,12 +634,13 @@ typedef struct {
   pt_analysis* a;
   an_unit* units;
   size_t n_units, next, merged, window;
+  int readers_waiting, merge_waiting; /* wake only who waits: a unit is often a few ms */
   pthread_mutex_t mu;
   pthread_cond_t work, done;
 } an_pool;
 
 /* Parses a unit's files into a partial analysis (a reading thread). */
-static void parse_unit(pt_analysis* a, an_unit* u, char** block, size_t* block_cap) {
+static void parse_unit(pt_analysis* a, an_unit* u, char** block, size_t* block_cap, an_parser** spare) {
   if (a->pending[u->first].skip_why) return;
   pt_analysis* part = an_alloc(&a->mem, sizeof *part);
   if (!part) {
@@ -652,6 +653,7 @@ static void parse_unit(pt_analysis* a, an_unit* u, char** block, size_t* block_c
   part->all_dumps = a->all_dumps;
   part->block = *block;
   part->block_cap = *block_cap;
+  part->spare_parser = *spare;
   u->part = part;
   for (size_t i = u->first; i < u->first + u->n && !u->rc && !part->serial_needed; i++) {
     const an_pending* e = &a->pending[i];
@@ -676,6 +678,8 @@ static void parse_unit(pt_analysis* a, an_unit* u, char** block, size_t* block_c
   *block = part->block;
   *block_cap = part->block_cap;
   part->block = NULL;
+  *spare = part->spare_parser;
+  part->spare_parser = NULL;
 }
 
 static void* reader(void* arg) {
@@ -683,19 +687,25 @@ static void* reader(void* arg) {
   pt_analysis* a = pool->a;
   char* block = NULL;
   size_t cap = 0;
+  an_parser* spare = NULL;
   pthread_mutex_lock(&pool->mu);
   for (;;) {
-    while (pool->next < pool->n_units && pool->next >= pool->merged + pool->window) pthread_cond_wait(&pool->work, &pool->mu);
+    while (pool->next < pool->n_units && pool->next >= pool->merged + pool->window) {
+      pool->readers_waiting++;
+      pthread_cond_wait(&pool->work, &pool->mu);
+      pool->readers_waiting--;
+    }
     if (pool->next >= pool->n_units) break;
     an_unit* u = &pool->units[pool->next++];
     pthread_mutex_unlock(&pool->mu);
-    parse_unit(a, u, &block, &cap);
+    parse_unit(a, u, &block, &cap, &spare);
     pthread_mutex_lock(&pool->mu);
     u->done = 1;
-    pthread_cond_broadcast(&pool->done);
+    if (pool->merge_waiting) pthread_cond_signal(&pool->done);
   }
   pthread_mutex_unlock(&pool->mu);
   an_free(&a->mem, block);
+  an_free(&a->mem, spare);
   return NULL;
 }
 
@@ -712,6 +722,7 @@ static void part_free(pt_analysis* a, pt_analysis* part) {
   }
   an_free(&a->mem, part->inputs);
   an_free(&a->mem, part->block);
+  an_free(&a->mem, part->spare_parser);
   an_free(&a->mem, part);
 }
 
@@ -816,24 +827,30 @@ static int read_pending(pt_analysis* a) {
     if (pthread_create(&tid[started], NULL, reader, &pool) != 0) break;
   char* block = NULL;
   size_t block_cap = 0;
+  an_parser* spare = NULL;
   for (size_t u = 0; u < pool.n_units; u++) {
     an_unit* x = &pool.units[u];
     if (!started) { /* no thread could be started: read here, in order */
-      parse_unit(a, x, &block, &block_cap);
+      parse_unit(a, x, &block, &block_cap, &spare);
       x->done = 1;
     }
     pthread_mutex_lock(&pool.mu);
-    while (!x->done) pthread_cond_wait(&pool.done, &pool.mu);
+    while (!x->done) {
+      pool.merge_waiting = 1;
+      pthread_cond_wait(&pool.done, &pool.mu);
+      pool.merge_waiting = 0;
+    }
     pthread_mutex_unlock(&pool.mu);
     const int r = merge_unit(a, x);
     if (!rc) rc = r;
     pthread_mutex_lock(&pool.mu);
     pool.merged = u + 1;
-    pthread_cond_broadcast(&pool.work);
+    if (pool.readers_waiting) pthread_cond_broadcast(&pool.work);
     pthread_mutex_unlock(&pool.mu);
   }
   for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
   an_free(&a->mem, block);
+  an_free(&a->mem, spare);
   pthread_mutex_destroy(&pool.mu);
   pthread_cond_destroy(&pool.work);
   pthread_cond_destroy(&pool.done);
