@@ -42,13 +42,7 @@ void pt_analysis_free(pt_analysis* a) {
   an_complete_free(a);
   pt_mset_free(&a->mset);
   pt_ms_verdict_free(&a->mslow);
-  for (size_t i = 0; i < a->n_inputs; i++) {
-    an_input* in = &a->inputs[i];
-    an_free(&a->mem, in->path);
-    an_free(&a->mem, in->error);
-    for (int e = 0; in->errors && e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) an_free(&a->mem, in->errors[e].message);
-    an_free(&a->mem, in->errors);
-  }
+  for (size_t i = 0; i < a->n_inputs; i++) an_input_free(a, &a->inputs[i]);
   an_free(&a->mem, a->inputs);
   an_free(&a->mem, a->block);
   an_free(&a->mem, a->spare_parser);

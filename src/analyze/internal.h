@@ -6,7 +6,9 @@
  *                one failed (memory.h)
  *   map.c        a hash index from 64-bit keys to chains of items
  *   lines.c      inputs read as streams of lines (files, directories,
- *                streams, buffers) — never slurped
+ *                streams, buffers), a small file read once whole; a
+ *                directory's files parsed on several threads, merged in
+ *                the order of a serial reading
  *   json.c       one JSON object per line, parsed into a flat field list
  *   jsonl.c      the dump JSON lines (docs/dump-json.md) into dumps
  *   legacy.c     legacy ProxyTrace text, bare or behind a host log prefix
@@ -609,6 +611,7 @@ void an_parser_finish(an_parser* p); /* commits open dumps, frees */
 int an_read_stream(pt_analysis* a, uint32_t input, FILE* f);
 int an_read_buffer(pt_analysis* a, uint32_t input, const char* data, size_t len);
 int an_input_add(pt_analysis* a, const char* path, uint32_t* out);
+void an_input_free(pt_analysis* a, an_input* in); /* what it holds */
 void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

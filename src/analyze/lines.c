@@ -13,6 +13,10 @@
  * longer than AN_MAX_LINE is reported and skipped; a NUL byte ends nothing
  * (the line is handed on with its length); "\r\n" endings are accepted.
  *
+ * A directory's files are parsed on several threads and merged in the
+ * order of this walk ("reading a directory's files on several threads",
+ * below).
+ *
  * The file name may say which rank wrote it (`rank3.log`, the plugin's
  * `proxytrace-host-pid-r3-hash.txt`): a dump with no record and no header
  * naming its rank then still counts as that rank's dump.
@@ -70,6 +74,13 @@ static int rank_hint(const char* path) {
     if (*e == '-' || *e == '.') return hint_number(p + 2);
   }
   return -1;
+}
+
+void an_input_free(pt_analysis* a, an_input* in) {
+  an_free(&a->mem, in->path);
+  an_free(&a->mem, in->error);
+  for (int e = 0; in->errors && e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) an_free(&a->mem, in->errors[e].message);
+  an_free(&a->mem, in->errors);
 }
 
 int an_input_add(pt_analysis* a, const char* path, uint32_t* out) {
@@ -713,13 +724,7 @@ static void* reader(void* arg) {
 static void part_free(pt_analysis* a, pt_analysis* part) {
   for (size_t i = 0; i < part->n_handoffs; i++) an_dump_free(a, part->handoffs[i].d);
   an_free(&a->mem, part->handoffs);
-  for (size_t i = 0; i < part->n_inputs; i++) {
-    an_input* in = &part->inputs[i];
-    an_free(&a->mem, in->path);
-    an_free(&a->mem, in->error);
-    for (int e = 0; in->errors && e < in->n_errors && e < AN_MAX_ERRORS_KEPT; e++) an_free(&a->mem, in->errors[e].message);
-    an_free(&a->mem, in->errors);
-  }
+  for (size_t i = 0; i < part->n_inputs; i++) an_input_free(a, &part->inputs[i]);
   an_free(&a->mem, part->inputs);
   an_free(&a->mem, part->block);
   an_free(&a->mem, part->spare_parser);

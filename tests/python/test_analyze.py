@@ -33,7 +33,9 @@ SCENARIOS = {  # jobs of the emulator on its default RCCL profile: 2 nodes x 4 r
     "a rank that skips the call": ["--skip", "2"],
     "a rank that calls another collective": ["--mismatch", "6"],
 }
-TIMING = ("parseSeconds", "analyzeSeconds", "slowSeconds")
+# How the analysis ran: its times, and its peak memory, which depends on how
+# the reading threads interleaved (docs/analyze.md, "On every core").
+TIMING = ("parseSeconds", "analyzeSeconds", "slowSeconds", "peakBytes")
 TIMED = ("slow link",)  # scenarios whose ground truth is a matter of run times
 
 
