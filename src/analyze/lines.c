@@ -677,6 +677,11 @@ static void parse_unit(pt_analysis* a, an_unit* u, char** block, size_t* block_c
       u->second_note = SAME_FILE;
       continue;
     }
+    const char* base = strrchr(e->path, '/');
+    if (!strncmp(base ? base + 1 : e->path, "proxytrace-metrics-", 19)) { /* the plugin's metrics file: the analysis' */
+      part->serial_needed = 1;
+      break;
+    }
     uint32_t in;
     u->rc = an_input_add(part, e->path, &in);
     if (!u->rc) {
