@@ -31,10 +31,15 @@
 
 #include "analyze/internal.h"
 
+/* A timed op. Its rank and create time are copied from the op while the
+ * items are read in order (evidence), so that the passes over operations
+ * (concurrent) do not chase op pointers across the records. */
 typedef struct {
   int32_t item;
+  int32_t rank;
   uint64_t group;
   int64_t dur;
+  int64_t create;
 } timed;
 
 typedef struct {
@@ -256,7 +261,7 @@ static size_t evidence(pt_analysis* a, timed* t) {
       for (const char* k = an_op_coll(op); k && *k; k++) g = an_mix(g, (unsigned char)*k);
       g = an_mix(an_mix(an_mix(g, (uint64_t)(uint32_t)op->pattern), op->nbytes), (uint64_t)op->n_steps);
       g = an_mix(g, (uint64_t)op->is_send);
-      t[n++] = (timed){(int32_t)i, g, end - op->create_ns};
+      t[n++] = (timed){(int32_t)i, op->rank, g, end - op->create_ns, op->create_ns};
     }
   }
   return n;
@@ -271,7 +276,7 @@ static size_t evidence(pt_analysis* a, timed* t) {
  * would make a window of their own, is still compared with the others. The ranks of a large job are far apart in
  * time — one may run an operation seconds after another, while the machine
  * was otherwise busy — and what slowed the machine then slowed the ops
- * that ran with it alike. `when` is scratch for n ops. */
+ * that ran with it alike. `when` is scratch for the largest operation's ops. */
 typedef struct {
   int64_t create;
   size_t q;
@@ -291,7 +296,7 @@ static void concurrent(const pt_analysis* a, timed* t, size_t n, when_t* when) {
     const int64_t mid = t[i + (j - i) / 2].dur; /* from the input: may be anything */
     const uint64_t w = mid <= 0 ? 0 : mid > INT64_MAX / AN_SLOW_WINDOW ? INT64_MAX : (uint64_t)mid * AN_SLOW_WINDOW;
     size_t m = j - i;
-    for (size_t q = i; q < j; q++) when[q - i] = (when_t){a->items[t[q].item].op->create_ns, q};
+    for (size_t q = i; q < j; q++) when[q - i] = (when_t){t[q].create, q};
     qsort(when, m, sizeof *when, by_create);
     uint64_t win = 0;
     size_t in_win = 0, last_start = 0;
@@ -306,7 +311,7 @@ static void concurrent(const pt_analysis* a, timed* t, size_t n, when_t* when) {
         last_start = k;
       }
       in_win++;
-      int r = a->items[t[when[k].q].item].op->rank, seen = 0;
+      int r = t[when[k].q].rank, seen = 0;
       for (int x = 0; x < n_ranks && !seen; x++) seen = ranks[x] == r;
       if (!seen && n_ranks < AN_SLOW_WINDOW_RANKS) ranks[n_ranks++] = r;
       when[k].create = (int64_t)win; /* reused: its window */
@@ -448,12 +453,21 @@ int an_slow(pt_analysis* a) {
   cap = n + 1;
   global = an_alloc(&a->mem, cap * sizeof *global); /* per timed op: against its operation */
   gp = an_alloc(&a->mem, cap * sizeof *gp);         /* per timed op: its null chance of that */
-  when = an_alloc(&a->mem, cap * sizeof *when);
-  if (!global || !gp || !when) {
+  if (!global || !gp) {
     rc = PT_AN_ENOMEM;
     goto out;
   }
   qsort(t, n, sizeof *t, by_group_dur);
+  size_t largest = 1; /* concurrent() takes one operation at a time */
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i; j < n && t[j].group == t[i].group; j++) {
+    }
+    if (j - i > largest) largest = j - i;
+  }
+  if (!(when = an_alloc(&a->mem, largest * sizeof *when))) {
+    rc = PT_AN_ENOMEM;
+    goto out;
+  }
   concurrent(a, t, n, when);
   qsort(t, n, sizeof *t, by_group_dur);
   n = baselines(a, t, n, global, gp);
