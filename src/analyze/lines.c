@@ -826,6 +826,9 @@ static int read_pending(pt_analysis* a) {
     i += n;
     pool.n_units = u + 1;
   }
+  /* The calling thread reads too, when the file it merges next is not
+   * read yet: `threads` readers in all, so that on a machine of N cores N
+   * threads parse and none waits for a core. */
   size_t want = (size_t)a->threads < pool.n_units ? (size_t)a->threads : pool.n_units;
   pool.window = AN_WINDOW * (want ? want : 1);
   pthread_t tid[AN_MAX_THREADS];
@@ -833,19 +836,23 @@ static int read_pending(pt_analysis* a) {
   pthread_mutex_init(&pool.mu, NULL);
   pthread_cond_init(&pool.work, NULL);
   pthread_cond_init(&pool.done, NULL);
-  for (; started < want && want > 1; started++)
+  for (; started + 1 < want; started++)
     if (pthread_create(&tid[started], NULL, reader, &pool) != 0) break;
   char* block = NULL;
   size_t block_cap = 0;
   an_parser* spare = NULL;
   for (size_t u = 0; u < pool.n_units; u++) {
     an_unit* x = &pool.units[u];
-    if (!started) { /* no thread could be started: read here, in order */
-      parse_unit(a, x, &block, &block_cap, &spare);
-      x->done = 1;
-    }
     pthread_mutex_lock(&pool.mu);
     while (!x->done) {
+      if (pool.next < pool.n_units && pool.next < pool.merged + pool.window) { /* read one here */
+        an_unit* y = &pool.units[pool.next++];
+        pthread_mutex_unlock(&pool.mu);
+        parse_unit(a, y, &block, &block_cap, &spare);
+        pthread_mutex_lock(&pool.mu);
+        y->done = 1;
+        continue;
+      }
       pool.merge_waiting = 1;
       pthread_cond_wait(&pool.done, &pool.mu);
       pool.merge_waiting = 0;
