@@ -586,8 +586,9 @@ static int pend(pt_analysis* a, const char* path, const char* why, const struct 
     e->ino = (uint64_t)sb->st_ino;
     e->has_id = 1;
   }
-  /* every entry is an item of the index (they are numbered in order);
-   * those without a file identity under key 0, which no lookup matches */
+  /* every entry is an item of the index (items are numbered in order);
+   * one without a file identity under key 0, and pending_seen() passes
+   * over it */
   if (!a->pending_index.cap && an_map_init(&a->mem, &a->pending_index, 256) != 0) return PT_AN_ENOMEM;
   const uint64_t key = sb ? file_key(e->dev, e->ino) : 0;
   return an_map_add(&a->mem, &a->pending_index, key, (int32_t)(a->n_pending - 1)) != 0 ? PT_AN_ENOMEM : 0;
