@@ -292,6 +292,20 @@ static void skim_line(void* ctx, char* line, size_t len, uint32_t lineno, int un
   }
 }
 
+/* Counts the dumps of a file of the plugin's shape before its last two as
+ * read, without their contents; returns the ring slot of the first dump
+ * that is parsed. */
+static int pass_over(pt_analysis* a, uint32_t input, const an_skim* k) {
+  const int first = (int)(k->dumps % AN_TAIL_DUMPS); /* the oldest of the ring */
+  const uint32_t passed_dumps = k->dumps - AN_TAIL_DUMPS, passed_ops = k->ops_at[first];
+  a->dumps += passed_dumps;
+  a->inputs[input].dumps += passed_dumps;
+  a->records += passed_ops;
+  a->inputs[input].records += passed_ops;
+  a->passed_over += passed_dumps;
+  return first;
+}
+
 /* 1 when f was read here (its last dumps parsed), 0 when it should be
  * parsed whole (rewound), <0 an error. */
 static int read_latest(pt_analysis* a, uint32_t input, FILE* f, double t0) {
@@ -309,12 +323,7 @@ static int read_latest(pt_analysis* a, uint32_t input, FILE* f, double t0) {
     rewind(f);
     return 0;
   }
-  const uint32_t passed_dumps = k.dumps - AN_TAIL_DUMPS, passed_ops = k.ops_at[first];
-  a->dumps += passed_dumps;
-  a->inputs[input].dumps += passed_dumps;
-  a->records += passed_ops;
-  a->inputs[input].records += passed_ops;
-  a->passed_over += passed_dumps;
+  pass_over(a, input, &k);
   uint32_t lineno = k.line_at[first] - 1;
   uint64_t tail = 0;
   rc = parse_stream(a, input, f, &lineno, &tail);
@@ -383,13 +392,7 @@ static int read_latest_buffer(pt_analysis* a, uint32_t input, size_t len, double
   uint32_t lineno = 0;
   const int tail = k.shaped && k.dumps > AN_TAIL_DUMPS && k.offset == len;
   if (tail) {
-    const int first = (int)(k.dumps % AN_TAIL_DUMPS);
-    const uint32_t passed_dumps = k.dumps - AN_TAIL_DUMPS, passed_ops = k.ops_at[first];
-    a->dumps += passed_dumps;
-    a->inputs[input].dumps += passed_dumps;
-    a->records += passed_ops;
-    a->inputs[input].records += passed_ops;
-    a->passed_over += passed_dumps;
+    const int first = pass_over(a, input, &k);
     from = (size_t)k.at[first];
     lineno = k.line_at[first] - 1;
   }

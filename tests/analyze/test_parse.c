@@ -429,15 +429,18 @@ static void test_duplicates(void** state) {
 
 /* A dump file of one rank holding many dumps: only its last two are
  * parsed, and the analysis is that of the whole file. */
-static char* records_written(pt_analysis* a) {
+/* What a writer of the analysis writes (the records, a summary). */
+static char* written_by(pt_analysis* a, int (*write)(const pt_analysis*, FILE*)) {
   char* buf = NULL;
   size_t n = 0;
   FILE* f = open_memstream(&buf, &n);
   assert_non_null(f);
-  assert_int_equal(pt_analysis_write_records(a, f), 0);
+  assert_int_equal(write(a, f), 0);
   fclose(f);
   return buf;
 }
+
+static char* records_written(pt_analysis* a) { return written_by(a, pt_analysis_write_records); }
 
 static void test_latest_of_file(void** state) {
   (void)state;
@@ -565,16 +568,6 @@ static void test_fast_op_lines(void** state) {
   }
 }
 
-static char* summary_written(pt_analysis* a) {
-  char* buf = NULL;
-  size_t n = 0;
-  FILE* f = open_memstream(&buf, &n);
-  assert_non_null(f);
-  assert_int_equal(pt_analysis_write_summary(a, f), 0);
-  fclose(f);
-  return buf;
-}
-
 /* The progress and end lines are read in one pass too (jsonl.c, flat
  * lines); a line off their shape goes to the general parser. Each dump
  * here is read both ways — its lines as written, and with a space after
@@ -623,8 +616,8 @@ static void test_flat_lines(void** state) {
     }
     pt_analysis* x = at_analyze_text("d.jsonl", fast);
     pt_analysis* y = at_analyze_text("d.jsonl", general);
-    char* sx = summary_written(x);
-    char* sy = summary_written(y);
+    char* sx = written_by(x, pt_analysis_write_summary);
+    char* sy = written_by(y, pt_analysis_write_summary);
     assert_non_null(strstr(sx, "\"type\":\"kernelCh\"")); /* the progress lines were read */
     assert_non_null(strchr(sx, '\n'));
     assert_non_null(strchr(sy, '\n'));
