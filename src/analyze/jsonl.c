@@ -293,6 +293,43 @@ static const char* scan_int(const char* p, const char* e, an_fv* x) {
   return q;
 }
 
+/* A plain string (no escape, no control or non-ASCII byte) from p (on its
+ * opening quote) to its closing quote; NULL when it is not one. */
+static const char* plain_string(const char* p, const char* e) {
+  for (p++; p < e && *p != '"'; p++)
+    if (*p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return NULL;
+  return p < e ? p : NULL;
+}
+
+/* A scalar at p the one-pass readers take — a plain string, an integer,
+ * null, true or false — into x; where it ends, or NULL when it is none of
+ * them (the general parser then reads the line). */
+static const char* scan_scalar(const char* p, const char* e, an_fv* x) {
+  x->s = p;
+  if (*p == '"') {
+    const char* q = plain_string(p, e);
+    if (!q) return NULL;
+    x->s = p + 1;
+    x->n = (uint32_t)(q - x->s);
+    x->t = 's';
+    return q + 1;
+  }
+  if (*p == '-' || is_digit(*p)) return scan_int(p, e, x);
+  if (e - p >= 4 && !memcmp(p, "null", 4)) {
+    x->t = 'z';
+    return p + 4;
+  }
+  if (e - p >= 4 && !memcmp(p, "true", 4)) {
+    x->t = 'b';
+    return p + 4;
+  }
+  if (e - p >= 5 && !memcmp(p, "false", 5)) {
+    x->t = 'b';
+    return p + 5;
+  }
+  return NULL;
+}
+
 /* name == k[0..n) (a key holds no NUL: the scan stops at name's end). */
 static inline int key_is(const char* name, const char* k, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -367,37 +404,14 @@ static int fast_scan(const char* s, size_t len, an_fv* v) {
     if (idx >= 0 && v[idx].t) return -1; /* a duplicate: which one counts is the general parser's call */
     if (idx == F_COUNTERS && *p != '{') return -1; /* counters that are not an object */
     an_fv skip, *const x = idx >= 0 ? &v[idx] : &skip; /* written in place: no copy of it to stall on */
-    x->s = p;
     if (*p == '{') {
       if (idx != F_COUNTERS || p + 1 >= e || p[1] == '}') return -1;
       v[idx].t = 'o';
       depth = 1;
       p++;
       continue;
-    } else if (*p == '"') {
-      x->s = ++p;
-      while (p < e && *p != '"') {
-        if (*p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return -1;
-        p++;
-      }
-      if (p >= e) return -1;
-      x->n = (uint32_t)(p - x->s);
-      x->t = 's';
-      p++;
-    } else if (*p == '-' || is_digit(*p)) {
-      if (!(p = scan_int(p, e, x))) return -1;
-    } else if (e - p >= 4 && !memcmp(p, "null", 4)) {
-      x->t = 'z';
-      p += 4;
-    } else if (e - p >= 4 && !memcmp(p, "true", 4)) {
-      x->t = 'b';
-      p += 4;
-    } else if (e - p >= 5 && !memcmp(p, "false", 5)) {
-      x->t = 'b';
-      p += 5;
-    } else {
-      return -1;
     }
+    if (!(p = scan_scalar(p, e, x))) return -1;
     while (p < e && *p == '}') {
       p++;
       if (!depth) return p == e ? 0 : -1;
@@ -595,14 +609,6 @@ static const an_fv* flat_get(const an_flat* o, const char* key) {
   return NULL;
 }
 
-/* A plain string (no escape, no control or non-ASCII byte) from p (on its
- * opening quote) to its closing quote; NULL when it is not one. */
-static const char* plain_string(const char* p, const char* e) {
-  for (p++; p < e && *p != '"'; p++)
-    if (*p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80) return NULL;
-  return p < e ? p : NULL;
-}
-
 static int flat_scan(const char* s, size_t len, an_flat* o) {
   const char* p = s;
   const char* const e = s + len;
@@ -618,27 +624,7 @@ static int flat_scan(const char* s, size_t len, an_flat* o) {
       if (o->kn[i] == kn && !memcmp(o->k[i], k, kn)) return -1; /* a duplicate: the general parser's call */
     p = ke + 2;
     an_fv x = {.s = p};
-    if (*p == '"') {
-      const char* q = plain_string(p, e);
-      if (!q) return -1;
-      x.s = p + 1;
-      x.n = (uint32_t)(q - x.s);
-      x.t = 's';
-      p = q + 1;
-    } else if (*p == '-' || is_digit(*p)) {
-      if (!(p = scan_int(p, e, &x))) return -1;
-    } else if (e - p >= 4 && !memcmp(p, "null", 4)) {
-      x.t = 'z';
-      p += 4;
-    } else if (e - p >= 4 && !memcmp(p, "true", 4)) {
-      x.t = 'b';
-      p += 4;
-    } else if (e - p >= 5 && !memcmp(p, "false", 5)) {
-      x.t = 'b';
-      p += 5;
-    } else {
-      return -1;
-    }
+    if (!(p = scan_scalar(p, e, &x))) return -1;
     o->k[o->n] = k;
     o->kn[o->n] = kn;
     o->v[o->n++] = x;
