@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 rh_log rh_captured;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void rh_open(rh_plugin* h, const char* path) {
   if (!path) path = getenv("PT_PLUGIN_SO");
@@ -223,24 +225,31 @@ void rh_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, i
                const char* fmt, ...) {
   (void)flags;
   (void)line;
-  if (rh_captured.n >= RH_MAX_LINES) return;
   char buf[1024]; /* the host's buffer size: longer messages would be cut */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  int i = rh_captured.n++;
-  rh_captured.level[i] = level;
-  rh_captured.text[i] = strdup(buf);
-  rh_captured.file[i] = strdup(file ? file : "");
+  pthread_mutex_lock(&log_lock);
+  const int i = atomic_load_explicit(&rh_captured.n, memory_order_relaxed);
+  if (i < RH_MAX_LINES) {
+    rh_captured.level[i] = level;
+    rh_captured.text[i] = strdup(buf);
+    rh_captured.file[i] = strdup(file ? file : "");
+    atomic_store_explicit(&rh_captured.n, i + 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&log_lock);
 }
 
 void rh_log_clear(void) {
-  for (int i = 0; i < rh_captured.n; i++) {
+  pthread_mutex_lock(&log_lock);
+  const int n = atomic_load_explicit(&rh_captured.n, memory_order_relaxed);
+  atomic_store_explicit(&rh_captured.n, 0, memory_order_release);
+  for (int i = 0; i < n; i++) {
     free(rh_captured.text[i]);
     free(rh_captured.file[i]);
   }
-  rh_captured.n = 0;
+  pthread_mutex_unlock(&log_lock);
 }
 
 const char* rh_drop_line(void) {

@@ -7,6 +7,7 @@
 #ifndef PT_TEST_RCCL_HOST_H
 #define PT_TEST_RCCL_HOST_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "nccl/profiler_v6.h"
@@ -66,9 +67,12 @@ void rh_run_full(rh_plugin* h, void* ctx, const rh_op_desc* d, int polls);
 void rh_op_stop(rh_op* op);
 
 /* ---- captured log ---- */
+/* NCCL's and RCCL's loggers may be called from any thread (the plugin's
+ * dump thread says its warnings too): lines are appended under a lock and
+ * published by n, so a test reading lines 0..n-1 sees them whole. */
 #define RH_MAX_LINES 4096
 typedef struct {
-  int n;
+  _Atomic int n;
   int level[RH_MAX_LINES];
   char* text[RH_MAX_LINES];
   char* file[RH_MAX_LINES];
