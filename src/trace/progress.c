@@ -17,8 +17,8 @@
  * (seqlock.h). Task entries are written by the launching thread, which
  * moves the ring's head after the entry (NCCL has one thread at a time
  * launch on a communicator); a dump keeps an entry only as the call its
- * place stands for (an entry a newer call overwrote meanwhile is left
- * out, as the finished ring of ops does); a
+ * place stands for, and only the consecutive calls after the last one a
+ * newer call overwrote meanwhile (a gap would read as a call never made); a
  * channel's slot has one writer, the thread that polls the kernel (the proxy
  * thread; NCCL 2.31+ a profiler thread). A dump copies every entry, each
  * exactly one of its versions, or leaves it out (counted) when a writer
@@ -205,15 +205,18 @@ void pt_progress_read(const pt_progress* p, pt_progress_view* out) {
       const pt_prog_task_slot* s = &p->task[k][i % PT_PROG_OPS];
       uint64_t w[PT_PROG_TASK_WORDS];
       uint32_t version;
-      if (get_words(&s->seq, s->w, w, PT_PROG_TASK_WORDS, &version) != 0) {
-        out->torn++; /* kept busy */
+      /* Entry i is the slot's (i / 8 + 1)-th write, each adding 2 to its
+       * sequence. A slot kept busy, or of a later version, is being or was
+       * overwritten by a newer task since `head` was read: the writer has
+       * passed this reader, so the entries kept so far are older still and
+       * go too. What is kept is a run of consecutive calls up to the head
+       * read, as the dump says; a gap would read as a call never made. */
+      const int busy = get_words(&s->seq, s->w, w, PT_PROG_TASK_WORDS, &version) != 0;
+      if (busy || version != (uint32_t)(2 * (i / PT_PROG_OPS + 1))) {
+        out->torn += busy;
+        out->n_kept[k] = 0;
         continue;
       }
-      /* Entry i is the slot's (i / 8 + 1)-th write, each adding 2 to its
-       * sequence; later, a newer task overwrote it after `head` was read:
-       * left out (the oldest go first, so the rest stay the last calls,
-       * in order, as the dump says). */
-      if (version != (uint32_t)(2 * (i / PT_PROG_OPS + 1))) continue;
       pt_prog_task_view* t = &out->task[k][out->n_kept[k]++];
       t->info = (pt_task_info){.is_p2p = (uint8_t)(w[0] & 0xff), .func = (uint8_t)(w[0] >> 8),
                                .dtype = (uint8_t)(w[0] >> 16), .algo = (uint8_t)(w[0] >> 24),
