@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "proxytrace/analyze.h"
+#include "../tools/heap_tune.h" /* as the command sets it */
 
 static double now(void) {
   struct timespec t;
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: bench_analyze LABEL PATH...\n");
     return 2;
   }
+  pt_heap_tune_for_analysis();
   const double t0 = now();
   pt_analysis* a;
   int rc = pt_analysis_new(&a);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "heap_tune.h"
 #include "escape/escape.h"
 #include "proxytrace/analyze.h"
 
@@ -150,6 +151,7 @@ int pt_cmd_analyze(int argc, char** argv) {
   const char* expect = NULL;
   const char* summary = NULL;
   pt_analysis* a;
+  pt_heap_tune_for_analysis();
   if (pt_analysis_new(&a) != 0) return out_of_memory();
   int npaths = 0, rc = 0;
   char** paths = calloc((size_t)argc + 1, sizeof *paths);
