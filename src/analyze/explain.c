@@ -158,31 +158,57 @@ static int same_place(const an_item* x, const an_item* y) {
          (x->node >= 0 ? x->node == y->node : x->op->rank == y->op->rank);
 }
 
-/* A stuck op on x's node, channel and operation for which want(x, item)
- * holds; one on x's own rank first. */
+/* A stuck op on x's node, channel and operation for which want(x, item,
+ * hops) holds; one on x's own rank first. */
 static int32_t on_node(const pt_analysis* a, const an_map* idx, const an_item* x,
-                       int (*want)(const an_item*, const an_item*)) {
+                       int (*want)(const an_item*, const an_item*, int64_t), int64_t hops) {
   int32_t other = -1;
   for (int32_t j = an_map_first(idx, node_key(x)); j >= 0; j = an_map_next(idx, j)) {
     const an_item* y = &a->items[j];
     /* never the op's own partner: that one waits on x */
-    if (y == x || (x->partner >= 0 && y == &a->items[x->partner]) || !same_place(x, y) || !want(x, y)) continue;
+    if (y == x || (x->partner >= 0 && y == &a->items[x->partner]) || !same_place(x, y) || !want(x, y, hops))
+      continue;
     if (y->op->rank == x->op->rank) return j;
     if (other < 0) other = j;
   }
   return other;
 }
 
-static int stuck_send(const an_item* x, const an_item* y) { return x && y->op->is_send; }
+static int stuck_send(const an_item* x, const an_item* y, int64_t hops) {
+  (void)hops;
+  return x && y->op->is_send;
+}
 
 /* A receive y that may starve x's send: it brings no more data in, and it
- * stopped before x's step. In a ring a send's transfer u forwards data the
- * node received in an earlier transfer (at least one hop back), so a
- * receive that holds as many transfers as the send has sent, or more, has
- * already brought in everything that send needs: the data stops between
- * them, inside the node. */
-static int starving(const an_item* x, const an_item* y) {
-  return starved_recv(y) && C(y->op, AN_C_RECEIVED) < C(x->op, AN_C_TRANSMITTED);
+ * stopped far enough before x's step. In a ring a send's transfer u
+ * forwards data the node received in an earlier transfer (at least one
+ * hop back), so a receive that holds as many transfers as the send has
+ * sent, or more, has already brought in everything that send needs: the
+ * data stops between them, inside the node. In a ring all-reduce every
+ * rank the data passes adds its own step on top of what it received (its
+ * first send of a loop needs nothing received, each later one the step
+ * before: runRing, v2.28.9-1 src/device/all_reduce.h:13-75), so `hops`
+ * ranks of the node between the two let the send go `hops` transfers or
+ * more past the receive: a send short of that waits for a GPU inside the
+ * node, whatever the receive is short of — two faults, one upstream of
+ * the node and one in it, show so. */
+static int starving(const an_item* x, const an_item* y, int64_t hops) {
+  return starved_recv(y) && C(y->op, AN_C_RECEIVED) + hops <= C(x->op, AN_C_TRANSMITTED);
+}
+
+/* The ranks a ring all-reduce's data passes on x's node, from the
+ * receive that brings it in to the send that takes it out: every rank of
+ * the communicator there (NCCL's rings visit a node's GPUs one after the
+ * other). 1 — one hop, what any ring allows — for other operations, and
+ * for a ring all-reduce whose pattern the host names other than a ring. */
+static int64_t ring_hops(const an_comm* c, const an_item* x) {
+  const an_op* op = x->op;
+  const char* k = an_op_coll(op);
+  if (x->node < 0 || !k || strcmp(k, "AllReduce") != 0 || (op->pattern != -1 && op->pattern != AN_PATTERN_RING_TWICE))
+    return 1;
+  int64_t n = 0;
+  for (int r = 0; r < c->nranks; r++) n += c->ranks[r].node == x->node;
+  return n > 0 ? n : 1;
 }
 
 /* A rank of x's node without a dump (placed there by number), or -1. */
@@ -216,7 +242,7 @@ static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, size_t 
   switch ((an_wait)x->wait) {
     case AN_W_GPU:
       if (an_op_p2p(op)) set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
-      else if ((j = on_node(a, idx, x, starving)) >= 0) x->next = j;
+      else if ((j = on_node(a, idx, x, starving, ring_hops(c, x))) >= 0) x->next = j;
       else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
       else set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
       break;
@@ -224,11 +250,11 @@ static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, size_t 
       /* point-to-point: the GPU consumes into the user's buffer, nothing
        * downstream holds it — except its own stalled GPU, whose send on
        * this rank, waiting for it, says so */
-      if (an_op_p2p(op) && (j = on_node(a, idx, x, stuck_send)) >= 0 && a->items[j].op->rank == op->rank &&
+      if (an_op_p2p(op) && (j = on_node(a, idx, x, stuck_send, 0)) >= 0 && a->items[j].op->rank == op->rank &&
           a->items[j].wait == AN_W_GPU)
         x->next = j;
       else if (an_op_p2p(op)) set_origin(x, org, PT_CAUSE_GPU_NOT_CONSUMING, op->rank);
-      else if ((j = on_node(a, idx, x, stuck_send)) >= 0) x->next = j;
+      else if ((j = on_node(a, idx, x, stuck_send, 0)) >= 0) x->next = j;
       else if ((j = unrecorded_send_from_node(a, c, x)) >= 0) x->next = j;
       else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
       else set_origin(x, org, PT_CAUSE_GPU_NOT_CONSUMING, op->rank);

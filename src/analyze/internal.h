@@ -336,6 +336,10 @@ const char* an_wait_name(an_wait w); /* JSON name: "gpu", "credit", … */
 const char* an_func_name(int func);
 /* The collective or p2p call of an op: "coll" of the JSON, else funcIdx. */
 const char* an_op_coll(const an_op* op);
+/* The op's "pattern" (RCCL's trace info: NCCL's ncclPattern_t, v2.28.9-1
+ * src/include/proxy.h:21) of a ring all-reduce; -1 where the host does not
+ * say. */
+#define AN_PATTERN_RING_TWICE 1
 /* A point-to-point op (ncclSend/ncclRecv), not a ring's (explain.c). */
 int an_op_p2p(const an_op* op);
 
