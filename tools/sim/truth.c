@@ -172,6 +172,53 @@ static void ring_fixed_point(ringstate* st, int n, int U, int k, int S, int W) {
   }
 }
 
+/* Whether the ring position sends no further than a fault there (a stall or
+ * a kill: its GPU) or at the next position (a receive never posted) lets
+ * it: where the stop of the channel's data is that fault's doing. */
+static int binds_at(const ringstate* st, int n, int U, int p) {
+  const int next = (p + 1) % n;
+  return (st->F[p] < U && st->sent[p] == st->F[p]) || (st->post_lim[next] < U && st->sent[p] == st->post_lim[next]);
+}
+
+/* A network op of the batch on the ring edge from position p, stuck. */
+static int edge_stuck(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int p) {
+  const int a = ring[p], b = ring[(p + 1) % n];
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch != fb || op->channel != ch || op->kind != PT_OPK_NET) continue;
+    if (!(op->is_send ? op->rank == a && op->peer == b : op->rank == b && op->peer == a)) continue;
+    if (op->why != PT_WHY_NONE && op->why != PT_WHY_NOT_RUN) return 1;
+  }
+  return 0;
+}
+
+/* Where each fault that struck on this ring shows first-hand: on a stuck
+ * network op of the edges its stop reaches before another fault's stop
+ * takes over — from its position (a stall, with the edge into it, whose
+ * receive its GPU no longer consumes; a receive never posted: from the
+ * sender before it) downstream to the next position where another fault
+ * binds. A fault whose stretch of the ring holds no network op, or only
+ * edges a fault upstream stopped first, is one no dump can show: the
+ * proxies see the ring stop where the other fault stopped it. */
+static void ring_shown(const pt_sim_config* c, pt_sim_job* job, int fb, int ch, const int* ring, const ringstate* st,
+                       int U) {
+  const int n = job->nranks;
+  for (int f = 0; f < c->n_faults; f++) {
+    const pt_sim_fault* ft = &c->faults[f];
+    if (!(job->fault_struck[f] >> ch & 1) || (ft->kind != PT_FAULT_STALL && ft->kind != PT_FAULT_NO_RECV)) continue;
+    int q = 0;
+    while (q < n && ring[q] != ft->rank) q++;
+    if (q == n) continue;
+    const int start = ft->kind == PT_FAULT_STALL ? q : (q - 1 + n) % n;
+    int shown = ft->kind == PT_FAULT_STALL && edge_stuck(job, fb, ch, ring, n, (q - 1 + n) % n);
+    for (int k = 0, p = start; k < n && !shown; k++, p = (p + 1) % n) {
+      if (k && binds_at(st, n, U, p)) break; /* another fault's stretch */
+      shown = edge_stuck(job, fb, ch, ring, n, p);
+    }
+    if (shown) job->fault_shown[f] |= 1ull << ch;
+  }
+}
+
 /* W: NCCL_STEPS raw steps, so NCCL_STEPS / sliceSteps transfers in flight. */
 static void set_send(pt_sim_op* op, int gpu, int sent, int W) {
   W /= op->slice;
@@ -335,6 +382,7 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         if (op->is_send) set_send(op, st.gpu[q], st.sent[q], W);
         else set_recv(op, st.post_lim[q], st.sent[(q - 1 + n) % n], st.cons[q], W);
       }
+      if (ch < 64) ring_shown(c, job, fb, ch, ring, &st, U);
     } else {
       for (size_t i = 0; i < job->n_ops; i++) {
         pt_sim_op* op = &job->ops[i];
@@ -352,11 +400,11 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           const pt_sim_fault* ft = &c->faults[f];
           if (!fault_hits(ft, ft->rank, ch) || ft->step >= U) continue;
           const int end = ft->kind == PT_FAULT_STALL ? A : ft->kind == PT_FAULT_NO_RECV ? B : -1;
-          if (end == ft->rank && sent == ft->step) job->fault_struck[f] |= 1ull << ch;
+          if (end == ft->rank && sent == ft->step) job->fault_struck[f] |= job->fault_shown[f] |= 1ull << ch;
           /* A stalled GPU also stops consuming: it struck the receiving
            * end too where data arrived past its step and waits there. */
           if (ft->kind == PT_FAULT_STALL && B == ft->rank && sent > ft->step && imin(sent, F[B]) == ft->step) {
-            job->fault_struck[f] |= 1ull << ch;
+            job->fault_struck[f] |= job->fault_shown[f] |= 1ull << ch;
             job->fault_consume[f] |= 1ull << ch;
           }
         }
@@ -409,13 +457,19 @@ static int hang_seen(const pt_sim_job* job) {
   return 0;
 }
 
-/* Whether a stall or no-recv that struck shows on a network op: some
- * network op of the hung call on a channel where it struck is stuck. One
- * that struck only on transfers that stay inside a node (a stall on the
- * last transfers of a rank without a network op there: the ring's network
- * ops have all their data by then) stops the call where no proxy records
- * it — no dump can show it, whatever another fault of the job shows. */
-static int fault_shows(const pt_sim_job* job, int fi) {
+/* Whether a stall or no-recv that struck shows on a network op: a stuck
+ * network op whose stop is its doing (ring_shown; on a pair, the pair's
+ * op). One that struck only on transfers that stay inside a node (a stall
+ * on the last transfers of a rank without a network op there: the ring's
+ * network ops have all their data by then), or only where another fault
+ * upstream had stopped the network ops first, stops the call where no
+ * proxy records it — no dump can show it, whatever another fault of the
+ * job shows. */
+static int fault_shows(const pt_sim_job* job, int fi) { return job->fault_shown[fi] != 0; }
+
+/* A fault that does not show, where network ops of its channels are stuck
+ * all the same: another fault upstream stopped them first (ring_shown). */
+static int fault_hidden(const pt_sim_job* job, int fi) {
   const uint64_t struck = job->fault_struck[fi];
   for (size_t i = 0; i < job->n_ops && struck; i++) {
     const pt_sim_op* op = &job->ops[i];
@@ -435,6 +489,14 @@ static int fault_unseen(const pt_sim_config* c, const pt_sim_job* job, int fi) {
 }
 
 #define UNSEEN_FAULT "it stops no network op: its GPU stops on transfers that stay inside its node"
+#define HIDDEN_FAULT                                                                                    \
+  "it stops no network op first-hand: the network ops its stop reaches were stopped first by another " \
+  "fault upstream"
+
+/* Why a fault no dump can show is one. */
+static const char* unseen_why(const pt_sim_job* job, int fi) {
+  return fault_hidden(job, fi) ? HIDDEN_FAULT : UNSEEN_FAULT;
+}
 
 #define UNSEEN_LIMIT                                                                                   \
   "no network op stops: the GPUs stop on transfers that stay inside a node, so every proxy op "      \
@@ -471,7 +533,7 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
     sim_fault_line(c, job, &c->faults[i], d, sizeof d);
     fprintf(f, "truth: fault: %s\n", d);
     if (fault_unseen(c, job, i))
-      fprintf(f, "truth: fault %d: " UNSEEN_FAULT " (no dump can show it)\n", i);
+      fprintf(f, "truth: fault %d: %s (no dump can show it)\n", i, unseen_why(job, i));
   }
   size_t not_run = 0, leaked = 0;
   if (job->hung_batch >= 0) {
@@ -620,9 +682,10 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
     /* "seen":false — a culprit no dump can show; the analysis that does
      * not name it is within a documented limit. */
     const int unseen = fault_unseen(c, job, i);
-    fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d%s}", n++ ? "," : "",
-            ft->rank, channel, cause, exact && seen && !unseen ? "true" : "false", i,
-            unseen ? ",\"seen\":false,\"limit\":\"" UNSEEN_FAULT "\"" : "");
+    fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d", n++ ? "," : "",
+            ft->rank, channel, cause, exact && seen && !unseen ? "true" : "false", i);
+    if (unseen) fprintf(f, ",\"seen\":false,\"limit\":\"%s\"", unseen_why(job, i));
+    fputc('}', f);
   }
   fputs("]", f);
   if (job->hung_batch >= 0) fprintf(f, ",\"hangSeen\":%s", seen ? "true" : "false");
