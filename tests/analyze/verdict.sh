@@ -84,6 +84,11 @@ job "a stalled GPU beside a receiver that posts nothing (send/recv)" --host nccl
   --channels 2 --ops sendrecv:4M --iters 1 --seed 619037 --stall 5:all:3 --no-recv 2:all:1
 job "a stall and a no-recv on one edge at one step (send/recv)" --host nccl-2.30 --nodes 2 --ranks-per-node 1 \
   --channels 3 --proto LL --ops sendrecv:4M --iters 1 --seed 295719 --stall 1:all:0 --no-recv 0:1:0
+# A dead rank upstream and a GPU stalled in the next node: the node's
+# outgoing send (step 7) is short of its incoming receive (step 3) plus one
+# step per rank of the node, so the stop inside it is a culprit too
+job "a dead rank and a stalled GPU in the next node (ring all-reduce)" --host rccl --nodes 2 --ranks-per-node 7 \
+  --channels 1 --proto LL128 --ops allreduce:4M --iters 3 --seed 849972 --kill 3:0 --stall 9:all:3
 # desyncs (--skip, --mismatch): named from the progress lines, first, by
 # what each side called — on an RCCL, an NVIDIA 2.23 (no KernelCh) and a
 # v7 host, with the rank inside its node

@@ -146,6 +146,17 @@ PY
 truth seen --ranks-per-node 3 --ops allreduce:1M --stall 1:0:17
 python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert t["hangSeen"] is True and "limit" not in t, t' \
   "$T/seen.json" || fail "a hang the dumps show is marked unseen"
+# Two stalls in one node's stretch of the ring: rank 2, downstream of rank
+# 1, holds every network op at step 0 whatever rank 1 does — rank 1's stall
+# struck, but no dump can show it (seen: false, and why); rank 2's shows.
+truth hidden --ranks-per-node 4 --ops allreduce:4M --stall 1:0:0 --stall 2:0:0
+python3 - "$T/hidden.json" <<'PY' || fail "a stall another fault hides is not marked unseen"
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = {x["rank"]: x for x in t["culprits"]}
+assert set(c) == {1, 2} and c[1].get("seen") is False and "held at an earlier step by another fault" in c[1]["limit"], t
+assert "seen" not in c[2], t
+PY
 # Two stalls on one ring: rank 7's send is starved by rank 3's stall before
 # its own step 20 comes (it sends 13 transfers): rank 3 alone is the culprit.
 truth two --ranks-per-node 4 --ops allreduce:4M --stall 3:0:5 --stall 7:0:20

@@ -489,9 +489,9 @@ static int fault_unseen(const pt_sim_config* c, const pt_sim_job* job, int fi) {
 }
 
 #define UNSEEN_FAULT "it stops no network op: its GPU stops on transfers that stay inside its node"
-#define HIDDEN_FAULT                                                                                    \
-  "it stops no network op first-hand: the network ops its stop reaches were stopped first by another " \
-  "fault upstream"
+#define HIDDEN_FAULT                                                                                \
+  "it stops no network op first-hand: every network op its stop would reach is held at an earlier " \
+  "step by another fault"
 
 /* Why a fault no dump can show is one. */
 static const char* unseen_why(const pt_sim_job* job, int fi) {
