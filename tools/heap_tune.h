@@ -10,7 +10,7 @@
  * a system call and fresh zeroed pages. Keeping freed memory for reuse
  * (the process ends, or in --follow reuses it, soon after) and growing by
  * 64 MiB at a time took a generated 100 000-rank job from 15.6-16.9 s to
- * 13.6-14.0 s on two cores, for the same peak. A C library without
+ * 12.8-14.1 s on two cores, for the same peak. A C library without
  * mallopt's settings keeps its own.
  */
 #ifndef PT_TOOLS_HEAP_TUNE_H
