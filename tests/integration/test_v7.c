@@ -5,7 +5,9 @@
  * declined, no pointer into a descriptor or state args kept past a call —
  * every descriptor and args object is poisoned as soon as the call
  * returns, as a host's stack frame would be reused — and the host's mask
- * read at each dump when it is the host's static int, never when it is not.
+ * read at each dump when it is the host's static int, never when it is not;
+ * and every event type a v7 host can start, in one table: the handle, the
+ * dump line, the mask change or refusal each leaves.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -210,6 +212,122 @@ static void test_kernel_phase_declined_and_mask_change_noted(void** state) {
   v7()->finalize(ctx);
 }
 
+/* Every event type a v7 host can start, one row each: what the table
+ * answers (a handle or NULL), and what a dump then says — the record or
+ * progress line a traced type leaves, "mask: changed by the host" for a
+ * type only a mask the plugin never asks for starts, a refusal (badState)
+ * for what is no event type at all. Each descriptor is a poisoned copy, as
+ * in the tests above. */
+typedef struct {
+  const char* name;
+  uint64_t type;
+  int handle;         /* startEvent gives a handle */
+  const char* line;   /* a dump line that shows it, or NULL */
+  int mask_changed;   /* the dump says the host changed the mask */
+  int refused;        /* counted as a refusal (badState) */
+} v7_row;
+
+static const v7_row v7_rows[] = {
+    {"Group", ncclProfileGroup, 0, NULL, 0, 0},
+    {"Coll", ncclProfileColl, 1, "proxytrace coll: rank=1 seq=7 func=AllReduce", 0, 0},
+    {"P2p", ncclProfileP2p, 1, "proxytrace p2p: rank=1 seq=0 func=Send", 0, 0},
+    {"ProxyOp", ncclProfileProxyOp, 1, ", 1->5(S), chan:0, status:", 0, 0},
+    {"ProxyStep", ncclProfileProxyStep, 1, ", done:1", 0, 0},
+    {"ProxyCtrl", ncclProfileProxyCtrl, 0, NULL, 1, 0},
+    {"KernelCh", ncclProfileKernelCh, 1, "proxytrace kernelCh: rank=1 channel=3 starts=1 stops=1", 0, 0},
+    {"NetPlugin", ncclProfileNetPlugin, 0, NULL, 0, 0},
+    {"GroupApi", ncclProfileGroupApi, 0, NULL, 0, 0},
+    {"CollApi", ncclProfileCollApi, 0, NULL, 0, 0},
+    {"P2pApi", ncclProfileP2pApi, 0, NULL, 0, 0},
+    {"KernelLaunch", ncclProfileKernelLaunch, 0, NULL, 1, 0},
+    {"CeColl", ncclProfileCeColl, 0, NULL, 1, 0},
+    {"CeSync", ncclProfileCeSync, 0, NULL, 1, 0},
+    {"CeBatch", ncclProfileCeBatch, 0, NULL, 1, 0},
+    {"KernelPhase", ncclProfileKernelPhase, 0, NULL, 1, 0},
+    {"ProxyDiag_v7 (a mask bit, never an event)", ncclProfileProxyDiag_v7, 0, NULL, 0, 1},
+    {"no type", 0, 0, NULL, 0, 1},
+    {"two types", ncclProfileColl | ncclProfileP2p, 0, NULL, 0, 1},
+};
+
+static int logged(const char* what) {
+  for (int i = 0; i < rh_captured.n; i++)
+    if (strstr(rh_captured.text[i], what)) return 1;
+  return 0;
+}
+
+static void test_every_event_type(void** state) {
+  (void)state;
+  for (size_t r = 0; r < sizeof v7_rows / sizeof v7_rows[0]; r++) {
+    const v7_row* row = &v7_rows[r];
+    void* ctx = NULL;
+    int mask = 0;
+    assert_int_equal(v7()->init(&ctx, 0x7000 + r, &mask, "v7", 2, 8, 1, rh_logger), ncclSuccess);
+    ncclProfilerEventDescr_v7_t d;
+    memset(&d, 0, sizeof d);
+    d.type = row->type;
+    d.rank = 1;
+    void* parent = NULL;
+    if (row->type == ncclProfileProxyStep) { /* a step of an op */
+      parent = proxy_op(ctx, coll(ctx, 1, 0), 5, 1, 4);
+      d.parentObj = parent;
+      d.proxyStep.step = 0;
+    } else if (row->type == ncclProfileKernelCh) { /* a channel of a collective */
+      d.parentObj = coll(ctx, 9, 0);
+      d.kernelCh.channelId = 3;
+      d.kernelCh.pTimer = 1000;
+    } else if (row->type == ncclProfileColl) {
+      d.coll.seqNumber = 7;
+      d.coll.func = "AllReduce";
+      d.coll.datatype = "ncclFloat32";
+      d.coll.count = 1024;
+    } else if (row->type == ncclProfileP2p) {
+      d.p2p.func = "Send";
+      d.p2p.peer = 5;
+      d.p2p.datatype = "ncclInt8";
+      d.p2p.count = 64;
+    } else if (row->type == ncclProfileProxyOp) {
+      d.parentObj = coll(ctx, 2, 0);
+      d.proxyOp.pid = getpid();
+      d.proxyOp.peer = 5;
+      d.proxyOp.nSteps = 4;
+      d.proxyOp.isSend = 1;
+    } else if (row->type == ncclProfileKernelPhase) {
+      d.kernelPhase.phaseName = "compute";
+    }
+    void* h = start(ctx, &d);
+    if (row->handle) assert_non_null(h);
+    else assert_null(h);
+    if (h && row->type == ncclProfileProxyStep) {
+      record(h, ncclProfilerProxyStepSendGPUWait, 0);
+      record(h, ncclProfilerProxyStepSendPeerWait_v4, 0);
+      record(h, ncclProfilerProxyStepSendWait, 4096);
+      v7()->stopEvent(h);
+    } else if (h && row->type == ncclProfileKernelCh) {
+      ncclProfilerEventStateArgs_v7_t a;
+      memset(&a, 0, sizeof a);
+      a.kernelCh.pTimer = 2000;
+      v7()->recordEventState(h, ncclProfilerKernelChStop, &a);
+      memset(&a, 0xCD, sizeof a);
+      v7()->stopEvent(h);
+    } else if (h && row->type == ncclProfileProxyOp) {
+      record(h, ncclProfilerProxyOpInProgress_v4, 0);
+    } else if (h) {
+      v7()->stopEvent(h); /* the host stops a task at once */
+    }
+    rh_log_clear();
+    rh_dump(&plugin, ctx);
+    if (row->line && !logged(row->line)) {
+      for (int i = 0; i < rh_captured.n; i++) print_message("  | %s\n", rh_captured.text[i]);
+      fail_msg("%s: no dump line with '%s'", row->name, row->line);
+    }
+    if (logged("proxytrace host: mask: changed by the host") != row->mask_changed)
+      fail_msg("%s: the mask change %s said", row->name, row->mask_changed ? "is not" : "is");
+    if (logged("badState") != row->refused) fail_msg("%s: the refusal %s counted", row->name, row->refused ? "is not" : "is");
+    v7()->finalize(ctx);
+  }
+  free(json_file());
+}
+
 /* The host's process-wide mask, as NCCL's ncclProfilerEventMask: static. */
 static int host_mask;
 
@@ -261,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_p2p_user_tag_and_lost_parent),
       cmocka_unit_test(test_kernel_phase_declined_and_mask_change_noted),
       cmocka_unit_test(test_host_mask_read_at_dump),
+      cmocka_unit_test(test_every_event_type),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
