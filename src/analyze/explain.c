@@ -179,6 +179,11 @@ static int stuck_send(const an_item* x, const an_item* y, int64_t hops) {
   return x && y->op->is_send;
 }
 
+static int stuck_recv(const an_item* x, const an_item* y, int64_t hops) {
+  (void)hops;
+  return x && !y->op->is_send;
+}
+
 /* A receive y that may starve x's send: it brings no more data in, and it
  * stopped far enough before x's step. In a ring a send's transfer u
  * forwards data the node received in an earlier transfer (at least one
@@ -405,8 +410,10 @@ static int explain_comm(pt_analysis* a, size_t ci) {
    * own buffers hold no data: its GPU stopped too (with credit withheld, a
    * GPU that runs still fills the buffers its proxy posted from the user's
    * buffer). Its wait leads to the receiver; the GPU is a culprit of its
-   * own. (A ring's GPU may hold back for want of received data, which a
-   * finished or moving receive of its node need not show: not there.) */
+   * own. A ring's GPU may hold back for want of received data, which a
+   * finished or moving receive of its node need not show: there only a
+   * stuck receive of the node that holds what the send needs (starving()
+   * does not hold) shows the GPU stopped with its data there. */
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     const an_op* op = x->op;
@@ -414,7 +421,10 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (!x->stuck || !op->is_send || x->wait != AN_W_CREDIT || T >= op->n_steps || C(op, AN_C_POSTED) <= T ||
         C(op, AN_C_KERNEL_COPY_READY) > T || !data_ready_known(x->dump))
       continue;
-    if (!an_op_p2p(op)) continue;
+    if (!an_op_p2p(op)) {
+      const int32_t j = on_node(a, &idx, x, stuck_recv, 0);
+      if (j < 0 || starving(x, &a->items[j], ring_hops(c, x))) continue;
+    }
     size_t k = first;
     for (; k < a->n_culprits; k++) {
       const an_culprit* q = &a->culprits[k];

@@ -84,6 +84,11 @@ job "a stalled GPU beside a receiver that posts nothing (send/recv)" --host nccl
   --channels 2 --ops sendrecv:4M --iters 1 --seed 619037 --stall 5:all:3 --no-recv 2:all:1
 job "a stall and a no-recv on one edge at one step (send/recv)" --host nccl-2.30 --nodes 2 --ranks-per-node 1 \
   --channels 3 --proto LL --ops sendrecv:4M --iters 1 --seed 295719 --stall 1:all:0 --no-recv 0:1:0
+# The same on a ring all-reduce: the send waits for the receiver's buffer,
+# and its own buffers hold no data though its node's receive holds what it
+# needs, so its GPU stopped too
+job "a stall and a no-recv on one edge at one step (all-reduce)" --host nccl-2.30 --nodes 2 --ranks-per-node 1 \
+  --channels 3 --proto LL --ops allreduce:2M --iters 1 --seed 114451 --stall 1:2:1 --no-recv 0:2:1
 # A dead rank upstream and a GPU stalled in the next node: the node's
 # outgoing send (step 7) is short of its incoming receive (step 3) plus one
 # step per rank of the node, so the stop inside it is a culprit too
