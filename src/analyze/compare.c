@@ -63,6 +63,17 @@ static int same_cause(const char* got, const char* want) {
 
 /* 2: names it exactly; 1: at its node (its rank or a candidate on the
  * node); 0: not this one. */
+/* A rank the analysis lists among the possible culprits of a hang for
+ * want of its dump ("possible culprits too"). */
+static int possible_missing(const pt_analysis* a, int rank) {
+  for (size_t g = 0; g < a->n_gaps; g++) {
+    const pt_gap* p = &a->gaps[g].pub;
+    if (p->kind == PT_GAP_MISSING && p->may_hold_fault && rank >= p->rank && rank <= (p->rank_last > p->rank ? p->rank_last : p->rank))
+      return 1;
+  }
+  return 0;
+}
+
 static int matches(const expect* e, const pt_culprit* q) {
   if (!channel_ok(e, q)) return 0;
   if (q->rank == e->rank && same_cause(pt_cause_name(q->cause), e->cause)) return 2;
@@ -127,6 +138,7 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   }
   int worst = PT_TRUTH_EXACT;
   int unseen = -1; /* an expected culprit no dump can show, not named */
+  int listed = -1; /* a dead rank not named, listed among the possible culprits */
   for (int i = 0; i < n; i++) {
     int best = 0;
     for (size_t k = 0; k < a->n_culprits; k++) {
@@ -149,6 +161,11 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       if (unseen < 0) unseen = i;
       continue;
     }
+    if (!best && !strcmp(e[i].cause, "rank_missing") && a->n_stuck && a->n_culprits && possible_missing(a, e[i].rank)) {
+      worst = PT_TRUTH_LIMIT;
+      if (listed < 0) listed = i;
+      continue;
+    }
     if (!best || (best == 1 && e[i].exact)) {
       say(why, why_len, "no culprit names rank %d (channel %d, %s) as the ground truth does", e[i].rank,
           e[i].channel, e[i].cause);
@@ -169,9 +186,14 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   }
   if (worst == PT_TRUTH_LIMIT && unseen >= 0)
     say(why, why_len,
-        "within a documented limit: %s; the fault of rank %d (channel %d, %s) stops no network op — its GPU stops "
-        "on transfers that stay inside its node, which no proxy records",
+        "within a documented limit: %s; the fault of rank %d (channel %d, %s) stops no network op first-hand — the "
+        "ground truth marks it as one no dump can show",
         verdict, e[unseen].rank, e[unseen].channel, e[unseen].cause);
+  else if (worst == PT_TRUTH_LIMIT && listed >= 0)
+    say(why, why_len,
+        "within a documented limit: %s; rank %d died, and every stuck op beside it waits on another culprit: it is "
+        "listed among the possible culprits (no dump), not named",
+        verdict, e[listed].rank);
   else if (worst == PT_TRUTH_LIMIT)
     say(why, why_len,
         "within a documented limit: %s; a slow GPU is named as its rank's slow links — op durations cannot tell "

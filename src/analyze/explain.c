@@ -216,6 +216,31 @@ static int64_t ring_hops(const an_comm* c, const an_item* x) {
   return n > 0 ? n : 1;
 }
 
+/* Whether a receive of x's node, channel and operation has all its data:
+ * the GPUs of the node had what x's send needs. The comm's finished
+ * receives are indexed when first asked (a map, not a scan per send: a
+ * job may hold many such sends). */
+static int finished_recv_on_node(pt_analysis* a, const an_comm* c, an_map* fin, const an_item* x, int* rc) {
+  if (x->node < 0) return 0;
+  if (!fin->cap) {
+    if (an_map_init(&a->mem, fin, c->n_items + 1) != 0) {
+      *rc = PT_AN_ENOMEM;
+      return 0;
+    }
+    for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
+      const an_item* y = &a->items[i];
+      if (!y->stuck && !y->op->is_send && y->node >= 0 && y->op->n_steps > 0 &&
+          C(y->op, AN_C_RECEIVED) >= y->op->n_steps && an_map_add(&a->mem, fin, node_key(y), (int32_t)i) != 0) {
+        *rc = PT_AN_ENOMEM;
+        return 0;
+      }
+    }
+  }
+  for (int32_t j = an_map_first(fin, node_key(x)); j >= 0; j = an_map_next(fin, j))
+    if (same_place(x, &a->items[j])) return 1;
+  return 0;
+}
+
 /* A rank of x's node without a dump (placed there by number), or -1. */
 static int missing_on_node(const an_comm* c, int node) {
   if (node < 0) return -1;
@@ -327,6 +352,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   size_t lo = c->first_item, hi = lo + c->n_items;
   an_map idx;
   if (an_map_init(&a->mem, &idx, c->n_items + 1) != 0) return PT_AN_ENOMEM;
+  an_map fin = {0}; /* the node's finished receives, indexed when first asked */
   origin_of* org = an_alloc(&a->mem, (c->n_items + 1) * sizeof *org);
   int32_t* root = an_alloc(&a->mem, (c->n_items + 1) * sizeof *root);
   int32_t* stack = an_alloc(&a->mem, (c->n_items + 1) * sizeof *stack);
@@ -423,7 +449,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
       continue;
     if (!an_op_p2p(op)) {
       const int32_t j = on_node(a, &idx, x, stuck_recv, 0);
-      if (j < 0 || starving(x, &a->items[j], ring_hops(c, x))) continue;
+      if (j >= 0 ? starving(x, &a->items[j], ring_hops(c, x)) : !finished_recv_on_node(a, c, &fin, x, &rc)) continue;
     }
     size_t k = first;
     for (; k < a->n_culprits; k++) {
@@ -514,6 +540,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   an_free(&a->mem, stack);
   an_free(&a->mem, state);
   an_map_free(&a->mem, &idx);
+  an_map_free(&a->mem, &fin);
   return rc;
 }
 

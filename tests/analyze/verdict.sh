@@ -89,6 +89,11 @@ job "a stall and a no-recv on one edge at one step (send/recv)" --host nccl-2.30
 # needs, so its GPU stopped too
 job "a stall and a no-recv on one edge at one step (all-reduce)" --host nccl-2.30 --nodes 2 --ranks-per-node 1 \
   --channels 3 --proto LL --ops allreduce:2M --iters 1 --seed 114451 --stall 1:2:1 --no-recv 0:2:1
+# ... and where the node's receive has all its data (the stall at the
+# call's last steps): the GPUs had what the send needs
+job "a stall and a no-recv on one edge at the last steps (all-reduce)" --host nccl-2.30 --nodes 2 \
+  --ranks-per-node 2 --channels 6 --proto LL --ops sendrecv:1M,allreduce:1M --iters 1 --seed 17852 \
+  --fault-call 1 --fault-iter 0 --stall 1:2:11 --no-recv 2:all:11
 # A dead rank upstream and a GPU stalled in the next node: the node's
 # outgoing send (step 7) is short of its incoming receive (step 3) plus one
 # step per rank of the node, so the stop inside it is a culprit too
@@ -122,6 +127,21 @@ if grep -q '"rank":2,"channel":1,"cause":"gpu_not_producing","exact":false,"faul
   echo "ok: $name"
 else
   echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; cat "$d/truth.json"; fail=1
+fi
+# A rank killed at a step it never reaches, beside a GPU stalled upstream:
+# it dumps nothing, and every stuck op beside it waits on the stall. The
+# analysis lists it among the possible culprits; --expect calls that a
+# documented limit, not a miss.
+name="a dead rank whose neighbours wait on a stalled GPU"
+d="$T/$n"; n=$((n + 1))
+run --host nccl-2.30 --nodes 2 --ranks-per-node 3 --channels 3 --ops allreduce:1M,sendrecv:256K --iters 2 \
+  --seed 780811 --kill 3:19 --stall 1:all:2 --fault-call 0 --fault-iter 0
+if grep -q "within a documented limit: hang; rank 3 died" "$d/analyze.out" &&
+  grep -q "^possible culprits too (the dumps cannot clear them): .*rank 3" "$d/analyze.out" &&
+  grep -q "^culprit 1: rank 1 " "$d/analyze.out"; then
+  echo "ok: $name"
+else
+  echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; fail=1
 fi
 if [ "$TIMED" -eq 1 ] && [ "$BUSY" -eq 0 ]; then
   job "no slow link beside a hang (64 ranks)" --host nccl-2.28 --nodes 8 --ranks-per-node 8 --channels 4 --stall 21:1:5
