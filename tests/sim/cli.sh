@@ -157,6 +157,12 @@ c = {x["rank"]: x for x in t["culprits"]}
 assert set(c) == {1, 2} and c[1].get("seen") is False and "held at an earlier step by another fault" in c[1]["limit"], t
 assert "seen" not in c[2], t
 PY
+# A tie: rank 1's GPU stops at transfer 1, just where the data from rank 0
+# (stalled at 0) runs out — starved, it would stop there anyway, and no
+# record tells the two apart: rank 0 alone is the culprit.
+truth tie --ranks-per-node 1 --channels 2 --proto LL128 --ops allreduce:256K --stall 0:1:0 --stall 1:1:1
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert [c["rank"] for c in t["culprits"]] == [0], t' \
+  "$T/tie.json" || fail "a stall tied with its starvation is named"
 # Two stalls on one ring: rank 7's send is starved by rank 3's stall before
 # its own step 20 comes (it sends 13 transfers): rank 3 alone is the culprit.
 truth two --ranks-per-node 4 --ops allreduce:4M --stall 3:0:5 --stall 7:0:20

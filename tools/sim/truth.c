@@ -371,8 +371,13 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         int q = 0;
         while (q < n && ring[q] != ft->rank) q++;
         if (q == n) continue;
-        const int reached = ft->kind == PT_FAULT_STALL ? st.sent[q] : st.sent[(q - 1 + n) % n];
-        if (reached == ft->step) job->fault_struck[f] |= 1ull << ch;
+        const int prev = (q - 1 + n) % n;
+        const int reached = ft->kind == PT_FAULT_STALL ? st.sent[q] : st.sent[prev];
+        /* A stall whose step is also all the data from upstream allows (a
+         * tie) stops nothing of its own: starved, the GPU would stop there
+         * anyway, and no record tells the two apart. */
+        const int starved = ft->kind == PT_FAULT_STALL && limit_up(st.sent[prev], U, k, S) <= ft->step;
+        if (reached == ft->step && !starved) job->fault_struck[f] |= 1ull << ch;
       }
       for (size_t i = 0; i < job->n_ops; i++) {
         pt_sim_op* op = &job->ops[i];
