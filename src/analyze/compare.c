@@ -61,19 +61,19 @@ static int same_cause(const char* got, const char* want) {
   return g && w;
 }
 
-/* 2: names it exactly; 1: at its node (its rank or a candidate on the
- * node); 0: not this one. */
 /* A rank the analysis lists among the possible culprits of a hang for
  * want of its dump ("possible culprits too"). */
 static int possible_missing(const pt_analysis* a, int rank) {
   for (size_t g = 0; g < a->n_gaps; g++) {
     const pt_gap* p = &a->gaps[g].pub;
-    if (p->kind == PT_GAP_MISSING && p->may_hold_fault && rank >= p->rank && rank <= (p->rank_last > p->rank ? p->rank_last : p->rank))
-      return 1;
+    const int last = p->rank_last > p->rank ? p->rank_last : p->rank;
+    if (p->kind == PT_GAP_MISSING && p->may_hold_fault && rank >= p->rank && rank <= last) return 1;
   }
   return 0;
 }
 
+/* 2: names it exactly; 1: at its node (its rank or a candidate on the
+ * node); 0: not this one. */
 static int matches(const expect* e, const pt_culprit* q) {
   if (!channel_ok(e, q)) return 0;
   if (q->rank == e->rank && same_cause(pt_cause_name(q->cause), e->cause)) return 2;

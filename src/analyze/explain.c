@@ -204,16 +204,16 @@ static int starving(const an_item* x, const an_item* y, int64_t hops) {
 /* The ranks a ring all-reduce's data passes on x's node, from the
  * receive that brings it in to the send that takes it out: every rank of
  * the communicator there (NCCL's rings visit a node's GPUs one after the
- * other). 1 — one hop, what any ring allows — for other operations, and
- * for a ring all-reduce whose pattern the host names other than a ring. */
-static int64_t ring_hops(const an_comm* c, const an_item* x) {
+ * other; `per_node`, counted once per communicator). 1 — one hop, what any
+ * ring allows — for other operations, and for a ring all-reduce whose
+ * pattern the host names other than a ring. */
+static int64_t ring_hops(const int32_t* per_node, size_t n_nodes, const an_item* x) {
   const an_op* op = x->op;
   const char* k = an_op_coll(op);
-  if (x->node < 0 || !k || strcmp(k, "AllReduce") != 0 || (op->pattern != -1 && op->pattern != AN_PATTERN_RING_TWICE))
+  if (x->node < 0 || (size_t)x->node >= n_nodes || !k || strcmp(k, "AllReduce") != 0 ||
+      (op->pattern != -1 && op->pattern != AN_PATTERN_RING_TWICE))
     return 1;
-  int64_t n = 0;
-  for (int r = 0; r < c->nranks; r++) n += c->ranks[r].node == x->node;
-  return n > 0 ? n : 1;
+  return per_node[x->node] > 0 ? per_node[x->node] : 1;
 }
 
 /* Whether a receive of x's node, channel and operation has all its data:
@@ -262,7 +262,8 @@ static void set_origin(an_item* x, origin_of* o, int cause, int rank) {
   o->rank = rank;
 }
 
-static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, size_t i, origin_of* org) {
+static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, const int32_t* per_node, size_t i,
+                    origin_of* org) {
   an_item* x = &a->items[i];
   const an_op* op = x->op;
   int32_t pa = x->partner;
@@ -272,7 +273,7 @@ static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, size_t 
   switch ((an_wait)x->wait) {
     case AN_W_GPU:
       if (an_op_p2p(op)) set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
-      else if ((j = on_node(a, idx, x, starving, ring_hops(c, x))) >= 0) x->next = j;
+      else if ((j = on_node(a, idx, x, starving, ring_hops(per_node, a->hosts.n, x))) >= 0) x->next = j;
       else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
       else set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
       break;
@@ -357,7 +358,13 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   int32_t* root = an_alloc(&a->mem, (c->n_items + 1) * sizeof *root);
   int32_t* stack = an_alloc(&a->mem, (c->n_items + 1) * sizeof *stack);
   char* state = an_alloc(&a->mem, c->n_items + 1);
-  int rc = org && root && stack && state ? 0 : PT_AN_ENOMEM;
+  int32_t* per_node = an_alloc(&a->mem, (a->hosts.n + 1) * sizeof *per_node); /* the comm's ranks per node */
+  int rc = org && root && stack && state && per_node ? 0 : PT_AN_ENOMEM;
+  if (per_node) {
+    memset(per_node, 0, (a->hosts.n + 1) * sizeof *per_node);
+    for (int r = 0; r < c->nranks; r++)
+      if (c->ranks[r].node >= 0 && (size_t)c->ranks[r].node < a->hosts.n) per_node[c->ranks[r].node]++;
+  }
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     if (!x->stuck) continue;
@@ -365,7 +372,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (an_map_add(&a->mem, &idx, node_key(x), (int32_t)i) != 0) rc = PT_AN_ENOMEM;
   }
   for (size_t i = lo; i < hi && rc == 0; i++)
-    if (a->items[i].stuck) resolve(a, c, &idx, i, &org[i - lo]);
+    if (a->items[i].stuck) resolve(a, c, &idx, per_node, i, &org[i - lo]);
 
   /* Roots: follow `next`; a cycle gets the op in it that moved least. */
   for (size_t i = lo; i < hi && rc == 0; i++) {
@@ -449,7 +456,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
       continue;
     if (!an_op_p2p(op)) {
       const int32_t j = on_node(a, &idx, x, stuck_recv, 0);
-      if (j >= 0 ? starving(x, &a->items[j], ring_hops(c, x)) : !finished_recv_on_node(a, c, &fin, x, &rc)) continue;
+      if (j >= 0 ? starving(x, &a->items[j], ring_hops(per_node, a->hosts.n, x)) : !finished_recv_on_node(a, c, &fin, x, &rc)) continue;
     }
     size_t k = first;
     for (; k < a->n_culprits; k++) {
@@ -539,6 +546,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   an_free(&a->mem, root);
   an_free(&a->mem, stack);
   an_free(&a->mem, state);
+  an_free(&a->mem, per_node);
   an_map_free(&a->mem, &idx);
   an_map_free(&a->mem, &fin);
   return rc;
