@@ -345,7 +345,10 @@ static int rotate(pt_dump_files* st, char* path, int base, int fds[2], refusal* 
 
 /* Text and JSON files of one dump, rotated at the cap. 0 written, -1
  * refused (nothing written: the caller logs the dump instead), -2 lost to
- * a write error. */
+ * a write error, 1 left out: the files are closed. A finalize dump closes
+ * them: a dumper round that took its reference before the finalize may
+ * reach the files after it, and its dump would then follow the rank's
+ * last word (readers take the latest dump as where the rank stands). */
 static int write_files(pt_ctx* c, pt_trigger trig, const pt_dump* d, pt_dump_meta* m, const char* dir,
                        char* path, size_t path_len, const logger* l) {
   if (ensure_dir(dir, l) != 0) return -1;
@@ -368,6 +371,13 @@ static int write_files(pt_ctx* c, pt_trigger trig, const pt_dump* d, pt_dump_met
   pthread_mutex_lock(&files_lock);
   if (st->rank != pt_dump_rank(d) || st->comm_hash != m->comm_hash) /* other files: what we knew is not theirs */
     *st = (pt_dump_files){.rank = pt_dump_rank(d), .comm_hash = m->comm_hash};
+  if (st->closed) {
+    pthread_mutex_unlock(&files_lock);
+    free(f);
+    path[base] = 0;
+    return 1;
+  }
+  st->closed = trig == PT_TRIG_FINALIZE;
   for (int k = 0; k < 2 && !r.what; k++) {
     name_of(path, base, k, 0);
     fds[k] = open_dump_file(path, &r);
@@ -466,7 +476,10 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
   /* RCCL's hook printed it to the log just before: the finalize record
    * goes only to the files. */
   const int hooked = trig == PT_TRIG_FINALIZE && lib == PT_HOSTLIB_RCCL;
-  if (hooked && !s->dump_dir[0]) {
+  /* a dump that began before the finalize (the dumper's round) and is
+   * only now here: the finalize dump is the rank's last */
+  const int late = trig != PT_TRIG_FINALIZE && atomic_load(&c->magic) != PT_CTX_MAGIC;
+  if ((hooked && !s->dump_dir[0]) || late) {
     pt_dump_free(d);
     return 0;
   }
@@ -477,7 +490,7 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
   if (!hook_emit) {
     /* A clean finalize record (nothing waiting) is not worth a WARN line,
      * nor one RCCL's hook has just printed. */
-    const int quiet = hooked || (trig == PT_TRIG_FINALIZE && pt_dump_active(d) == 0);
+    const int quiet = hooked || files == 1 || (trig == PT_TRIG_FINALIZE && pt_dump_active(d) == 0);
     if (files == 0 && !quiet) {
       say(&l, "proxytrace: %s dump %" PRIu64 " of rank %d (commHash %" PRIu64 ", %u active ops) written to %s.txt and .jsonl",
           m.trigger, m.seq, pt_dump_rank(d), m.comm_hash, pt_dump_active(d), path);

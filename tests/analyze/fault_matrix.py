@@ -482,7 +482,11 @@ def classify(truth, an):
     if "is not in the ground truth" in why:
         return "false", why
     if "the verdict is" in why and doc and doc.get("verdict") not in ("ok", None) and truth["verdict"] == "ok":
-        return "false", why
+        gaps = ["%s r%s %s" % (g.get("kind"), g.get("rank"), g.get("source"))
+                + (" %s/%s records" % (g.get("read"), g.get("announced")) if g.get("announced") is not None else "")
+                + (" %s ms behind" % g.get("behindMs") if g.get("behindMs") is not None else "")
+                for g in doc.get("gaps", [])[:4]]
+        return "false", why + ("; gaps: " + ", ".join(gaps) if gaps else "")
     return "missed", why
 
 

@@ -346,6 +346,24 @@ static void test_missing_and_stale(void** state) {
   a = run_two(r0, r1);
   assert_null(gap_of(a, PT_GAP_STALE));
   pt_analysis_free(a);
+  /* rank 1's finalize dump 500 ms before rank 0's latest, then a periodic
+   * dump of the same process 8 ms after the finalize (a dumper round that
+   * began before it): the finalize dump stays the rank's latest, a clean
+   * end, not a stale periodic dump */
+  r1[0] = 0;
+  header(r1, sizeof r1, 1, 2, "finalize", 5, 3, T0 - 500 * MS, 0, 1);
+  op(r1, sizeof r1, 5, 1, 0, 0, 8, T0 - 500 * MS);
+  end(r1, sizeof r1, 5, 1);
+  header(r1, sizeof r1, 1, 2, "periodic", 6, 2, T0 - 492 * MS, 0, 1);
+  op(r1, sizeof r1, 6, 1, 0, 0, 8, T0 - 492 * MS);
+  end(r1, sizeof r1, 6, 1);
+  a = run_two(r0, r1);
+  assert_null(gap_of(a, PT_GAP_STALE));
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
+  int clean, ranks;
+  pt_analysis_finished(a, &clean, &ranks);
+  assert_int_equal(clean, 1);
+  pt_analysis_free(a);
 }
 
 /* A hang on the ranks that are there stays a hang (exit 1 in the CLI);

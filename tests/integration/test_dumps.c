@@ -257,6 +257,65 @@ static void test_dumps_while_comms_come_and_go(void** state) {
   json_files_parse(dir);
 }
 
+/* A dump held between its snapshot and its files (here: the dump hook's
+ * logger blocks on its first line) while the communicator is finalized:
+ * the finalize dump is written first, and the held dump, let go, must
+ * leave the files alone — as a dumper round that took the communicator
+ * before its finalize and was descheduled must. Every file ends with the
+ * finalize dump: a reader takes the latest dump as where the rank stands,
+ * and a dump after the finalize would read as a rank that stopped dumping
+ * (stale) instead of one that finished. */
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t held_cv = PTHREAD_COND_INITIALIZER;
+static int held_in, held_go;
+
+static void holding_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+                           const char* fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+  pthread_mutex_lock(&held_mu);
+  held_in = 1;
+  pthread_cond_broadcast(&held_cv);
+  while (!held_go) pthread_cond_wait(&held_cv, &held_mu);
+  pthread_mutex_unlock(&held_mu);
+}
+
+static void* hook_dump(void* ctx) {
+  plugin.dump(ctx, holding_logger);
+  return NULL;
+}
+
+static void test_finalize_dump_is_last(void** state) {
+  (void)state;
+  setenv("PROXYTRACE_DUMP_DIR", dir, 1);
+  held_in = held_go = 0;
+  void* other = init_v6(0x2001, 1, safe_logger); /* so that this finalize is not the last */
+  rh_op op; /* left waiting: finalize with it */
+  void* ctx = comm_with_waiting_op(0x2000, 0, safe_logger, &op);
+  pthread_t t;
+  pthread_create(&t, NULL, hook_dump, ctx);
+  pthread_mutex_lock(&held_mu);
+  while (!held_in) pthread_cond_wait(&held_cv, &held_mu);
+  pthread_mutex_unlock(&held_mu);
+  plugin.p->finalize(ctx); /* while the hook's dump is held */
+  pthread_mutex_lock(&held_mu);
+  held_go = 1;
+  pthread_cond_broadcast(&held_cv);
+  pthread_mutex_unlock(&held_mu);
+  pthread_join(t, NULL);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/proxytrace-*-r0-%llu.jsonl", dir, 0x2000ull);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "grep -h '^{\"type\":\"dump\"' %s | tail -1 | grep -c '\"trigger\":\"finalize\"'", path);
+  FILE* p = popen(cmd, "r");
+  assert_non_null(p);
+  int last_is_finalize = 0;
+  if (fscanf(p, "%d", &last_is_finalize) != 1) last_is_finalize = 0;
+  pclose(p);
+  assert_int_equal(last_is_finalize, 1);
+  assert_int_equal(rh_count_in_files(dir, ".jsonl", "\"trigger\":\"finalize\""), 1);
+  plugin.p->finalize(other);
+}
+
 /* ---- fork ---- */
 
 /* The child exits with 0 within 10 s; killed and failed otherwise (a
@@ -597,6 +656,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_signal_storm_while_recording, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_signal_unasked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dumps_while_comms_come_and_go, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_finalize_dump_is_last, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork_child_does_not_deadlock, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exit_without_finalize, setup, teardown),
       cmocka_unit_test_setup_teardown(test_finalize_dump_under_stock_nccl, setup, teardown),
