@@ -334,6 +334,9 @@ int pt_proto_code(const char* name);
 const char* pt_dtype_name(int code); /* "float32", "bfloat16", ... (short names) */
 const char* pt_algo_name(int code);  /* "RING", "TREE", ... as NCCL prints them */
 const char* pt_proto_name(int code); /* "LL", "LL128", "SIMPLE" */
+/* The four codes of a task in one call (the Coll and P2p events' hot
+ * path): function, datatype, algorithm, protocol in bytes 0..3. */
+uint32_t pt_task_codes(const char* func, const char* dtype, const char* algo, const char* proto);
 
 /* A Coll or P2p event started. */
 void pt_progress_task(pt_trace* t, const pt_task_info* ti);

@@ -362,16 +362,18 @@ void* pt_event_p2p_start(void* ctx, int rank, const pt_task_info* ti, uint64_t c
 /* The pt_task_info of a Coll / P2p arm (trace.h) whose function, datatype,
  * algorithm and protocol are names (API v2+); `nch` its channel count
  * (0 where the arm has none). The p2p sequence is the plugin's own. */
-#define PT_COLL_INFO(c, nch, tag)                                                                  \
-  ((pt_task_info){.func = (uint8_t)pt_func_code((c).func), .dtype = (uint8_t)pt_dtype_code((c).datatype), \
-                  .algo = (uint8_t)pt_algo_code((c).algo), .proto = (uint8_t)pt_proto_code((c).proto), \
-                  .nchannels = (uint8_t)(nch), .root_or_peer = (c).root, .seq = (c).seqNumber,       \
-                  .count = (c).count, .user_tag = (tag)})
-#define PT_P2P_INFO(p, nch, tag)                                                                   \
-  ((pt_task_info){.is_p2p = 1, .func = (uint8_t)pt_func_code((p).func),                             \
-                  .dtype = (uint8_t)pt_dtype_code((p).datatype), .algo = PT_CODE_NONE,               \
-                  .proto = PT_CODE_NONE, .nchannels = (uint8_t)(nch), .root_or_peer = (p).peer,       \
-                  .count = (p).count, .user_tag = (tag)})
+static inline pt_task_info pt_task_info_of(int is_p2p, uint32_t codes, int nch, int root_or_peer, uint64_t seq,
+                                           uint64_t count, uint64_t tag) {
+  return (pt_task_info){.is_p2p = (uint8_t)is_p2p, .func = (uint8_t)codes, .dtype = (uint8_t)(codes >> 8),
+                        .algo = (uint8_t)(codes >> 16), .proto = (uint8_t)(codes >> 24), .nchannels = (uint8_t)nch,
+                        .root_or_peer = root_or_peer, .seq = seq, .count = count, .user_tag = tag};
+}
+#define PT_COLL_INFO(c, nch, tag)                                                                         \
+  pt_task_info_of(0, pt_task_codes((c).func, (c).datatype, (c).algo, (c).proto), (nch), (c).root,          \
+                  (c).seqNumber, (c).count, (tag))
+/* (a P2p has no algorithm or protocol: NULL gives PT_CODE_NONE) */
+#define PT_P2P_INFO(p, nch, tag) \
+  pt_task_info_of(1, pt_task_codes((p).func, (p).datatype, NULL, NULL), (nch), (p).peer, 0, (p).count, (tag))
 /* KernelCh events (API v3+): the GPU took up a task's work on `channel`
  * (`parent`: the task handle) at `gpu_ns` (API v4+; 0 without). A handle
  * whose state 22 (KernelChStop, with the GPU's stop time) and stop the

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -60,6 +61,55 @@ static void test_task_handles(void** state) {
   /* stopping a task handle is nothing; a state on it is refused, counted */
   pt_handle_stop(coll);
   pt_handle_count(coll, PT_DROP_BAD_STATE);
+}
+
+/* The names of a task resolve exactly, as strcmp would, also where the
+ * host hands the same address again with other text in it (a reused
+ * buffer: the lookups remember addresses), a name that is a prefix or an
+ * extension of a known one, and a name that ends at the last byte of a
+ * readable page (the comparison reads words, never past the page). */
+static void test_task_names_exact(void** state) {
+  (void)state;
+  char buf[32];
+  strcpy(buf, "ncclFloat32");
+  assert_int_equal(pt_dtype_code(buf), 7);
+  assert_int_equal(pt_dtype_code(buf), 7); /* the remembered address */
+  strcpy(buf, "ncclFloat16"); /* the same address, other text (byte 9) */
+  assert_int_equal(pt_dtype_code(buf), 6);
+  strcpy(buf, "ncclFloat1");
+  assert_int_equal(pt_dtype_code(buf), PT_CODE_NONE);
+  strcpy(buf, "ncclFloat16x");
+  assert_int_equal(pt_dtype_code(buf), PT_CODE_NONE);
+  strcpy(buf, "COLLNET_DIRECT"); /* 15 bytes with its terminator: both words */
+  assert_int_equal(pt_algo_code(buf), 2);
+  strcpy(buf, "COLLNET_DIRECU");
+  assert_int_equal(pt_algo_code(buf), PT_CODE_NONE);
+  strcpy(buf, "COLLNET_DIRECT");
+  assert_int_equal(pt_algo_code(buf), 2);
+  strcpy(buf, "LL128");
+  assert_int_equal(pt_proto_code(buf), 1);
+  buf[2] = 0; /* "LL" at the same address */
+  assert_int_equal(pt_proto_code(buf), 0);
+  /* all four in one call, as the Coll and P2p events take them */
+  assert_int_equal(pt_task_codes("AllGather", "ncclBfloat16", "RING", "SIMPLE"), 2u | 9u << 8 | 1u << 16 | 2u << 24);
+  assert_int_equal(pt_task_codes("Send", "ncclInt8", NULL, NULL),
+                   (uint32_t)PT_FUNC_SEND | 0u << 8 | (uint32_t)PT_CODE_NONE << 16 | (uint32_t)PT_CODE_NONE << 24);
+  assert_int_equal(pt_task_codes(NULL, "nope", NULL, NULL) & 0xffff, PT_FUNC_UNKNOWN | PT_CODE_NONE << 8);
+  /* a name ending at the last byte of a page followed by an unreadable one */
+  const long page = sysconf(_SC_PAGESIZE);
+  char* two = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(two != MAP_FAILED);
+  assert_int_equal(mprotect(two + page, (size_t)page, PROT_NONE), 0);
+  for (int len = 1; len <= 16; len++) { /* every distance from the page's end */
+    char* at = two + page - len;
+    memset(two + page - 16, 'x', 16);
+    memcpy(at, "RING", len - 1 < 4 ? (size_t)len - 1 : 4); /* "", "R", … "RING", "RINGx", … */
+    at[len - 1] = 0;
+    const int want = len == 5 ? 1 : PT_CODE_NONE;
+    assert_int_equal(pt_algo_code(at), want);
+    assert_int_equal(pt_algo_code(at), want); /* the remembered address */
+  }
+  munmap(two, (size_t)page * 2);
 }
 
 /* ---- a context, stock ops, the watchdog's inputs, JSON ---- */
@@ -281,6 +331,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dump_cap_variable),
       cmocka_unit_test(test_task_handles),
+      cmocka_unit_test(test_task_names_exact),
       cmocka_unit_test(test_stock_ops_and_watchdog_inputs),
       cmocka_unit_test(test_full_disk),
       cmocka_unit_test(test_dump_variables),
