@@ -9,9 +9,10 @@
  * superseded: memory follows the records of one dump per rank, however many
  * dumps the inputs hold.
  *
- * Which is later: a process's finalize dump of the rank (its last word);
- * else the dump times when both have one (JSON, the plugin's text header); else the dump sequence of the same process; else the
- * latest record time (legacy lines carry ms times only); else the order
+ * Which is later: a process's finalize dump of the rank (its last word)
+ * over a dump of an earlier round of that process; else the dump times
+ * when both have one (JSON, the plugin's text header); else the dump
+ * sequence of the same process; else the latest record time (legacy lines carry ms times only); else the order
  * read. A dump that reaches the analysis twice — a rank's JSON file and its
  * text file, or its file and the job's log — has the same records with the
  * same counters and times (compared at the legacy ms precision, so a JSON
@@ -65,11 +66,18 @@ static int later(const an_dump* x, const an_dump* y) {
     if (x->format != y->format) return x->format == AN_FMT_JSONL;
     if (x->n_ops != y->n_ops) return x->n_ops > y->n_ops;
   }
-  /* A process's finalize dump is the rank's last word: a dump of its
-   * dumper's round that began before the finalize and was written after it
-   * (earlier builds of the plugin wrote such dumps) does not supersede it. */
+  /* A process's finalize dump is the rank's last word: a dump of a round
+   * that began before the finalize (a lower round number: rounds count up
+   * per process) and was written after it (earlier builds of the plugin
+   * wrote such dumps) does not supersede it. A later round is a later
+   * communicator under the same name, and its dumps are later. */
   const int xf = x->trigger == AN_TRIG_FINALIZE, yf = y->trigger == AN_TRIG_FINALIZE;
-  if (xf != yf && x->pid == y->pid && x->pid > 0 && !strcmp(x->host, y->host)) return xf;
+  if (xf != yf && x->pid == y->pid && x->pid > 0 && x->round >= 0 && y->round >= 0 && !strcmp(x->host, y->host)) {
+    const an_dump* f = xf ? x : y;
+    const an_dump* o = xf ? y : x;
+    const int final = f->round > o->round || f->time_ns > o->time_ns;
+    return xf ? final : !final;
+  }
   if (x->time_ns && y->time_ns && x->time_ns != y->time_ns) return x->time_ns > y->time_ns;
   if (x->seq >= 0 && y->seq >= 0 && x->pid == y->pid && x->seq != y->seq) return x->seq > y->seq;
   if (x->max_last_ns != y->max_last_ns && x->max_last_ns && y->max_last_ns) return x->max_last_ns > y->max_last_ns;

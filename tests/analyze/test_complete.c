@@ -364,6 +364,21 @@ static void test_missing_and_stale(void** state) {
   pt_analysis_finished(a, &clean, &ranks);
   assert_int_equal(clean, 1);
   pt_analysis_free(a);
+  /* the same, but the periodic dump is of a later round than the finalize
+   * (a communicator created again under the same name): it is the latest,
+   * and 492 ms behind rank 0's */
+  r1[0] = 0;
+  header(r1, sizeof r1, 1, 2, "finalize", 5, 3, T0 - 500 * MS, 0, 1);
+  op(r1, sizeof r1, 5, 1, 0, 0, 8, T0 - 500 * MS);
+  end(r1, sizeof r1, 5, 1);
+  header(r1, sizeof r1, 1, 2, "periodic", 6, 4, T0 - 492 * MS, 0, 1);
+  op(r1, sizeof r1, 6, 1, 0, 0, 8, T0 - 492 * MS);
+  end(r1, sizeof r1, 6, 1);
+  a = run_two(r0, r1);
+  assert_non_null(gap_of(a, PT_GAP_STALE));
+  pt_analysis_finished(a, &clean, &ranks);
+  assert_int_equal(clean, 0);
+  pt_analysis_free(a);
 }
 
 /* A hang on the ranks that are there stays a hang (exit 1 in the CLI);
