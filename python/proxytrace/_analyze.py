@@ -22,7 +22,8 @@ class Analysis(Record):
     slowFactor, possible, summary, evidence), stuck_edges, missing_ranks,
     behind_ranks, slow_edges, communicators, gaps (what the dumps could not
     show: kind "missing", "cut", "short", "stale", "unreadable" or "mask-off"),
-    finished (cleanRanks, ranks), unknown_rank_dumps, skipped, counts,
+    finished (cleanRanks, ranks), unknown_rank_dumps, no_communicator_dumps,
+    skipped, counts,
     inputs, stats. str() is the summary line."""
 
     def __str__(self):

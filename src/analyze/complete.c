@@ -55,6 +55,25 @@ static const char* const gap_names[PT_GAP_COUNT] = {"missing", "cut", "short", "
 
 /* ---- rank-unknown dumps ------------------------------------------------------ */
 
+size_t an_no_comm_processes(const pt_analysis* a, void (*fn)(const char* host, int pid, size_t dumps, void* arg),
+                            void* arg) {
+  size_t n = 0;
+  for (size_t i = 0; i < a->n_unknown; i++) {
+    const an_unknown* u = &a->unknown[i];
+    if (u->comm) continue;
+    int seen = 0; /* the process listed already (few: each is a rank that never started an op) */
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = !a->unknown[j].comm && a->unknown[j].pid == u->pid && !strcmp(a->unknown[j].host, u->host);
+    if (seen) continue;
+    size_t dumps = 0;
+    for (size_t j = i; j < a->n_unknown; j++)
+      dumps += !a->unknown[j].comm && a->unknown[j].pid == u->pid && !strcmp(a->unknown[j].host, u->host);
+    if (fn) fn(u->host, u->pid, dumps, arg);
+    n++;
+  }
+  return n;
+}
+
 static uint64_t unknown_key(uint64_t comm, const char* host, int pid, int64_t seq) {
   uint64_t h = an_mix(an_mix(0x7e1, comm), (uint64_t)(uint32_t)pid);
   for (const char* c = host; *c; c++) h = an_mix(h, (unsigned char)*c);

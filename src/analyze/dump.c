@@ -235,7 +235,8 @@ void an_dump_commit(an_parser* p, an_dump* d) {
   if (d->n_ops == 0) {
     if (d->has_comm && d->rank >= 0) hand_off(a, AN_HAND_MERGE, d);
     else if (d->rank >= 0) hand_off(a, AN_HAND_EMPTY, d);
-    else if (d->has_comm && d->comm) hand_off(a, AN_HAND_UNKNOWN, d); /* the plugin did not know its rank */
+    /* the plugin did not know its rank (commHash 0: nor its communicator) */
+    else if (d->has_comm) hand_off(a, AN_HAND_UNKNOWN, d);
     else an_dump_free(a, d);
     return;
   }

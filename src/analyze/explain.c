@@ -681,9 +681,13 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
       break;
     case PT_CAUSE_RANK_MISSING:
       who(other, sizeof other, c, op->rank);
-      appendf(s, n, "rank %d wrote no dump (it died, or its dump is not among the inputs) — %s waits for it on channel %d "
+      appendf(s, n, "rank %d wrote no dump (it died, or its dump is not among the inputs%s) — %s waits for it on channel %d "
               "in %s at step %lld/%lld",
-              p->rank, other, op->channel, opw, (long long)an_op_progress(op), N);
+              p->rank,
+              an_no_comm_processes(a, NULL, NULL) ? ", or it is one of the processes whose dumps name no communicator: "
+                                                    "alive, never having entered"
+                                                  : "",
+              other, op->channel, opw, (long long)an_op_progress(op), N);
       if (rk && rk->placed) appendf(s, n, "; by rank numbering it is on %s", a->hosts.names[rk->node]);
       break;
     case PT_CAUSE_RANK_BEHIND:

@@ -686,6 +686,12 @@ uint64_t an_dump_fingerprint(const an_dump* d);
  * culprits they touch as possible, and turns a verdict that found nothing
  * into "incomplete" when there are gaps. */
 void an_unknown_rank(pt_analysis* a, const an_dump* d);
+/* The processes whose dumps name neither their rank nor their communicator
+ * (commHash 0: NCCL 2.23-2.26 tell a rank both with its first operation),
+ * each (host, pid) once, in the order read: calls fn(host, pid, dumps, arg)
+ * and returns how many there are. */
+size_t an_no_comm_processes(const pt_analysis* a, void (*fn)(const char* host, int pid, size_t dumps, void* arg),
+                            void* arg);
 void an_note_round(pt_analysis* a, const an_dump* d); /* every dump with a rank (an_merge) */
 void an_cover_unknown(pt_analysis* a, an_comm* c);
 int an_complete(pt_analysis* a);

@@ -112,6 +112,19 @@ static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   fputs("]}", f);
 }
 
+typedef struct {
+  FILE* f;
+  size_t* k;
+} no_comm_arg;
+
+/* One process whose dumps name neither rank nor communicator. */
+static void no_comm_json(const char* host, int pid, size_t dumps, void* arg) {
+  no_comm_arg* n = arg;
+  fputs((*n->k)++ ? ",{\"host\":" : "{\"host\":", n->f);
+  an_put_str(n->f, host);
+  fprintf(n->f, ",\"pid\":%d,\"dumps\":%zu}", pid, dumps);
+}
+
 int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   if (!a || !f) return PT_AN_EINVAL;
   if (an_failed(a)) return PT_AN_ENOMEM;
@@ -278,6 +291,9 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
       if (c->ranks[r].unknown) fprintf(f, "%s%d", n++ ? "," : "", r);
     fprintf(f, "],\"covered\":%s}", covered ? "true" : "false");
   }
+  fputs("],\n\"no_communicator_dumps\":[", f);
+  size_t k = 0;
+  an_no_comm_processes(a, no_comm_json, &(no_comm_arg){f, &k});
   fputs("],\n\"skipped\":[", f);
   for (size_t i = 0; i < a->n_skipped; i++) {
     fputs(i ? ",{\"path\":" : "{\"path\":", f);

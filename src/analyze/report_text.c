@@ -117,6 +117,18 @@ static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) 
 
 #define GAPS_SHOWN 20
 
+#define NO_COMM_SHOWN 8
+typedef struct {
+  FILE* f;
+  size_t n;
+} no_comm_ctx;
+
+static void no_comm_line(const char* host, int pid, size_t dumps, void* arg) {
+  no_comm_ctx* c = arg;
+  if (c->n++ < NO_COMM_SHOWN)
+    fprintf(c->f, "%s %s pid %d (%zu dump%s)", c->n > 1 ? "," : "", PT_TEXT(host, 64), pid, dumps, dumps == 1 ? "" : "s");
+}
+
 /* "not seen": the gaps (complete.c), then the rank-unknown dumps and, with
  * -v, what the directories held unread. */
 static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
@@ -178,6 +190,18 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
       fprintf(f, "\nrank unknown: %d rank%s of communicator %" PRIu64 " left dumps that do not name their rank; they may"
                  " be some of the ranks without a dump\n",
               c->unknown_dumps, c->unknown_dumps == 1 ? "" : "s", c->comm);
+  }
+  const size_t anon = an_no_comm_processes(a, NULL, NULL);
+  if (anon) {
+    fprintf(f, "\nno communicator: %zu process%s left dumps that name neither their rank nor their communicator (NCCL"
+               " 2.23-2.26 tell a rank both with its first operation, so each is a rank that started none):",
+            anon, anon == 1 ? "" : "es");
+    no_comm_ctx nc = {f, 0};
+    an_no_comm_processes(a, no_comm_line, &nc);
+    if (nc.n > NO_COMM_SHOWN) fprintf(f, " … %zu more", nc.n - NO_COMM_SHOWN);
+    int missing = 0;
+    for (size_t i = 0; i < a->n_gaps && !missing; i++) missing = a->gaps[i].pub.kind == PT_GAP_MISSING;
+    fprintf(f, "%s\n", missing ? "; a rank without a dump above may be one of them, alive and never having entered" : "");
   }
   if (verbose && a->n_skipped) {
     fprintf(f, "\nskipped in the directories read:\n");

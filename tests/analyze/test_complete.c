@@ -464,6 +464,36 @@ static void test_unknown_rank(void** state) {
   assert_non_null(g);
   assert_int_equal(g->rank_last - g->rank, 1);
   pt_analysis_free(a);
+  /* nRanks 2, rank 1 without a dump, and a process whose dumps name
+   * neither rank nor communicator (commHash 0: a rank that started no
+   * operation): told, never dropped — beside the missing rank, as the rank
+   * it may be */
+  char two[4096] = "";
+  rank_dump(two, sizeof two, 0, "stall", T0);
+  for (int k = 0; k < 2; k++)
+    add(two, sizeof two,
+        "{\"type\":\"dump\",\"schema\":1,\"host\":\"node\\u0007\",\"pid\":555,\"rank\":-1,\"commHash\":\"0\","
+        "\"trigger\":\"stall\",\"dumpSeq\":%d,\"round\":%d,\"time_ns\":%lld,\"activeOps\":0,\"finishedOps\":0}\n"
+        "{\"type\":\"end\",\"dumpSeq\":%d,\"records\":0}\n", 20 + k, 1 + k, T0, 20 + k);
+  a = at_analyze_text("job.jsonl", two);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_INCOMPLETE);
+  assert_non_null(gap_of(a, PT_GAP_MISSING));
+  s = text_of(a, 0);
+  assert_non_null(strstr(s, "no communicator: 1 process left dumps that name neither their rank nor their communicator"));
+  assert_non_null(strstr(s, ": node\\x07 pid 555 (2 dumps); a rank without a dump above may be one of them"));
+  free(s);
+  char* j2 = at_json(a);
+  assert_non_null(strstr(j2, "\"no_communicator_dumps\":[{\"host\":\"node\\u0007\",\"pid\":555,\"dumps\":2}]"));
+  pt_analysis_string_free(j2);
+  pt_analysis_free(a);
+  /* with no rank missing, the note names the process only */
+  rank_dump(two, sizeof two, 1, "stall", T0);
+  a = at_analyze_text("job.jsonl", two);
+  assert_null(gap_of(a, PT_GAP_MISSING));
+  s = text_of(a, 0);
+  assert_non_null(strstr(s, "pid 555 (2 dumps)\n"));
+  free(s);
+  pt_analysis_free(a);
 }
 
 /* One dump read twice, its copies differing (the text copy cut): the whole
