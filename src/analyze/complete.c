@@ -58,7 +58,7 @@ static const char* const gap_names[PT_GAP_COUNT] = {"missing", "cut", "short", "
 size_t an_no_comm_processes(const pt_analysis* a, void (*fn)(const char* host, int pid, size_t dumps, void* arg),
                             void* arg) {
   size_t n = 0;
-  for (size_t i = 0; i < a->n_unknown; i++) {
+  for (size_t i = 0; i < a->n_unknown && a->n_no_comm; i++) {
     const an_unknown* u = &a->unknown[i];
     if (u->comm) continue;
     int seen = 0; /* the process listed already (few: each is a rank that never started an op) */
@@ -100,6 +100,7 @@ void an_unknown_rank(pt_analysis* a, const an_dump* d) {
     return;
   }
   u->comm = d->comm;
+  a->n_no_comm += !d->comm;
   an_copy(u->host, sizeof u->host, d->host);
   u->pid = d->pid;
   u->seq = d->seq;

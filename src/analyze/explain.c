@@ -684,7 +684,7 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
       appendf(s, n, "rank %d wrote no dump (it died, or its dump is not among the inputs%s) — %s waits for it on channel %d "
               "in %s at step %lld/%lld",
               p->rank,
-              an_no_comm_processes(a, NULL, NULL) ? ", or it is one of the processes whose dumps name no communicator: "
+              a->n_no_comm ? ", or it is one of the processes whose dumps name no communicator: "
                                                     "alive, never having entered"
                                                   : "",
               other, op->channel, opw, (long long)an_op_progress(op), N);

@@ -540,6 +540,7 @@ struct pt_analysis {
    * inputs read, by file identity (a file reached twice is read once). */
   an_unknown* unknown;
   size_t n_unknown, cap_unknown;
+  size_t n_no_comm; /* of those, dumps that name no communicator either (commHash 0) */
   an_map unknown_index;
   an_process* processes;
   size_t n_processes, cap_processes;

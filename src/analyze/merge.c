@@ -12,8 +12,8 @@
  * Which is later: a process's finalize dump of the rank (its last word)
  * over a dump of an earlier round of that process; else the dump times
  * when both have one (JSON, the plugin's text header); else the dump
- * sequence of the same process; else the latest record time (legacy lines carry ms times only); else the order
- * read. A dump that reaches the analysis twice — a rank's JSON file and its
+ * sequence of the same process; else the latest record time (legacy lines
+ * carry ms times only); else the order read. A dump that reaches the analysis twice — a rank's JSON file and its
  * text file, or its file and the job's log — has the same records with the
  * same counters and times (compared at the legacy ms precision, so a JSON
  * dump and its text twin match): it counts once, and the JSON copy, with

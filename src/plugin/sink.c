@@ -476,10 +476,7 @@ int pt_sink_dump(pt_ctx* c, pt_trigger trig, uint64_t round, pt_line_fn hook_emi
   /* RCCL's hook printed it to the log just before: the finalize record
    * goes only to the files. */
   const int hooked = trig == PT_TRIG_FINALIZE && lib == PT_HOSTLIB_RCCL;
-  /* a dump that began before the finalize (the dumper's round) and is
-   * only now here: the finalize dump is the rank's last */
-  const int late = trig != PT_TRIG_FINALIZE && atomic_load(&c->magic) != PT_CTX_MAGIC;
-  if ((hooked && !s->dump_dir[0]) || late) {
+  if (hooked && !s->dump_dir[0]) {
     pt_dump_free(d);
     return 0;
   }

@@ -78,8 +78,7 @@ __attribute__((constructor)) static void make_keys(void) {
       memcpy(b, s, len);
       name_key* k = &all[t]->key[i];
       memcpy(k->w, b, 16);
-      for (size_t j = 0; j < 16; j++)
-        if (j < len) k->m[j / 8] |= 0xffull << (8 * (j % 8));
+      for (size_t j = 0; j < len; j++) k->m[j / 8] |= 0xffull << (8 * (j % 8));
     }
 }
 
