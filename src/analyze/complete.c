@@ -430,6 +430,22 @@ int an_complete(pt_analysis* a) {
     if (!whole) a->verdict = PT_VERDICT_INCOMPLETE;
   }
   if (a->verdict == PT_VERDICT_OK && a->n_gaps) a->verdict = PT_VERDICT_INCOMPLETE;
+  /* Slow edges do not show that nothing is stuck where the dumps do not
+   * reach (a rank not seen, the proxy events off in the hung call): the
+   * job may be hung there, and an edge read slow before it is no culprit
+   * of that. The edges stay, as what was read; their culprits go. */
+  int unseen = 0;
+  for (size_t i = 0; i < a->n_gaps && !unseen; i++) unseen = a->gaps[i].pub.may_hold_fault;
+  if (a->verdict == PT_VERDICT_SLOW && unseen) {
+    a->verdict = PT_VERDICT_INCOMPLETE;
+    size_t n = 0;
+    for (size_t k = 0; k < a->n_culprits; k++) {
+      const pt_cause cause = a->culprits[k].pub.cause;
+      if (cause != PT_CAUSE_SLOW_LINK && cause != PT_CAUSE_SLOW_GPU) a->culprits[n++] = a->culprits[k];
+    }
+    a->n_culprits = n;
+    a->n_metric_culprits = 0;
+  }
   return 0;
 }
 

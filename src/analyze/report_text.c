@@ -209,6 +209,10 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
   }
 }
 
+/* Slow edges shown without -v beside an incomplete verdict: nothing stuck
+ * was read, so the edges are all the records have to say. */
+static int slow_beside_gaps(const pt_analysis* a) { return a->verdict == PT_VERDICT_INCOMPLETE && !a->n_stuck; }
+
 int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   if (!a || !f) return PT_AN_EINVAL;
   if (an_failed(a)) return PT_AN_ENOMEM;
@@ -252,8 +256,11 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   } else if (a->verdict == PT_VERDICT_INCOMPLETE) {
     char what[256];
     an_gap_summary(a, what, sizeof what);
-    fprintf(f, " — %s in what was read, but the dumps do not show the whole job: %s\n",
+    const size_t n_slow = a->n_slow + a->mslow.n_edges;
+    fprintf(f, " — %s in what was read, but the dumps do not show the whole job: %s",
             a->n_stuck ? "ops are stuck only" : "nothing is stuck", what);
+    if (n_slow) fprintf(f, "; %zu edge%s slow in what was read", n_slow, n_slow == 1 ? " is" : "s are");
+    fputc('\n', f);
   } else {
     fprintf(f, " — no input held a dump\n");
   }
@@ -293,13 +300,13 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   for (size_t i = 0; i < a->n_behind; i++)
     fprintf(f, "behind: rank %d's records stop at opCount %" PRId64 "; its peers wait for it in opCount %" PRId64 "\n",
             a->behind[i].rank, a->behind[i].last_op_count, a->behind[i].needed);
-  if (a->n_slow && (verbose || a->verdict == PT_VERDICT_SLOW)) {
+  if (a->n_slow && (verbose || a->verdict == PT_VERDICT_SLOW || slow_beside_gaps(a))) {
     fprintf(f, "\nslow edges (ops at least %.1fx the median of their operation):\n", a->slow_factor);
     for (size_t i = 0; i < a->n_slow; i++)
       fprintf(f, "  rank %d -> rank %d, channel %d: %u of %u ops slow, up to %.1fx\n", a->slow[i].sender,
               a->slow[i].receiver, a->slow[i].channel, a->slow[i].slow_ops, a->slow[i].ops, a->slow[i].ratio);
   }
-  if (a->mslow.n_edges && (verbose || a->verdict == PT_VERDICT_SLOW)) {
+  if (a->mslow.n_edges && (verbose || a->verdict == PT_VERDICT_SLOW || slow_beside_gaps(a))) {
     fprintf(f,
             "\nslow edges in the step metrics (slower than comparable edges beyond chance: %zu edge sides tested, "
             "%.0f%% false alarms per judgement):\n",

@@ -112,6 +112,19 @@ for host in nccl-2.31 nccl-2.32 rccl-2.31; do
   done
 done
 
+# a slow link read before the unrecorded hung call: its edges are shown, as
+# what was read, and name no culprit — the job may be hung where the dumps
+# do not reach, so "nothing is stuck, but edges are slow" is not proven
+sim slowgap --host rccl-2.31 --ops sendrecv:8M --iters 8 --slow-link 5:8 --stall 1:all:2 \
+  --ras-mask 1:0x1801e --ras-mask 6:0 >/dev/null 2>&1
+$RUN "$PT" analyze "$T/slowgap" >"$T/slowgap.txt" 2>&1
+rc=$?
+[ $rc -eq 4 ] || fail "slow link beside an unrecorded hung call: exit $rc, want 4: $(head -1 "$T/slowgap.txt")"
+head -1 "$T/slowgap.txt" | grep -q "INCOMPLETE — nothing is stuck in what was read.*proxy events off; [0-9]* edges* .*slow in what was read" ||
+  fail "slow link beside an unrecorded hung call: $(head -1 "$T/slowgap.txt")"
+grep -q "^culprit" "$T/slowgap.txt" && fail "a slow edge read before an unrecorded hang is named a culprit"
+grep -Eq "^  rank (1 -> rank 5|5 -> rank 1), channel" "$T/slowgap.txt" || fail "the slow edges read are not shown"
+
 # the option is refused where RAS cannot do it, said, not fatal
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.30 --ras-mask 1:0 --iters 1 2>"$T/note" >/dev/null
 grep -q "ras-mask does nothing under nccl-2.30" "$T/note" || fail "no note for --ras-mask on 2.30"
