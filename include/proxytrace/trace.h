@@ -456,6 +456,8 @@ typedef struct {
   uint32_t stall_ms;     /* the stall watchdog's setting, 0 = off */
   uint64_t lost_dumps;   /* dumps lost to write errors so far (process) */
   uint64_t rotated_dumps; /* dumps of this communicator's files removed by rotation so far */
+  uint64_t episode_seq;   /* the seq of the stall dump that began the stall episode this dump is in, in
+                             these files; 0 none (no episode, or its dump was lost) */
   uint64_t last_progress_ticks; /* pt_trace_last_progress() at the snapshot */
 } pt_dump_meta;
 

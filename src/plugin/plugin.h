@@ -127,6 +127,7 @@ typedef struct {
   uint64_t rotated;
   int episode_gen;            /* 0: no stall episode; 1: in the file itself; 2: in its .1 */
   uint64_t episode_progress;  /* the episode: its last-progress tick */
+  uint64_t episode_seq;       /* the episode: its first dump's seq */
   uint64_t episode_off[2], episode_len[2]; /* per format (text, JSON) */
   int closed; /* its finalize dump is written: the rank's last word, nothing follows it */
 } pt_dump_files;

@@ -406,11 +406,16 @@ static int write_files(pt_ctx* c, pt_trigger trig, const pt_dump* d, pt_dump_met
           size[k] = fstat(fds[k], &sb) == 0 ? (uint64_t)sb.st_size : 0;
         }
       }
+      /* The stall episode: a stall dump after progress starts one, which
+       * lasts while nothing progresses. Each dump names the one that
+       * began its episode (stallEpisodeSeq). */
+      const int moved = st->episode_progress != m->last_progress_ticks;
+      const int starts = trig == PT_TRIG_STALL && (!st->episode_gen || moved);
+      if (starts) st->episode_seq = m->seq;
+      m->episode_seq = starts || (st->episode_gen && !moved) ? st->episode_seq : 0;
       err = put_dump(f, d, m, fds);
       st->dumps[0]++;
-      /* The stall episode: a stall dump after progress starts one, which
-       * lasts while nothing progresses. */
-      if (trig == PT_TRIG_STALL && (!st->episode_gen || st->episode_progress != m->last_progress_ticks)) {
+      if (starts) {
         st->episode_gen = 1;
         st->episode_progress = m->last_progress_ticks;
         for (int k = 0; k < 2; k++) {
@@ -419,7 +424,7 @@ static int write_files(pt_ctx* c, pt_trigger trig, const pt_dump* d, pt_dump_met
           st->episode_len[k] = fstat(fds[k], &sb) == 0 && (uint64_t)sb.st_size > size[k] ? (uint64_t)sb.st_size - size[k]
                                                                                           : len[k];
         }
-      } else if (st->episode_gen && st->episode_progress != m->last_progress_ticks) {
+      } else if (st->episode_gen && moved) {
         st->episode_gen = 0;
       }
     }

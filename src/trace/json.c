@@ -73,8 +73,10 @@ static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
       (d->notes & PT_NOTE_DIAG_MISMATCH) ? "mismatch" : (d->notes & PT_NOTE_DIAG_MISSING) ? "missing" : "ok",
       (d->notes & (PT_NOTE_MASK_CHANGED | PT_NOTE_MASK_OFF)) ? "true" : "false",
       (d->notes & PT_NOTE_MASK_OFF) ? "true" : "false");
-  pt_jput(j, ",\"lostDumps\":%" PRIu64 ",\"rotatedDumps\":%" PRIu64 ",\"maxOps\":%u,\"drops\":{", m->lost_dumps,
-          m->rotated_dumps, d->nslots);
+  pt_jput(j, ",\"lostDumps\":%" PRIu64 ",\"rotatedDumps\":%" PRIu64, m->lost_dumps, m->rotated_dumps);
+  if (m->episode_seq) pt_jput(j, ",\"stallEpisodeSeq\":%" PRIu64, m->episode_seq);
+  else pt_jput(j, ",\"stallEpisodeSeq\":null");
+  pt_jput(j, ",\"maxOps\":%u,\"drops\":{", d->nslots);
   for (int i = 0; i < PT_DROP_NUM; i++)
     pt_jput(j, "%s\"%s\":%" PRIu64, i ? "," : "", pt_drop_name((pt_drop_reason)i), d->drops.n[i]);
   pt_jput(j, "}}");

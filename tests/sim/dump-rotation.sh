@@ -6,9 +6,10 @@
 # generations x 1 MiB plus one dump; every kept dump is whole (its JSON
 # header and end line, its text banner); the analysis of the rotated folder
 # gives the verdict and culprit of the unrotated one, and -v says how many
-# dumps rotation removed; the first stall dump of each rank (the one that
-# shows where the hang began, hundreds of periodic dumps earlier) is still
-# there. A bad value is said once and the default cap applies.
+# dumps rotation removed; the first stall dump of each rank's last stall
+# episode (the one that shows where the hang began, hundreds of periodic
+# dumps earlier) is still there, named by every later dump. A bad value is
+# said once and the default cap applies.
 # Prints the dump-file sizes per rank with and without the cap.
 # $1: the build folder.
 B=${1:-build}
@@ -108,18 +109,25 @@ assert plain_rotated == 0
 # writes fewer dumps in the hold: seen 3.2 MB a rank under TSan)
 assert max(plain.values()) > 2 * cap, "the unrotated run is too short to test the cap"
 
-# The first stall dump of each rank, as the plugin logged it, is still there.
-first = {}
-for line in open(os.path.join(T, "capped.log")):
-    m = re.search(r"stall dump (\d+) of rank (\d+)", line)
-    if m and int(m.group(2)) not in first:
-        first[int(m.group(2))] = int(m.group(1))
-assert len(first) == 8, first
-for r, seq in first.items():
-    kept = [h for n, b in fs[r].items() if n.endswith(".jsonl") for h, _, _ in dumps_of(b, n)]
-    hit = [h for h in kept if h["dumpSeq"] == seq]
-    assert hit and hit[0]["trigger"] == "stall", ("rank %d lost its first stall dump %d" % (r, seq))
-    assert min(h["dumpSeq"] for h in kept) <= seq
+# The first stall dump of each rank's last stall episode is still there:
+# the dump every later dump of the episode names (stallEpisodeSeq). Its
+# first stall dump is the episode's only where the rank did not move after
+# it (a slow run lets a rank progress after an early stall round).
+carried = 0
+for r in range(8):
+    kept = sorted((h for n, b in fs[r].items() if n.endswith(".jsonl") for h, _, _ in dumps_of(b, n)),
+                  key=lambda h: h["dumpSeq"])
+    seq = kept[-1]["stallEpisodeSeq"]
+    assert seq is not None, ("rank %d: its newest dump %d names no stall episode" % (r, kept[-1]["dumpSeq"]))
+    seqs = [h["dumpSeq"] for h in kept]
+    assert seq in seqs, ("rank %d lost the first stall dump %d of its last episode" % (r, seq))
+    first = kept[seqs.index(seq)]
+    assert first["trigger"] == "stall" and first["stallEpisodeSeq"] == seq, first
+    # every kept dump after it is of its episode
+    assert all(h["stallEpisodeSeq"] == seq for h in kept[seqs.index(seq):]), r
+    # carried across a rotation: older than a kept dump of a removed generation
+    carried += first["rotatedDumps"] < kept[-1]["rotatedDumps"]
+assert carried > 0, "no rank's episode dump was carried across a rotation"
 
 # A bad value: said once, the default cap (0.1 MiB) applies.
 log = open(os.path.join(T, "bad.log")).read()
