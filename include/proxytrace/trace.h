@@ -437,6 +437,8 @@ typedef struct pt_out {
   void (*flush)(struct pt_out* o);
   void* arg;
 } pt_out;
+/* The lines pt_dump_text would emit (formatted, not emitted). */
+int pt_dump_text_lines(const pt_dump* d);
 /* pt_dump_text and pt_dump_json (below) into a buffer: the same lines. */
 int pt_dump_text_out(const pt_dump* d, pt_out* o);
 
@@ -462,7 +464,9 @@ typedef struct {
 } pt_dump_meta;
 
 /* "proxytrace dump seq=… trigger=… time_ns=… host=… pid=… rank=… nRanks=…
- * commHash=… hostLib=…": the line before each dump in a text file. */
+ * commHash=… hostLib=… lines=…": the line before each dump in a text file;
+ * lines= counts the dump's lines after it (pt_dump_text_lines), so that a
+ * reader knows a dump cut between two lines. */
 int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n);
 /* JSON lines, schema 1: one "dump" header, one "op" per record, one "end".
  * Returns the number of lines. */

@@ -132,6 +132,13 @@ an_open* an_parser_open(an_parser* p, uint64_t key, an_dump* d) {
 }
 
 void an_parser_commit(an_parser* p, an_open* o) {
+  /* A text dump cut between two lines ends short of what its banner said. */
+  if (o->d && o->announced && o->lines_left > 0 && !o->d->cut) {
+    an_input_error(p->a, p->input, o->d->line, "dump %lld is %lld line%s short of what its banner announces: cut",
+                   (long long)o->d->seq, (long long)o->lines_left, o->lines_left == 1 ? "" : "s");
+    o->d->cut = 1;
+  }
+  o->announced = 0;
   if (o->d) an_dump_commit(p, o->d);
   o->d = NULL;
 }

@@ -627,6 +627,8 @@ typedef struct {
   uint64_t key; /* stream key: JSON dumpSeq, text prefix (host, pid, dev) */
   int pending_trigger; /* text: a "ncclCommDump()"-like line came first */
   int contract_header; /* text: a "proxytrace dump seq=" line opened it */
+  int announced;       /* text: that line said how many lines follow (lines=) */
+  int64_t lines_left;  /* text: of those, the lines not read yet */
 } an_open;
 
 struct an_parser {

@@ -242,6 +242,11 @@ static an_open* stream(an_parser* p, const prefix* px) {
   return o;
 }
 
+/* One of the lines its banner announced came for the dump open in o. */
+static void counted(an_open* o) {
+  if (o && o->d && o->announced && o->lines_left > 0) o->lines_left--;
+}
+
 static void set_origin(an_dump* d, const prefix* px) {
   if (!px->found) return;
   if (!d->host[0]) snprintf(d->host, sizeof d->host, "%s", px->host);
@@ -309,6 +314,10 @@ static void contract_header(an_parser* p, const prefix* px, const char* s, uint3
           d->has_comm = 1;
         } else if (!strcmp(key, "hostLib")) an_copy(d->host_lib, sizeof d->host_lib, val);
         else if (!strcmp(key, "stallMs")) d->stall_ms = strtoll(val, NULL, 10);
+        else if (!strcmp(key, "lines")) {
+          o->announced = 1;
+          o->lines_left = strtoll(val, NULL, 10);
+        }
       }
     }
     w = e;
@@ -348,6 +357,7 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
       an_input_error(p->a, p->input, lineno, "%s", why);
       an_open* o = stream(p, &px);
       if (o && o->d) o->d->lost++;
+      counted(o);
       return;
     }
     op.line = lineno;
@@ -362,6 +372,7 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     set_origin(o->d, &px);
     an_op* slot = an_dump_add_op(p->a, o->d);
     if (slot) *slot = op;
+    counted(o);
     return;
   }
   int dump_line = 1; /* a line of a dump, not other text of a log */
@@ -375,6 +386,7 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     /* The plugin's own header line comes just before the legacy one. */
     if (o && o->d && o->contract_header == 1 && o->d->n_ops == 0) {
       o->contract_header = 2;
+      counted(o);
     } else {
       o = open_dump(p, &px, lineno);
     }
@@ -390,10 +402,12 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     an_open* o = stream(p, &px);
     if (o && o->d && strstr(hit, "proxy events off")) o->d->mask_off = 1;
     if (o && o->d && strstr(hit, "mask: changed by the host")) o->d->mask_changed = 1;
+    counted(o);
   } else if ((hit = strstr(line, "proxytrace dropped or refused events")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
     an_open* o = stream(p, &px);
     if (o && o->d) drop_line(o->d, hit);
+    counted(o);
   } else if ((type = an_progress_text_type(line, &rest)) != NULL) {
     /* the plugin's progress lines after the records (docs/dump-json.md;
      * progress.c): lines of the dump, so that one the input ends inside
@@ -406,7 +420,12 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
       an_progress_text_fields(&f, rest);
       if (an_progress_line(p->a, o->d, type, &f, lineno) != 0)
         an_input_error(p->a, p->input, lineno, "out of memory: a progress line is lost");
+      counted(o);
     }
+  } else if ((hit = strstr(line, "proxytrace: ")) != NULL && strstr(hit, " copied while the proxy thread ")) {
+    /* which records were copied mid-write (the JSON's midWrite): a line of the dump */
+    parse_prefix(line, (size_t)(hit - line), &px);
+    counted(stream(p, &px));
   } else if ((hit = strstr(line, "ncclCommDump()")) != NULL || (hit = strstr(line, "commFree() ProxyTrace")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
     uint64_t key = stream_key(&px);

@@ -334,6 +334,14 @@ int pt_dump_text(const pt_dump* d, pt_line_fn emit, void* arg) {
   return print_text(d, &l);
 }
 
+static void count_only(void* arg, const char* line, int len) {
+  (void)arg;
+  (void)line;
+  (void)len;
+}
+
+int pt_dump_text_lines(const pt_dump* d) { return pt_dump_text(d, count_only, NULL); }
+
 int pt_dump_text_out(const pt_dump* d, pt_out* o) {
   pt_lines l = {.o = o};
   return print_text(d, &l);

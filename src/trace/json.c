@@ -242,8 +242,8 @@ int pt_dump_json_out(const pt_dump* d, const pt_dump_meta* m, pt_out* o) {
 int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n) {
   int len = snprintf(buf, n,
                      "proxytrace dump seq=%" PRIu64 " trigger=%s time_ns=%" PRId64
-                     " host=%s pid=%ld rank=%d nRanks=%d commHash=%" PRIu64 " hostLib=%s",
+                     " host=%s pid=%ld rank=%d nRanks=%d commHash=%" PRIu64 " hostLib=%s lines=%d",
                      m->seq, m->trigger, d->time_ns, m->host ? m->host : "?", m->pid, d->rank, m->nranks,
-                     m->comm_hash, m->host_lib);
+                     m->comm_hash, m->host_lib, pt_dump_text_lines(d));
   return len < (int)n ? len : (int)n - 1;
 }

@@ -134,6 +134,60 @@ static void test_interleaved_log(void** state) {
   free(log);
 }
 
+/* The ring above, each rank's dump after the plugin's banner, which says
+ * how many lines follow (lines=3: the header and two records); `prefix`
+ * before every line, `other` (a log's own lines) between them; rank 1's
+ * dump `short_by` lines short at its end. */
+static char* announced_text(const char* (*prefix)(int rank), const char* other, int short_by) {
+  char* t = ring_text(prefix);
+  size_t n = strlen(t) + 4096;
+  char* out = calloc(1, n);
+  int r = 0, line = 0;
+  for (char *save = NULL, *l = strtok_r(t, "\n", &save); l; l = strtok_r(NULL, "\n", &save), line++) {
+    if (line % 3 == 0) {
+      r = line / 3;
+      snprintf(out + strlen(out), n - strlen(out),
+               "%sproxytrace dump seq=%d trigger=stall time_ns=1764470000000000000 host=node%d pid=%d rank=%d "
+               "nRanks=4 commHash=99 hostLib=rccl lines=3\n%s",
+               prefix(r), r + 1, r / 2, 1000 + r, r, other);
+    }
+    if (r == 1 && line % 3 >= 3 - short_by) continue;
+    snprintf(out + strlen(out), n - strlen(out), "%s\n%s", l, other);
+  }
+  free(t);
+  return out;
+}
+
+/* A text dump cut between two lines is known by the line count of its
+ * banner: cut, said, and the verdict does not rest on it alone. */
+static void test_text_lines_announced(void** state) {
+  (void)state;
+  for (int log = 0; log < 2; log++) {
+    const char* (*px)(int) = log ? warn_prefix : no_prefix;
+    const char* other = log ? "node9:1:1 [0] NCCL INFO an ordinary log line\n" : "";
+    char* whole = announced_text(px, other, 0);
+    pt_analysis* a = at_analyze_text(log ? "job.log" : "r.txt", whole);
+    assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+    pt_analysis_stats st;
+    pt_analysis_get_stats(a, &st);
+    assert_int_equal(st.errors, 0); /* the count holds, the log's own lines between */
+    char* j = at_json(a);
+    assert_null(strstr(j, "\"kind\":\"cut\""));
+    pt_analysis_string_free(j);
+    pt_analysis_free(a);
+    free(whole);
+    /* rank 1 without its last record line: whole lines, one short */
+    char* cut = announced_text(px, other, 1);
+    a = at_analyze_text(log ? "job.log" : "r.txt", cut);
+    j = at_json(a);
+    assert_non_null(strstr(j, "dump 2 is 1 line short of what its banner announces: cut"));
+    assert_non_null(strstr(j, "\"kind\":\"cut\",\"commHash\":\"99\",\"rank\":1,"));
+    pt_analysis_string_free(j);
+    pt_analysis_free(a);
+    free(cut);
+  }
+}
+
 static void test_record_errors(void** state) {
   (void)state;
   char t[4096] = "commDump for all active ops mapSizeMB:0.01\n";
@@ -895,6 +949,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_prefixes),      cmocka_unit_test(test_interleaved_log),
       cmocka_unit_test(test_record_errors), cmocka_unit_test(test_jsonl),
+      cmocka_unit_test(test_text_lines_announced),
       cmocka_unit_test(test_record_time_out_of_range),
       cmocka_unit_test(test_sparse_rank_numbers), cmocka_unit_test(test_rank_beyond_stated_size),
       cmocka_unit_test(test_jsonl_errors),  cmocka_unit_test(test_duplicates),

@@ -136,6 +136,12 @@ typedef struct {
   char buf[16384];
   int lines;
 } sinkbuf;
+static void count_lines(void* arg, const char* line, int len) {
+  (void)line;
+  (void)len;
+  ++*(int*)arg;
+}
+
 static void to_buf(void* arg, const char* line, int len) {
   sinkbuf* s = arg;
   size_t n = strlen(s->buf);
@@ -221,7 +227,12 @@ static void test_stock_ops_and_watchdog_inputs(void** state) {
   int n = pt_dump_banner(d, &m, banner, sizeof banner);
   assert_int_equal(n, (int)strlen(banner));
   assert_non_null(strstr(banner, "proxytrace dump seq=7 trigger=stall time_ns="));
-  assert_non_null(strstr(banner, " pid=42 rank=2 nRanks=4 commHash=18446744073709551615 hostLib=nccl"));
+  assert_non_null(strstr(banner, " pid=42 rank=2 nRanks=4 commHash=18446744073709551615 hostLib=nccl lines="));
+  /* the lines the text dump has after the banner, each emitted */
+  int emitted = 0;
+  pt_dump_text(d, count_lines, &emitted);
+  assert_true(emitted > 3);
+  assert_int_equal(atoi(strstr(banner, " lines=") + 7), emitted);
   pt_dump_free(d);
   pt_ctx_destroy(c);
 }
