@@ -494,7 +494,8 @@ static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint
   uint64_t d = e->ops ? e->steps / e->ops : 1;
   d = d < 1 ? 1 : d > PT_MS_STEPS_PER_SAMPLE ? PT_MS_STEPS_PER_SAMPLE : d;
   *x = (pt_ms_slow_edge){e->comm, e->rank, e->peer, e->channel, e->send, side, theirs > 0 ? mine / theirs : 0,
-                         (uint64_t)mine, (uint64_t)theirs, n, above, share, an_binomial_tail(n / d, above / d, share)};
+                         (uint64_t)mine, (uint64_t)theirs, n, above, share, an_binomial_tail(n / d, above / d, share),
+                         an_slow_claim(an_binomial_tail(n / d, n / d, share), tested, alpha)};
   return x->factor >= min_factor && an_slow_claim(x->tail, tested, alpha);
 }
 
@@ -548,6 +549,10 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
           pt_ms_slow_edge x;
           const int slow = test_edge(s, e, side, p, pn, own, v->tested, alpha, min_factor, &x);
           if (slow >= 0 && side == PT_MS_NET && x.tail <= PT_MS_CONFIRM) conf[ix[q]] = x.factor;
+          if (slow >= 0 && x.able) {
+            if (!v->able && !(v->able = an_alloc(m, s->n + 1))) goto out;
+            v->able[ix[q]] = 1;
+          }
           if (slow == 1 && push(m, sl, &x) != 0) goto out;
         }
       }
@@ -774,6 +779,8 @@ out:
 }
 
 void pt_ms_verdict_free(pt_ms_verdict* v) {
+  an_free(&v->mem, v->able);
+  v->able = NULL;
   an_free(&v->mem, v->edges);
   an_free(&v->mem, v->culprits);
   memset(v, 0, sizeof *v);

@@ -119,6 +119,7 @@ typedef struct {
                               (the test counts up to PT_MS_STEPS_PER_SAMPLE of an op's as one) */
   double share;    /* the others' share above it */
   double tail;     /* the chance of `above` or more at `share` */
+  int able;        /* it had the samples to be found slow: all of them above would pass the test */
 } pt_ms_slow_edge;
 
 typedef struct {
@@ -142,6 +143,10 @@ typedef struct {
    * few steps of their own or too few comparable edges */
   size_t tested, few_samples, few_edges, short_edges;
   uint64_t short_median_ns; /* the longest median of a group too short to judge */
+  /* per edge of the set: 1 when a side of it could have been found slow
+   * (tested, with samples enough that all of them slow would pass), so
+   * that finding nothing there says it is not; NULL: none could */
+  unsigned char* able;
 } pt_ms_verdict;
 
 #define PT_MS_MIN_STEPS 8      /* an edge with fewer steps is not ranked (top, --html) */

@@ -44,18 +44,45 @@ static void summary(an_culprit* q, const pt_ms_culprit* c) {
              c->rank, where, c->factor, c->edges, c->edges == 1 ? "" : "s");
 }
 
+/* Whether the metrics could have named `rank` of `comm`: an edge through
+ * it that the test had samples enough for (pt_ms_verdict.able). */
+static int judged(const pt_analysis* a, uint64_t comm, int rank) {
+  if (!a->mslow.able) return 0;
+  for (size_t i = 0; i < a->mset.n; i++) {
+    const pt_ms_edge* e = &a->mset.e[i];
+    if (a->mslow.able[i] && e->comm == comm && (e->rank == rank || e->peer == rank)) return 1;
+  }
+  return 0;
+}
+
 int an_slow_metrics(pt_analysis* a) {
   if (!a->mset.n) return 0;
   if (pt_mset_judge(&a->mset, AN_SLOW_ALPHA, a->slow_factor_given ? a->slow_factor : PT_MS_MIN_FACTOR,
                     &a->mslow) != 0) return PT_AN_ENOMEM;
   if (a->n_stuck) return 0;
-  /* The metrics' verdict replaces the one from op durations. */
+  /* The metrics' verdict replaces the one from op durations where the
+   * metrics could have found it: a rank slow by its op durations stays
+   * when no edge of the metrics through it had samples enough for the
+   * test to name it (a short job: few ops, each of a few steps), since
+   * finding nothing there is no evidence that it is not slow. */
   size_t keep = 0;
-  for (size_t k = 0; k < a->n_culprits; k++)
-    if (a->culprits[k].pub.cause != PT_CAUSE_SLOW_LINK) a->culprits[keep++] = a->culprits[k];
-    else an_free(&a->mem, a->culprits[k].cand);
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    an_culprit* q = &a->culprits[k];
+    if (q->pub.cause != PT_CAUSE_SLOW_LINK || !judged(a, q->pub.comm_hash, q->pub.rank)) a->culprits[keep++] = *q;
+    else an_free(&a->mem, q->cand);
+  }
   a->n_culprits = keep;
-  a->n_slow = 0;
+  size_t edges = 0;
+  for (size_t i = 0; i < a->n_slow; i++) {
+    const an_slow_edge* e = &a->slow[i];
+    int kept = 0;
+    for (size_t k = 0; k < a->n_culprits && !kept; k++) {
+      const pt_culprit* p = &a->culprits[k].pub;
+      kept = p->cause == PT_CAUSE_SLOW_LINK && p->comm_hash == e->comm && (p->rank == e->sender || p->rank == e->receiver);
+    }
+    if (kept) a->slow[edges++] = *e;
+  }
+  a->n_slow = edges;
   for (size_t i = 0; i < a->mslow.n_culprits; i++) {
     const pt_ms_culprit* c = &a->mslow.culprits[i];
     an_culprit* q = an_slow_culprit(a, c->comm, c->rank);
