@@ -179,11 +179,19 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     fputc('}', f);
   }
   fputs("],\n\"missing_ranks\":[", f);
-  for (size_t i = 0; i < a->n_missing; i++) {
+  /* consecutive ranks nothing waits on as one run (rank..rankLast): a
+   * communicator whose size is a rank number read from a dump may have
+   * millions without one */
+  for (size_t i = 0, j; i < a->n_missing; i = j) {
+    const an_rank_ref* m = &a->missing[i];
+    for (j = i + 1; j < a->n_missing && !m->referenced && !a->missing[j].referenced && a->missing[j].comm == m->comm &&
+                    a->missing[j].rank == a->missing[j - 1].rank + 1;
+         j++) {
+    }
     fputs(i ? "," : "", f);
     fputs("{\"commHash\":", f);
-    an_put_hash(f, a->missing[i].comm);
-    fprintf(f, ",\"rank\":%d,\"waitedOnBy\":%d}", a->missing[i].rank, a->missing[i].referenced);
+    an_put_hash(f, m->comm);
+    fprintf(f, ",\"rank\":%d,\"rankLast\":%d,\"waitedOnBy\":%d}", m->rank, a->missing[j - 1].rank, m->referenced);
   }
   fputs("],\n\"behind_ranks\":[", f);
   for (size_t i = 0; i < a->n_behind; i++) {

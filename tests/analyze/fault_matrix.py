@@ -314,7 +314,8 @@ def attempt(job, pt, plugin, base_env, top):
             lines = stuck_lines(job, pt, plugin, env, job["faults"])
             dead = {"rank=%d " % r for r in truth.get("deadRanks", [])}
             if dead and all(any(d in l for d in dead) for l in lines) and \
-                    set(truth.get("deadRanks", [])) <= {m.get("rank") for m in json.loads(an.stdout).get("missing_ranks", [])}:
+                    set(truth.get("deadRanks", [])) <= {r for m in json.loads(an.stdout).get("missing_ranks", [])
+                                                         for r in range(m["rank"], m["rankLast"] + 1)}:
                 # every stuck op (if any) is on a rank that died: the others
                 # finished, and the analysis lists the rank without a dump
                 # (its verdict ok or, where it knows the communicator's

@@ -142,7 +142,7 @@ static void test_missing_rank(void** state) {
   pt_analysis* a = job(3, two_hosts, ops, 2, skip);
   expect_culprit(a, 2, PT_CAUSE_RANK_MISSING, -1, 2);
   char* j = at_json(a);
-  assert_non_null(strstr(j, "\"missing_ranks\":[{\"commHash\":\"42\",\"rank\":2,\"waitedOnBy\":2}]"));
+  assert_non_null(strstr(j, "\"missing_ranks\":[{\"commHash\":\"42\",\"rank\":2,\"rankLast\":2,\"waitedOnBy\":2}]"));
   pt_analysis_string_free(j);
   pt_analysis_free(a);
 }

@@ -340,8 +340,8 @@ static void test_sparse_rank_numbers(void** state) {
   char* j = at_json(a);
   assert_non_null(j);
   assert_non_null(strstr(j, "\"nRanks\":400000,\"ranksWithDump\":3,"));
-  assert_non_null(strstr(j, "\"rank\":100007,\"waitedOnBy\":1}"));
-  assert_non_null(strstr(j, "\"rank\":399999,\"waitedOnBy\":0}"));
+  assert_non_null(strstr(j, "\"rank\":100007,\"rankLast\":100007,\"waitedOnBy\":1}"));
+  assert_non_null(strstr(j, "\"rankLast\":399999,\"waitedOnBy\":0}")); /* the last run of ranks nothing waits on */
   assert_null(strstr(j, "\"rank\":400000,"));
   pt_analysis_string_free(j);
   pt_analysis_free(a);
@@ -568,6 +568,23 @@ static void test_latest_of_file(void** state) {
   pt_analysis_string_free(j);
   pt_analysis_free(file);
   at_rmdir(dir);
+}
+
+/* One op line naming the highest rank taken makes a communicator of 2^24
+ * ranks without a dump: the JSON report lists them as one run, not one
+ * entry each (800 MB for a line of 300 bytes). */
+static void test_missing_ranks_as_runs(void** state) {
+  (void)state;
+  pt_analysis* a = at_analyze_text(
+      "d.jsonl", "{\"type\":\"op\",\"dumpSeq\":5,\"rank\":16777216,\"peer\":0,\"channel\":0,\"dir\":\"send\","
+                 "\"commHash\":\"9\",\"opCount\":0,\"state\":\"active\",\"nSteps\":4,\"counters\":{\"posted\":0,\"done\":0}}\n");
+  char* j = at_json(a);
+  assert_true(strlen(j) < 64 * 1024);
+  /* rank 0, which the op waits on, apart */
+  assert_non_null(strstr(j, "\"missing_ranks\":[{\"commHash\":\"9\",\"rank\":0,\"rankLast\":0,\"waitedOnBy\":1},"
+                            "{\"commHash\":\"9\",\"rank\":1,\"rankLast\":16777215,\"waitedOnBy\":0}]"));
+  pt_analysis_string_free(j);
+  pt_analysis_free(a);
 }
 
 /* The op lines the plugin writes are read in one pass (jsonl.c); any line
@@ -949,7 +966,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_prefixes),      cmocka_unit_test(test_interleaved_log),
       cmocka_unit_test(test_record_errors), cmocka_unit_test(test_jsonl),
-      cmocka_unit_test(test_text_lines_announced),
+      cmocka_unit_test(test_text_lines_announced), cmocka_unit_test(test_missing_ranks_as_runs),
       cmocka_unit_test(test_record_time_out_of_range),
       cmocka_unit_test(test_sparse_rank_numbers), cmocka_unit_test(test_rank_beyond_stated_size),
       cmocka_unit_test(test_jsonl_errors),  cmocka_unit_test(test_duplicates),
