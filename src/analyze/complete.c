@@ -331,6 +331,11 @@ static int mark_possible(pt_analysis* a) {
   return 0;
 }
 
+static int slow_cause(const pt_analysis* a, const an_culprit* q) {
+  (void)a;
+  return q->pub.cause == PT_CAUSE_SLOW_LINK || q->pub.cause == PT_CAUSE_SLOW_GPU;
+}
+
 int an_complete(pt_analysis* a) {
   a->clean_ranks = a->all_ranks = 0;
   for (size_t i = 0; i < a->n_inputs; i++)
@@ -438,12 +443,7 @@ int an_complete(pt_analysis* a) {
   for (size_t i = 0; i < a->n_gaps && !unseen; i++) unseen = a->gaps[i].pub.may_hold_fault;
   if (a->verdict == PT_VERDICT_SLOW && unseen) {
     a->verdict = PT_VERDICT_INCOMPLETE;
-    size_t n = 0;
-    for (size_t k = 0; k < a->n_culprits; k++) {
-      const pt_cause cause = a->culprits[k].pub.cause;
-      if (cause != PT_CAUSE_SLOW_LINK && cause != PT_CAUSE_SLOW_GPU) a->culprits[n++] = a->culprits[k];
-    }
-    a->n_culprits = n;
+    an_drop_culprits(a, slow_cause);
     a->n_metric_culprits = 0;
   }
   return 0;

@@ -731,6 +731,8 @@ int an_slow_claim(double tail, size_t tested, double alpha);
 /* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
  * otherwise), with the host and pid of the rank's dump if there is one. */
 an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);
+/* Removes the culprits `drop` says, keeping the others' order. */
+void an_drop_culprits(pt_analysis* a, int (*drop)(const pt_analysis* a, const an_culprit* q));
 /* slow_metrics.c: slow edges from the step metrics files, when there are
  * some; they time every step, so they replace the slow ranks op durations
  * suggested. */

@@ -105,6 +105,14 @@ static an_slow_edge* edge_of(pt_analysis* a, an_map* idx, const an_op* op) {
   return e;
 }
 
+void an_drop_culprits(pt_analysis* a, int (*drop)(const pt_analysis* a, const an_culprit* q)) {
+  size_t keep = 0;
+  for (size_t k = 0; k < a->n_culprits; k++)
+    if (!drop(a, &a->culprits[k])) a->culprits[keep++] = a->culprits[k];
+    else an_free(&a->mem, a->culprits[k].cand);
+  a->n_culprits = keep;
+}
+
 an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank) {
   an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
   if (!q) return NULL;

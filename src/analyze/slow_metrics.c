@@ -55,6 +55,12 @@ static int judged(const pt_analysis* a, uint64_t comm, int rank) {
   return 0;
 }
 
+/* An op-duration slow culprit the metrics could have named, and did not
+ * (theirs are added after). */
+static int cleared(const pt_analysis* a, const an_culprit* q) {
+  return q->pub.cause == PT_CAUSE_SLOW_LINK && judged(a, q->pub.comm_hash, q->pub.rank);
+}
+
 int an_slow_metrics(pt_analysis* a) {
   if (!a->mset.n) return 0;
   if (pt_mset_judge(&a->mset, AN_SLOW_ALPHA, a->slow_factor_given ? a->slow_factor : PT_MS_MIN_FACTOR,
@@ -65,13 +71,7 @@ int an_slow_metrics(pt_analysis* a) {
    * when no edge of the metrics through it had samples enough for the
    * test to name it (a short job: few ops, each of a few steps), since
    * finding nothing there is no evidence that it is not slow. */
-  size_t keep = 0;
-  for (size_t k = 0; k < a->n_culprits; k++) {
-    an_culprit* q = &a->culprits[k];
-    if (q->pub.cause != PT_CAUSE_SLOW_LINK || !judged(a, q->pub.comm_hash, q->pub.rank)) a->culprits[keep++] = *q;
-    else an_free(&a->mem, q->cand);
-  }
-  a->n_culprits = keep;
+  an_drop_culprits(a, cleared);
   size_t edges = 0;
   for (size_t i = 0; i < a->n_slow; i++) {
     const an_slow_edge* e = &a->slow[i];
