@@ -75,10 +75,10 @@ for job in 1 2 3 4 5 6; do
   chmod 000 "$D/files/zz-unreadable.jsonl"
   for path in "$D/files" "$D/logs" "$D"; do
     for t in 1 2 3; do
-      "$PT" analyze --threads $t --json -v "$path" >"$T/j$t.json" 2>"$T/e$t"
+      $RUN "$PT" analyze --threads $t --json -v "$path" >"$T/j$t.json" 2>"$T/e$t"
       echo $? >"$T/rc$t"
-      "$PT" analyze --threads $t --records "$path" >"$T/r$t.jsonl" 2>/dev/null
-      "$PT" analyze --threads $t --summary "$T/s$t.jsonl" "$path" >/dev/null 2>&1
+      $RUN "$PT" analyze --threads $t --records "$path" >"$T/r$t.jsonl" 2>/dev/null
+      $RUN "$PT" analyze --threads $t --summary "$T/s$t.jsonl" "$path" >/dev/null 2>&1
     done
     for t in 2 3; do
       what="job $job ($host $nodes x $rpn $fault) $path, $t threads"
@@ -92,6 +92,6 @@ for job in 1 2 3 4 5 6; do
   done
 done
 # A bad value is refused, with what it takes.
-"$PT" analyze --threads 65 "$T" >/dev/null 2>"$T/err" && fail "--threads 65 was taken"
+$RUN "$PT" analyze --threads 65 "$T" >/dev/null 2>"$T/err" && fail "--threads 65 was taken"
 grep -q "0..64" "$T/err" || fail "--threads 65: $(cat "$T/err")"
 echo "threads: $n folders read on 1, 2 and 3 threads: the same reports"

@@ -137,12 +137,12 @@ assert bad_rotated > 0 and max(bad.values()) <= 4 * (MIB // 10) + 2 * bad_bigges
 PY
 
 # The same verdict and culprit with and without rotation; -v counts what rotation removed.
-a=$("$PT" analyze --json "$T/capped") ; b=$("$PT" analyze --json "$T/plain")
+a=$($RUN "$PT" analyze --json "$T/capped") ; b=$($RUN "$PT" analyze --json "$T/plain")
 v() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); c=d["culprits"][0]; print(d["verdict"], c["rank"], c["channel"], c["cause"], d["stats"]["rotatedDumps"] > 0)' "$1"; }
 va=$(v "$a"); vb=$(v "$b")
 [ "${va% *}" = "${vb% *}" ] || fail "verdict with rotation '$va', without '$vb'"
 [ "${va##* }" = True ] || fail "the JSON report does not count rotated dumps: $va"
 case "$va" in hang\ 3\ 0\ *) ;; *) fail "not the injected stall of rank 3: $va" ;; esac
-"$PT" analyze -v "$T/capped" | grep -q "rotation (PROXYTRACE_DUMP_MAX_MB) had removed [0-9]* older dumps" ||
+$RUN "$PT" analyze -v "$T/capped" | grep -q "rotation (PROXYTRACE_DUMP_MAX_MB) had removed [0-9]* older dumps" ||
   fail "analyze -v does not say what rotation removed"
 echo "dump-rotation: ok ($va)"
