@@ -8,8 +8,13 @@
  *
  *   HH:MM:SS +T.Ts slow      rank 1 send to rank 3: network 1.52x (first seen HH:MM:SS, +T.Ts)
  *   HH:MM:SS +T.Ts culprit   rank 1 (host): network-side 1.47x (first seen …)
+ *   HH:MM:SS +T.Ts changed   rank 3 recv from rank 2: network 1.61x its own before (2.1 ms before; first seen …)
  *   HH:MM:SS +T.Ts recovered rank 1 send to rank 3: network (slow since HH:MM:SS, for Ns)
  *   HH:MM:SS +T.Ts waiting   not enough data yet: …   (once, until a window is judged)
+ *
+ * `changed` is an edge slower than its own history (healthy before, slow
+ * since; watch.h): seen where the comparable edges cannot show it, when all
+ * of them slowed together. Which end or side caused it is not claimed.
  *
  * Times are the metrics files' own (their export time), +T from the first
  * read; so a line says when the plugin saw it, not when it was read.
@@ -45,7 +50,8 @@ static void say(void* arg, int what, const pt_watch_mark* m, int64_t now) {
   const double rel = (double)(now - k->w->first_ns) / 1e9, since = (double)(m->since_ns - k->w->first_ns) / 1e9;
   const char* side = m->side == PT_MS_GPU ? "GPU" : "network";
   if (m->channel >= 0) snprintf(ch, sizeof ch, ", channel %d", m->channel);
-  fprintf(k->out, "%s +%.1fs %-9s ", at, rel, what == PT_WATCH_SLOW ? (m->kind ? "culprit" : "slow") : "recovered");
+  const char* kind = m->kind == PT_WATCH_CULPRIT ? "culprit" : m->kind == PT_WATCH_CHANGE ? "changed" : "slow";
+  fprintf(k->out, "%s +%.1fs %-9s ", at, rel, what == PT_WATCH_SLOW ? kind : "recovered");
   if (m->kind == PT_WATCH_CULPRIT) {
     fprintf(k->out, "rank %d", m->rank);
     if (m->host[0]) fprintf(k->out, " (%s)", PT_TEXT(m->host, sizeof m->host));
@@ -55,7 +61,10 @@ static void say(void* arg, int what, const pt_watch_mark* m, int64_t now) {
   } else {
     fprintf(k->out, "rank %d %s rank %d%s: %s", m->rank, m->send ? "send to" : "recv from", m->peer, ch, side);
   }
-  if (what == PT_WATCH_SLOW)
+  if (what == PT_WATCH_SLOW && m->kind == PT_WATCH_CHANGE)
+    fprintf(k->out, " %.2fx its own before (%.3f ms before; first seen %s, +%.1fs)\n", m->factor,
+            (double)m->base_ns / 1e6, first, since);
+  else if (what == PT_WATCH_SLOW)
     fprintf(k->out, " %.2fx (first seen %s, +%.1fs)\n", m->factor, first, since);
   else
     fprintf(k->out, " (slow since %s, for %.0fs)\n", first, (double)(now - m->since_ns) / 1e9);

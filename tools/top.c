@@ -40,6 +40,7 @@ typedef struct {
   double* ratio;  /* step p50 over the median of comparable edges */
   int* side;      /* -1, or PT_MS_GPU / PT_MS_NET when the edge is slow */
   double* factor; /* its factor then */
+  unsigned char* changed; /* 1: slower than its own history (the comparable edges see nothing) */
   size_t* order;  /* rows, the slowest first */
   size_t rows;
 } view;
@@ -50,6 +51,7 @@ static void view_free(view* v) {
   free(v->ratio);
   free(v->side);
   free(v->factor);
+  free(v->changed);
   free(v->order);
   memset(v, 0, sizeof *v);
 }
@@ -86,20 +88,24 @@ static int load(view* v, const char* dir, int channels, const view* prev) {
   v->ratio = calloc(n + 1, sizeof *v->ratio);
   v->side = malloc((n + 1) * sizeof *v->side);
   v->factor = calloc(n + 1, sizeof *v->factor);
+  v->changed = calloc(n + 1, 1);
   v->order = malloc((n + 1) * sizeof *v->order);
-  if (!v->rate || !v->ratio || !v->side || !v->factor || !v->order) return -1;
+  if (!v->rate || !v->ratio || !v->side || !v->factor || !v->changed || !v->order) return -1;
   if (pt_mset_ratios(&v->set, PT_MS_STEP, v->ratio) != 0) return -1;
   pt_watch_update(&g_watch, &v->set, NULL, NULL); /* out of memory: the marks stay as they were */
   for (size_t i = 0; i < n; i++) {
     const pt_ms_edge* e = &v->set.e[i];
     v->side[i] = -1;
-    for (int side = PT_MS_GPU; side <= PT_MS_NET; side++) {
-      const pt_watch_mark* m = pt_watch_edge_mark(&g_watch, e, side);
-      if (m && m->factor > v->factor[i]) {
-        v->side[i] = side;
-        v->factor[i] = m->factor;
+    /* slow among its comparable edges; else slower than its own history */
+    for (int kind = PT_WATCH_EDGE; kind <= PT_WATCH_CHANGE && v->side[i] < 0; kind += PT_WATCH_CHANGE - PT_WATCH_EDGE)
+      for (int side = PT_MS_GPU; side <= PT_MS_NET; side++) {
+        const pt_watch_mark* m = pt_watch_edge_mark(&g_watch, e, side, kind);
+        if (m && m->factor > v->factor[i]) {
+          v->side[i] = side;
+          v->factor[i] = m->factor;
+          v->changed[i] = kind == PT_WATCH_CHANGE;
+        }
       }
-    }
     v->rate[i] = (double)e->throughput;
     for (size_t j = 0; prev && j < prev->set.n; j++) {
       const pt_ms_edge* p = &prev->set.e[j];
@@ -153,7 +159,10 @@ static void frame(FILE* out, const view* v, const char* dir, int max_rows, int c
     else snprintf(ch, sizeof ch, "%d", r->channel);
     const double both = (double)r->sum_ns[PT_MS_GPU] + (double)r->sum_ns[PT_MS_NET];
     const int gpu = both > 0 ? (int)(100.0 * (double)r->sum_ns[PT_MS_GPU] / both + 0.5) : 0;
-    if (v->side[i] >= 0)
+    if (v->side[i] >= 0 && v->changed[i])
+      snprintf(note, sizeof note, "  <- %s %.1fx its own before", v->side[i] == PT_MS_GPU ? "GPU wait" : "network",
+               v->factor[i]);
+    else if (v->side[i] >= 0)
       snprintf(note, sizeof note, "  <- slow %.1fx, %s-side", v->factor[i], v->side[i] == PT_MS_GPU ? "GPU" : "network");
     fprintf(out, "%-5d %-5d %-4s %-4s %8llu %11s %9s %9s %4d%% %4d%%  %s%s\n", r->rank, r->peer,
             r->send ? "send" : "recv", ch, (unsigned long long)r->steps, tp, p50, p99, gpu,

@@ -463,6 +463,13 @@ static void add_hist(const pt_mset* s, const pt_ms_hist* h, uint64_t* d, int sig
   }
 }
 
+double pt_ms_median_ns(const pt_mset* s, const pt_ms_edge* e, int side) {
+  uint64_t h[PT_MS_BUCKETS] = {0}, n = 0;
+  add_hist(s, &e->hist[side], h, 1);
+  for (int b = 0; b < PT_MS_BUCKETS; b++) n += h[b];
+  return quantile(h, n, 0.5);
+}
+
 /* The test of one edge's side against its group's pool (the edge in it):
  * 1 slow, 0 not, -1 too few steps. Fills x. own: scratch of PT_MS_BUCKETS. */
 static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint64_t* pool, uint64_t pool_n,
@@ -774,6 +781,75 @@ out:
   an_free(&v->mem, factors);
   an_free(&v->mem, gpu);
   an_free(&v->mem, sl.v);
+  if (rc) pt_ms_verdict_free(v);
+  return rc;
+}
+
+/* ---- change points (mset.h) ---- */
+
+int pt_mset_changed(const pt_mset* win, const pt_mset* before, double alpha, double min_factor, pt_ms_verdict* v) {
+  memset(v, 0, sizeof *v);
+  an_mem* m = &v->mem;
+  vec sl = {0};
+  an_map idx;
+  int32_t* was = an_alloc(m, (win->n + 1) * sizeof *was);
+  uint64_t* pool = an_alloc(m, PT_MS_BUCKETS * sizeof *pool);
+  uint64_t* own = an_alloc(m, PT_MS_BUCKETS * sizeof *own);
+  int rc = -1;
+  if (!was || !pool || !own || an_map_init(m, &idx, before->n + 1) != 0) goto out;
+  for (size_t i = 0; i < before->n; i++)
+    if (an_map_add(m, &idx, edge_key(&before->e[i]), (int32_t)i) != 0) goto maps;
+  /* Each aggregate edge of the window, its own earlier record; one whose
+   * bytes per step moved to another octave carries other transfers now
+   * (the workload changed, not the edge): no history to compare. */
+  for (size_t i = 0; i < win->n; i++) {
+    const pt_ms_edge* e = &win->e[i];
+    was[i] = -1;
+    if (e->channel >= 0) continue;
+    for (int32_t k = an_map_first(&idx, edge_key(e)); k >= 0 && was[i] < 0; k = an_map_next(&idx, k))
+      if (same_edge(&before->e[k], e) && !key_cmp(key_of(&before->e[k]), key_of(e))) was[i] = k;
+  }
+  /* Two passes, as for the comparable edges: count the sides that can be
+   * tested, then test them against their own history. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < win->n; i++) {
+      if (was[i] < 0) continue;
+      const pt_ms_edge *e = &win->e[i], *h = &before->e[was[i]];
+      for (int side = 0; side < 2; side++) {
+        const int few = e->count[side] < PT_MS_MIN_SAMPLES || h->count[side] < PT_MS_MIN_SAMPLES;
+        const uint64_t med = few ? 0 : hist_quantile(before, &h->hist[side], h->count[side], 0.5);
+        if (pass == 0) {
+          if (few) v->few_samples++;
+          else if (med < PT_MS_MIN_SPAN_NS) {
+            v->short_edges++;
+            if (med > v->short_median_ns) v->short_median_ns = med;
+          } else v->tested++;
+          continue;
+        }
+        if (few || med < PT_MS_MIN_SPAN_NS) continue;
+        /* the pool: its history and itself (test_edge leaves itself out) */
+        uint64_t pn = 0;
+        for (int b = 0; b < PT_MS_BUCKETS; b++) pool[b] = 0;
+        add_hist(before, &h->hist[side], pool, 1);
+        add_hist(win, &e->hist[side], pool, 1);
+        for (int b = 0; b < PT_MS_BUCKETS; b++) pn += pool[b];
+        pt_ms_slow_edge x;
+        if (test_edge(win, e, side, pool, pn, own, v->tested, alpha, min_factor, &x) == 1 && push(m, &sl, &x) != 0)
+          goto maps;
+      }
+    }
+  }
+  v->edges = sl.v;
+  v->n_edges = sl.n;
+  sl.v = NULL;
+  rc = 0;
+maps:
+  an_map_free(m, &idx);
+out:
+  an_free(m, was);
+  an_free(m, pool);
+  an_free(m, own);
+  an_free(m, sl.v);
   if (rc) pt_ms_verdict_free(v);
   return rc;
 }

@@ -163,6 +163,24 @@ int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v);
 /* The same at a chance `alpha` of a false claim and a floor `min_factor`
  * (pt_mset_slow: 0.01 and PT_MS_MIN_FACTOR). */
 int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v);
+/* An edge side's median, interpolated within its bucket as the test's
+ * medians are (p50_ns is a bucket's bound). */
+double pt_ms_median_ns(const pt_mset* s, const pt_ms_edge* e, int side);
+
+/* The edges of `win` slower than their own history `before` (the same
+ * edges' steps before the window; a change point: healthy for an hour,
+ * slow since): each aggregate edge side with PT_MS_MIN_SAMPLES steps in
+ * both, of the same size class in both (bytes per step by octave: other
+ * transfers are not its history), whose history median is
+ * PT_MS_MIN_SPAN_NS at least, tested by the same test with its own earlier
+ * steps as the others, Bonferroni over the sides tested. It finds what
+ * the comparable edges cannot: every edge of a communicator slowed
+ * together (a GPU or intra-node link with no network edge of its own
+ * holds up a whole ring), or a group of two. It names edges only (a slow
+ * edge's factor is over its own earlier median, median_ns): which end or
+ * side caused a change is the comparable edges' to say. 0, or -1 out of
+ * memory. */
+int pt_mset_changed(const pt_mset* win, const pt_mset* before, double alpha, double min_factor, pt_ms_verdict* v);
 /* "not enough data yet" and why, when the verdict tested nothing; "" when
  * it did. */
 void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n);

@@ -41,9 +41,41 @@ static int seen_slow(pt_watch* w, const pt_watch_mark* k) {
     *m = *k;
     m->slow = m->streak = 0;
   }
+  if (!m->slow && !m->in_window) m->base_ns = k->base_ns; /* the median before this change */
   m->in_window = 1;
-  m->factor = k->factor;
+  if (m->kind != PT_WATCH_CHANGE || !m->slow) m->factor = k->factor; /* a change said: over its base */
   return 0;
+}
+
+/* The same edge side among a verdict's slow edges. */
+static int among(const pt_ms_verdict* v, const pt_ms_slow_edge* e) {
+  for (size_t i = 0; i < v->n_edges; i++) {
+    const pt_ms_slow_edge* x = &v->edges[i];
+    if (x->comm == e->comm && x->rank == e->rank && x->peer == e->peer && x->channel == e->channel &&
+        x->send == e->send && x->side == e->side)
+      return 1;
+  }
+  return 0;
+}
+
+/* A change said slow is held to its median before (its history comes to
+ * include its own slow steps): in the window while its median is still
+ * PT_MS_MIN_FACTOR times that; too few steps in the window change nothing. */
+static void still_changed(pt_watch_mark* m, const pt_mset* win) {
+  for (size_t i = 0; i < win->n; i++) {
+    const pt_ms_edge* e = &win->e[i];
+    if (e->comm != m->comm || e->rank != m->rank || e->peer != m->peer || e->channel != m->channel ||
+        e->send != m->send)
+      continue;
+    if (e->count[m->side] < PT_MS_MIN_SAMPLES) {
+      m->in_window = m->slow;
+      return;
+    }
+    m->factor = m->base_ns ? pt_ms_median_ns(win, e, m->side) / (double)m->base_ns : 0;
+    m->in_window = m->factor >= PT_MS_MIN_FACTOR;
+    return;
+  }
+  m->in_window = m->slow; /* not in the window: nothing new */
 }
 
 /* After a judgement: each mark's streak, and what is now said. */
@@ -55,8 +87,9 @@ static void settle(pt_watch* w, int64_t now, pt_watch_fn fn, void* arg) {
       continue;
     }
     if (m->streak++ == 0) m->first_ns = now;
-    /* the first judgement covers the whole run so far: it needs no second */
-    if (m->streak < PT_WATCH_CONFIRM && w->judgements > 1) continue;
+    /* the first judgement covers the whole run so far: it needs no second
+     * (a change is judged against a history, never at the first read) */
+    if (m->streak < PT_WATCH_CONFIRM && (w->judgements > 1 || m->kind == PT_WATCH_CHANGE)) continue;
     m->slow = m->in_window;
     m->streak = 0;
     if (m->slow) m->since_ns = m->first_ns;
@@ -74,9 +107,14 @@ int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) 
   pt_mset win;
   if (pt_mset_since(now, w->n_snaps ? &w->snap[base] : NULL, &win) != 0) return -1;
   pt_ms_verdict_free(&w->last);
+  pt_ms_verdict_free(&w->change);
   int rc = pt_mset_judge(&win, w->n_snaps ? PT_WATCH_ALPHA : AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, &w->last);
-  pt_mset_free(&win);
-  if (rc != 0) return -1;
+  /* against each edge's own history: the steps before the window */
+  if (!rc && w->n_snaps) rc = pt_mset_changed(&win, &w->snap[base], PT_WATCH_ALPHA, PT_MS_MIN_FACTOR, &w->change);
+  if (rc != 0) {
+    pt_mset_free(&win);
+    return -1;
+  }
   /* Keep this snapshot; drop those before the window's start. */
   for (size_t k = 0; k < base; k++) pt_mset_free(&w->snap[k]);
   memmove(w->snap, w->snap + base, (w->n_snaps - base) * sizeof *w->snap);
@@ -88,14 +126,37 @@ int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) 
     memmove(w->snap_ns + 1, w->snap_ns + 2, (w->n_snaps - 2) * sizeof *w->snap_ns);
     w->n_snaps--;
   }
-  if (pt_mset_since(now, NULL, &w->snap[w->n_snaps]) != 0) return -1;
+  if (pt_mset_since(now, NULL, &w->snap[w->n_snaps]) != 0) {
+    pt_mset_free(&win);
+    return -1;
+  }
   w->snap_ns[w->n_snaps++] = t;
   if (!w->first_ns) w->first_ns = t;
   w->last_ns = t;
-  /* A window that tested nothing says nothing. */
-  if (!w->last.tested) return 1;
+  /* A window that tested nothing says nothing; a judgement that tested
+   * nothing leaves its marks as they were. */
+  const int peers = w->last.tested > 0, history = w->change.tested > 0;
+  if (!peers && !history) {
+    pt_mset_free(&win);
+    return 1;
+  }
   w->judgements++;
-  for (size_t i = 0; i < w->n_marks; i++) w->marks[i].in_window = 0;
+  for (size_t i = 0; i < w->n_marks; i++) {
+    pt_watch_mark* m = &w->marks[i];
+    if (m->kind != PT_WATCH_CHANGE) m->in_window = peers ? 0 : m->slow;
+    else if (!history) m->in_window = m->slow;
+    else if (m->slow) still_changed(m, &win);
+    else m->in_window = 0;
+  }
+  pt_mset_free(&win);
+  for (size_t i = 0; i < w->change.n_edges; i++) {
+    const pt_ms_slow_edge* e = &w->change.edges[i];
+    if (among(&w->last, e)) continue; /* slow among its comparable edges: said there */
+    pt_watch_mark k = {.kind = PT_WATCH_CHANGE, .comm = e->comm, .rank = e->rank, .peer = e->peer,
+                       .channel = e->channel, .send = e->send, .side = e->side, .factor = e->factor,
+                       .base_ns = e->median_ns};
+    if (seen_slow(w, &k) != 0) return -1;
+  }
   for (size_t i = 0; i < w->last.n_edges; i++) {
     const pt_ms_slow_edge* e = &w->last.edges[i];
     const pt_watch_mark k = {.kind = PT_WATCH_EDGE, .comm = e->comm, .rank = e->rank, .peer = e->peer,
@@ -113,10 +174,10 @@ int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) 
   return 1;
 }
 
-const pt_watch_mark* pt_watch_edge_mark(const pt_watch* w, const pt_ms_edge* e, int side) {
+const pt_watch_mark* pt_watch_edge_mark(const pt_watch* w, const pt_ms_edge* e, int side, int kind) {
   for (size_t i = 0; i < w->n_marks; i++) {
     const pt_watch_mark* m = &w->marks[i];
-    if (m->kind == PT_WATCH_EDGE && m->slow && m->comm == e->comm && m->rank == e->rank && m->peer == e->peer &&
+    if (m->kind == kind && m->slow && m->comm == e->comm && m->rank == e->rank && m->peer == e->peer &&
         m->channel == e->channel && m->send == e->send && m->side == side)
       return m;
   }
@@ -126,6 +187,7 @@ const pt_watch_mark* pt_watch_edge_mark(const pt_watch* w, const pt_ms_edge* e, 
 void pt_watch_free(pt_watch* w) {
   for (size_t k = 0; k < w->n_snaps; k++) pt_mset_free(&w->snap[k]);
   pt_ms_verdict_free(&w->last);
+  pt_ms_verdict_free(&w->change);
   an_free(&w->mem, w->marks);
   memset(w, 0, sizeof *w);
 }

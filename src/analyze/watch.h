@@ -12,6 +12,15 @@
  * leave the window. The first read judges everything so far (the job may
  * have been slow before the watch began).
  *
+ * Each window is also judged against each edge's own history, the steps
+ * before the window (pt_mset_changed): an edge that became slow and stays
+ * slow is said `changed` once, with its median before; the comparable
+ * edges cannot see it when every edge slowed together (a GPU with no
+ * network edge of its own holds up a whole ring) or when there are too
+ * few of them. A changed edge is held to its median before, not to a
+ * history that comes to include its own slow steps: it recovers when its
+ * window's median is back under PT_MS_MIN_FACTOR times that median.
+ *
  * Windows overlap from one read to the next, so each is judged at
  * PT_WATCH_ALPHA (1 % over 1000 windows) rather than 1 %, and an edge is
  * said slow, or recovered, only after PT_WATCH_CONFIRM judgements in a row
@@ -27,12 +36,12 @@
 #define PT_WATCH_CONFIRM 2
 #define PT_WATCH_SNAPS 64 /* snapshots kept at most: the window's start is among them */
 
-enum { PT_WATCH_EDGE = 0, PT_WATCH_CULPRIT = 1 };
+enum { PT_WATCH_EDGE = 0, PT_WATCH_CULPRIT = 1, PT_WATCH_CHANGE = 2 };
 enum { PT_WATCH_SLOW = 1, PT_WATCH_RECOVERED = 2 };
 
 /* One edge side (or one culprit) the watch has seen slow. */
 typedef struct {
-  int kind;                    /* PT_WATCH_EDGE or PT_WATCH_CULPRIT */
+  int kind;                    /* PT_WATCH_EDGE, PT_WATCH_CULPRIT or PT_WATCH_CHANGE */
   uint64_t comm;
   int rank, peer, channel, send; /* a culprit: channel and send -1 */
   int side;                    /* PT_MS_GPU or PT_MS_NET */
@@ -41,7 +50,8 @@ typedef struct {
   int in_window;               /* in the latest window's verdict */
   int64_t first_ns;            /* the streak's first window's end */
   int64_t since_ns;            /* said slow: first seen of that run */
-  double factor;               /* the latest window's */
+  double factor;               /* the latest window's (a change: over base_ns) */
+  uint64_t base_ns;            /* a change: the edge's median before, when first seen */
   char host[64];
 } pt_watch_mark;
 
@@ -56,6 +66,7 @@ typedef struct {
   pt_watch_mark* marks;
   size_t n_marks, cap_marks;
   pt_ms_verdict last;          /* the latest window's verdict */
+  pt_ms_verdict change;        /* and its edges against their own history */
   int64_t last_ns, first_ns;   /* the latest snapshot's time, the first's */
   size_t judgements;
 } pt_watch;
@@ -66,8 +77,9 @@ void pt_watch_init(pt_watch* w, double window_s);
  * recovered. A read whose files did not change (same latest time) judges
  * nothing. 1 when it judged, 0 when not, -1 out of memory. */
 int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg);
-/* The mark of an edge said slow now, or NULL. */
-const pt_watch_mark* pt_watch_edge_mark(const pt_watch* w, const pt_ms_edge* e, int side);
+/* The mark of an edge side said slow now (kind PT_WATCH_EDGE) or changed
+ * (PT_WATCH_CHANGE), or NULL. */
+const pt_watch_mark* pt_watch_edge_mark(const pt_watch* w, const pt_ms_edge* e, int side, int kind);
 void pt_watch_free(pt_watch* w);
 
 #endif

@@ -9,7 +9,8 @@ Each job runs `proxytrace sim` (paced: --pace 1000, a poll lasts 1 ms;
 fault starts --start seconds into the job. Detection: the first `culprit`
 line naming the fault's rank and side; its delay is the line's time from
 the first read (+T, the plugin's first export, a second after the start)
-minus the fault's start. A healthy job must print no culprit.
+minus the fault's start. A healthy job must print no culprit and no
+`changed` line (an edge slower than its own history).
 
     failslow.py BUILD [--quick] [--healthy N] [--parallel N] [--seed S]
 
@@ -43,14 +44,16 @@ def run_job(pt, plugin, job, seconds, start):
     subprocess.run(["rm", "-rf", d])
     if s.returncode != 0:
         return {"error": s.stderr[-300:]}
-    culprits, edges = [], 0
+    culprits, edges, changed = [], 0, []
     for line in out.splitlines():
         m = LINE.match(line)
         edges += bool(m and m.group(2) == "slow")
+        if m and m.group(2) == "changed":
+            changed.append(line)
         if m and m.group(2) == "culprit":
             side = "slow-gpu" if "its GPU" in m.group(4) else "slow-link"
             culprits.append((float(m.group(1)), int(m.group(3)), side, line))
-    return {"culprits": culprits, "edges": edges, "out": out, "took": took}
+    return {"culprits": culprits, "edges": edges, "changed": changed, "out": out, "took": took}
 
 
 def main():
@@ -88,7 +91,7 @@ def main():
                               jobs))
     bad = 0
     rows = {}
-    false_culprits = false_edges = 0
+    false_culprits = false_edges = false_changes = 0
     for j, r in zip(jobs, results):
         if "error" in r:
             print("ERROR", j, r["error"])
@@ -97,6 +100,9 @@ def main():
         if not j["fault"]:
             false_culprits += len(r["culprits"])
             false_edges += r["edges"]
+            false_changes += len(r["changed"])
+            for c in r["changed"]:
+                print("FALSE CHANGE (healthy, %s %dx%d seed %d): %s" % (j["host"], j["nodes"], j["rpn"], j["seed"], c))
             for c in r["culprits"]:
                 print("FALSE ALARM (healthy, %s %dx%d seed %d): %s" % (j["host"], j["nodes"], j["rpn"], j["seed"], c[3]))
             continue
@@ -120,8 +126,9 @@ def main():
               100 * len(in60) // len(v), med))
         if a.quick and len(named) < len(v):
             bad = 1
-    print("healthy noisy jobs: %d, culprits named: %d, edges said slow: %d" % (healthy, false_culprits, false_edges))
-    if false_culprits:
+    print("healthy noisy jobs: %d, culprits named: %d, edges said slow: %d, edges said changed: %d" %
+          (healthy, false_culprits, false_edges, false_changes))
+    if false_culprits or false_changes:
         bad = 1
     return bad
 

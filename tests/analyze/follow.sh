@@ -4,7 +4,9 @@
 # exit 1) and of a healthy one (no line, exit 0); and, where run times are
 # the program's (timed.sh), the fail-slow matrix `make test` keeps
 # (failslow.py --quick: a 1.5x slow link and GPU starting 8 s into a noisy
-# job named, four healthy noisy jobs naming nothing).
+# job named, four healthy noisy jobs naming nothing); and a 2-rank job, too
+# small for the comparable edges, whose 1.5x slow link is said `changed`
+# against each edge's own history, and which says nothing healthy.
 # $1: the build folder.
 B=${1:-build}
 PT="$(cd "$B" && pwd)/proxytrace"
@@ -48,6 +50,26 @@ grep -q "culprit   rank 3 (.*): its GPU" "$T/out" || { cat "$T/out"; fail "slow 
 job "$T/ok"
 expect_rc 0 "" --follow "$T/ok" --for 1 --interval 200
 ! grep -q "culprit\|slow " "$T/out" || { cat "$T/out"; fail "healthy job: a slow line"; }
+
+# A group of two: a 2-rank job has too few comparable edges to judge any
+# of them, but each edge has its own history. A 1.5x slow link from 8 s on
+# is said `changed` (no culprit: which end is not known), within a few
+# windows; the same job healthy says nothing. Both watched as they run.
+pair() { # pair NAME FAULT...: the job in real time, watched
+  d="$T/$1"; shift; mkdir -p "$d"
+  $RUN "$PT" analyze --follow "$d" --window 5 --interval 500 --for 26 >"$d.follow" 2>&1 &
+  $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 2 --ranks-per-node 1 --channels 2 --iters 300 \
+    --ops sendrecv:8M --pace 1000 --noise --seed 5 "$@" --env PROXYTRACE_METRICS_INTERVAL_MS=1000 \
+    --env PROXYTRACE_METRICS_DIR="$d" --dump-dir "$d/dumps" >"$d.sim" 2>&1 || { cat "$d.sim"; fail "sim $*"; }
+  wait
+}
+pair slow2 --slow-link 0:1.5:8 &
+pair ok2 &
+wait
+grep -q "changed   rank [01] .*its own before" "$T/slow2.follow" || { cat "$T/slow2.follow"; fail "2 ranks, a 1.5x slow link: not said changed"; }
+! grep -q "culprit" "$T/slow2.follow" || { cat "$T/slow2.follow"; fail "2 ranks: a culprit named (either end may be slow)"; }
+! grep -q "changed\|culprit\|slow " "$T/ok2.follow" || { cat "$T/ok2.follow"; fail "2 ranks, healthy: a change said"; }
+echo "follow: 2 ranks: $(grep -c changed "$T/slow2.follow") edge sides said changed, first $(grep -m1 changed "$T/slow2.follow" | cut -d' ' -f2)"
 
 python3 "$(dirname "$0")/failslow.py" "$B" --quick || fail "the fail-slow matrix"
 echo "follow: all checks passed"

@@ -80,12 +80,14 @@ static int edge_rank(int i) { return i / 2; }
 static int edge_send(int i) { return i % 2 == 0; }
 static int edge_peer(int i) { return edge_send(i) ? (edge_rank(i) + 1) % RANKS : (edge_rank(i) + RANKS - 1) % RANKS; }
 
+enum { ALL = -2 }; /* every edge slow together (a ring held up by a GPU with no network edge) */
+
 /* steps more per edge; the network phases of transfers through `slow`
- * (both ends' records) `factor` times as long. */
+ * (both ends' records), or of every edge (ALL), `factor` times as long. */
 static void run_steps(job* j, int steps, int slow, double factor, uint64_t* seed) {
   for (int i = 0; i < EDGES; i++)
     for (int k = 0; k < steps; k++) {
-      const int hit = slow >= 0 && (edge_rank(i) == slow || edge_peer(i) == slow);
+      const int hit = slow == ALL || (slow >= 0 && (edge_rank(i) == slow || edge_peer(i) == slow));
       j->h[i][PT_MS_GPU][pt_metric_time_bucket((uint64_t)draw(seed))]++;
       j->h[i][PT_MS_NET][pt_metric_time_bucket((uint64_t)(draw(seed) * (hit ? factor : 1)))]++;
       j->steps[i]++;
@@ -241,6 +243,75 @@ static void test_since(void** state) {
   free(j);
 }
 
+/* Every edge 1.5x slower since a moment: the comparable edges see
+ * nothing (they all slowed), each edge's own history does; the same
+ * steps without a change, and a history of too few steps, say nothing. */
+static void test_changed(void** state) {
+  (void)state;
+  uint64_t seed = 5;
+  job* j = calloc(1, sizeof *j);
+  run_steps(j, 1500, -1, 1, &seed);
+  pt_mset then, now, win;
+  snapshot(j, 1, &then);
+  run_steps(j, 400, ALL, 1.5, &seed);
+  snapshot(j, 2, &now);
+  assert_int_equal(pt_mset_since(&now, &then, &win), 0);
+  pt_ms_verdict v;
+  assert_int_equal(pt_mset_judge(&win, 0.01, PT_MS_MIN_FACTOR, &v), 0);
+  assert_int_equal(v.n_edges, 0); /* alike: nothing stands out among them */
+  pt_ms_verdict_free(&v);
+  assert_int_equal(pt_mset_changed(&win, &then, 0.01, PT_MS_MIN_FACTOR, &v), 0);
+  assert_int_equal(v.tested, 2 * EDGES);
+  assert_int_equal(v.n_culprits, 0); /* edges only: which end is not its to say */
+  assert_int_equal(v.n_edges, EDGES); /* every network side, no GPU side */
+  for (size_t i = 0; i < v.n_edges; i++) {
+    assert_int_equal(v.edges[i].side, PT_MS_NET);
+    assert_true(v.edges[i].factor > 1.25 && v.edges[i].factor < 1.8);
+    assert_true(v.edges[i].median_ns > 500000 && v.edges[i].median_ns < 2000000); /* its median before */
+  }
+  pt_ms_verdict_free(&v);
+  pt_mset_free(&win);
+  pt_mset_free(&now);
+  /* too few steps before: nothing tested */
+  job* k = calloc(1, sizeof *k);
+  run_steps(k, 20, -1, 1, &seed);
+  pt_mset few;
+  snapshot(k, 1, &few);
+  run_steps(k, 400, ALL, 3, &seed);
+  snapshot(k, 2, &now);
+  assert_int_equal(pt_mset_since(&now, &few, &win), 0);
+  assert_int_equal(pt_mset_changed(&win, &few, 0.01, PT_MS_MIN_FACTOR, &v), 0);
+  assert_int_equal(v.tested, 0);
+  assert_int_equal(v.few_samples, 2 * EDGES);
+  assert_int_equal(v.n_edges, 0);
+  pt_ms_verdict_free(&v);
+  pt_mset_free(&win);
+  pt_mset_free(&now);
+  pt_mset_free(&few);
+  pt_mset_free(&then);
+  free(k);
+  /* healthy: the window against its own history, 200 times */
+  int flagged = 0;
+  for (int run = 0; run < 200; run++) {
+    memset(j, 0, sizeof *j);
+    uint64_t s2 = 77 + (uint64_t)run * 104729;
+    run_steps(j, 1000, -1, 1, &s2);
+    snapshot(j, 1, &then);
+    run_steps(j, 300, -1, 1, &s2);
+    snapshot(j, 2, &now);
+    assert_int_equal(pt_mset_since(&now, &then, &win), 0);
+    assert_int_equal(pt_mset_changed(&win, &then, 0.01, PT_MS_MIN_FACTOR, &v), 0);
+    flagged += v.n_edges > 0;
+    pt_ms_verdict_free(&v);
+    pt_mset_free(&win);
+    pt_mset_free(&now);
+    pt_mset_free(&then);
+  }
+  printf("200 healthy windows against their own history: %d with a changed edge\n", flagged);
+  assert_true(flagged <= 6); /* 1 % a judgement: 2 expected at most */
+  free(j);
+}
+
 typedef struct {
   int slow, recovered;
   int64_t slow_at, since, recovered_at;
@@ -289,11 +360,66 @@ static void test_watch(void** state) {
   free(j);
 }
 
+typedef struct {
+  int changed, recovered, other;
+  int64_t first_said, first_since, last_recovered;
+} changes;
+
+static void on_change(void* arg, int what, const pt_watch_mark* m, int64_t now) {
+  changes* c = arg;
+  if (m->kind != PT_WATCH_CHANGE) {
+    c->other++;
+    return;
+  }
+  if (what == PT_WATCH_SLOW) {
+    if (!c->changed++ || now < c->first_said) c->first_said = now;
+    if (!c->first_since || m->since_ns < c->first_since) c->first_since = m->since_ns;
+    assert_true(m->factor >= PT_MS_MIN_FACTOR && m->factor < 1.9); /* a window may straddle the change */
+    assert_true(m->base_ns > 500000 && m->base_ns < 2000000);
+  } else {
+    c->recovered++;
+    if (now > c->last_recovered) c->last_recovered = now;
+  }
+}
+
+/* The watch: healthy 60 s, every edge 1.5x from 60 s to 160 s (longer
+ * than the healthy past, so that the history comes to hold more slow steps
+ * than healthy ones), healthy again after: each network side said changed
+ * once, within a window and a confirmation, never a culprit, and each
+ * recovered once, once its window is back to its median before. */
+static void test_watch_change(void** state) {
+  (void)state;
+  uint64_t seed = 13;
+  job* j = calloc(1, sizeof *j);
+  pt_watch w;
+  pt_watch_init(&w, 10);
+  changes c = {0};
+  for (int t = 1; t <= 200; t++) {
+    run_steps(j, 100, t > 60 && t <= 160 ? ALL : -1, 1.5, &seed);
+    pt_mset now;
+    snapshot(j, t, &now);
+    assert_int_equal(pt_watch_update(&w, &now, on_change, &c), 1);
+    pt_mset_free(&now);
+    if (t <= 60) assert_int_equal(c.changed, 0);
+    if (t == 160) assert_int_equal(c.recovered, 0); /* held to its median before, not to its history */
+  }
+  printf("changed: %d edge sides, first seen %.0f s, said %.0f s; recovered %d, last %.0f s\n", c.changed,
+         (double)c.first_since / 1e9, (double)c.first_said / 1e9, c.recovered, (double)c.last_recovered / 1e9);
+  assert_int_equal(c.other, 0);
+  assert_int_equal(c.changed, EDGES);
+  assert_int_equal(c.recovered, EDGES);
+  assert_true(c.first_since > 60 * (int64_t)1000000000 && c.first_since <= 70 * (int64_t)1000000000);
+  assert_true(c.last_recovered > 160 * (int64_t)1000000000 && c.last_recovered <= 175 * (int64_t)1000000000);
+  pt_watch_free(&w);
+  free(j);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_buckets),         cmocka_unit_test(test_binomial_tail), cmocka_unit_test(test_mild_slow_link),
       cmocka_unit_test(test_not_enough_data), cmocka_unit_test(test_no_false_alarms), cmocka_unit_test(test_since),
-      cmocka_unit_test(test_watch),
+      cmocka_unit_test(test_watch),           cmocka_unit_test(test_changed),
+      cmocka_unit_test(test_watch_change),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
