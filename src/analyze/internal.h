@@ -698,6 +698,10 @@ size_t an_no_comm_processes(const pt_analysis* a, void (*fn)(const char* host, i
 void an_note_round(pt_analysis* a, const an_dump* d); /* every dump with a rank (an_merge) */
 void an_cover_unknown(pt_analysis* a, an_comm* c);
 int an_complete(pt_analysis* a);
+/* An OK verdict beside slow edges that name no culprit (one edge alone,
+ * an end that does not agree): "1 edge is slower than ..." into buf, and
+ * how many; 0 (buf "") when there are none or the verdict is not OK. */
+size_t an_unexplained_slow(const pt_analysis* a, char* buf, size_t n);
 /* "1 cut dump, 63 ranks without a dump" */
 void an_gap_summary(const pt_analysis* a, char* buf, size_t n);
 void an_complete_free(pt_analysis* a);

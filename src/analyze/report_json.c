@@ -140,7 +140,13 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
              a->n_stuck ? "ops are stuck only" : "nothing is stuck", what);
     an_put_str(f, summary);
   } else if (a->verdict == PT_VERDICT_OK && a->all_ranks && a->clean_ranks == a->all_ranks) {
-    snprintf(summary, sizeof summary, "%d/%d ranks finished cleanly", a->clean_ranks, a->all_ranks);
+    char lone[160];
+    an_unexplained_slow(a, lone, sizeof lone);
+    snprintf(summary, sizeof summary, "%d/%d ranks finished cleanly%s%s", a->clean_ranks, a->all_ranks,
+             lone[0] ? "; " : "", lone);
+    an_put_str(f, summary);
+  } else if (an_unexplained_slow(a, summary + 16, sizeof summary - 16)) {
+    memcpy(summary, "no op is stuck; ", 16);
     an_put_str(f, summary);
   } else {
     an_put_str(f, a->verdict == PT_VERDICT_UNUSABLE ? "no input held a dump"

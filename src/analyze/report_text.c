@@ -211,7 +211,12 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
 
 /* Slow edges shown without -v beside an incomplete verdict: nothing stuck
  * was read, so the edges are all the records have to say. */
-static int slow_beside_gaps(const pt_analysis* a) { return a->verdict == PT_VERDICT_INCOMPLETE && !a->n_stuck; }
+/* Slow edges listed without -v: beside gaps that may hold the fault, and
+ * beside an OK that names no culprit for them. */
+static int slow_beside_gaps(const pt_analysis* a) {
+  char lone[8];
+  return (a->verdict == PT_VERDICT_INCOMPLETE && !a->n_stuck) || an_unexplained_slow(a, lone, sizeof lone);
+}
 
 int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   if (!a || !f) return PT_AN_EINVAL;
@@ -241,13 +246,17 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
     const size_t n = a->n_slow + a->mslow.n_edges;
     fprintf(f, " — nothing is stuck, but %zu edge%s %s slow\n", n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
   } else if (a->verdict == PT_VERDICT_OK && a->all_ranks && a->clean_ranks == a->all_ranks) {
-    fprintf(f, " — %d/%d ranks finished cleanly\n", a->clean_ranks, a->all_ranks);
+    char lone[160];
+    an_unexplained_slow(a, lone, sizeof lone);
+    fprintf(f, " — %d/%d ranks finished cleanly%s%s%s\n", a->clean_ranks, a->all_ranks, lone[0] ? "; " : "", lone,
+            lone[0] ? " (listed below)" : "");
   } else if (a->verdict == PT_VERDICT_OK) {
     char unjudged[256];
     an_slow_judgement_words(a, unjudged, sizeof unjudged);
-    char mwords[256];
+    char mwords[256], lone[160];
     pt_ms_verdict_words(&a->mslow, mwords, sizeof mwords);
-    if (a->mset.n && mwords[0]) fprintf(f, " — no op is stuck; slow links not judged: %s\n", mwords);
+    if (an_unexplained_slow(a, lone, sizeof lone)) fprintf(f, " — no op is stuck; %s (listed below)\n", lone);
+    else if (a->mset.n && mwords[0]) fprintf(f, " — no op is stuck; slow links not judged: %s\n", mwords);
     else if (a->mset.n || (a->slow_possible && !unjudged[0])) fprintf(f, " — no op is stuck, no link is slow\n");
     else if (a->slow_possible && (a->slow_ev.state == AN_SJ_PARTIAL || a->slow_ev.state == AN_SJ_RING))
       fprintf(f, " — no op is stuck, no link is slow in the operations timed; %s\n", unjudged);
