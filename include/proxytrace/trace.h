@@ -468,6 +468,9 @@ typedef struct {
  * lines= counts the dump's lines after it (pt_dump_text_lines), so that a
  * reader knows a dump cut between two lines. */
 int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n);
+/* The same with lines= given (pt_dump_text_lines(d), counted once by a
+ * caller that writes the dump more than once). */
+int pt_dump_banner_lines(const pt_dump* d, const pt_dump_meta* m, int lines, char* buf, size_t n);
 /* JSON lines, schema 1: one "dump" header, one "op" per record, one "end".
  * Returns the number of lines. */
 int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg);

@@ -117,6 +117,8 @@ typedef struct {
   int fd;
   int err; /* errno of the first failed write */
   uint64_t count; /* bytes counted (fb_count) */
+  int text_lines; /* the text dump's lines after its banner; -1 not counted yet (the size pass
+                     counts them as it measures, the write pass uses them: two formattings a dump) */
   char buf[FILE_BUF];
 } fbuf;
 
@@ -156,8 +158,16 @@ static void fb_dump(fbuf* f, const pt_dump* d, const pt_dump_meta* m, int k, voi
   f->count = 0;
   if (k == 0) {
     char banner[1024];
-    fb_line(f, banner, pt_dump_banner(d, m, banner, sizeof banner));
-    pt_dump_text_out(d, &f->o);
+    if (f->text_lines < 0 && flush == fb_count) {
+      /* counted, the order of the lines is free: the dump first, which
+       * counts its lines for the banner (and the write after) */
+      f->text_lines = pt_dump_text_out(d, &f->o);
+      fb_line(f, banner, pt_dump_banner_lines(d, m, f->text_lines, banner, sizeof banner));
+    } else {
+      if (f->text_lines < 0) f->text_lines = pt_dump_text_lines(d); /* written without a count first */
+      fb_line(f, banner, pt_dump_banner_lines(d, m, f->text_lines, banner, sizeof banner));
+      pt_dump_text_out(d, &f->o);
+    }
   } else {
     pt_dump_json_out(d, m, &f->o);
   }
@@ -362,6 +372,7 @@ static int write_files(pt_ctx* c, pt_trigger trig, const pt_dump* d, pt_dump_met
   }
   fbuf* f = malloc(sizeof *f);
   if (!f) return -2;
+  f->text_lines = -1;
   const uint64_t cap = pt_dump_settings_get()->dump_max_bytes;
   pt_dump_files* st = &c->files;
   refusal r = {0};
@@ -518,6 +529,7 @@ int pt_sink_write_fds(pt_ctx* c, pt_trigger trig, int txt_fd, int json_fd) {
     pt_dump_free(d);
     return -2;
   }
+  f->text_lines = -1;
   pthread_mutex_lock(&files_lock);
   const int err = put_dump(f, d, &m, fds);
   pthread_mutex_unlock(&files_lock);

@@ -240,10 +240,14 @@ int pt_dump_json_out(const pt_dump* d, const pt_dump_meta* m, pt_out* o) {
 }
 
 int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n) {
+  return pt_dump_banner_lines(d, m, pt_dump_text_lines(d), buf, n);
+}
+
+int pt_dump_banner_lines(const pt_dump* d, const pt_dump_meta* m, int lines, char* buf, size_t n) {
   int len = snprintf(buf, n,
                      "proxytrace dump seq=%" PRIu64 " trigger=%s time_ns=%" PRId64
                      " host=%s pid=%ld rank=%d nRanks=%d commHash=%" PRIu64 " hostLib=%s lines=%d",
                      m->seq, m->trigger, d->time_ns, m->host ? m->host : "?", m->pid, d->rank, m->nranks,
-                     m->comm_hash, m->host_lib, pt_dump_text_lines(d));
+                     m->comm_hash, m->host_lib, lines);
   return len < (int)n ? len : (int)n - 1;
 }
