@@ -84,8 +84,8 @@ static void usage(FILE* f) {
           "(problems with the inputs on stderr), 2 an option is bad or memory ran out.\n"
           "With --summary: 0 the summary is written, 2 it is not (a bad option, an\n"
           "output that cannot be written or is an input, memory).\n"
-          "With --follow: 0 nothing slow when it stops, 1 an edge slow then, 2 DIR\n"
-          "cannot be read, a bad option or no memory.\n",
+          "With --follow: 0 nothing slow when it stops, 1 an edge slow (or changed)\n"
+          "then, 2 DIR cannot be read, a bad option or no memory.\n",
           PT_ANALYZE_SCHEMA);
 }
 
