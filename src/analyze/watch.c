@@ -109,8 +109,12 @@ int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) 
   pt_ms_verdict_free(&w->last);
   pt_ms_verdict_free(&w->change);
   int rc = pt_mset_judge(&win, w->n_snaps ? PT_WATCH_ALPHA : AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, &w->last);
-  /* against each edge's own history: the steps before the window */
-  if (!rc && w->n_snaps) rc = pt_mset_changed(&win, &w->snap[base], PT_WATCH_ALPHA, PT_MS_MIN_FACTOR, &w->change);
+  /* against each edge's own history: the steps before the window, once
+   * they span a window of the watch at least (a job's first seconds are
+   * not yet its habit: 3 of 100 healthy noisy jobs said a change 1.12x
+   * a few seconds in, against a history of one second) */
+  if (!rc && w->n_snaps && w->snap_ns[base] - w->first_ns >= w->window_ns)
+    rc = pt_mset_changed(&win, &w->snap[base], PT_WATCH_ALPHA, PT_MS_MIN_FACTOR, &w->change);
   if (rc != 0) {
     pt_mset_free(&win);
     return -1;

@@ -13,7 +13,8 @@
  * have been slow before the watch began).
  *
  * Each window is also judged against each edge's own history, the steps
- * before the window (pt_mset_changed): an edge that became slow and stays
+ * before the window (pt_mset_changed), once the watch has seen a window's
+ * time before it (a job's first seconds are not its habit yet): an edge that became slow and stays
  * slow is said `changed` once, with its median before; the comparable
  * edges cannot see it when every edge slowed together (a GPU with no
  * network edge of its own holds up a whole ring) or when there are too
