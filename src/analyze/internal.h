@@ -702,6 +702,12 @@ int an_complete(pt_analysis* a);
  * an end that does not agree): "1 edge is slower than ..." into buf, and
  * how many; 0 (buf "") when there are none or the verdict is not OK. */
 size_t an_unexplained_slow(const pt_analysis* a, char* buf, size_t n);
+/* The summary of an OK verdict, in the text report's headline and the JSON
+ * `summary` alike: "64/64 ranks finished cleanly" or "no op is stuck",
+ * then what was found or not judged of slowness and why ("no link is
+ * slow", "slow links not judged: too few timed ops …", slow edges that name
+ * no culprit; " (listed below)" after those when `listed`). */
+void an_ok_words(const pt_analysis* a, char* buf, size_t n, int listed);
 /* "1 cut dump, 63 ranks without a dump" */
 void an_gap_summary(const pt_analysis* a, char* buf, size_t n);
 void an_complete_free(pt_analysis* a);

@@ -139,20 +139,19 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     snprintf(summary, sizeof summary, "%s in what was read, but the dumps do not show the whole job: %s",
              a->n_stuck ? "ops are stuck only" : "nothing is stuck", what);
     an_put_str(f, summary);
-  } else if (a->verdict == PT_VERDICT_OK && a->all_ranks && a->clean_ranks == a->all_ranks) {
-    char lone[160];
-    an_unexplained_slow(a, lone, sizeof lone);
-    snprintf(summary, sizeof summary, "%d/%d ranks finished cleanly%s%s", a->clean_ranks, a->all_ranks,
-             lone[0] ? "; " : "", lone);
+  } else if (a->verdict == PT_VERDICT_OK) {
+    an_ok_words(a, summary, sizeof summary, 0);
     an_put_str(f, summary);
-  } else if (an_unexplained_slow(a, summary + 16, sizeof summary - 16)) {
-    memcpy(summary, "no op is stuck; ", 16);
+  } else if (a->verdict == PT_VERDICT_SLOW) { /* as the text's headline */
+    const size_t n = a->n_slow + a->mslow.n_edges;
+    snprintf(summary, sizeof summary, "nothing is stuck, but %zu edge%s %s slow", n, n == 1 ? "" : "s",
+             n == 1 ? "is" : "are");
+    an_put_str(f, summary);
+  } else if (a->verdict == PT_VERDICT_HANG) {
+    snprintf(summary, sizeof summary, "%zu op%s stuck", a->n_stuck, a->n_stuck == 1 ? "" : "s");
     an_put_str(f, summary);
   } else {
-    an_put_str(f, a->verdict == PT_VERDICT_UNUSABLE ? "no input held a dump"
-                  : (a->mset.n && a->mslow.tested) || (!a->mset.n && a->slow_possible && a->slow_ev.state == AN_SJ_JUDGED)
-                      ? "no op is stuck, no link is slow"
-                                                                                       : "no op is stuck; slow links not judged");
+    an_put_str(f, "no input held a dump");
   }
   fputs(",\n\"culprits\":[", f);
   for (size_t k = 0; k < a->n_culprits; k++) {

@@ -245,23 +245,10 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   } else if (a->verdict == PT_VERDICT_SLOW) {
     const size_t n = a->n_slow + a->mslow.n_edges;
     fprintf(f, " — nothing is stuck, but %zu edge%s %s slow\n", n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
-  } else if (a->verdict == PT_VERDICT_OK && a->all_ranks && a->clean_ranks == a->all_ranks) {
-    char lone[160];
-    an_unexplained_slow(a, lone, sizeof lone);
-    fprintf(f, " — %d/%d ranks finished cleanly%s%s%s\n", a->clean_ranks, a->all_ranks, lone[0] ? "; " : "", lone,
-            lone[0] ? " (listed below)" : "");
   } else if (a->verdict == PT_VERDICT_OK) {
-    char unjudged[256];
-    an_slow_judgement_words(a, unjudged, sizeof unjudged);
-    char mwords[256], lone[160];
-    pt_ms_verdict_words(&a->mslow, mwords, sizeof mwords);
-    if (an_unexplained_slow(a, lone, sizeof lone)) fprintf(f, " — no op is stuck; %s (listed below)\n", lone);
-    else if (a->mset.n && mwords[0]) fprintf(f, " — no op is stuck; slow links not judged: %s\n", mwords);
-    else if (a->mset.n || (a->slow_possible && !unjudged[0])) fprintf(f, " — no op is stuck, no link is slow\n");
-    else if (a->slow_possible && (a->slow_ev.state == AN_SJ_PARTIAL || a->slow_ev.state == AN_SJ_RING))
-      fprintf(f, " — no op is stuck, no link is slow in the operations timed; %s\n", unjudged);
-    else if (a->slow_possible) fprintf(f, " — no op is stuck; slow links not judged: %s\n", unjudged);
-    else fprintf(f, " — no op is stuck\n");
+    char words[640];
+    an_ok_words(a, words, sizeof words, 1);
+    fprintf(f, " — %s\n", words);
   } else if (a->verdict == PT_VERDICT_INCOMPLETE) {
     char what[256];
     an_gap_summary(a, what, sizeof what);

@@ -651,6 +651,32 @@ out:
   return rc;
 }
 
+void an_ok_words(const pt_analysis* a, char* buf, size_t n, int listed) {
+  char head[64], lone[160], why[256];
+  if (a->all_ranks && a->clean_ranks == a->all_ranks)
+    snprintf(head, sizeof head, "%d/%d ranks finished cleanly", a->clean_ranks, a->all_ranks);
+  else snprintf(head, sizeof head, "no op is stuck");
+  if (an_unexplained_slow(a, lone, sizeof lone)) {
+    snprintf(buf, n, "%s; %s%s", head, lone, listed ? " (listed below)" : "");
+    return;
+  }
+  if (a->mset.n) { /* step metrics: their judgement stands for the op durations' */
+    pt_ms_verdict_words(&a->mslow, why, sizeof why);
+    if (why[0]) snprintf(buf, n, "%s; slow links not judged: %s", head, why);
+    else snprintf(buf, n, "%s, no link is slow", head);
+    return;
+  }
+  if (!a->slow_possible) { /* millisecond times: no claim either way */
+    snprintf(buf, n, "%s", head);
+    return;
+  }
+  an_slow_judgement_words(a, why, sizeof why);
+  if (!why[0]) snprintf(buf, n, "%s, no link is slow", head);
+  else if (a->slow_ev.state == AN_SJ_PARTIAL || a->slow_ev.state == AN_SJ_RING)
+    snprintf(buf, n, "%s, no link is slow in the operations timed; %s", head, why);
+  else snprintf(buf, n, "%s; slow links not judged: %s", head, why);
+}
+
 size_t an_unexplained_slow(const pt_analysis* a, char* buf, size_t n) {
   buf[0] = 0;
   const size_t k = a->verdict == PT_VERDICT_OK ? a->n_slow + a->mslow.n_edges : 0;
