@@ -97,8 +97,10 @@ static int load(view* v, const char* dir, int channels, const view* prev) {
     const pt_ms_edge* e = &v->set.e[i];
     v->side[i] = -1;
     /* slow among its comparable edges; else slower than its own history */
-    for (int kind = PT_WATCH_EDGE; kind <= PT_WATCH_CHANGE && v->side[i] < 0; kind += PT_WATCH_CHANGE - PT_WATCH_EDGE)
+    static const int kinds[] = {PT_WATCH_EDGE, PT_WATCH_CHANGE};
+    for (size_t k = 0; k < 2 && v->side[i] < 0; k++)
       for (int side = PT_MS_GPU; side <= PT_MS_NET; side++) {
+        const int kind = kinds[k];
         const pt_watch_mark* m = pt_watch_edge_mark(&g_watch, e, side, kind);
         if (m && m->factor > v->factor[i]) {
           v->side[i] = side;

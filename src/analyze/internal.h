@@ -700,7 +700,8 @@ void an_cover_unknown(pt_analysis* a, an_comm* c);
 int an_complete(pt_analysis* a);
 /* An OK verdict beside slow edges that name no culprit (one edge alone,
  * an end that does not agree): "1 edge is slower than ..." into buf, and
- * how many; 0 (buf "") when there are none or the verdict is not OK. */
+ * how many; 0 (buf "") when there are none or the verdict is not OK.
+ * buf NULL: the count alone. */
 size_t an_unexplained_slow(const pt_analysis* a, char* buf, size_t n);
 /* The summary of an OK verdict, in the text report's headline and the JSON
  * `summary` alike: "64/64 ranks finished cleanly" or "no op is stuck",

@@ -209,13 +209,11 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
   }
 }
 
-/* Slow edges shown without -v beside an incomplete verdict: nothing stuck
- * was read, so the edges are all the records have to say. */
-/* Slow edges listed without -v: beside gaps that may hold the fault, and
- * beside an OK that names no culprit for them. */
-static int slow_beside_gaps(const pt_analysis* a) {
-  char lone[8];
-  return (a->verdict == PT_VERDICT_INCOMPLETE && !a->n_stuck) || an_unexplained_slow(a, lone, sizeof lone);
+/* Slow edges listed without -v: beside an incomplete verdict with nothing
+ * stuck read (the edges are all the records have to say), and beside an OK
+ * that names no culprit for them. */
+static int slow_listed(const pt_analysis* a) {
+  return (a->verdict == PT_VERDICT_INCOMPLETE && !a->n_stuck) || an_unexplained_slow(a, NULL, 0);
 }
 
 int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
@@ -296,13 +294,13 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   for (size_t i = 0; i < a->n_behind; i++)
     fprintf(f, "behind: rank %d's records stop at opCount %" PRId64 "; its peers wait for it in opCount %" PRId64 "\n",
             a->behind[i].rank, a->behind[i].last_op_count, a->behind[i].needed);
-  if (a->n_slow && (verbose || a->verdict == PT_VERDICT_SLOW || slow_beside_gaps(a))) {
+  if (a->n_slow && (verbose || a->verdict == PT_VERDICT_SLOW || slow_listed(a))) {
     fprintf(f, "\nslow edges (ops at least %.1fx the median of their operation):\n", a->slow_factor);
     for (size_t i = 0; i < a->n_slow; i++)
       fprintf(f, "  rank %d -> rank %d, channel %d: %u of %u ops slow, up to %.1fx\n", a->slow[i].sender,
               a->slow[i].receiver, a->slow[i].channel, a->slow[i].slow_ops, a->slow[i].ops, a->slow[i].ratio);
   }
-  if (a->mslow.n_edges && (verbose || a->verdict == PT_VERDICT_SLOW || slow_beside_gaps(a))) {
+  if (a->mslow.n_edges && (verbose || a->verdict == PT_VERDICT_SLOW || slow_listed(a))) {
     fprintf(f,
             "\nslow edges in the step metrics (slower than comparable edges beyond chance: %zu edge sides tested, "
             "%.0f%% false alarms per judgement):\n",

@@ -678,9 +678,9 @@ void an_ok_words(const pt_analysis* a, char* buf, size_t n, int listed) {
 }
 
 size_t an_unexplained_slow(const pt_analysis* a, char* buf, size_t n) {
-  buf[0] = 0;
+  if (buf && n) buf[0] = 0;
   const size_t k = a->verdict == PT_VERDICT_OK ? a->n_slow + a->mslow.n_edges : 0;
-  if (k)
+  if (k && buf)
     snprintf(buf, n, "%zu edge%s slower than %s comparable edges beyond chance, too little to name a culprit", k,
              k == 1 ? " is" : "s are", k == 1 ? "its" : "their");
   return k;
