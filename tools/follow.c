@@ -56,6 +56,7 @@ static void say(void* arg, int what, const pt_watch_mark* m, int64_t now) {
     fprintf(k->out, "rank %d", m->rank);
     if (m->host[0]) fprintf(k->out, " (%s)", PT_TEXT(m->host, sizeof m->host));
     if (m->side == PT_MS_GPU) fprintf(k->out, ": its GPU");
+    else if (m->side == PT_MS_HOST) fprintf(k->out, ": its proxy thread (GPU and network waits alike)");
     else if (m->peer >= 0) fprintf(k->out, ": its network link to rank %d (either end)", m->peer);
     else fprintf(k->out, ": its network links");
   } else {

@@ -114,6 +114,7 @@ typedef enum {
   PT_CAUSE_MISMATCH,          /* the rank called another operation than its peers at that place */
   PT_CAUSE_NOT_ENTERED,       /* the rank never called the operation its peers are in           */
   PT_CAUSE_STOPPED,           /* the rank called it, but its GPU never took it up where its peers' did */
+  PT_CAUSE_SLOW_HOST,         /* every wait a rank's proxy thread times is long: a starved host (step metrics) */
   PT_CAUSE_COUNT
 } pt_cause;
 

@@ -172,11 +172,15 @@ const char* pt_verdict_name(pt_verdict v) {
   }
 }
 
+int an_slow_cause(pt_cause c) {
+  return c == PT_CAUSE_SLOW_LINK || c == PT_CAUSE_SLOW_GPU || c == PT_CAUSE_SLOW_HOST;
+}
+
 const char* pt_cause_name(pt_cause c) {
   static const char* const names[PT_CAUSE_COUNT] = {
       "none",         "gpu_not_producing", "gpu_not_consuming", "no_receive_posted", "network",
       "rank_missing", "rank_behind",       "send_missing",      "circular_wait",     "slow_link",
-      "slow_gpu",     "mismatch",          "not_entered",       "stopped"};
+      "slow_gpu",     "mismatch",          "not_entered",       "stopped",           "slow_host"};
   return c >= 0 && c < PT_CAUSE_COUNT ? names[c] : "unknown";
 }
 

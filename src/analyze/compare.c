@@ -145,7 +145,7 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       int m = matches(&e[i], &a->culprits[k].pub);
       if (m > best) best = m;
     }
-    if (best == 1 && !strcmp(e[i].cause, "slow_gpu") && !a->mset.n) {
+    if (best == 1 && (!strcmp(e[i].cause, "slow_gpu") || !strcmp(e[i].cause, "slow_host")) && !a->mset.n) {
       /* op durations time the op, not which side of it waits */
       int slow_rank = 0;
       for (size_t k = 0; k < a->n_culprits; k++)

@@ -301,7 +301,7 @@ static int mark_possible(pt_analysis* a) {
       pt_culprit* p = &q->pub;
       if (p->comm_hash != c->comm) continue;
       q->n_because = 0;
-      const int slow = p->cause == PT_CAUSE_SLOW_LINK || p->cause == PT_CAUSE_SLOW_GPU;
+      const int slow = an_slow_cause(p->cause);
       because(a, q, c, p->rank, slow);
       if (p->cause == PT_CAUSE_RANK_MISSING) {
         p->possible = 1;
@@ -333,7 +333,7 @@ static int mark_possible(pt_analysis* a) {
 
 static int slow_cause(const pt_analysis* a, const an_culprit* q) {
   (void)a;
-  return q->pub.cause == PT_CAUSE_SLOW_LINK || q->pub.cause == PT_CAUSE_SLOW_GPU;
+  return an_slow_cause(q->pub.cause);
 }
 
 int an_complete(pt_analysis* a) {

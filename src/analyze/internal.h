@@ -739,6 +739,8 @@ double an_upper_tail(const double* p, double p_all, size_t k, size_t s, double* 
 /* 1 when a tail is small enough for a claim among `tested` (Bonferroni at
  * alpha, AN_SLOW_ALPHA but for a watch's windows). */
 int an_slow_claim(double tail, size_t tested, double alpha);
+/* A cause of a slow job, not a hang: slow_link, slow_gpu, slow_host. */
+int an_slow_cause(pt_cause c);
 /* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
  * otherwise), with the host and pid of the rank's dump if there is one. */
 an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);

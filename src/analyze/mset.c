@@ -386,15 +386,18 @@ static int add_culprit(pt_ms_verdict* v, const pt_ms_culprit* c) {
   return 0;
 }
 
-/* The median factor of the slow edges of side `side` that `match` selects;
- * f: room for sl->n factors. */
+/* The median factor of a culprit's slow aggregate edges: a GPU's, its
+ * rank's own GPU-slow ones; a proxy thread's (PT_MS_HOST), its rank's own,
+ * either side; a network culprit's, those through `rank` (and `peer`, when
+ * one); not those `skip` marks. f: room for sl->n factors. */
 static double median_factor(const vec* sl, uint64_t comm, int side, int rank, int peer, const char* skip,
                             double* f, size_t* count) {
   size_t k = 0;
   for (size_t i = 0; i < sl->n; i++) {
     const pt_ms_slow_edge* e = &sl->v[i];
-    if (e->comm != comm || e->side != side || e->channel >= 0 || (skip && skip[i])) continue;
-    const int touches = side == PT_MS_GPU ? e->rank == rank
+    if (e->comm != comm || (side != PT_MS_HOST && e->side != side) || e->channel >= 0 || (skip && skip[i]))
+      continue;
+    const int touches = side != PT_MS_NET ? e->rank == rank
                                           : (e->rank == rank || e->peer == rank) &&
                                                 (peer < 0 || e->rank == peer || e->peer == peer);
     if (touches) f[k++] = e->factor;
@@ -507,7 +510,8 @@ static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint
 }
 
 /* The slow (edge, side) pairs of s into sl; v counts what it had; conf:
- * per edge, its network factor where its tail is PT_MS_CONFIRM or less. */
+ * per edge and side (conf[2 i + side]), its factor where its tail is
+ * PT_MS_CONFIRM or less, else 0. */
 static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v, vec* sl, double* conf) {
   an_mem* m = &v->mem;
   size_t* ix = an_alloc(m, (s->n + 1) * sizeof *ix);
@@ -518,7 +522,7 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
   if (!ix || !pool || !own || !ok) goto out;
   for (size_t i = 0; i < s->n; i++) {
     ix[i] = i;
-    conf[i] = 0;
+    conf[2 * i] = conf[2 * i + 1] = 0;
   }
   qsort_r(ix, s->n, sizeof *ix, by_key, (void*)s);
   /* Two passes: count the pairs that can be tested (Bonferroni's
@@ -555,7 +559,7 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
           if (!ok[2 * ix[q] + side]) continue;
           pt_ms_slow_edge x;
           const int slow = test_edge(s, e, side, p, pn, own, v->tested, alpha, min_factor, &x);
-          if (slow >= 0 && side == PT_MS_NET && x.tail <= PT_MS_CONFIRM) conf[ix[q]] = x.factor;
+          if (slow >= 0 && x.tail <= PT_MS_CONFIRM) conf[2 * ix[q] + side] = x.factor;
           if (slow >= 0 && x.able) {
             if (!v->able && !(v->able = an_alloc(m, s->n + 1))) goto out;
             v->able[ix[q]] = 1;
@@ -595,12 +599,14 @@ void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
 int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, v); }
 
 /* Per rank of a communicator, what the explanation counts: its comparable
- * aggregate edges (GPU), its slow network edges not yet explained (both
- * ends count), whether its GPU was named, and one edge of its own (where). */
+ * aggregate edges, and those slow on a side at the confirmation level, per
+ * side (own[side], own_slow[side]), its slow network edges not yet
+ * explained (both ends count), whether its GPU was named, and one edge of
+ * its own (where). */
 typedef struct {
   uint64_t comm;
   int rank;
-  size_t own_gpu, net;
+  size_t own[2], own_slow[2], net;
   int gpu_named;
   int64_t edge; /* an edge of s of this rank, -1 */
 } tally;
@@ -625,7 +631,7 @@ static tally* tally_of(tallies* ts, uint64_t comm, int rank, int add) {
     ts->n--;
     return NULL;
   }
-  *t = (tally){comm, rank, 0, 0, 0, -1};
+  *t = (tally){comm, rank, {0, 0}, {0, 0}, 0, 0, -1};
   return t;
 }
 
@@ -640,15 +646,15 @@ static uint64_t link_key(uint64_t comm, int rank, int peer, int channel, int sen
 /* The other end's record of the same transfers is network-slow too, or
  * absent (its rank's file is not among the inputs): its median the floor's
  * factor over its group's at least, beyond chance at PT_MS_CONFIRM (a
- * confirmation of a claim made, not a claim of its own). conf[i]: edge i's
- * network factor where its tail is that small, else 0. */
+ * confirmation of a claim made, not a claim of its own). conf: as
+ * slow_edges fills it. */
 static int other_end_agrees(const pt_mset* s, const an_map* links, const double* conf, const pt_ms_slow_edge* e) {
   const uint64_t key = link_key(e->comm, e->peer, e->rank, e->channel, !e->send);
   for (int32_t k = an_map_first(links, key); k >= 0; k = an_map_next(links, k)) {
     const pt_ms_edge* x = &s->e[k];
     if (x->comm == e->comm && x->rank == e->peer && x->peer == e->rank && x->send != e->send &&
         x->channel == e->channel && comparable(x, PT_MS_NET))
-      return conf[k] >= PT_MS_MIN_FACTOR;
+      return conf[2 * k + PT_MS_NET] >= PT_MS_MIN_FACTOR;
   }
   return 1;
 }
@@ -659,6 +665,22 @@ static int by_rank_factor(const void* x, const void* y) {
   if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
   if (a->rank != b->rank) return a->rank - b->rank;
   return (a->factor > b->factor) - (a->factor < b->factor);
+}
+
+/* A culprit named on one side whose own records are slow on the other side
+ * too — every own aggregate edge it has there, two at least, at the
+ * confirmation level (the claim was made on the first side) — is its proxy
+ * thread: every wait the thread times is long, GPU and network alike. A
+ * slow GPU leaves its own network waits alone, a slow NIC its GPU waits
+ * (a ring's send GPU wait rises beside a slow link, its receive's does
+ * not), and whichever side passes the test first while the thread slows
+ * down, the same rank and side come out. */
+static void host_side(const vec* sl, const tally* t, double* factors, pt_ms_culprit* c) {
+  const int other = c->side == PT_MS_GPU ? PT_MS_NET : PT_MS_GPU;
+  if (t->own_slow[other] < 2 || t->own_slow[other] < t->own[other]) return;
+  c->side = PT_MS_HOST;
+  c->peer = -1;
+  c->factor = median_factor(sl, c->comm, PT_MS_HOST, c->rank, -1, NULL, factors, &c->edges);
 }
 
 static void where(const pt_mset* s, const tally* t, pt_ms_culprit* c) {
@@ -673,7 +695,7 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
   char* skip = NULL;
   double* factors = NULL;
   pt_ms_slow_edge* gpu = NULL;
-  double* conf = an_alloc(&v->mem, (s->n + 1) * sizeof *conf);
+  double* conf = an_alloc(&v->mem, 2 * (s->n + 1) * sizeof *conf);
   tallies ts = {.m = &v->mem};
   an_map links;
   int rc = -1, maps = 0;
@@ -698,7 +720,11 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     if (t->edge < 0) t->edge = (int64_t)q;
     /* its own edges that could be judged (too few samples say nothing
      * either way: they neither confirm nor clear its GPU) */
-    t->own_gpu += x->channel < 0 && comparable(x, PT_MS_GPU) && x->count[PT_MS_GPU] >= PT_MS_MIN_SAMPLES;
+    for (int side = PT_MS_GPU; side <= PT_MS_NET; side++)
+      if (x->channel < 0 && comparable(x, side) && x->count[side] >= PT_MS_MIN_SAMPLES) {
+        t->own[side]++;
+        t->own_slow[side] += conf[2 * q + side] >= min_factor;
+      }
   }
   /* GPU-side: each rank whose own edges wait for its GPU — its GPU-slow
    * aggregate edges together (sorted by rank), the upper median of their
@@ -715,8 +741,9 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     c.factor = gpu[i + (j - i - 1) / 2 + ((j - i) % 2 == 0)].factor; /* the upper median: how much slower it is */
     /* Two slow edges, or every edge the rank has that could be judged:
      * one edge of several may be a thread that was not scheduled. */
-    if (c.edges >= 2 || c.edges >= t->own_gpu) {
+    if (c.edges >= 2 || c.edges >= t->own[PT_MS_GPU]) {
       t->gpu_named = 1;
+      host_side(&sl, t, factors, &c);
       where(s, t, &c);
       if (add_culprit(v, &c) != 0) goto out;
     }
@@ -759,7 +786,17 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     }
     pt_ms_culprit c = {.comm = comm, .rank = r, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
     c.factor = median_factor(&sl, comm, PT_MS_NET, r, -1, skip, factors, &c.edges);
-    where(s, best, &c);
+    const tally* at = best;
+    host_side(&sl, at, factors, &c);
+    if (c.side == PT_MS_NET && c.peer >= 0) { /* a link: either end's thread */
+      pt_ms_culprit h = c;
+      h.rank = c.peer;
+      at = tally_of(&ts, comm, c.peer, 0);
+      host_side(&sl, at, factors, &h);
+      if (h.side == PT_MS_HOST) c = h;
+      else at = best;
+    }
+    where(s, at, &c);
     if (add_culprit(v, &c) != 0) goto out;
     for (size_t q = 0; q < sl.n; q++)
       if (!skip[q] && sl.v[q].comm == comm && (sl.v[q].rank == r || sl.v[q].peer == r)) {

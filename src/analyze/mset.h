@@ -22,6 +22,14 @@
  *   GPU-side      a rank whose own edges wait for its GPU: the culprit is
  *                 that rank's GPU (a GPU wait is the rank's own) — two
  *                 slow edges at least, or all it has.
+ *   host-side     a rank named on one side (GPU, or network below) whose
+ *                 own records are slow on the other side too, every own
+ *                 edge there (two at least) at the confirmation level:
+ *                 every wait its proxy thread times is long, GPU and
+ *                 network alike — a starved or descheduled proxy thread
+ *                 (a slow GPU leaves its own network waits alone, a slow
+ *                 NIC its GPU waits; both at once on one rank look the
+ *                 same).
  *   network-side  the rank that most network-slow edges touch, as sender
  *                 or receiver (a slow NIC slows both ends of every transfer
  *                 through it), two slow edges at least, each confirmed by
@@ -46,6 +54,9 @@
 #include "analyze/memory.h"
 
 enum { PT_MS_GPU = 0, PT_MS_NET = 1, PT_MS_STEP = 2, PT_MS_TIMES = 3 };
+/* A culprit's side (never an index of the times): its proxy thread, every
+ * wait it times long, GPU and network alike. */
+enum { PT_MS_HOST = PT_MS_TIMES };
 
 /* The plugin's time buckets: <= 128 ns, four per octave to 2^37 ns, one
  * above (src/trace/metric_buckets.h, the plugin's own formula). */
@@ -126,7 +137,7 @@ typedef struct {
   uint64_t comm;
   int rank;        /* the slow GPU, or the rank the slow network edges meet at */
   int peer;        /* a slow link between rank and peer; -1 */
-  int side;        /* PT_MS_GPU or PT_MS_NET */
+  int side;        /* PT_MS_GPU, PT_MS_NET or PT_MS_HOST */
   double factor;   /* the median factor of its edges */
   size_t edges;    /* its slow edges */
   char host[64];

@@ -95,7 +95,7 @@ static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   fprintf(f, ",\"scope\":\"%s\",\"candidates\":[", p->scope_node ? "node" : "rank");
   for (int i = 0; i < p->n_candidates; i++) fprintf(f, "%s%d", i ? "," : "", p->candidates[i]);
   fprintf(f, "],\"dependents\":%d,\"slowFactor\":", p->dependents);
-  if (p->cause == PT_CAUSE_SLOW_LINK || p->cause == PT_CAUSE_SLOW_GPU) fprintf(f, "%.2f", p->slow_factor);
+  if (an_slow_cause(p->cause)) fprintf(f, "%.2f", p->slow_factor);
   else fputs("null", f);
   fprintf(f, ",\"possible\":%s,\"possibleBecause\":[", p->possible ? "true" : "false");
   for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++) fprintf(f, "%s%d", i ? "," : "", q->because[i]);

@@ -92,7 +92,7 @@ static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) 
     for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++) fprintf(f, "%s %d", i ? "," : "", q->because[i]);
     if (q->n_because > AN_BECAUSE) fprintf(f, " and more");
     fprintf(f, ", whose dumps are missing, cut, short or old (\"not seen\" below)%s\n",
-            q->pub.cause == PT_CAUSE_SLOW_LINK || q->pub.cause == PT_CAUSE_SLOW_GPU ? ", or without ns times" : "");
+            an_slow_cause(q->pub.cause) ? ", or without ns times" : "");
   } else if (q->pub.possible) {
     fprintf(f, "    possible only: its dump is not among the inputs\n");
   }

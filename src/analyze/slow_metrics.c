@@ -1,9 +1,9 @@
 /*
  * slow_metrics.c — slow, not hung, from the step metrics files
- * (docs/metrics.md): the culprits mset.c names — a rank's GPU, or the rank
- * (or link) where slow network edges meet — as culprits of the analysis,
- * causes slow_gpu and slow_link, each with its factor against the median of
- * the comparable edges. The judgement is statistical, as slow.c's is, with
+ * (docs/metrics.md): the culprits mset.c names — a rank's GPU, the rank
+ * (or link) where slow network edges meet, or a rank's proxy thread — as
+ * culprits of the analysis, causes slow_gpu, slow_link and slow_host, each
+ * with its factor against the median of the comparable edges. The judgement is statistical, as slow.c's is, with
  * the same three stages and the same test (slow_test.c): evidence, each
  * edge's histograms of GPU wait and network time per step; statistics, the
  * comparable edges pooled with the edge left out; the test, the edge's
@@ -27,7 +27,13 @@
 static void summary(an_culprit* q, const pt_ms_culprit* c) {
   char where[96] = "";
   if (q->host[0]) snprintf(where, sizeof where, " (%s)", q->host);
-  if (c->side == PT_MS_GPU)
+  if (c->side == PT_MS_HOST)
+    snprintf(q->summary, sizeof q->summary,
+             "rank %d%s: its proxy thread is slow — every wait it times is long, for its GPU and in the network "
+             "alike: %.2fx as long as comparable edges' (median, %zu edge side%s), and its peers wait for it (a "
+             "starved or descheduled proxy thread: CPU contention; or a slow GPU and a slow NIC at once)",
+             c->rank, where, c->factor, c->edges, c->edges == 1 ? "" : "s");
+  else if (c->side == PT_MS_GPU)
     snprintf(q->summary, sizeof q->summary,
              "rank %d%s: its GPU is slow — its steps wait %.2fx as long for the GPU as comparable edges' "
              "(median, %zu edge%s)",
@@ -88,7 +94,7 @@ int an_slow_metrics(pt_analysis* a) {
     an_culprit* q = an_slow_culprit(a, c->comm, c->rank);
     if (!q) return PT_AN_ENOMEM;
     pt_culprit* p = &q->pub;
-    p->cause = c->side == PT_MS_GPU ? PT_CAUSE_SLOW_GPU : PT_CAUSE_SLOW_LINK;
+    p->cause = c->side == PT_MS_GPU ? PT_CAUSE_SLOW_GPU : c->side == PT_MS_HOST ? PT_CAUSE_SLOW_HOST : PT_CAUSE_SLOW_LINK;
     p->peer = c->peer;
     p->slow_factor = c->factor;
     if (c->peer >= 0) {

@@ -47,6 +47,38 @@ static int seen_slow(pt_watch* w, const pt_watch_mark* k) {
   return 0;
 }
 
+/* The culprit mark of rank's proxy thread said slow, or NULL. */
+static pt_watch_mark* slow_thread(pt_watch* w, uint64_t comm, int rank) {
+  for (size_t i = 0; i < w->n_marks; i++) {
+    pt_watch_mark* m = &w->marks[i];
+    if (m->kind == PT_WATCH_CULPRIT && m->side == PT_MS_HOST && m->slow && m->comm == comm && m->rank == rank)
+      return m;
+  }
+  return NULL;
+}
+
+/* A culprit of this window. A rank's proxy thread covers its GPU and its
+ * network: while the thread is said slow, the rank named on one side only
+ * (a window where the other side could not be confirmed: at the job's end
+ * its peers are done and their edges leave the window) is still its
+ * thread, and a side said before the thread stays said until it recovers. */
+static int culprit_seen(pt_watch* w, const pt_ms_culprit* c) {
+  pt_watch_mark* thread = slow_thread(w, c->comm, c->rank);
+  if (thread && c->side != PT_MS_HOST) {
+    thread->in_window = 1;
+    return 0;
+  }
+  pt_watch_mark k = {.kind = PT_WATCH_CULPRIT, .comm = c->comm, .rank = c->rank, .peer = c->peer,
+                     .channel = -1, .send = -1, .side = c->side, .factor = c->factor};
+  memcpy(k.host, c->host, sizeof k.host);
+  if (seen_slow(w, &k) != 0) return -1;
+  for (size_t i = 0; thread && i < w->n_marks; i++) {
+    pt_watch_mark* m = &w->marks[i];
+    if (m->kind == PT_WATCH_CULPRIT && m->slow && m->comm == c->comm && m->rank == c->rank) m->in_window = 1;
+  }
+  return 0;
+}
+
 /* The same edge side among a verdict's slow edges. */
 static int among(const pt_ms_verdict* v, const pt_ms_slow_edge* e) {
   for (size_t i = 0; i < v->n_edges; i++) {
@@ -167,13 +199,8 @@ int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) 
                              .channel = e->channel, .send = e->send, .side = e->side, .factor = e->factor};
     if (seen_slow(w, &k) != 0) return -1;
   }
-  for (size_t i = 0; i < w->last.n_culprits; i++) {
-    const pt_ms_culprit* c = &w->last.culprits[i];
-    pt_watch_mark k = {.kind = PT_WATCH_CULPRIT, .comm = c->comm, .rank = c->rank, .peer = c->peer,
-                       .channel = -1, .send = -1, .side = c->side, .factor = c->factor};
-    memcpy(k.host, c->host, sizeof k.host);
-    if (seen_slow(w, &k) != 0) return -1;
-  }
+  for (size_t i = 0; i < w->last.n_culprits; i++)
+    if (culprit_seen(w, &w->last.culprits[i]) != 0) return -1;
   settle(w, t, fn, arg);
   return 1;
 }

@@ -45,7 +45,7 @@ typedef struct {
   int kind;                    /* PT_WATCH_EDGE, PT_WATCH_CULPRIT or PT_WATCH_CHANGE */
   uint64_t comm;
   int rank, peer, channel, send; /* a culprit: channel and send -1 */
-  int side;                    /* PT_MS_GPU or PT_MS_NET */
+  int side;                    /* PT_MS_GPU or PT_MS_NET; a culprit's also PT_MS_HOST */
   int slow;                    /* said slow */
   int streak;                  /* judgements in a row against `slow` */
   int in_window;               /* in the latest window's verdict */

@@ -15,13 +15,17 @@ culprit, and the machine's own load changes step times too) are counted
 and printed.
 
     failslow.py BUILD [--quick] [--healthy N] [--healthy-seconds S] [--no-faults]
-                [--parallel N] [--seed S]
+                [--faults K,K] [--factors F,F] [--repeat N] [--seconds S] [--parallel N]
+                [--seed S]
 
---quick: the matrix `make test` keeps (one factor per side, four healthy
+--quick: the matrix `make test` keeps (one factor per kind, four healthy
 jobs, 25-second jobs); the default is the closing matrix (factors 1.2, 1.5
-and 2, both sides, two hosts, two topologies, 100 healthy jobs of 30 s;
---healthy-seconds makes them longer, --no-faults runs them alone). Exit 1
-when a healthy job names a culprit or, with --quick, a fault is missed.
+and 2; a slow link, GPU and proxy thread; two hosts, two topologies, 100
+healthy jobs of 30 s; --healthy-seconds makes them longer, --no-faults runs
+them alone; --faults, --factors, --repeat N, N jobs of other seeds per
+cell, and --seconds, the faulty jobs' length, size it). A fault counts as named when a culprit line names its rank
+and kind (its GPU, its proxy thread, or its network). Exit 1 when a healthy
+job names a culprit or, with --quick, a fault is missed.
 """
 import argparse, os, re, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
@@ -55,7 +59,8 @@ def run_job(pt, plugin, job, seconds, start):
         if m and m.group(2) == "changed":
             changed.append(line)
         if m and m.group(2) == "culprit":
-            side = "slow-gpu" if "its GPU" in m.group(4) else "slow-link"
+            rest = m.group(4)
+            side = "slow-gpu" if "its GPU" in rest else "slow-host" if "its proxy thread" in rest else "slow-link"
             culprits.append((float(m.group(1)), int(m.group(3)), side, line))
     return {"culprits": culprits, "edges": edges, "changed": changed, "out": out, "took": took}
 
@@ -69,6 +74,12 @@ def main():
     ap.add_argument("--no-faults", action="store_true")
     ap.add_argument("--parallel", type=int, default=6)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--faults", default="slow-link,slow-gpu,slow-host",
+                    help="fault kinds of the matrix, comma-separated")
+    ap.add_argument("--factors", default=None, help="factors of the matrix, comma-separated (default 1.2,1.5,2)")
+    ap.add_argument("--repeat", type=int, default=1, help="jobs per (host, topology, fault, factor), other seeds")
+    ap.add_argument("--seconds", type=int, default=None, help="length of a faulty job (default 75; the fault "
+                    "starts 10 s in, and a fault not named by the job's end counts as missed)")
     a = ap.parse_args()
     pt = os.path.abspath(os.path.join(a.build, "proxytrace"))
     plugin = os.path.abspath(os.path.join(a.build, "librccl-profiler-proxytrace.so"))
@@ -78,15 +89,20 @@ def main():
     else:
         factors, hosts, topos, seconds, start = [1.2, 1.5, 2.0], ["rccl", "nccl-2.28"], [(3, 2), (4, 2)], 75, 10
         healthy = 100 if a.healthy is None else a.healthy
+    if a.factors:
+        factors = [float(f) for f in a.factors.split(",")]
+    if a.seconds:
+        seconds = a.seconds
     jobs = []
     seed = a.seed
     for host in ([] if a.no_faults else hosts):
         for nodes, rpn in topos:
-            for fault in ("slow-link", "slow-gpu"):
+            for fault in a.faults.split(","):
                 for f in factors:
-                    seed += 1
-                    jobs.append({"host": host, "nodes": nodes, "rpn": rpn, "ops": "sendrecv:8M", "fault": fault,
-                                 "rank": (seed * 7) % (nodes * rpn), "factor": f, "seed": seed})
+                    for _ in range(a.repeat):
+                        seed += 1
+                        jobs.append({"host": host, "nodes": nodes, "rpn": rpn, "ops": "sendrecv:8M", "fault": fault,
+                                     "rank": (seed * 7) % (nodes * rpn), "factor": f, "seed": seed})
     for i in range(healthy):
         host, (nodes, rpn) = hosts[i % len(hosts)], topos[i % len(topos)]
         jobs.append({"host": host, "nodes": nodes, "rpn": rpn, "ops": "sendrecv:8M", "fault": None, "rank": -1,

@@ -85,10 +85,10 @@ SMALL = [(2, 1), (2, 2), (2, 3), (2, 4), (3, 1), (3, 2), (3, 5), (4, 1), (4, 2),
          (3, 3), (4, 3), (6, 2), (2, 7)]
 LARGE = [(16, 2), (2, 16), (32, 1), (8, 8), (5, 7), (9, 3), (32, 8), (13, 5), (4, 8), (11, 2)]
 SIZES = ["256K", "1M", "2M", "4M"]
-KINDS = ["none", "stall", "stall", "stall", "no-recv", "kill", "slow-link", "slow-gpu", "pxn", "pxn+stall",
+KINDS = ["none", "stall", "stall", "stall", "no-recv", "kill", "slow-link", "slow-gpu", "slow-host", "pxn", "pxn+stall",
          "leak+stall", "stall+stall", "kill+stall", "stall+no-recv", "skip", "mismatch"]
 MISMATCHES = ["allgather", "reducescatter", "broadcast", "half"]
-TIMING = ("slow-link", "slow-gpu")
+TIMING = ("slow-link", "slow-gpu", "slow-host")
 HOLD = 0.4   # seconds a hung job is held (--hold)
 STRICT = False  # --strict: a fault hidden behind another fails too
 SUMMARIES = False  # --summaries: each job analyzed from per-node summaries too
@@ -133,8 +133,8 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
         # 16 and 32: the emulator's NVIDIA profiles stretch an op less than
         # its factor (a factor of 8 may leave the op under --slow-factor 3)
         job["faults"].append(["slow-link", "%d:%d" % (rank(), rng.choice([16, 32]))])
-    elif kind == "slow-gpu":
-        job["faults"].append(["slow-gpu", "%d:%d" % (rank(), rng.choice([16, 32]))])
+    elif kind in ("slow-gpu", "slow-host"):
+        job["faults"].append([kind, "%d:%d" % (rank(), rng.choice([16, 32]))])
     elif kind.startswith("pxn"):
         node = rng.randrange(nodes)
         r, h = rng.sample(range(node * rpn, node * rpn + rpn), 2)

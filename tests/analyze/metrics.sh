@@ -1,7 +1,8 @@
 #!/bin/sh
 # `proxytrace analyze` with the step metrics files (docs/metrics.md) among
 # its inputs: on RCCL and NCCL profiles, a --slow-gpu names that rank's GPU
-# (cause slow_gpu), a --slow-link that rank's links (slow_link), each with
+# (cause slow_gpu), a --slow-link that rank's links (slow_link), a
+# --slow-host that rank's proxy thread (slow_host), each with
 # its factor, and agrees with the emulator's ground truth (--expect); a
 # healthy job is "ok" (exit 0) and names no culprit; the metrics alone, without a dump, still
 # give the verdict; a hung job stays a hang, the metrics do not hide it.
@@ -24,7 +25,7 @@ job() { # job NAME HOST FAULT...: a 3-node send/recv job in real time, dumps and
 
 n=0
 for host in rccl nccl-2.25 nccl-2.28 nccl-2.30; do
-  for fault in "" "--slow-gpu 1:4" "--slow-link 4:4"; do
+  for fault in "" "--slow-gpu 1:4" "--slow-link 4:4" "--slow-host 3:4"; do
     name="$host-$n"
     n=$((n + 1))
     # shellcheck disable=SC2086
@@ -37,6 +38,7 @@ for host in rccl nccl-2.25 nccl-2.28 nccl-2.30; do
     case $fault in
       "") want=ok; cause=""; wrc=0 ;;
       *gpu*) want=slow; cause=slow_gpu; wrc=1 ;;
+      *host*) want=slow; cause=slow_host; wrc=1 ;;
       *) want=slow; cause=slow_link; wrc=1 ;;
     esac
     [ $rc -eq $wrc ] || fail "$host '$fault': exit $rc, want $wrc"
@@ -49,13 +51,16 @@ assert d["counts"]["metricsEdges"] > 0
 if cause:
     c = d["culprits"]
     assert len(c) == 1 and c[0]["cause"] == cause and c[0]["slowFactor"] >= 1.5, c  # a 4x fault: medians of whole phases
-    side = "gpu" if cause == "slow_gpu" else "network"
     e = d["metrics_slow_edges"]
-    # the fault's edges are of its side; a loaded machine may make an edge
-    # of the other side stand out mildly (seen: 1.4x beside a 4x GPU), never
-    # as far as the fault
-    assert any(x["side"] == side for x in e), e
-    assert all(x["side"] == side for x in e if x["factor"] >= 2), e
+    if cause == "slow_host":  # every wait of its own, both sides
+        assert {x["side"] for x in e if x["rank"] == c[0]["rank"]} == {"gpu", "network"}, e
+    else:
+        side = "gpu" if cause == "slow_gpu" else "network"
+        # the fault's edges are of its side; a loaded machine may make an
+        # edge of the other side stand out mildly (seen: 1.4x beside a 4x
+        # GPU), never as far as the fault
+        assert any(x["side"] == side for x in e), e
+        assert all(x["side"] == side for x in e if x["factor"] >= 2), e
 else:  # an edge may stand out on a loaded machine; a culprit may not
     assert not d["culprits"], d["culprits"]
 PYEOF

@@ -384,6 +384,83 @@ static void test_slow_edge_without_culprit(void** state) {
   free(j);
 }
 
+/* Which side a culprit is on. Each fault slows the network waits of its
+ * peers' edges with the rank (a receiver waits for a slow sender's data, a
+ * sender for a slow receiver's buffers); what differs is the rank's own
+ * records: a slow GPU makes its own GPU waits long, a slow NIC its own
+ * network waits, a slow proxy thread every wait it times, both sides. */
+enum { SLOW_LINK, SLOW_GPU, SLOW_HOST, SLOW_RING_LINK };
+
+/* SLOW_RING_LINK: a slow link in a ring, whose data the GPU forwards —
+ * the sends of the rank and of the one after it wait for their GPUs to
+ * forward what arrived late (their receives' GPU waits do not). */
+static void run_fault(job* j, int steps, int kind, int r, double factor, uint64_t* seed) {
+  for (int i = 0; i < EDGES; i++)
+    for (int k = 0; k < steps; k++) {
+      const int own = edge_rank(i) == r, with = edge_peer(i) == r;
+      const int fed = kind == SLOW_RING_LINK && edge_send(i) && (own || edge_rank(i) == (r + 1) % RANKS);
+      const double gpu = (own && (kind == SLOW_GPU || kind == SLOW_HOST)) || fed ? factor : 1;
+      const double net = with || (own && kind != SLOW_GPU) ? factor : 1;
+      j->h[i][PT_MS_GPU][pt_metric_time_bucket((uint64_t)(draw(seed) * gpu))]++;
+      j->h[i][PT_MS_NET][pt_metric_time_bucket((uint64_t)(draw(seed) * net))]++;
+      j->steps[i]++;
+    }
+}
+
+static void test_side(void** state) {
+  (void)state;
+  static const int sides[] = {PT_MS_NET, PT_MS_GPU, PT_MS_HOST, PT_MS_NET};
+  job* j = malloc(sizeof *j);
+  for (int kind = SLOW_LINK; kind <= SLOW_RING_LINK; kind++)
+    for (int r = 1; r < RANKS; r += 3) {
+      uint64_t seed = 500 + (uint64_t)(kind * RANKS + r);
+      memset(j, 0, sizeof *j);
+      run_fault(j, 2000, kind, r, 1.5, &seed);
+      pt_mset s;
+      snapshot(j, 1, &s);
+      pt_ms_verdict v;
+      assert_int_equal(pt_mset_slow(&s, &v), 0);
+      printf("kind %d rank %d: %zu culprit(s), first rank %d side %d %.2fx\n", kind, r, v.n_culprits,
+             v.n_culprits ? v.culprits[0].rank : -1, v.n_culprits ? v.culprits[0].side : -1,
+             v.n_culprits ? v.culprits[0].factor : 0);
+      assert_int_equal(v.n_culprits, 1);
+      assert_int_equal(v.culprits[0].rank, r);
+      assert_int_equal(v.culprits[0].side, sides[kind]);
+      assert_true(v.culprits[0].factor > 1.3 && v.culprits[0].factor < 1.8);
+      pt_ms_verdict_free(&v);
+      pt_mset_free(&s);
+    }
+  /* What the report says of a proxy thread: its own cause and words. */
+  uint64_t seed = 77;
+  memset(j, 0, sizeof *j);
+  run_fault(j, 2000, SLOW_HOST, 4, 2, &seed);
+  text x = {0};
+  job_lines(j, 1, to_text, &x);
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  assert_int_equal(pt_analysis_add_buffer(a, "proxytrace-metrics-node4-104-r4-77.jsonl", x.b, x.n), 0);
+  assert_int_equal(pt_analysis_run(a), 0);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_SLOW);
+  assert_int_equal(pt_analysis_culprit_count(a), 1);
+  const pt_culprit* c = pt_analysis_culprit(a, 0);
+  assert_int_equal(c->cause, PT_CAUSE_SLOW_HOST);
+  assert_string_equal(c->cause_name, "slow_host");
+  assert_int_equal(c->rank, 4);
+  char* json = pt_analysis_json(a);
+  assert_non_null(strstr(json, "\"cause\":\"slow_host\""));
+  pt_analysis_string_free(json);
+  char* out = NULL;
+  size_t len = 0;
+  FILE* f = open_memstream(&out, &len);
+  assert_int_equal(pt_analysis_write_text(a, f, 0), 0);
+  fclose(f);
+  assert_non_null(strstr(out, "culprit 1: rank 4 (node4): its proxy thread is slow"));
+  free(out);
+  pt_analysis_free(a);
+  free(x.b);
+  free(j);
+}
+
 typedef struct {
   int slow, recovered;
   int64_t slow_at, since, recovered_at;
@@ -428,6 +505,48 @@ static void test_watch(void** state) {
   assert_true(s.since > 60 * (int64_t)1000000000 && s.since <= 70 * (int64_t)1000000000); /* within a window */
   assert_true(s.slow_at - s.since == (int64_t)1000000000); /* the second judgement confirms */
   assert_true(s.recovered_at > 100 * (int64_t)1000000000 && s.recovered_at <= 113 * (int64_t)1000000000);
+  pt_watch_free(&w);
+  free(j);
+}
+
+typedef struct {
+  int slow[4], recovered[4];
+} sides_said;
+
+static void on_side(void* arg, int what, const pt_watch_mark* m, int64_t now) {
+  (void)now;
+  sides_said* s = arg;
+  if (m->kind != PT_WATCH_CULPRIT) return;
+  assert_int_equal(m->rank, 2);
+  if (what == PT_WATCH_SLOW) s->slow[m->side]++;
+  else s->recovered[m->side]++;
+}
+
+/* A rank's proxy thread said slow covers its GPU: windows that name only
+ * its GPU while the thread is said (as at a job's end, when its peers'
+ * edges leave the window and its network waits cannot be confirmed) say
+ * no new culprit, and the thread recovers once. */
+static void test_watch_thread(void** state) {
+  (void)state;
+  uint64_t seed = 13;
+  job* j = calloc(1, sizeof *j);
+  pt_watch w;
+  pt_watch_init(&w, 10);
+  sides_said s = {0};
+  for (int t = 1; t <= 110; t++) {
+    if (t <= 20 || t > 80) run_steps(j, 100, -1, 1, &seed);
+    else run_fault(j, 100, t <= 50 ? SLOW_HOST : SLOW_GPU, 2, 1.5, &seed);
+    pt_mset now;
+    snapshot(j, t, &now);
+    assert_int_equal(pt_watch_update(&w, &now, on_side, &s), 1);
+    pt_mset_free(&now);
+  }
+  printf("thread: said %d, recovered %d; GPU: said %d; network: said %d\n", s.slow[PT_MS_HOST],
+         s.recovered[PT_MS_HOST], s.slow[PT_MS_GPU], s.slow[PT_MS_NET]);
+  assert_int_equal(s.slow[PT_MS_HOST], 1);
+  assert_int_equal(s.recovered[PT_MS_HOST], 1);
+  assert_int_equal(s.slow[PT_MS_GPU], 0);
+  assert_int_equal(s.slow[PT_MS_NET], 0);
   pt_watch_free(&w);
   free(j);
 }
@@ -492,6 +611,7 @@ int main(void) {
       cmocka_unit_test(test_not_enough_data), cmocka_unit_test(test_no_false_alarms), cmocka_unit_test(test_since),
       cmocka_unit_test(test_watch),           cmocka_unit_test(test_changed),
       cmocka_unit_test(test_watch_change),    cmocka_unit_test(test_slow_edge_without_culprit),
+      cmocka_unit_test(test_side),            cmocka_unit_test(test_watch_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

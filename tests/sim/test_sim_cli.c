@@ -92,6 +92,7 @@ static void test_bad_options_exit_2(void** state) {
   expect_bad("--slow-link", "1:1.5:-1", "--slow-link");
   expect_bad("--slow-link", "1:1.5:2:3", "--slow-link");
   expect_bad("--slow-gpu", "1", "--slow-gpu");
+  expect_bad("--slow-host", "1:0.5", "--slow-host takes RANK:FACTOR[:START] with FACTOR 1.01..1000");
   expect_bad("--pace", "200000", "microseconds 0..100000");
   expect_bad("--kill", "1", "--kill");
   expect_bad("--pxn", "1", "--pxn");
@@ -203,11 +204,13 @@ static void test_faults_checked_against_job(void** state) {
   assert_int_equal(c.noise, 0);
   /* fractional factors, a start time, healthy noise */
   pt_sim_config_init(&c);
-  const char* mild[] = {"--slow-link", "1:1.2", "--slow-gpu", "2:1.5:30", "--noise", NULL};
+  const char* mild[] = {"--slow-link", "1:1.2", "--slow-gpu", "2:1.5:30", "--slow-host", "3:1.3:5", "--noise", NULL};
   assert_int_equal(parse(&c, mild), 0);
-  assert_int_equal(c.n_faults, 2);
+  assert_int_equal(c.n_faults, 3);
   assert_true(c.faults[0].factor == 1.2 && c.faults[0].start_s == 0);
   assert_true(c.faults[1].factor == 1.5 && c.faults[1].start_s == 30);
+  assert_int_equal(c.faults[2].kind, PT_FAULT_SLOW_HOST);
+  assert_true(c.faults[2].factor == 1.3 && c.faults[2].start_s == 5 && c.faults[2].rank == 3);
   assert_int_equal(c.noise, 1);
 }
 

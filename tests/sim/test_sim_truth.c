@@ -60,6 +60,7 @@ static const scenario scenarios[] = {
     {"kill", {"--kill", "0:2", NULL}},
     {"slow link", {"--slow-link", "1:4", "--jitter", "2", NULL}},
     {"slow GPU, paced", {"--slow-gpu", "2:3", "--pace", "20", "--iters", "1", NULL}},
+    {"slow proxy thread, paced", {"--slow-host", "3:3", "--pace", "20", "--iters", "1", NULL}},
     {"pxn", {"--pxn", "1:0", NULL}},
     /* ranks 0 and 1 in one process: rank 1's sends recorded into its trace
      * by rank 0's proxy thread, beside rank 1's own */

@@ -1,9 +1,10 @@
 /*
  * test_slow_matrix.c — slow edges named from the step metrics
- * (src/analyze/mset.c) over a matrix of emulated jobs: every --slow-link
- * and --slow-gpu, on RCCL and on NCCL profiles of each ABI family, in
- * send/recv and ring all-reduce jobs of 3 nodes, at two slowdowns, must
- * name exactly its rank, network-side or GPU-side; a healthy job must name
+ * (src/analyze/mset.c) over a matrix of emulated jobs: every --slow-link,
+ * --slow-gpu and --slow-host, on RCCL and on NCCL profiles of each ABI
+ * family, in send/recv and ring all-reduce jobs of 3 nodes, at two
+ * slowdowns, must name exactly its rank, network-side, GPU-side or its
+ * proxy thread (both); a healthy job must name
  * nothing (6 iterations: 12 ops an edge, which the test counts as 24
  * samples). The jobs run in real time (--pace 1000: a poll lasts 1 ms), so
  * step times follow the faults and not the machine's load (at 0.4 ms a
@@ -35,7 +36,7 @@ static void quiet(void* arg, int rank, const char* line) {
 typedef struct {
   const char* host;
   const char* ops;
-  const char* fault; /* NULL, "slow-link" or "slow-gpu" */
+  const char* fault; /* NULL, "slow-link", "slow-gpu" or "slow-host" */
   int rank, factor;
 } job;
 
@@ -95,7 +96,7 @@ static void test_matrix(void** state) {
   static const struct {
     const char* fault;
     int rank;
-  } faults[] = {{NULL, -1}, {"slow-link", 1}, {"slow-link", 4}, {"slow-gpu", 2}, {"slow-gpu", 5}};
+  } faults[] = {{NULL, -1}, {"slow-link", 1}, {"slow-link", 4}, {"slow-gpu", 2}, {"slow-gpu", 5}, {"slow-host", 3}};
   static const int factors[] = {4, 8};
   int cases = 0, right = 0, healthy = 0, healthy_right = 0;
   char dir[512];
@@ -112,7 +113,9 @@ static void test_matrix(void** state) {
             ok = v.n_culprits == 0;
             healthy_right += ok;
           } else {
-            const int side = !strcmp(j.fault, "slow-gpu") ? PT_MS_GPU : PT_MS_NET;
+            const int side = !strcmp(j.fault, "slow-gpu")    ? PT_MS_GPU
+                             : !strcmp(j.fault, "slow-host") ? PT_MS_HOST
+                                                             : PT_MS_NET;
             ok = v.n_culprits == 1 && v.culprits[0].rank == j.rank && v.culprits[0].side == side &&
                  v.culprits[0].peer < 0 && v.culprits[0].factor >= 2.0; /* 4x, 8x: the network phases, not all of a step */
           }
@@ -123,7 +126,10 @@ static void test_matrix(void** state) {
           for (size_t k = 0; k < v.n_culprits; k++)
             printf("  [rank %d%s%.0d %s %.1fx, %zu edges]", v.culprits[k].rank, v.culprits[k].peer >= 0 ? "-" : "",
                    v.culprits[k].peer >= 0 ? v.culprits[k].peer : 0,
-                   v.culprits[k].side == PT_MS_GPU ? "GPU" : "network", v.culprits[k].factor, v.culprits[k].edges);
+                   v.culprits[k].side == PT_MS_GPU    ? "GPU"
+                   : v.culprits[k].side == PT_MS_HOST ? "proxy thread"
+                                                      : "network",
+                   v.culprits[k].factor, v.culprits[k].edges);
           printf("\n");
           if (!ok) printf("   metrics kept in %s\n", dir);
           else rm_dir(dir);

@@ -121,8 +121,8 @@ void pt_sim_usage(FILE* f) {
 "                        sleeps until its next op is due, so step times are\n"
 "                        draws times US whatever the CPU load (0..100000,\n"
 "                        default 0: polls as fast as they go; 200 with\n"
-"                        --slow-link or --slow-gpu, which need real time:\n"
-"                        --pace 0 is refused with them)\n"
+"                        --slow-link, --slow-gpu or --slow-host, which need\n"
+"                        real time: --pace 0 is refused with them)\n"
 "  --ras-mask T:MASK     (2.31+) from batch T on (each call of each iteration is\n"
 "                        one batch, counted from 0), RAS has set every rank's\n"
 "                        event mask to MASK (decimal or 0x hex; repeatable)\n"
@@ -137,7 +137,8 @@ void pt_sim_usage(FILE* f) {
 "  --comm-dump N         RCCL only: a watchdog thread calls ncclCommDump for\n"
 "                        every rank N times, while the job runs (default 0)\n"
 "\n"
-"Faults (strike in one call of one iteration; slow-link, slow-gpu, pxn, leak-ops in all).\n"
+"Faults (strike in one call of one iteration; slow-link, slow-gpu, slow-host, pxn,\n"
+"leak-ops in all).\n"
 "A step S counts transfers of sliceSteps raw steps (2 for a SIMPLE all-reduce,\n"
 "else 1), as NCCL 2.24+ number ProxyStep events; the dump's counters (po, trans,\n"
 "done, ns) count raw steps under RCCL and NCCL 2.23, transfers under 2.24+, and\n"
@@ -154,6 +155,9 @@ void pt_sim_usage(FILE* f) {
 "                        time, step times are the machine's noise\n"
 "  --slow-gpu R:F[:T]    rank R's GPU is F times slower from T on: producing\n"
 "                        what it sends, consuming what it receives; paced\n"
+"  --slow-host R:F[:T]   rank R's proxy thread is F times slower from T on (a\n"
+"                        starved host CPU): every wait it times, GPU and\n"
+"                        network, and its peers' network waits with it; paced\n"
 "  --kill R:S            rank R dies at transfer S (its dump never comes)\n"
 "  --pxn R:H             rank R's network sends run on the proxy of rank H (same\n"
 "                        node): foreign pid, context and parent for H's plugin;\n"
@@ -250,7 +254,7 @@ static const struct {
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
     {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},
-    {"ras-mask", 1},   {"noise", 0},          {"skip", 1},       {"mismatch", 1},
+    {"ras-mask", 1},   {"noise", 0},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -415,7 +419,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   } else if (!strcmp(opt, "pace")) {
     if (to_int(val, 0, 100000, &c->pace_us)) return bad(err, opt, val, "microseconds 0..100000");
   } else if (!strcmp(opt, "stall") || !strcmp(opt, "no-recv") || !strcmp(opt, "slow-link") ||
-             !strcmp(opt, "slow-gpu") || !strcmp(opt, "kill") || !strcmp(opt, "pxn") ||
+             !strcmp(opt, "slow-gpu") || !strcmp(opt, "slow-host") || !strcmp(opt, "kill") || !strcmp(opt, "pxn") ||
              !strcmp(opt, "leak-ops") || !strcmp(opt, "skip") || !strcmp(opt, "mismatch")) {
     if (c->n_faults >= PT_SIM_MAX_FAULTS) return bad(err, opt, val, "at most 32 faults");
     if (sim_fault_parse(opt, val, &c->faults[c->n_faults], err) != 0) return 2;
@@ -461,8 +465,7 @@ static void unused_options(const pt_sim_config* c, FILE* err) {
 static int pace_timing_faults(pt_sim_config* c, FILE* err) {
   const char* timing = NULL;
   for (int i = 0; i < c->n_faults && !timing; i++)
-    if (c->faults[i].kind == PT_FAULT_SLOW_LINK || c->faults[i].kind == PT_FAULT_SLOW_GPU)
-      timing = c->faults[i].kind == PT_FAULT_SLOW_LINK ? "slow-link" : "slow-gpu";
+    if (sim_fault_timing(c->faults[i].kind)) timing = sim_fault_name(c->faults[i].kind);
   if (timing && c->pace_us == 0) {
     fprintf(err,
             "proxytrace sim: --%s needs real time, but --pace is 0: unpaced, a poll lasts microseconds "

@@ -20,6 +20,11 @@
  *   slow-gpu RANK:FACTOR[:T]   RANK's GPU is FACTOR times slower from T on:
  *                              producing the data it sends, consuming what
  *                              it receives
+ *   slow-host RANK:FACTOR[:T]  RANK's proxy thread is FACTOR times slower
+ *                              from T on (a starved host CPU): every phase
+ *                              of its own ops, GPU and network, and the
+ *                              network phases of its peers' ops with it
+ *                              (they wait for its late posts and sends)
  *   kill RANK:STEP             RANK dies at STEP: no more events, no dump
  *   pxn RANK:HELPER            RANK's network sends are progressed by the
  *                              proxy of HELPER (same node), with RANK's
@@ -43,8 +48,8 @@
  * --noise: no phase of a real GPU or link is instant); under --noise times
  * a heavy-tailed factor (Pareto, alpha 2.5, median 1: one phase in 30
  * three times as long as its draw, one in 300 ten times), the healthy
- * spread of a real fabric; and FACTOR times that on the phases a slow link
- * or GPU strikes once its start has passed — F times as long as it would
+ * spread of a real fabric; and FACTOR times that on the phases a slow link,
+ * GPU or proxy thread strikes once its start has passed — F times as long as it would
  * have taken, which is what a link at 1/F of its speed does.
  *
  * A scenario file holds options, one per line, without the leading "--"
@@ -128,20 +133,15 @@ int sim_fault_parse(const char* kind, const char* value, pt_sim_fault* f, FILE* 
         (n < 3 || !parse_int(v[2], 0, 1 << 30, &f->step)))
       return 0;
     fprintf(err, "proxytrace sim: --no-recv takes RANK[:CHANNEL[:STEP]], got '%s'\n", value);
-  } else if (!strcmp(kind, "slow-link")) {
-    f->kind = PT_FAULT_SLOW_LINK;
+  } else if (!strcmp(kind, "slow-link") || !strcmp(kind, "slow-gpu") || !strcmp(kind, "slow-host")) {
+    f->kind = !strcmp(kind, "slow-link") ? PT_FAULT_SLOW_LINK
+              : !strcmp(kind, "slow-gpu") ? PT_FAULT_SLOW_GPU
+                                          : PT_FAULT_SLOW_HOST;
     if (!slow_fields(v, n, f)) return 0;
     fprintf(err,
-            "proxytrace sim: --slow-link takes RANK:FACTOR[:START] with FACTOR 1.01..1000 and START seconds "
+            "proxytrace sim: --%s takes RANK:FACTOR[:START] with FACTOR 1.01..1000 and START seconds "
             "0..86400, got '%s'\n",
-            value);
-  } else if (!strcmp(kind, "slow-gpu")) {
-    f->kind = PT_FAULT_SLOW_GPU;
-    if (!slow_fields(v, n, f)) return 0;
-    fprintf(err,
-            "proxytrace sim: --slow-gpu takes RANK:FACTOR[:START] with FACTOR 1.01..1000 and START seconds "
-            "0..86400, got '%s'\n",
-            value);
+            kind, value);
   } else if (!strcmp(kind, "kill")) {
     f->kind = PT_FAULT_KILL;
     if (n == 2 && !parse_int(v[0], 0, R, &f->rank) && !parse_int(v[1], 0, 1 << 30, &f->step)) return 0;
@@ -250,8 +250,13 @@ const char* sim_fault_name(pt_fault_kind k) {
     case PT_FAULT_SLOW_GPU: return "slow-gpu";
     case PT_FAULT_SKIP: return "skip";
     case PT_FAULT_MISMATCH: return "mismatch";
+    case PT_FAULT_SLOW_HOST: return "slow-host";
   }
   return "?";
+}
+
+int sim_fault_timing(pt_fault_kind k) {
+  return k == PT_FAULT_SLOW_LINK || k == PT_FAULT_SLOW_GPU || k == PT_FAULT_SLOW_HOST;
 }
 
 void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len) {
@@ -261,9 +266,9 @@ void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len) {
   if (f->kind == PT_FAULT_KILL) snprintf(buf, len, "--kill %d:%d", f->rank, f->step);
   else if (f->kind == PT_FAULT_SKIP) snprintf(buf, len, "--skip %d", f->rank);
   else if (f->kind == PT_FAULT_MISMATCH) snprintf(buf, len, "--mismatch %d:%s", f->rank, mismatch_names[f->arg]);
-  else if ((f->kind == PT_FAULT_SLOW_LINK || f->kind == PT_FAULT_SLOW_GPU) && f->start_s > 0)
+  else if (sim_fault_timing(f->kind) && f->start_s > 0)
     snprintf(buf, len, "--%s %d:%g:%g", sim_fault_name(f->kind), f->rank, f->factor, f->start_s);
-  else if (f->kind == PT_FAULT_SLOW_LINK || f->kind == PT_FAULT_SLOW_GPU)
+  else if (sim_fault_timing(f->kind))
     snprintf(buf, len, "--%s %d:%g", sim_fault_name(f->kind), f->rank, f->factor);
   else snprintf(buf, len, "--%s %d:%s:%d", sim_fault_name(f->kind), f->rank, ch, f->step);
 }
@@ -284,10 +289,14 @@ void sim_fault_describe(const pt_sim_fault* f, int slice, int scale, char* buf, 
     case PT_FAULT_STALL: snprintf(buf, len, "GPU of rank %d stops producing data on %s from %s", f->rank, ch, step); break;
     case PT_FAULT_NO_RECV: snprintf(buf, len, "rank %d posts no receives on %s from %s", f->rank, ch, step); break;
     case PT_FAULT_SLOW_LINK:
-    case PT_FAULT_SLOW_GPU: {
+    case PT_FAULT_SLOW_GPU:
+    case PT_FAULT_SLOW_HOST: {
       char from[48] = "";
       if (f->start_s > 0) snprintf(from, sizeof from, " from %gs after the start", f->start_s);
-      snprintf(buf, len, "rank %d's %s is %gx slower%s", f->rank, f->kind == PT_FAULT_SLOW_LINK ? "network link" : "GPU",
+      snprintf(buf, len, "rank %d's %s is %gx slower%s", f->rank,
+               f->kind == PT_FAULT_SLOW_LINK  ? "network link"
+               : f->kind == PT_FAULT_SLOW_GPU ? "GPU"
+                                              : "proxy thread",
                f->factor, from);
       break;
     }
@@ -318,5 +327,7 @@ double sim_phase_polls(const pt_sim_config* c, const pt_sim_op* op, int gpu_phas
   if (c->noise) w *= heavy_tail(rng);
   const double f = gpu_phase ? op->slow_gpu : op->slow;
   if (f > 1 && since_start_s >= (gpu_phase ? op->slow_gpu_from_s : op->slow_from_s)) w *= f;
+  /* A slow proxy thread is late to see every phase of its own ops end. */
+  if (op->slow_host > 1 && since_start_s >= op->slow_host_from_s) w *= op->slow_host;
   return w;
 }

@@ -307,6 +307,8 @@ const pt_sim_fault* sim_fault_desync(const pt_sim_config* c, int rank, int b);
 void sim_fault_describe(const pt_sim_fault* f, int slice, int scale, char* buf, size_t len);
 /* "stall", "no-recv", … as the options name them. */
 const char* sim_fault_name(pt_fault_kind k);
+/* A timing fault: a slow link, GPU or proxy thread (no hang; paced). */
+int sim_fault_timing(pt_fault_kind k);
 /* The fault as the option that sets it ("--stall 3:0:5"). */
 void sim_fault_option(const pt_sim_fault* f, char* buf, size_t len);
 /* truth.c: an op of the faulty call that fault f strikes, NULL when it

@@ -50,7 +50,7 @@ enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 #define PT_SIM_MAX_FAULTS 32
 #define PT_SIM_MAX_ENV 16
 #define PT_SIM_MAX_OPS 2000000 /* proxy ops per job (about 300 bytes each) */
-#define PT_SIM_TIMING_PACE_US 200 /* --pace of a job with --slow-link/--slow-gpu */
+#define PT_SIM_TIMING_PACE_US 200 /* --pace of a job with --slow-link/--slow-gpu/--slow-host */
 #define PT_SIM_MAX_RAS 8
 
 typedef struct {
@@ -67,7 +67,8 @@ typedef enum {
   PT_FAULT_LEAK_OPS,  /* non-network proxy ops that are never stopped      */
   PT_FAULT_SLOW_GPU,  /* a rank's GPU produces and consumes data slowly    */
   PT_FAULT_SKIP,      /* a rank never makes the call (desync)              */
-  PT_FAULT_MISMATCH   /* a rank makes another call than its peers (desync) */
+  PT_FAULT_MISMATCH,  /* a rank makes another call than its peers (desync) */
+  PT_FAULT_SLOW_HOST  /* a rank's proxy thread is slow (a starved host CPU) */
 } pt_fault_kind;
 
 typedef struct {
@@ -233,7 +234,8 @@ typedef struct {
   int64_t base;      /* the connection's step base before this op (raw) */
   double slow;       /* delay factor of a slow link (network phases), 1 = none */
   double slow_gpu;   /* delay factor of a slow GPU (its own GPU phases)  */
-  double slow_from_s, slow_gpu_from_s; /* from then on, after the job's start */
+  double slow_host;  /* delay factor of its rank's slow proxy thread (every phase it times) */
+  double slow_from_s, slow_gpu_from_s, slow_host_from_s; /* from then on, after the job's start */
 
   /* Oracle: how far each phase gets, in transfers. */
   int lim_post;      /* recv: receives posted at most                    */

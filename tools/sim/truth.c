@@ -300,6 +300,15 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         op->slow_gpu = ft->factor;
         op->slow_gpu_from_s = ft->start_s;
       }
+      /* A slow proxy thread sees every phase of its own ops late; its
+       * peers wait in the network for its late posts and sends. */
+      if (ft->kind == PT_FAULT_SLOW_HOST && op->rank == ft->rank) {
+        op->slow_host = ft->factor;
+        op->slow_host_from_s = ft->start_s;
+      } else if (ft->kind == PT_FAULT_SLOW_HOST && op->peer == ft->rank) {
+        op->slow = ft->factor;
+        op->slow_from_s = ft->start_s;
+      }
     }
   }
   if (!hang_faults) return 0;
@@ -608,7 +617,7 @@ static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, i
 void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   int slow = 0;
   for (int i = 0; i < c->n_faults; i++)
-    slow |= c->faults[i].kind == PT_FAULT_SLOW_LINK || c->faults[i].kind == PT_FAULT_SLOW_GPU;
+    slow |= sim_fault_timing(c->faults[i].kind);
   const char* verdict = job->hung_batch >= 0 ? "hang" : slow ? "slow" : "ok";
   fprintf(f,
           "{\"type\":\"truth\",\"schema\":1,\"commHash\":\"%llu\",\"nRanks\":%d,\"nodes\":%d,\"ranksPerNode\":%d,"
@@ -635,8 +644,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
     fprintf(f, "%s{\"kind\":\"%s\",\"rank\":%d,\"channel\":%d,\"step\":%d,\"arg\":%d,\"dumpStep\":%d", i ? "," : "",
             sim_fault_name(ft->kind), ft->rank, ft->channel, ft->step, ft->arg,
             ft->step * (op ? sim_dump_scale(c, op) : 1));
-    if (ft->kind == PT_FAULT_SLOW_LINK || ft->kind == PT_FAULT_SLOW_GPU)
-      fprintf(f, ",\"factor\":%g,\"start_s\":%g", ft->factor, ft->start_s);
+    if (sim_fault_timing(ft->kind)) fprintf(f, ",\"factor\":%g,\"start_s\":%g", ft->factor, ft->start_s);
     fputc('}', f);
   }
   fputs("],\"deadRanks\":[", f);
@@ -677,9 +685,10 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
       hits = 1;
       exact = job->nodes >= 3;
       channel = -1;
-    } else if (ft->kind == PT_FAULT_SLOW_GPU) {
-      /* A GPU wait is the rank's own: the step metrics name it exactly. */
-      cause = "slow_gpu";
+    } else if (ft->kind == PT_FAULT_SLOW_GPU || ft->kind == PT_FAULT_SLOW_HOST) {
+      /* A GPU wait is the rank's own, and so are all the waits its proxy
+       * thread times: the step metrics name it exactly. */
+      cause = ft->kind == PT_FAULT_SLOW_GPU ? "slow_gpu" : "slow_host";
       hits = exact = 1;
       channel = -1;
     }

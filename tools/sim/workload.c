@@ -63,6 +63,7 @@ static pt_sim_op* push(opvec* v) {
   op->seen.last_kind = 100;
   op->slow = 1;
   op->slow_gpu = 1;
+  op->slow_host = 1;
   return op;
 }
 
