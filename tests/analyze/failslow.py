@@ -140,13 +140,14 @@ def main():
         for c in wrong:
             print("    other: " + c[3])
     print("\nfail-slow figures (%d jobs, %.0f s):" % (len(jobs), time.time() - t0))
-    print("%-10s %6s %8s %10s %12s %14s" % ("fault", "factor", "jobs", "named", "in 60 s", "median delay"))
+    print("%-10s %6s %8s %10s %12s %14s %9s %14s" % ("fault", "factor", "jobs", "named", "in 60 s", "median delay",
+                                                    "slowest", "other culprit"))
     for (fault, f), v in sorted(rows.items()):
         named = [d for d, _ in v if d is not None]
         in60 = [d for d in named if d <= 60]
         med = sorted(named)[len(named) // 2] if named else float("nan")
-        print("%-10s %6g %8d %9d%% %11d%% %13.1fs" % (fault, f, len(v), 100 * len(named) // len(v),
-              100 * len(in60) // len(v), med))
+        print("%-10s %6g %8d %9d%% %11d%% %13.1fs %8.1fs %14d" % (fault, f, len(v), 100 * len(named) // len(v),
+              100 * len(in60) // len(v), med, max(named) if named else float("nan"), sum(1 for _, w in v if w)))
         if a.quick and len(named) < len(v):
             bad = 1
     print("healthy noisy jobs: %d, culprits named: %d, edges said slow: %d, edges said changed: %d" %
