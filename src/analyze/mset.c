@@ -511,7 +511,8 @@ static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint
 
 /* The slow (edge, side) pairs of s into sl; v counts what it had; conf:
  * per edge and side (conf[2 i + side]), its factor where its tail is
- * PT_MS_CONFIRM or less, else 0. */
+ * PT_MS_CONFIRM or less, 0 where it was tested and is not, -1 where it
+ * could not be tested. */
 static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v, vec* sl, double* conf) {
   an_mem* m = &v->mem;
   size_t* ix = an_alloc(m, (s->n + 1) * sizeof *ix);
@@ -522,7 +523,7 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
   if (!ix || !pool || !own || !ok) goto out;
   for (size_t i = 0; i < s->n; i++) {
     ix[i] = i;
-    conf[2 * i] = conf[2 * i + 1] = 0;
+    conf[2 * i] = conf[2 * i + 1] = -1;
   }
   qsort_r(ix, s->n, sizeof *ix, by_key, (void*)s);
   /* Two passes: count the pairs that can be tested (Bonferroni's
@@ -559,7 +560,7 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
           if (!ok[2 * ix[q] + side]) continue;
           pt_ms_slow_edge x;
           const int slow = test_edge(s, e, side, p, pn, own, v->tested, alpha, min_factor, &x);
-          if (slow >= 0 && x.tail <= PT_MS_CONFIRM) conf[2 * ix[q] + side] = x.factor;
+          if (slow >= 0) conf[2 * ix[q] + side] = x.tail <= PT_MS_CONFIRM ? x.factor : 0;
           if (slow >= 0 && x.able) {
             if (!v->able && !(v->able = an_alloc(m, s->n + 1))) goto out;
             v->able[ix[q]] = 1;
@@ -599,14 +600,14 @@ void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
 int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, v); }
 
 /* Per rank of a communicator, what the explanation counts: its comparable
- * aggregate edges, and those slow on a side at the confirmation level, per
- * side (own[side], own_slow[side]), its slow network edges not yet
- * explained (both ends count), whether its GPU was named, and one edge of
- * its own (where). */
+ * aggregate edges, those of them tested, and those slow on a side at the
+ * confirmation level, per side (own[side], tested[side], own_slow[side]),
+ * its slow network edges not yet explained (both ends count), whether its
+ * GPU was named, and one edge of its own (where). */
 typedef struct {
   uint64_t comm;
   int rank;
-  size_t own[2], own_slow[2], net;
+  size_t own[2], tested[2], own_slow[2], net;
   int gpu_named;
   int64_t edge; /* an edge of s of this rank, -1 */
 } tally;
@@ -631,7 +632,7 @@ static tally* tally_of(tallies* ts, uint64_t comm, int rank, int add) {
     ts->n--;
     return NULL;
   }
-  *t = (tally){comm, rank, {0, 0}, {0, 0}, 0, 0, -1};
+  *t = (tally){comm, rank, {0, 0}, {0, 0}, {0, 0}, 0, 0, -1};
   return t;
 }
 
@@ -674,9 +675,11 @@ static int by_rank_factor(const void* x, const void* y) {
  * slow GPU leaves its own network waits alone, a slow NIC its GPU waits
  * (a ring's send GPU wait rises beside a slow link, its receive's does
  * not), and whichever side passes the test first while the thread slows
- * down, the same rank and side come out. */
+ * down, the same rank and side come out. Where none of its own edges could
+ * be tested on the other side, the culprit says so (other_untested). */
 static void host_side(const vec* sl, const tally* t, double* factors, pt_ms_culprit* c) {
   const int other = c->side == PT_MS_GPU ? PT_MS_NET : PT_MS_GPU;
+  c->other_untested = t->tested[other] == 0;
   if (t->own_slow[other] < 2 || t->own_slow[other] < t->own[other]) return;
   c->side = PT_MS_HOST;
   c->peer = -1;
@@ -723,6 +726,7 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     for (int side = PT_MS_GPU; side <= PT_MS_NET; side++)
       if (x->channel < 0 && comparable(x, side) && x->count[side] >= PT_MS_MIN_SAMPLES) {
         t->own[side]++;
+        t->tested[side] += conf[2 * q + side] >= 0;
         t->own_slow[side] += conf[2 * q + side] >= min_factor;
       }
   }

@@ -58,13 +58,15 @@ static pt_watch_mark* slow_thread(pt_watch* w, uint64_t comm, int rank) {
 }
 
 /* A culprit of this window. A rank's proxy thread covers its GPU and its
- * network: while the thread is said slow, the rank named on one side only
- * (a window where the other side could not be confirmed: at the job's end
- * its peers are done and their edges leave the window) is still its
- * thread, and a side said before the thread stays said until it recovers. */
+ * network: while the thread is said slow, the rank named on one side where
+ * the other side could not be tested (at the job's end its peers are done
+ * and their edges leave the window) is still its thread — one named where
+ * the other side was tested and is not slow is that side, and the thread
+ * recovers — and a side said before the thread stays said until it
+ * recovers. */
 static int culprit_seen(pt_watch* w, const pt_ms_culprit* c) {
   pt_watch_mark* thread = slow_thread(w, c->comm, c->rank);
-  if (thread && c->side != PT_MS_HOST) {
+  if (thread && c->side != PT_MS_HOST && c->other_untested) {
     thread->in_window = 1;
     return 0;
   }
