@@ -3,8 +3,9 @@
 # of a finished slow job (the whole run judged: a culprit line at once,
 # exit 1) and of a healthy one (no line, exit 0); and, where run times are
 # the program's (timed.sh), the fail-slow matrix `make test` keeps
-# (failslow.py --quick: a 1.5x slow link and GPU starting 8 s into a noisy
-# job named, four healthy noisy jobs naming nothing); and a 2-rank job, too
+# (failslow.py --quick: a 1.5x slow link, GPU and proxy thread starting 8 s
+# into a noisy job named, four healthy noisy jobs naming nothing); and a
+# 2-rank job, too
 # small for the comparable edges, whose 1.5x slow link is said `changed`
 # against each edge's own history.
 # $1: the build folder.
