@@ -5,9 +5,8 @@
 # the program's (timed.sh), the fail-slow matrix `make test` keeps
 # (failslow.py --quick: a 1.5x slow link, GPU and proxy thread starting 8 s
 # into a noisy job named, four healthy noisy jobs naming nothing); and a
-# 2-rank job, too
-# small for the comparable edges, whose 1.5x slow link is said `changed`
-# against each edge's own history.
+# 2-rank job, too small for the comparable edges, whose 1.5x slow link is
+# said `changed` against each edge's own history.
 # $1: the build folder.
 B=${1:-build}
 PT="$(cd "$B" && pwd)/proxytrace"
