@@ -196,8 +196,8 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
         verdict, e[listed].rank);
   else if (worst == PT_TRUTH_LIMIT)
     say(why, why_len,
-        "within a documented limit: %s; a slow GPU is named as its rank's slow links — op durations cannot tell "
-        "a GPU's wait from the network's (the step metrics can)",
+        "within a documented limit: %s; a slow GPU or proxy thread is named as its rank's slow links — op "
+        "durations cannot tell a GPU's wait or a late thread from the network's (the step metrics can)",
         verdict);
   else if (worst == PT_TRUTH_EXACT)
     say(why, why_len, "agrees with the ground truth: %s%s", verdict, n ? ", every culprit by rank, channel and cause" : "");
