@@ -600,14 +600,16 @@ void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
 int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, v); }
 
 /* Per rank of a communicator, what the explanation counts: its comparable
- * aggregate edges, those of them tested, and those slow on a side at the
- * confirmation level, per side (own[side], tested[side], own_slow[side]),
- * its slow network edges not yet explained (both ends count), whether its
- * GPU was named, and one edge of its own (where). */
+ * aggregate edges and those of them tested, per side (own[side],
+ * tested[side]), the least factor of the tested ones at the confirmation
+ * level (0 where one is not slow at it), its slow network edges not yet
+ * explained (both ends count), whether its GPU was named, and one edge of
+ * its own (where). */
 typedef struct {
   uint64_t comm;
   int rank;
-  size_t own[2], tested[2], own_slow[2], net;
+  size_t own[2], tested[2], net;
+  double least[2];
   int gpu_named;
   int64_t edge; /* an edge of s of this rank, -1 */
 } tally;
@@ -632,7 +634,7 @@ static tally* tally_of(tallies* ts, uint64_t comm, int rank, int add) {
     ts->n--;
     return NULL;
   }
-  *t = (tally){comm, rank, {0, 0}, {0, 0}, {0, 0}, 0, 0, -1};
+  *t = (tally){comm, rank, {0, 0}, {0, 0}, 0, {HUGE_VAL, HUGE_VAL}, 0, -1};
   return t;
 }
 
@@ -669,18 +671,24 @@ static int by_rank_factor(const void* x, const void* y) {
 }
 
 /* A culprit named on one side whose own records are slow on the other side
- * too — every own aggregate edge it has there, two at least, at the
- * confirmation level (the claim was made on the first side) — is its proxy
+ * too — every own aggregate edge it has there tested, two at least, each
+ * slow at the confirmation level (the claim was made on the first side)
+ * and by half the first side's factor at least, in octaves (the square
+ * root: a thread late to see every end slows both alike) — is its proxy
  * thread: every wait the thread times is long, GPU and network alike. A
  * slow GPU leaves its own network waits alone, a slow NIC its GPU waits
  * (a ring's send GPU wait rises beside a slow link, its receive's does
- * not), and whichever side passes the test first while the thread slows
- * down, the same rank and side come out. Where none of its own edges could
- * be tested on the other side, the culprit says so (other_untested). */
-static void host_side(const vec* sl, const tally* t, double* factors, pt_ms_culprit* c) {
+ * not; a 4x GPU on a busy machine once read as its thread, its own network
+ * waits a little slow beyond chance at the confirmation level), and
+ * whichever side passes the
+ * test first while the thread slows down, the same rank and side come out.
+ * Where none of its own edges could be tested on the other side, the
+ * culprit says so (other_untested). */
+static void host_side(const vec* sl, const tally* t, double min_factor, double* factors, pt_ms_culprit* c) {
   const int other = c->side == PT_MS_GPU ? PT_MS_NET : PT_MS_GPU;
   c->other_untested = t->tested[other] == 0;
-  if (t->own_slow[other] < 2 || t->own_slow[other] < t->own[other]) return;
+  const double floor = fmax(min_factor, sqrt(c->factor));
+  if (t->own[other] < 2 || t->tested[other] < t->own[other] || t->least[other] < floor) return;
   c->side = PT_MS_HOST;
   c->peer = -1;
   c->factor = median_factor(sl, c->comm, PT_MS_HOST, c->rank, -1, NULL, factors, &c->edges);
@@ -725,9 +733,10 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
      * either way: they neither confirm nor clear its GPU) */
     for (int side = PT_MS_GPU; side <= PT_MS_NET; side++)
       if (x->channel < 0 && comparable(x, side) && x->count[side] >= PT_MS_MIN_SAMPLES) {
+        const double f = conf[2 * q + side];
         t->own[side]++;
-        t->tested[side] += conf[2 * q + side] >= 0;
-        t->own_slow[side] += conf[2 * q + side] >= min_factor;
+        t->tested[side] += f >= 0;
+        if (f >= 0 && f < t->least[side]) t->least[side] = f;
       }
   }
   /* GPU-side: each rank whose own edges wait for its GPU — its GPU-slow
@@ -747,7 +756,7 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
      * one edge of several may be a thread that was not scheduled. */
     if (c.edges >= 2 || c.edges >= t->own[PT_MS_GPU]) {
       t->gpu_named = 1;
-      host_side(&sl, t, factors, &c);
+      host_side(&sl, t, min_factor, factors, &c);
       where(s, t, &c);
       if (add_culprit(v, &c) != 0) goto out;
     }
@@ -791,12 +800,12 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     pt_ms_culprit c = {.comm = comm, .rank = r, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
     c.factor = median_factor(&sl, comm, PT_MS_NET, r, -1, skip, factors, &c.edges);
     const tally* at = best;
-    host_side(&sl, at, factors, &c);
+    host_side(&sl, at, min_factor, factors, &c);
     if (c.side == PT_MS_NET && c.peer >= 0) { /* a link: either end's thread */
       pt_ms_culprit h = c;
       h.rank = c.peer;
       at = tally_of(&ts, comm, c.peer, 0);
-      host_side(&sl, at, factors, &h);
+      host_side(&sl, at, min_factor, factors, &h);
       if (h.side == PT_MS_HOST) c = h;
       else at = best;
     }

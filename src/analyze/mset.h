@@ -24,7 +24,8 @@
  *                 slow edges at least, or all it has.
  *   host-side     a rank named on one side (GPU, or network below) whose
  *                 own records are slow on the other side too, every own
- *                 edge there (two at least) at the confirmation level:
+ *                 edge there (two at least) at the confirmation level and
+ *                 by the square root of the first side's factor at least:
  *                 every wait its proxy thread times is long, GPU and
  *                 network alike — a starved or descheduled proxy thread
  *                 (a slow GPU leaves its own network waits alone, a slow

@@ -430,8 +430,31 @@ static void test_side(void** state) {
       pt_ms_verdict_free(&v);
       pt_mset_free(&s);
     }
+  /* A 4x GPU whose rank's own network waits are 1.4x too (its thread a
+   * little late on a busy machine): the GPU, not the thread — a thread late
+   * enough to make GPU waits 4x would make its network waits as slow. */
+  uint64_t seed = 91;
+  memset(j, 0, sizeof *j);
+  run_fault(j, 2000, SLOW_GPU, 4, 4, &seed);
+  for (int i = 0; i < EDGES; i++)
+    if (edge_rank(i) == 4) {
+      memset(j->h[i][PT_MS_NET], 0, sizeof j->h[i][PT_MS_NET]);
+      for (int k = 0; k < 2000; k++) j->h[i][PT_MS_NET][pt_metric_time_bucket((uint64_t)(1.4 * draw(&seed)))]++;
+    }
+  pt_mset busy;
+  snapshot(j, 1, &busy);
+  pt_ms_verdict bv;
+  assert_int_equal(pt_mset_slow(&busy, &bv), 0);
+  for (size_t k = 0; k < bv.n_edges; k++)
+    printf("busy GPU: rank %d %s %d side %d %.2fx\n", bv.edges[k].rank, bv.edges[k].send ? "send to" : "recv from",
+           bv.edges[k].peer, bv.edges[k].side, bv.edges[k].factor);
+  assert_int_equal(bv.n_culprits, 1);
+  assert_int_equal(bv.culprits[0].rank, 4);
+  assert_int_equal(bv.culprits[0].side, PT_MS_GPU);
+  pt_ms_verdict_free(&bv);
+  pt_mset_free(&busy);
   /* What the report says of a proxy thread: its own cause and words. */
-  uint64_t seed = 77;
+  seed = 77;
   memset(j, 0, sizeof *j);
   run_fault(j, 2000, SLOW_HOST, 4, 2, &seed);
   text x = {0};
