@@ -680,10 +680,9 @@ static int by_rank_factor(const void* x, const void* y) {
  * (a ring's send GPU wait rises beside a slow link, its receive's does
  * not; a 4x GPU on a busy machine once read as its thread, its own network
  * waits a little slow beyond chance at the confirmation level), and
- * whichever side passes the
- * test first while the thread slows down, the same rank and side come out.
- * Where none of its own edges could be tested on the other side, the
- * culprit says so (other_untested). */
+ * whichever side passes the test first while the thread slows down, the
+ * same rank and side come out. Where none of its own edges could be
+ * tested on the other side, the culprit says so (other_untested). */
 static void host_side(const vec* sl, const tally* t, double min_factor, double* factors, pt_ms_culprit* c) {
   const int other = c->side == PT_MS_GPU ? PT_MS_NET : PT_MS_GPU;
   c->other_untested = t->tested[other] == 0;
