@@ -165,6 +165,30 @@ static void to_text(void* arg, const char* line) {
   x->b[x->n] = 0;
 }
 
+/* The job's metrics lines, as rank `rank`'s file, through the whole
+ * analysis (x keeps the text until the caller frees x->b). */
+static pt_analysis* analyze_job(const job* j, int rank, text* x) {
+  char name[96];
+  snprintf(name, sizeof name, "proxytrace-metrics-node%d-%d-r%d-77.jsonl", rank, 100 + rank, rank);
+  job_lines(j, 1, to_text, x);
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  assert_int_equal(pt_analysis_add_buffer(a, name, x->b, x->n), 0);
+  assert_int_equal(pt_analysis_run(a), 0);
+  return a;
+}
+
+/* The analysis's text report (free it). */
+static char* text_report(const pt_analysis* a) {
+  char* out = NULL;
+  size_t len = 0;
+  FILE* f = open_memstream(&out, &len);
+  assert_non_null(f);
+  assert_int_equal(pt_analysis_write_text(a, f, 0), 0);
+  fclose(f);
+  return out;
+}
+
 static void test_mild_slow_link(void** state) {
   (void)state;
   uint64_t seed = 42;
@@ -357,18 +381,10 @@ static void test_slow_edge_without_culprit(void** state) {
   memset(j->h[i][PT_MS_GPU], 0, sizeof j->h[i][PT_MS_GPU]);
   for (int k = 0; k < 2000; k++) j->h[i][PT_MS_GPU][pt_metric_time_bucket((uint64_t)(3 * draw(&seed)))]++;
   text x = {0};
-  job_lines(j, 1, to_text, &x);
-  pt_analysis* a;
-  assert_int_equal(pt_analysis_new(&a), 0);
-  assert_int_equal(pt_analysis_add_buffer(a, "proxytrace-metrics-node2-102-r2-77.jsonl", x.b, x.n), 0);
-  assert_int_equal(pt_analysis_run(a), 0);
+  pt_analysis* a = analyze_job(j, 2, &x);
   assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_OK);
   assert_int_equal(pt_analysis_culprit_count(a), 0);
-  char* out = NULL;
-  size_t len = 0;
-  FILE* f = open_memstream(&out, &len);
-  assert_int_equal(pt_analysis_write_text(a, f, 0), 0);
-  fclose(f);
+  char* out = text_report(a);
   printf("%s", out);
   assert_non_null(strstr(out, "OK — no op is stuck; 1 edge is slower than its comparable edges beyond chance, "
                               "too little to name a culprit (listed below)"));
@@ -458,11 +474,7 @@ static void test_side(void** state) {
   memset(j, 0, sizeof *j);
   run_fault(j, 2000, SLOW_HOST, 4, 2, &seed);
   text x = {0};
-  job_lines(j, 1, to_text, &x);
-  pt_analysis* a;
-  assert_int_equal(pt_analysis_new(&a), 0);
-  assert_int_equal(pt_analysis_add_buffer(a, "proxytrace-metrics-node4-104-r4-77.jsonl", x.b, x.n), 0);
-  assert_int_equal(pt_analysis_run(a), 0);
+  pt_analysis* a = analyze_job(j, 4, &x);
   assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_SLOW);
   assert_int_equal(pt_analysis_culprit_count(a), 1);
   const pt_culprit* c = pt_analysis_culprit(a, 0);
@@ -472,11 +484,7 @@ static void test_side(void** state) {
   char* json = pt_analysis_json(a);
   assert_non_null(strstr(json, "\"cause\":\"slow_host\""));
   pt_analysis_string_free(json);
-  char* out = NULL;
-  size_t len = 0;
-  FILE* f = open_memstream(&out, &len);
-  assert_int_equal(pt_analysis_write_text(a, f, 0), 0);
-  fclose(f);
+  char* out = text_report(a);
   assert_non_null(strstr(out, "culprit 1: rank 4 (node4): its proxy thread is slow"));
   free(out);
   pt_analysis_free(a);
