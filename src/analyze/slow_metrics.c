@@ -3,11 +3,12 @@
  * (docs/metrics.md): the culprits mset.c names — a rank's GPU, the rank
  * (or link) where slow network edges meet, or a rank's proxy thread — as
  * culprits of the analysis, causes slow_gpu, slow_link and slow_host, each
- * with its factor against the median of the comparable edges. The judgement is statistical, as slow.c's is, with
- * the same three stages and the same test (slow_test.c): evidence, each
- * edge's histograms of GPU wait and network time per step; statistics, the
- * comparable edges pooled with the edge left out; the test, the edge's
- * share of steps above the others' median against theirs, a claim only at
+ * with its factor against the median of the comparable edges. The
+ * judgement is statistical, as slow.c's is, with the same three stages
+ * and the same test (slow_test.c): evidence, each edge's histograms of GPU
+ * wait and network time per step; statistics, the comparable edges pooled
+ * with the edge left out; the test, the edge's share of steps above the
+ * others' median against theirs, a claim only at
  * AN_SLOW_ALPHA over the pairs tested. No fixed factor decides (a median
  * PT_MS_MIN_FACTOR times the others' at least is the floor of what is worth
  * naming, or --slow-factor where it is given); too few steps is "not enough
