@@ -456,6 +456,70 @@ static int calls_gapped(const an_comm* c) {
   return 0;
 }
 
+static int has_cand(const an_culprit* q, int rank) {
+  for (int i = 0; i < q->pub.n_candidates; i++)
+    if (q->cand[i] == rank) return 1;
+  return 0;
+}
+
+/* Whether the desync culprit d explains the proxy culprit k: a rank out of
+ * the call (never called it, or called another) posts, sends and forwards
+ * nothing of it, so its peers wait on it — a receive it never posted, a
+ * send it never made — and inside its node the GPUs next to it have no
+ * data from it: a GPU culprit of its node whose candidates hold it. A GPU
+ * that never took the call up on a channel explains the same on that
+ * channel. Two ranks that disagree with no majority (a tie) explain
+ * nothing: which one is out of step is not known. */
+static int explains(const an_culprit* d, const an_culprit* k) {
+  if (d->comm_index != k->comm_index || k->origin < 0 || d->pub.n_candidates != 1) return 0;
+  if (d->pub.cause == PT_CAUSE_STOPPED && k->pub.channel != d->pub.channel) return 0;
+  const int gpu = k->pub.cause == PT_CAUSE_GPU_NOT_PRODUCING || k->pub.cause == PT_CAUSE_GPU_NOT_CONSUMING;
+  return k->pub.rank == d->pub.rank || (gpu && has_cand(k, d->pub.rank));
+}
+
+/* The proxy culprits a desync culprit (the first `added`) explains are
+ * folded into it: their stuck ops wait on it, and they are not named apart
+ * — a GPU that "stopped" next to a rank that never called the collective
+ * waits for that rank (a wrong lead otherwise). */
+static void fold(pt_analysis* a, size_t added) {
+  size_t keep = added;
+  int32_t* where = an_alloc(&a->mem, (a->n_culprits + 1) * sizeof *where);
+  if (!where) return; /* a->mem failed: the analysis reports it */
+  for (size_t k = 0; k < added; k++) where[k] = (int32_t)k;
+  for (size_t k = added; k < a->n_culprits; k++) {
+    size_t d = 0;
+    while (d < added && !explains(&a->culprits[d], &a->culprits[k])) d++;
+    if (d < added) {
+      where[k] = (int32_t)d;
+      an_free(&a->mem, a->culprits[k].cand);
+      continue;
+    }
+    where[k] = (int32_t)keep;
+    a->culprits[keep++] = a->culprits[k];
+  }
+  if (keep == a->n_culprits) {
+    an_free(&a->mem, where);
+    return;
+  }
+  a->n_culprits = keep;
+  for (size_t k = 0; k < keep; k++) a->culprits[k].pub.dependents = 0;
+  for (size_t i = 0; i < a->n_items; i++) {
+    an_item* x = &a->items[i];
+    if (x->culprit < 0) continue;
+    x->culprit = where[x->culprit];
+    an_culprit* q = &a->culprits[x->culprit];
+    if (x->stuck && x->op->rank != q->pub.rank) q->pub.dependents++;
+  }
+  an_free(&a->mem, where);
+  for (size_t d = 0; d < added; d++) {
+    an_culprit* q = &a->culprits[d];
+    const size_t len = strlen(q->summary);
+    if (q->pub.dependents > 0 && len + 1 < sizeof q->summary)
+      snprintf(q->summary + len, sizeof q->summary - len, "; %d stuck op%s wait%s on it", q->pub.dependents,
+               q->pub.dependents == 1 ? "" : "s", q->pub.dependents == 1 ? "s" : "");
+  }
+}
+
 int an_desync(pt_analysis* a) {
   const size_t before = a->n_culprits;
   for (size_t ci = 0; ci < a->n_comms; ci++) {
@@ -481,5 +545,6 @@ int an_desync(pt_analysis* a) {
   }
   for (size_t i = 0; i < a->n_items; i++)
     if (a->items[i].culprit >= 0) a->items[i].culprit += (int32_t)added;
+  fold(a, added);
   return 0;
 }

@@ -87,9 +87,12 @@ int an_op_p2p(const an_op* op) {
 }
 
 /* The host reports the data its GPU made ready ahead of transmission
- * (kernelCopyReady): profiler API v4 on (NCCL 2.27+) and RCCL. Before, it
- * moves with the transmission and says nothing of its own. */
-static int data_ready_known(const an_dump* d) { return d->api >= 4 || !strcmp(d->host_lib, "rccl"); }
+ * (kernelCopyReady): every profiler API and RCCL. NCCL 2.23-2.26 record
+ * the ProxyOp state SendRemFifoWait with transmitted + sliceSteps once the
+ * step's data is ready, before each isend try (v2.25.1-1
+ * src/transport/net.cc:1173); 2.27+ the step state SendPeerWait there. A
+ * dump that names no API (legacy text) says nothing of its own. */
+static int data_ready_known(const an_dump* d) { return d->api >= 1 || !strcmp(d->host_lib, "rccl"); }
 
 static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x) {
   const an_op* op = x->op;
@@ -113,7 +116,7 @@ static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x)
     if (T >= N) return AN_W_NETWORK;
     /* No buffer left: the receiver gates it, whatever its GPU has (when
      * both bind, the chain through the receiver reaches the same origin;
-     * and 2.23-2.26 give no data-ready count ahead of transmission). */
+     * a GPU that stopped as well is named below). */
     if (C(pa, AN_C_POSTED) <= T) return AN_W_CREDIT;
     return K > T ? AN_W_NETWORK : AN_W_GPU;
   }

@@ -21,7 +21,10 @@
 #     out where run times are not the program's, or other work holds the
 #     cores: 64 emulated ranks' ops are then slow in fact);
 #   - desyncs: a rank that skips the call, or calls another collective,
-#     named first with what it called;
+#     named with what it called, and alone: the GPUs of its node that wait
+#     on it inside the node are not culprits of their own;
+#   - a stall and a no-recv on one edge at one step on NCCL 2.25, whose
+#     SendRemFifoWait is the data-ready count: both named;
 #   - a stall no network op shows beside one that does: a documented
 #     limit the truth marks ("seen": false), the other one named.
 # A killed rank's files are removed: every emulated rank lives in one
@@ -94,6 +97,12 @@ job "a stall and a no-recv on one edge at one step (all-reduce)" --host nccl-2.3
 job "a stall and a no-recv on one edge at the last steps (all-reduce)" --host nccl-2.30 --nodes 2 \
   --ranks-per-node 2 --channels 6 --proto LL --ops sendrecv:1M,allreduce:1M --iters 1 --seed 17852 \
   --fault-call 1 --fault-iter 0 --stall 1:2:11 --no-recv 2:all:11
+# NCCL 2.23-2.26 record SendRemFifoWait (transmitted + sliceSteps) once a
+# step's data is ready: the same edge on 2.25, where the send's GPU stopped
+# too
+job "a stall and a no-recv on one edge at one step (all-reduce, NCCL 2.25)" --host nccl-2.25 --nodes 2 \
+  --ranks-per-node 1 --channels 1 --proto LL --ops allreduce:2M,sendrecv:1M,allreduce:1M --iters 3 --seed 606938 \
+  --fault-call 2 --fault-iter 0 --stall 1:0:11 --no-recv 0:all:11
 # A dead rank upstream and a GPU stalled in the next node: the node's
 # outgoing send (step 7) is short of its incoming receive (step 3) plus one
 # step per rank of the node, so the stop inside it is a culprit too
@@ -107,6 +116,9 @@ desync() {
   job "$@"
   sed -n 2p "$d/analyze.out" | grep -q "^culprit 1: $want" ||
     { echo "FAILED: $1: the first culprit is not '$want': $(sed -n 2p "$d/analyze.out")"; fail=1; }
+  if grep -q "^also" "$d/analyze.out"; then
+    echo "FAILED: $1: a culprit beside the desync: $(grep -m1 "^also" "$d/analyze.out")"; fail=1
+  fi
 }
 desync "rank 2 never called AllReduce" "a rank that never calls the all-reduce" --host rccl --nodes 2 \
   --ranks-per-node 4 --channels 2 --ops allreduce:1M,sendrecv:1M --iters 2 --seed 5 --skip 2
@@ -114,6 +126,9 @@ desync "rank 6 called AllGather 128 KiB float32 as collective call #1" "a rank t
   --host nccl-2.23 --nodes 2 --ranks-per-node 4 --channels 2 --ops allreduce:1M --iters 2 --seed 5 --mismatch 6
 desync "rank 1 called AllReduce 512 KiB float32" "a rank that calls half the count" --host nccl-2.31 --nodes 3 \
   --ranks-per-node 2 --channels 2 --ops allreduce:1M --iters 2 --seed 5 --mismatch 1:half
+desync "rank 4 never called AllReduce" "a rank that skips a later call, inside its node" --host nccl-2.26 \
+  --nodes 2 --ranks-per-node 3 --channels 2 --ops allreduce:256K --iters 2 --seed 5 --skip 4 --fault-call 0 \
+  --fault-iter 1
 # A stall on the last transfer of a rank without a network op on its
 # channel, beside a stall that shows: the truth marks the first unseen
 # ("seen": false), and not naming it is a documented limit, not a miss.
