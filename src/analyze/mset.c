@@ -740,10 +740,34 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
   }
   /* GPU-side: each rank whose own edges wait for its GPU — its GPU-slow
    * aggregate edges together (sorted by rank), the upper median of their
-   * factors. */
-  size_t ng = 0;
+   * factors. An edge far slower in the network than for its GPU — by the
+   * square of its GPU factor at least, twice the octaves — says nothing of
+   * its GPU: a network that hands the GPU its data a step at a time makes
+   * each step's wait its own instead of overlapped with the next's (the
+   * network-side rule, with the other end's confirmation, judges such
+   * edges). Both sides alike is its thread (host-side, below), a GPU the
+   * slower its GPU. */
+  an_map netslow;
+  if (an_map_init(&v->mem, &netslow, sl.n + 1) != 0) goto out;
   for (size_t i = 0; i < sl.n; i++)
-    if (sl.v[i].side == PT_MS_GPU && sl.v[i].channel < 0) gpu[ng++] = sl.v[i];
+    if (sl.v[i].side == PT_MS_NET && sl.v[i].channel < 0 &&
+        an_map_add(&v->mem, &netslow, link_key(sl.v[i].comm, sl.v[i].rank, sl.v[i].peer, -1, sl.v[i].send),
+                   (int32_t)i) != 0) {
+      an_map_free(&v->mem, &netslow);
+      goto out;
+    }
+  size_t ng = 0;
+  for (size_t i = 0; i < sl.n; i++) {
+    const pt_ms_slow_edge* e = &sl.v[i];
+    if (e->side != PT_MS_GPU || e->channel >= 0) continue;
+    int both = 0; /* its network side slow, by the square of its GPU side */
+    for (int32_t k = an_map_first(&netslow, link_key(e->comm, e->rank, e->peer, -1, e->send)); k >= 0 && !both;
+         k = an_map_next(&netslow, k))
+      both = sl.v[k].comm == e->comm && sl.v[k].rank == e->rank && sl.v[k].peer == e->peer &&
+             sl.v[k].send == e->send && sl.v[k].factor >= e->factor * e->factor;
+    if (!both) gpu[ng++] = *e;
+  }
+  an_map_free(&v->mem, &netslow);
   qsort(gpu, ng, sizeof *gpu, by_rank_factor);
   for (size_t i = 0; i < ng;) {
     size_t j = i;

@@ -21,7 +21,10 @@
  *
  *   GPU-side      a rank whose own edges wait for its GPU: the culprit is
  *                 that rank's GPU (a GPU wait is the rank's own) — two
- *                 slow edges at least, or all it has.
+ *                 slow edges at least, or all it has; an edge slower in the
+ *                 network by the square of its GPU factor is not its GPU's
+ *                 evidence (a network that hands the GPU one step at a
+ *                 time makes each step's wait its own).
  *   host-side     a rank named on one side (GPU, or network below) whose
  *                 own records are slow on the other side too, every own
  *                 edge there (two at least) at the confirmation level and

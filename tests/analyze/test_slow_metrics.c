@@ -540,6 +540,52 @@ static void test_watch(void** state) {
   free(j);
 }
 
+/* Rank 1's link `link` times slow, and the GPU waits on rank 2's two
+ * edges: its receive from rank 1 `carried` times as long, its send `own`
+ * times. */
+static void gpu_waits(job* j, double link, double carried, double own, uint64_t* seed) {
+  memset(j, 0, sizeof *j);
+  run_fault(j, 2000, SLOW_LINK, 1, link, seed);
+  for (int i = 4; i <= 5; i++) { /* rank 2: send (4), receive (5) */
+    memset(j->h[i][PT_MS_GPU], 0, sizeof j->h[i][PT_MS_GPU]);
+    for (int k = 0; k < 2000; k++)
+      j->h[i][PT_MS_GPU][pt_metric_time_bucket((uint64_t)(draw(seed) * (i == 5 ? carried : own)))]++;
+  }
+}
+
+/* A slow link's receiver whose GPU wait on that edge is 1.8x (the network
+ * hands its GPU one step at a time: each step waits alone) and, on its
+ * other edge, 2x by chance: the link, not its GPU — the GPU side of an
+ * edge 16x slower in the network is not the GPU's evidence. The same two
+ * GPU waits with the link healthy do name the GPU. */
+static void test_gpu_carried_by_network(void** state) {
+  (void)state;
+  job* j = malloc(sizeof *j);
+  uint64_t seed = 303;
+  gpu_waits(j, 16, 1.8, 2, &seed);
+  pt_mset s;
+  snapshot(j, 1, &s);
+  pt_ms_verdict v;
+  assert_int_equal(pt_mset_slow(&s, &v), 0);
+  int gpu_slow = 0;
+  for (size_t k = 0; k < v.n_edges; k++) gpu_slow += v.edges[k].rank == 2 && v.edges[k].side == PT_MS_GPU;
+  assert_int_equal(gpu_slow, 2); /* both GPU sides are slow beyond chance */
+  assert_int_equal(v.n_culprits, 1);
+  assert_int_equal(v.culprits[0].rank, 1);
+  assert_int_equal(v.culprits[0].side, PT_MS_NET);
+  pt_ms_verdict_free(&v);
+  pt_mset_free(&s);
+  gpu_waits(j, 1, 1.8, 2, &seed); /* the control: the link healthy */
+  snapshot(j, 1, &s);
+  assert_int_equal(pt_mset_slow(&s, &v), 0);
+  assert_int_equal(v.n_culprits, 1);
+  assert_int_equal(v.culprits[0].rank, 2);
+  assert_int_equal(v.culprits[0].side, PT_MS_GPU);
+  pt_ms_verdict_free(&v);
+  pt_mset_free(&s);
+  free(j);
+}
+
 typedef struct {
   int slow[4], recovered[4];
 } sides_said;
@@ -665,6 +711,7 @@ int main(void) {
       cmocka_unit_test(test_watch),           cmocka_unit_test(test_changed),
       cmocka_unit_test(test_watch_change),    cmocka_unit_test(test_slow_edge_without_culprit),
       cmocka_unit_test(test_side),            cmocka_unit_test(test_watch_thread),
+      cmocka_unit_test(test_gpu_carried_by_network),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
