@@ -25,8 +25,9 @@
 #     on it inside the node are not culprits of their own;
 #   - a stall and a no-recv on one edge at one step on NCCL 2.25, whose
 #     SendRemFifoWait is the data-ready count: both named;
-#   - a stall no network op shows beside one that does: a documented
-#     limit the truth marks ("seen": false), the other one named.
+#   - a stall no network op shows beside one that does, or whose node's
+#     data another fault holds: a documented limit the truth marks
+#     ("seen": false), the other one named.
 # A killed rank's files are removed: every emulated rank lives in one
 # process, and a dead process writes nothing. $1: the build folder.
 B=${1:-build}
@@ -143,6 +144,30 @@ if grep -q '"rank":2,"channel":1,"cause":"gpu_not_producing","exact":false,"faul
 else
   echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; cat "$d/truth.json"; fail=1
 fi
+# Two more the truth marks: a stall whose node's outgoing send another
+# fault holds (a receiver that posts nothing downstream), which shows only
+# in how far its node's receive consumed; and a stall on the last transfer
+# of a rank without a network op, whose channel's one stuck op is the edge
+# into another stall. Each is a limit, not a miss, and the other is named.
+unseen() {
+  name=$1; want=$2; named=$3; shift 3
+  d="$T/$n"; n=$((n + 1))
+  run "$@"
+  if grep -q "$want" "$d/truth.json" && grep -q "within a documented limit: hang" "$d/analyze.out" &&
+    grep -q "^culprit 1: $named" "$d/analyze.out"; then
+    echo "ok: $name"
+  else
+    echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; cat "$d/truth.json"; fail=1
+  fi
+}
+unseen "a stall whose node's outgoing send another fault holds" \
+  '"rank":2,"channel":0,"cause":"gpu_not_producing","exact":false,"fault":0,"seen":false,"limit":"it shows only in how far its node' \
+  "rank 0 .*posts no more receive buffers" --host nccl-2.30 --nodes 2 --ranks-per-node 2 --channels 5 --proto LL \
+  --ops allreduce:4M,sendrecv:256K --iters 3 --seed 481810 --stall 2:0:0 --no-recv 0:all:0 --fault-call 0 --fault-iter 2
+unseen "a stall on a last transfer inside its node, beside another stall" \
+  '"rank":1,"channel":0,"cause":"gpu_not_producing","exact":false,"fault":1,"seen":false' "rank 6 " \
+  --host nccl-2.25 --nodes 4 --ranks-per-node 3 --channels 1 --proto LL128 --ops allreduce:1M,sendrecv:1M --iters 1 \
+  --seed 661748 --stall 6:all:21 --stall 1:0:21 --fault-call 0 --fault-iter 0
 # A rank killed at a step it never reaches, beside a GPU stalled upstream:
 # it dumps nothing, and every stuck op beside it waits on the stall. The
 # analysis lists it among the possible culprits; --expect calls that a

@@ -273,6 +273,8 @@ typedef struct {
   uint64_t fault_struck[PT_SIM_MAX_FAULTS];
   uint64_t fault_consume[PT_SIM_MAX_FAULTS]; /* channels where a stall struck a send/recv's receiving end */
   uint64_t fault_shown[PT_SIM_MAX_FAULTS];   /* channels where a network op shows its stop first-hand */
+  uint64_t fault_held[PT_SIM_MAX_FAULTS];    /* channels where a stall's node sends out nothing more for
+                                                another fault downstream (ring_shown)         */
 } pt_sim_job;
 
 int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err);

@@ -172,12 +172,29 @@ static void ring_fixed_point(ringstate* st, int n, int U, int k, int S, int W) {
   }
 }
 
+/* Whether a stall (or kill) stops the ring at position p: p sent no
+ * further than its GPU went. */
+static int gpu_binds(const ringstate* st, int U, int p) { return st->F[p] < U && st->sent[p] == st->F[p]; }
+
 /* Whether the ring position sends no further than a fault there (a stall or
  * a kill: its GPU) or at the next position (a receive never posted) lets
  * it: where the stop of the channel's data is that fault's doing. */
 static int binds_at(const ringstate* st, int n, int U, int p) {
   const int next = (p + 1) % n;
-  return (st->F[p] < U && st->sent[p] == st->F[p]) || (st->post_lim[next] < U && st->sent[p] == st->post_lim[next]);
+  return gpu_binds(st, U, p) || (st->post_lim[next] < U && st->sent[p] == st->post_lim[next]);
+}
+
+/* The network send of the batch on the ring edge from position p, or NULL
+ * (an edge inside a node has none). */
+static const pt_sim_op* edge_send(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int p) {
+  const int a = ring[p], b = ring[(p + 1) % n];
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch == fb && op->channel == ch && op->kind == PT_OPK_NET && op->is_send && op->rank == a &&
+        op->peer == b)
+      return op;
+  }
+  return NULL;
 }
 
 /* A network op of the batch on the ring edge from position p, stuck. */
@@ -192,14 +209,33 @@ static int edge_stuck(const pt_sim_job* job, int fb, int ch, const int* ring, in
   return 0;
 }
 
+/* Whether the send that takes the data out of position q's node (the
+ * first network edge from q on) waits for its receiver's buffer: held
+ * from downstream. A stall upstream inside the node then shows only in how
+ * far the node's receive consumed — which that hold explains as well, but
+ * for the room of the hops inside the node, which no record shows. */
+static int egress_held(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int q) {
+  for (int k = 0, p = q; k < n; k++, p = (p + 1) % n) {
+    const pt_sim_op* op = edge_send(job, fb, ch, ring, n, p);
+    if (op) return op->why == PT_WHY_CREDIT;
+  }
+  return 0;
+}
+
+
 /* Where each fault that struck on this ring shows first-hand: on a stuck
  * network op of the edges its stop reaches before another fault's stop
  * takes over — from its position (a stall, with the edge into it, whose
  * receive its GPU no longer consumes; a receive never posted: from the
  * sender before it) downstream to the next position where another fault
- * binds. A fault whose stretch of the ring holds no network op, or only
- * edges a fault upstream stopped first, is one no dump can show: the
- * proxies see the ring stop where the other fault stopped it. */
+ * binds, the edge into that fault's position excluded (its GPU no longer
+ * consumes: the other fault's first-hand sign). The edge into a stall is
+ * its own sign only where its node's data leaves freely: with the node's
+ * outgoing send held from downstream, how far the receive consumed says
+ * nothing the hold does not explain. A fault whose stretch of the ring
+ * holds no network op, or only edges a fault upstream stopped first, is
+ * one no dump can show: the proxies see the ring stop where the other
+ * fault stopped it. */
 static void ring_shown(const pt_sim_config* c, pt_sim_job* job, int fb, int ch, const int* ring, const ringstate* st,
                        int U) {
   const int n = job->nranks;
@@ -211,8 +247,14 @@ static void ring_shown(const pt_sim_config* c, pt_sim_job* job, int fb, int ch, 
     if (q == n) continue;
     const int start = ft->kind == PT_FAULT_STALL ? q : (q - 1 + n) % n;
     int shown = ft->kind == PT_FAULT_STALL && edge_stuck(job, fb, ch, ring, n, (q - 1 + n) % n);
+    if (shown && egress_held(job, fb, ch, ring, n, q)) {
+      shown = 0;
+      job->fault_held[f] |= 1ull << ch;
+    }
     for (int k = 0, p = start; k < n && !shown; k++, p = (p + 1) % n) {
       if (k && binds_at(st, n, U, p)) break; /* another fault's stretch */
+      const int next = (p + 1) % n;
+      if (k && ring[next] != ft->rank && gpu_binds(st, U, next)) break; /* the edge into another stall */
       shown = edge_stuck(job, fb, ch, ring, n, p);
     }
     if (shown) job->fault_shown[f] |= 1ull << ch;
@@ -507,8 +549,13 @@ static int fault_unseen(const pt_sim_config* c, const pt_sim_job* job, int fi) {
   "it stops no network op first-hand: every network op its stop would reach is held at an earlier " \
   "step by another fault"
 
+#define HELD_FAULT                                                                                 \
+  "it shows only in how far its node's receive consumed, which another fault's hold on the node's " \
+  "outgoing send explains as well: the records do not show the room of the hops inside a node"
+
 /* Why a fault no dump can show is one. */
 static const char* unseen_why(const pt_sim_job* job, int fi) {
+  if (job->fault_held[fi]) return HELD_FAULT;
   return fault_hidden(job, fi) ? HIDDEN_FAULT : UNSEEN_FAULT;
 }
 
