@@ -512,8 +512,10 @@ static int test_edge(const pt_mset* s, const pt_ms_edge* e, int side, const uint
 /* The slow (edge, side) pairs of s into sl; v counts what it had; conf:
  * per edge and side (conf[2 i + side]), its factor where its tail is
  * PT_MS_CONFIRM or less, 0 where it was tested and is not, -1 where it
- * could not be tested. */
-static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v, vec* sl, double* conf) {
+ * could not be tested; can[2 i + side]: 1 where it had the samples to be
+ * found slow (every step above the others' median would pass the test). */
+static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_verdict* v, vec* sl, double* conf,
+                      unsigned char* can) {
   an_mem* m = &v->mem;
   size_t* ix = an_alloc(m, (s->n + 1) * sizeof *ix);
   uint64_t* pool = an_alloc(m, 2 * PT_MS_BUCKETS * sizeof *pool);
@@ -524,6 +526,7 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
   for (size_t i = 0; i < s->n; i++) {
     ix[i] = i;
     conf[2 * i] = conf[2 * i + 1] = -1;
+    can[2 * i] = can[2 * i + 1] = 0;
   }
   qsort_r(ix, s->n, sizeof *ix, by_key, (void*)s);
   /* Two passes: count the pairs that can be tested (Bonferroni's
@@ -561,6 +564,7 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
           pt_ms_slow_edge x;
           const int slow = test_edge(s, e, side, p, pn, own, v->tested, alpha, min_factor, &x);
           if (slow >= 0) conf[2 * ix[q] + side] = x.tail <= PT_MS_CONFIRM ? x.factor : 0;
+          if (slow >= 0) can[2 * ix[q] + side] = (unsigned char)x.able;
           if (slow >= 0 && x.able) {
             if (!v->able && !(v->able = an_alloc(m, s->n + 1))) goto out;
             v->able[ix[q]] = 1;
@@ -608,7 +612,7 @@ int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, A
 typedef struct {
   uint64_t comm;
   int rank;
-  size_t own[2], tested[2], net;
+  size_t own[2], tested[2], able[2], net;
   double least[2];
   int gpu_named;
   int64_t edge; /* an edge of s of this rank, -1 */
@@ -634,7 +638,7 @@ static tally* tally_of(tallies* ts, uint64_t comm, int rank, int add) {
     ts->n--;
     return NULL;
   }
-  *t = (tally){comm, rank, {0, 0}, {0, 0}, 0, {HUGE_VAL, HUGE_VAL}, 0, -1};
+  *t = (tally){comm, rank, {0, 0}, {0, 0}, {0, 0}, 0, {HUGE_VAL, HUGE_VAL}, 0, -1};
   return t;
 }
 
@@ -706,10 +710,11 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
   double* factors = NULL;
   pt_ms_slow_edge* gpu = NULL;
   double* conf = an_alloc(&v->mem, 2 * (s->n + 1) * sizeof *conf);
+  unsigned char* can = an_alloc(&v->mem, 2 * (s->n + 1));
   tallies ts = {.m = &v->mem};
   an_map links;
   int rc = -1, maps = 0;
-  if (!conf || slow_edges(s, alpha, min_factor, v, &sl, conf) != 0) goto out;
+  if (!conf || !can || slow_edges(s, alpha, min_factor, v, &sl, conf, can) != 0) goto out;
   factors = an_alloc(&v->mem, (sl.n + 1) * sizeof *factors);
   gpu = an_alloc(&v->mem, (sl.n + 1) * sizeof *gpu);
   skip = an_alloc(&v->mem, sl.n + 1);
@@ -735,6 +740,7 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
         const double f = conf[2 * q + side];
         t->own[side]++;
         t->tested[side] += f >= 0;
+        t->able[side] += can[2 * q + side];
         if (f >= 0 && f < t->least[side]) t->least[side] = f;
       }
   }
@@ -775,9 +781,11 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     tally* t = tally_of(&ts, gpu[i].comm, gpu[i].rank, 0);
     pt_ms_culprit c = {.comm = gpu[i].comm, .rank = gpu[i].rank, .peer = -1, .side = PT_MS_GPU, .edges = j - i};
     c.factor = gpu[i + (j - i - 1) / 2 + ((j - i) % 2 == 0)].factor; /* the upper median: how much slower it is */
-    /* Two slow edges, or every edge the rank has that could be judged:
-     * one edge of several may be a thread that was not scheduled. */
-    if (c.edges >= 2 || c.edges >= t->own[PT_MS_GPU]) {
+    /* Two slow edges, or every edge the rank has that could be found slow
+     * (one too short of samples to pass the test whatever its steps says
+     * nothing either way): one edge of several may be a thread that was
+     * not scheduled. */
+    if (c.edges >= 2 || c.edges >= t->able[PT_MS_GPU]) {
       t->gpu_named = 1;
       host_side(&sl, t, min_factor, factors, &c);
       where(s, t, &c);
@@ -850,6 +858,7 @@ out:
   if (maps) an_map_free(&v->mem, &ts.idx);
   an_free(&v->mem, ts.t);
   an_free(&v->mem, conf);
+  an_free(&v->mem, can);
   an_free(&v->mem, skip);
   an_free(&v->mem, factors);
   an_free(&v->mem, gpu);

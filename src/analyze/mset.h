@@ -21,7 +21,9 @@
  *
  *   GPU-side      a rank whose own edges wait for its GPU: the culprit is
  *                 that rank's GPU (a GPU wait is the rank's own) — two
- *                 slow edges at least, or all it has; an edge slower in the
+ *                 slow edges at least, or all it has that could be found slow
+ *                 (an edge too short of samples to pass the test whatever
+ *                 its steps says nothing either way); an edge slower in the
  *                 network by the square of its GPU factor is not its GPU's
  *                 evidence (a network that hands the GPU one step at a
  *                 time makes each step's wait its own).
