@@ -16,7 +16,13 @@
  *
  * Within a documented limit (PT_TRUTH_LIMIT): a culprit the truth marks
  * "seen":false, not named (a fault whose stop shows on no network op: the
- * GPU stops on transfers inside its node); a slow link or GPU the
+ * GPU stops on transfers inside its node); one with a "limit" of the
+ * records (a rank whose dumps name no rank), named by its rank with
+ * another cause; one not named where the truth says a dead rank of its
+ * node may be named in its place ("namedInstead") and is; a hang the
+ * truth says shows only as missing dumps ("hangShows": every stuck op is
+ * a dead rank's), read ok or incomplete with every dead rank listed
+ * without a dump and no culprit; a slow link or GPU the
  * analysis did not judge because the evidence a timing judgement needs is
  * not there (millisecond times, too few or too short timed ops: slow.c),
  * and a slow GPU that op durations name as its rank's slow links (only the
@@ -33,6 +39,8 @@ typedef struct {
   int rank, channel, exact;
   int unseen; /* "seen":false: no dump can show it (the emulator's truth says why) */
   const char* cause;
+  const char* limit; /* why the records cannot show it as it is (the truth's words), or NULL */
+  int named_instead;  /* a dead rank the records may name in its place, -1 */
 } expect;
 
 static void say(char* why, size_t n, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -70,6 +78,30 @@ static int possible_missing(const pt_analysis* a, int rank) {
     if (p->kind == PT_GAP_MISSING && p->may_hold_fault && rank >= p->rank && rank <= last) return 1;
   }
   return 0;
+}
+
+/* A culprit names `rank` as a rank without a dump. */
+static int names_missing(const pt_analysis* a, int rank) {
+  for (size_t k = 0; k < a->n_culprits; k++)
+    if (a->culprits[k].pub.cause == PT_CAUSE_RANK_MISSING && a->culprits[k].pub.rank == rank) return 1;
+  return 0;
+}
+
+/* Every dead rank of the truth is among the ranks the analysis lists
+ * without a dump. */
+static int dead_listed(const pt_analysis* a, const an_jobj* o) {
+  int any = 0;
+  for (int i = 0;; i++) {
+    char p[32];
+    int64_t r;
+    snprintf(p, sizeof p, "deadRanks.%d", i);
+    if (an_json_i64(o, p, &r) != 0) break;
+    int found = 0;
+    for (size_t m = 0; m < a->n_missing && !found; m++) found = a->missing[m].rank == r;
+    if (!found) return 0;
+    any = 1;
+  }
+  return any;
 }
 
 /* 2: names it exactly; 1: at its node (its rank or a candidate on the
@@ -118,6 +150,11 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
     snprintf(p, sizeof p, "culprits.%d.seen", n);
     const an_jfield* seen = an_json_get(o, p);
     e[n].unseen = seen && !seen->truth;
+    snprintf(p, sizeof p, "culprits.%d.limit", n);
+    e[n].limit = an_json_str(o, p);
+    snprintf(p, sizeof p, "culprits.%d.namedInstead", n);
+    int64_t instead;
+    e[n].named_instead = an_json_i64(o, p, &instead) == 0 ? (int)instead : -1;
     e[n].rank = (int)rank;
     e[n].channel = (int)ch;
     if (!e[n].cause) e[n].cause = "";
@@ -127,6 +164,16 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   an_slow_judgement_words(a, unjudged, sizeof unjudged);
   if (a->mset.n) pt_ms_verdict_words(&a->mslow, unjudged, sizeof unjudged); /* the metrics' judgement stands */
   if (strcmp(got, verdict) != 0) {
+    const char* shows = an_json_str(o, "hangShows");
+    if (!strcmp(verdict, "hang") && shows && !strcmp(shows, "missing") &&
+        (a->verdict == PT_VERDICT_OK || a->verdict == PT_VERDICT_INCOMPLETE) && !a->n_culprits &&
+        dead_listed(a, o)) {
+      say(why, why_len, "within a documented limit: hang; %s — the analysis lists the dead rank%s without a dump",
+          an_json_str(o, "limit") ? an_json_str(o, "limit") : "the hang shows only as missing dumps",
+          an_json_get(o, "deadRanks.1") ? "s" : "");
+      rc = PT_TRUTH_LIMIT;
+      goto out;
+    }
     if (!strcmp(verdict, "slow") && unjudged[0] && !a->n_metric_culprits && a->verdict == PT_VERDICT_OK) {
       say(why, why_len, "within a documented limit: a slow link or GPU is expected; not judged: %s", unjudged);
       rc = PT_TRUTH_LIMIT;
@@ -139,6 +186,8 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   int worst = PT_TRUTH_EXACT;
   int unseen = -1; /* an expected culprit no dump can show, not named */
   int listed = -1; /* a dead rank not named, listed among the possible culprits */
+  int limited = -1; /* named by its rank only, where the truth says the records cannot do more */
+  int instead = -1;  /* not named, a dead rank of its node named in its place */
   for (int i = 0; i < n; i++) {
     int best = 0;
     for (size_t k = 0; k < a->n_culprits; k++) {
@@ -161,6 +210,11 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       if (unseen < 0) unseen = i;
       continue;
     }
+    if (!best && e[i].named_instead >= 0 && names_missing(a, e[i].named_instead)) {
+      worst = PT_TRUTH_LIMIT;
+      if (instead < 0) instead = i;
+      continue;
+    }
     if (!best && !strcmp(e[i].cause, "rank_missing") && a->n_stuck && a->n_culprits && possible_missing(a, e[i].rank)) {
       worst = PT_TRUTH_LIMIT;
       if (listed < 0) listed = i;
@@ -171,6 +225,11 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
           e[i].channel, e[i].cause);
       rc = PT_TRUTH_DIFFERS;
       goto out;
+    }
+    if (best == 1 && e[i].limit && !e[i].unseen) {
+      worst = PT_TRUTH_LIMIT;
+      if (limited < 0) limited = i;
+      continue;
     }
     if (best == 1 && worst < PT_TRUTH_NODE) worst = PT_TRUTH_NODE;
   }
@@ -189,6 +248,13 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
         "within a documented limit: %s; the fault of rank %d (channel %d, %s) stops no network op first-hand — the "
         "ground truth marks it as one no dump can show",
         verdict, e[unseen].rank, e[unseen].channel, e[unseen].cause);
+  else if (worst == PT_TRUTH_LIMIT && instead >= 0)
+    say(why, why_len, "within a documented limit: %s; rank %d (channel %d, %s) is not named — %s (rank %d is)",
+        verdict, e[instead].rank, e[instead].channel, e[instead].cause, e[instead].limit ? e[instead].limit : "",
+        e[instead].named_instead);
+  else if (worst == PT_TRUTH_LIMIT && limited >= 0)
+    say(why, why_len, "within a documented limit: %s; rank %d (%s) is named by its rank only — %s", verdict,
+        e[limited].rank, e[limited].cause, e[limited].limit);
   else if (worst == PT_TRUTH_LIMIT && listed >= 0)
     say(why, why_len,
         "within a documented limit: %s; rank %d died, and every stuck op beside it waits on another culprit: it is "

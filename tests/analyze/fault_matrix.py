@@ -32,38 +32,22 @@ Each job's outcome (`proxytrace analyze --json --expect`):
              without one is missed
   missed     a culprit of the truth not named
   false      a culprit the truth does not name, or a hang called ok
-The run fails on any missed or false job. Usage:
+The run fails on any missed, false or truth job. Usage:
 
   fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--kinds K,...]
                   [--summaries] [--untimed] [-v]
 
-A job the proxy records or the emulator's truth cannot decide is counted
-apart, never as a pass (docs/analyze.md, "The randomized fault matrix"):
-  truth      the emulator's truth names a fault that no stuck op of its own
-             shows — its verdict says hang though no network op is stuck, or
-             a culprit it names stops nothing (a stall or no-recv downstream
-             of another fault, starved before its step); a fault on the last
-             transfers of a rank without a network op the truth marks itself
-             ("seen": false), and its miss is a limit
-  limit      also: a hang the emulator's truth marks as one no dump can show
-             (`hangSeen` false: no network op stops);
-             every stuck op on a rank that died (the others finished;
-             the analysis lists it among the ranks without a dump);
-             a dead rank named in a stall's place, where the records
-             cannot tell them apart: on the stalled sender's node (the
-             node's ring may have stopped at it), or on NCCL 2.23-2.26 (no
-             data-ready count: a send to a dead rank cannot show its GPU
-             produced nothing)
-  shared     a slow GPU or link not named (nothing false named), in both
-             runs: its ring's other ranks wait on it alike, and the step
-             metrics' comparison of edges does not single it out yet
-             (--strict fails on it)
-  hidden     two faults: nothing false named, one of them missed — hidden
-             behind the other (not yet decided from the records; --strict,
-             as make fault-matrix runs, fails on it)
-  unknown    NCCL 2.23-2.26: a rank without a network op never learns its
-             rank; its dumps, named r-1, read as a missing rank (a miss
-             only: a false culprit beside r-1 files is still false)
+A job the proxy records cannot decide passes only where the emulator's
+truth marks it so (docs/analyze.md, "The randomized fault matrix"): a
+culprit "seen": false (no network op shows it first-hand), one with a
+"limit" named by its rank only (a rank whose dumps name no rank), one
+whose dead neighbour the truth names instead ("namedInstead"), a hang shown
+only by missing dumps ("hangShows"), or one no dump can show ("hangSeen"
+false). Everything else that is not named is a miss. Counted apart:
+  truth      the emulator's truth is wrong — its verdict says hang though no
+             network op is stuck, or a culprit it names stops nothing (the
+             stuck ops are the same without its fault) and it does not mark
+             it: a failure, to be fixed in the emulator
 
 """
 import argparse
@@ -90,7 +74,6 @@ KINDS = ["none", "stall", "stall", "stall", "no-recv", "kill", "slow-link", "slo
 MISMATCHES = ["allgather", "reducescatter", "broadcast", "half"]
 TIMING = ("slow-link", "slow-gpu", "slow-host")
 HOLD = 0.4   # seconds a hung job is held (--hold)
-STRICT = False  # --strict: a fault hidden behind another fails too
 SUMMARIES = False  # --summaries: each job analyzed from per-node summaries too
 NOSLOW = []  # analyze options: ["--slow-factor", "1000"] where run times are not the program's
 
@@ -236,12 +219,6 @@ def run_job(job, pt, plugin, base_env, top):
         again = attempt(job, pt, plugin, base_env, top)
         res = again[:2] + (again[2] + " (run twice: %s)" % res[2][:120] if again[1] != "false" else again[2],
                            res[3] + again[3], True)
-    if res[1] == "missed" and job["kind"] in TIMING and not STRICT:
-        # a slow GPU or link the metrics' test did not name, twice, nothing
-        # false named: a ring makes its other ranks wait on it alike, and the
-        # comparison of edges cannot single it out yet (docs/analyze.md;
-        # make fault-matrix, --strict, fails on it)
-        res = (res[0], "shared", res[2]) + tuple(res[3:])
     return res if len(res) == 5 else res + (False,)
 
 
@@ -290,14 +267,13 @@ def attempt(job, pt, plugin, base_env, top):
             if truth["verdict"] == "hang":
                 out = "missed"
                 why = "a hung job left no dump"
-                lines = stuck_lines(job, pt, plugin, env, job["faults"])
-                dead = ["rank=%d " % r for r in truth.get("deadRanks", [])]
-                if not lines:
+                if truth.get("hangShows") == "missing":
+                    # the truth marks it: every stuck op is on a rank that
+                    # died, whose files are gone; the others finished before
+                    # any dump
+                    out, why = "limit", "the truth marks a hang shown only by missing dumps: " + truth.get("limit", "")
+                elif not stuck_lines(job, pt, plugin, env, job["faults"]):
                     out, why = "truth", "the truth says hang, and no network op is stuck in it"
-                elif dead and all(any(d in l for d in dead) for l in lines):
-                    # every stuck op is on a rank that died, whose files are
-                    # gone: the others finished before any dump
-                    out, why = "limit", "every stuck op is on a dead rank; the others finished before any dump"
             return job, out, why, time.time() - t0
         an = subprocess.run([pt, "analyze", "--json", "--expect", d + "/truth.json", files] + NOSLOW, env=env,
                             capture_output=True, text=True, timeout=300)
@@ -310,40 +286,17 @@ def attempt(job, pt, plugin, base_env, top):
             said = json.loads(an.stdout).get("verdict")
         except ValueError:
             said = None
-        if (out == "false" and why == "a hang called ok") or (out == "missed" and said == "incomplete"):
-            lines = stuck_lines(job, pt, plugin, env, job["faults"])
-            dead = {"rank=%d " % r for r in truth.get("deadRanks", [])}
-            if dead and all(any(d in l for d in dead) for l in lines) and \
-                    set(truth.get("deadRanks", [])) <= {r for m in json.loads(an.stdout).get("missing_ranks", [])
-                                                         for r in range(m["rank"], m["rankLast"] + 1)}:
-                # every stuck op (if any) is on a rank that died: the others
-                # finished, and the analysis lists the rank without a dump
-                # (its verdict ok or, where it knows the communicator's
-                # size, incomplete: a rank not seen)
-                out, why = "limit", "every stuck op is on a dead rank; the others finished"
-            elif not lines:
+        if truth["verdict"] == "hang" and ((out == "false" and why == "a hang called ok") or
+                                           (out in ("missed", "incomplete") and said != "hang")):
+            if not stuck_lines(job, pt, plugin, env, job["faults"]) and not truth.get("deadRanks"):
                 out, why = "truth", "the truth says hang, and no network op is stuck in it"
         if out == "missed" and "no culprit names" in why and truth["verdict"] == "hang":
             unseen = unshown(job, truth, an, pt, plugin, env)
-            if not unseen and dead_beside(job, truth, an):
-                out, why = "limit", "a dead rank on the node of a stalled sender is named instead of its GPU: " + why
-            elif not unseen and len(truth["culprits"]) > 1 and not STRICT:
-                # two faults, nothing false, one missed: hidden behind the
-                # other (still open; make fault-matrix, --strict, fails on it)
-                out, why = "hidden", why
-            elif unseen:
+            if unseen:
                 # the emulator's truth names a fault that no stuck op of its
-                # own shows (it names every fault that hits an op or a rank
-                # of the hung call: a stall on the last transfers of a rank
-                # without a network op stops nothing; a stall or no-recv
-                # downstream of another fault, starved before its step)
+                # own shows and does not mark it ("seen": false): the truth
+                # is wrong there, a failure to fix in the emulator
                 out, why = "truth", "the truth names a fault that " + unseen
-        if out == "missed" and any("-r-1-" in f for f in os.listdir(files)):
-            # NCCL 2.23-2.26: a rank without a network op never learns its
-            # rank; its dumps are named r-1 and read as a missing rank. Only
-            # a miss is excused so: a culprit the truth does not name stays
-            # false, r-1 files or not
-            out, why = "unknown", "a rank's dumps name no rank (r-1): " + why
         return job, out, why, time.time() - t0
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -433,25 +386,6 @@ def unshown(job, truth, an, pt, plugin, env):
     return ", ".join("rank %d (channel %d, %s) stops nothing" % (c["rank"], c["channel"], c["cause"]) for c in missed)
 
 
-def dead_beside(job, truth, an):
-    """A stall the analysis misses because a dead rank is named in its
-    place, where the records cannot tell them apart (docs/analyze.md, "What
-    the records cannot show"): a dead rank of the stalled rank's node (the
-    node's ring may have stopped at it), or, on NCCL 2.23-2.26, whose
-    profiler reports no data ready ahead of transmission, a dead rank at
-    all (a send to it cannot show that its GPU produced nothing)."""
-    try:
-        doc = json.loads(an.stdout)
-    except ValueError:
-        return False
-    rpn = truth["ranksPerNode"]
-    dead = set(truth.get("deadRanks", []))
-    named = {q.get("rank") for q in doc.get("culprits", []) if q.get("cause") == "rank_missing"}
-    stalls = [c for c in truth["culprits"] if c["cause"] == "gpu_not_producing"]
-    old = job["host"] in ("nccl-2.23", "nccl-2.24", "nccl-2.25", "nccl-2.26")
-    return any(d in named and (old or d // rpn == c["rank"] // rpn) for c in stalls for d in dead)
-
-
 def classify(truth, an):
     """The outcome and why, from the analysis' own comparison (--expect)
     and, as a second opinion, from the culprits of its JSON document against
@@ -470,7 +404,8 @@ def classify(truth, an):
             ranks = {c.get("rank")} | set(c.get("candidates") or [])
             if not ranks & expected:
                 return "false", "culprit not in the truth: " + c.get("summary", "")[:200]
-        if truth["verdict"] == "hang" and doc.get("verdict") == "ok":
+        if truth["verdict"] == "hang" and doc.get("verdict") == "ok" and not (
+                truth.get("hangShows") == "missing" and "documented limit" in why):
             return "false", "a hang called ok"
     if an.returncode == 4:
         return "incomplete", why
@@ -501,8 +436,6 @@ def main():
     ap.add_argument("--untimed", action="store_true",
                     help="run times are not the program's (a sanitizer, qemu): no timing faults, no slowness "
                          "looked for, hung jobs held longer")
-    ap.add_argument("--strict", action="store_true",
-                    help="fail on a fault hidden behind another too (counted apart as hidden otherwise)")
     ap.add_argument("--host", action="append", choices=HOSTS, help="draw only from these host profiles")
     ap.add_argument("--kinds", default=None,
                     help="draw the faults from these kinds only (comma-separated, e.g. skip,mismatch or pxn,pxn+stall)")
@@ -514,8 +447,7 @@ def main():
     kinds = o.kinds.split(",") if o.kinds else None
     if kinds and any(k not in KINDS for k in kinds):
         ap.error("--kinds: each one of " + ", ".join(sorted(set(KINDS))))
-    global HOLD, NOSLOW, STRICT, SUMMARIES
-    STRICT = o.strict
+    global HOLD, NOSLOW, SUMMARIES
     SUMMARIES = o.summaries
     if o.untimed:
         HOLD, NOSLOW = 2.0, ["--slow-factor", "1000"]
@@ -549,15 +481,14 @@ def main():
                 job, out, why, secs, rerun = f.result()
                 tally[out] = tally.get(out, 0) + 1
                 reruns += rerun
-                if out in ("missed", "false", "error", "summary"):
+                if out in ("missed", "false", "error", "summary", "truth"):
                     bad.append((job, out, why))
                 if o.verbose or out not in ("exact", "node"):  # every job counted apart, with its reason
                     print("%-10s %5.2fs %s: %s" % (out, secs, describe(job), why))
                     sys.stdout.flush()
     finally:
         shutil.rmtree(top, ignore_errors=True)
-    order = ["exact", "node", "limit", "incomplete", "nodump", "truth", "unknown", "hidden", "shared", "missed", "false",
-             "error"]
+    order = ["exact", "node", "limit", "incomplete", "nodump", "truth", "missed", "false", "error"]
     if SUMMARIES:
         order.append("summary")
     print("fault matrix: seed %d, %d jobs in %.0f s: %s; %d run twice" % (

@@ -30,29 +30,33 @@ static const sim_host hosts[] = {
      * sliceSteps step events per transfer, steps counted raw (net.cc:1069,1261;
      *   src/misc/profiler.cc:403-441);
      * transSize added up, after the send's records (net.cc:1136-1138; recv :1346);
-     * a failed init turns profiling off */
+     * a failed init turns profiling off;
+     * init(context, eActivationMask) has no comm arguments: rank and commHash come with the first
+     *   event (v2.23.4-1 src/include/nccl_profiler.h:117) */
     {.host = PT_HOST_NCCL_2_23, .name = "nccl-2.23", .minor = 23, .native = 1, .gate = SIM_GATE_2_23,
      .old_op_states = 1, .raw_step_events = 1, .size_after_send_records = 1,
-     .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},
+     .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN, .comm_from_events = 1},
     /* v2: ProxyOp states with the step events (v2.24.3-1 net.cc:1086,1125,1173,1183,1204;
      *   :1266,1344,1376,1440,1477);
      * transSize added up, before SendTransmitted (net.cc:1181,1374);
      * consumption stops the batch's first step only (net.cc:1460,1476; NVIDIA/nccl#1658);
-     * the v1->v2 adapter drops init's result (src/misc/profiler.cc:113-120) */
+     * the v1->v2 adapter drops init's result (src/misc/profiler.cc:113-120);
+     * init has no comm arguments (v2.24.3-1 src/include/nccl_profiler.h:207) */
     {.host = PT_HOST_NCCL_2_24, .name = "nccl-2.24", .minor = 24, .native = 2, .gate = SIM_GATE_2_23,
      .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
-     .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
+     .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1, .comm_from_events = 1},
     /* as 2.24, line for line (v2.25.1-1 src/transport/net.cc, src/misc/profiler.cc) */
     {.host = PT_HOST_NCCL_2_25, .name = "nccl-2.25", .minor = 25, .native = 2, .gate = SIM_GATE_2_23,
      .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
-     .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1},
+     .warn_level = NCCL_LOG_WARN, .v1_init_ignored = 1, .comm_from_events = 1},
     /* v3; gates of v2.26.6-1 src/plugin/profiler.cc:211,236,274;
      * ProxyOp states with the step events (net.cc:1104,1143,1191,1202,1223; :1285,1366,1398,
      *   1462,1499); transSize added up (net.cc:1199,1396);
-     * consumption stops the batch's first step only (net.cc:1482,1498) */
+     * consumption stops the batch's first step only (net.cc:1482,1498);
+     * init has no comm arguments (src/include/plugin/profiler/profiler_v3.h:84) */
     {.host = PT_HOST_NCCL_2_26, .name = "nccl-2.26", .minor = 26, .native = 3, .gate = SIM_GATE_2_26,
      .old_op_states = 1, .recv_stop_bug = 1, .init_fail = SIM_INITFAIL_DISABLE,
-     .warn_level = NCCL_LOG_WARN},
+     .warn_level = NCCL_LOG_WARN, .comm_from_events = 1},
     /* v4; the op registers at state 19 (InProgress_v4); short names only (loader) */
     {.host = PT_HOST_NCCL_2_27_3, .name = "nccl-2.27.3", .minor = 27, .native = 4,
      .gate = SIM_GATE_2_26, .init_fail = SIM_INITFAIL_DISABLE, .warn_level = NCCL_LOG_WARN},

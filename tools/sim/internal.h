@@ -46,6 +46,8 @@ typedef struct {
   int diag_state;       /* RCCL: the state of a ProxyDiag update (31; 32 from 2.31) */
   int kernel_thread;    /* 2.31+: KernelCh events come from a profiler thread */
   int ras;              /* 2.31+: RAS may set every rank's mask (--ras-mask) */
+  int comm_from_events; /* 2.23-2.26: init has no comm arguments; a rank and its
+                           communicator come with its first event */
 } sim_host;
 
 const sim_host* sim_host_of(pt_host h);

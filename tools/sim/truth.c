@@ -559,6 +559,40 @@ static const char* unseen_why(const pt_sim_job* job, int fi) {
   return fault_hidden(job, fi) ? HIDDEN_FAULT : UNSEEN_FAULT;
 }
 
+/* A hang whose every stuck network op is a dead rank's (or none is
+ * stuck): the others finish the call, and the dead rank writes nothing —
+ * the hang shows only as its missing dumps. */
+static int only_dead_stuck(const pt_sim_job* job) {
+  if (job->hung_batch < 0) return 0;
+  int dead = 0;
+  for (int r = 0; r < job->nranks; r++) dead |= job->dead_rank[r];
+  if (!dead) return 0;
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch == job->hung_batch && op->kind == PT_OPK_NET && op->why != PT_WHY_NONE &&
+        op->why != PT_WHY_NOT_RUN && !job->dead_rank[op->rank] && !job->dead_rank[op->proxy_rank])
+      return 0;
+  }
+  return 1;
+}
+
+/* A dead rank on the node of a stalled GPU, or -1: a send of the node that
+ * waits for its GPU may wait on the dead rank's hop inside the node, which
+ * no record shows; the dead rank is then named in the stall's place. */
+static int dead_on_node(const pt_sim_job* job, int rank) {
+  for (int r = 0; r < job->nranks; r++)
+    if (job->dead_rank[r] && r != rank && r / job->rpn == rank / job->rpn) return r;
+  return -1;
+}
+
+#define DEAD_BESIDE_LIMIT                                                                                  \
+  "a rank of its node died: a send of the node waiting for its GPU may wait on the dead rank's hop inside " \
+  "the node, and the dead rank may be named in its place"
+
+#define ONLY_DEAD_LIMIT                                                                                      \
+  "every stuck op is on a rank that died: the others finish the call, and the hang shows only as the dead " \
+  "rank's missing dumps"
+
 #define UNSEEN_LIMIT                                                                                   \
   "no network op stops: the GPUs stop on transfers that stay inside a node, so every proxy op "      \
   "completes and no dump can show this hang"
@@ -661,6 +695,20 @@ static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, i
 
 
 
+/* A rank that skips the job's first call starts no operation at all: on
+ * a host whose init has no comm arguments it never learns its rank or its
+ * communicator, and its dumps name neither (r-1): the records show a rank
+ * without a dump, alive or dead, not which call it did not make. */
+static int unnamed_rank(const pt_sim_config* c, const pt_sim_fault* f) {
+  const sim_host* h = sim_host_of(c->host);
+  const int fi = c->fault_iter < 0 ? c->iters - 1 : c->fault_iter;
+  return h && h->comm_from_events && f->kind == PT_FAULT_SKIP && fi * c->n_calls + c->fault_call == 0;
+}
+
+#define NO_RANK_FAULT                                                                                        \
+  "it started no operation, and NCCL 2.23-2.26 tell a rank its number and communicator with its first one: " \
+  "its dumps name neither (r-1), and it reads as a rank without a dump"
+
 void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   int slow = 0;
   for (int i = 0; i < c->n_faults; i++)
@@ -703,6 +751,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   for (int i = 0; i < c->n_faults; i++) {
     const pt_sim_fault* ft = &c->faults[i];
     const char* cause = NULL;
+    const char* limit = NULL; /* a limit of the records, though the fault shows */
     int hits = 0, exact = 0, channel = ft->channel;
     if (job->hung_batch >= 0) {
       if (ft->kind == PT_FAULT_STALL) cause = "gpu_not_producing";
@@ -723,6 +772,10 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
       if (ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH) {
         hits = job->fault_struck[i] != 0;
         exact = hits && (ft->kind == PT_FAULT_SKIP ? c->calls[c->fault_call].kind == PT_SIM_ALLREDUCE : job->nranks >= 3);
+        if (hits && unnamed_rank(c, ft)) {
+          limit = NO_RANK_FAULT;
+          exact = 0;
+        }
       }
     } else if (ft->kind == PT_FAULT_SLOW_LINK) {
       /* Send/recv pairs a rank with the rank of its local index on the
@@ -745,12 +798,16 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
     const int unseen = fault_unseen(c, job, i);
     fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d", n++ ? "," : "",
             ft->rank, channel, cause, exact && seen && !unseen ? "true" : "false", i);
+    const int beside = ft->kind == PT_FAULT_STALL && job->hung_batch >= 0 ? dead_on_node(job, ft->rank) : -1;
     if (unseen) fprintf(f, ",\"seen\":false,\"limit\":\"%s\"", unseen_why(job, i));
+    else if (limit) fprintf(f, ",\"limit\":\"%s\"", limit);
+    else if (beside >= 0) fprintf(f, ",\"namedInstead\":%d,\"limit\":\"" DEAD_BESIDE_LIMIT "\"", beside);
     fputc('}', f);
   }
   fputs("]", f);
   if (job->hung_batch >= 0) fprintf(f, ",\"hangSeen\":%s", seen ? "true" : "false");
   else fputs(",\"hangSeen\":null", f);
   if (job->hung_batch >= 0 && !seen) fputs(",\"limit\":\"" UNSEEN_LIMIT "\"", f);
+  else if (only_dead_stuck(job)) fputs(",\"hangShows\":\"missing\",\"limit\":\"" ONLY_DEAD_LIMIT "\"", f);
   fputs("}\n", f);
 }
