@@ -107,7 +107,7 @@ int pt_follow(const char* dir, long interval_ms, double window_s, double for_s) 
       rc = 2;
       break;
     }
-    if (got > 0 && !w.last.tested && !waiting_said) {
+    if (got > 0 && !pt_ms_judged(&w.last) && !waiting_said) {
       char why[256], at[16];
       pt_ms_verdict_words(&w.last, why, sizeof why);
       clock_of(w.last_ns, at, sizeof at);

@@ -550,10 +550,11 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
           const pt_ms_edge* e = &s->e[ix[q]];
           if (pass == 0) {
             const int shorter = med < PT_MS_MIN_SPAN_NS;
-            ok[2 * ix[q] + side] = e->count[side] >= PT_MS_MIN_SAMPLES && enough >= PT_MS_MIN_EDGES && !shorter;
-            if (ok[2 * ix[q] + side]) v->tested++;
+            const size_t need = side == PT_MS_NET ? PT_MS_MIN_NET_EDGES : PT_MS_MIN_EDGES;
+            ok[2 * ix[q] + side] = e->count[side] >= PT_MS_MIN_SAMPLES && enough >= need && !shorter;
+            if (ok[2 * ix[q] + side]) v->tested++, v->tested_side[side]++;
             else if (e->count[side] < PT_MS_MIN_SAMPLES) v->few_samples++;
-            else if (enough < PT_MS_MIN_EDGES) v->few_edges++;
+            else if (enough < need) v->few_edges++;
             else {
               v->short_edges++;
               if ((uint64_t)med > v->short_median_ns) v->short_median_ns = (uint64_t)med;
@@ -566,6 +567,7 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
           if (slow >= 0) conf[2 * ix[q] + side] = x.tail <= PT_MS_CONFIRM ? x.factor : 0;
           if (slow >= 0) can[2 * ix[q] + side] = (unsigned char)x.able;
           if (slow >= 0 && x.able) {
+            v->able_side[side]++;
             if (!v->able && !(v->able = an_alloc(m, s->n + 1))) goto out;
             v->able[ix[q]] = 1;
           }
@@ -587,8 +589,18 @@ out:
 void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
   if (!n) return;
   buf[0] = 0;
-  if (v->tested) return;
-  if (v->short_edges && !v->few_samples && !v->few_edges)
+  if (pt_ms_judged(v) && v->able_side[PT_MS_NET]) return;
+  if (pt_ms_judged(v))
+    snprintf(buf, n,
+             "no network wait could stand out beyond chance (%zu edge sides tested; too few samples, or groups "
+             "of fewer than %d comparable edges: a slow NIC slows two of a ring's three); the GPU waits were judged",
+             v->tested_side[PT_MS_NET], PT_MS_MIN_NET_EDGES);
+  else if (v->tested)
+    snprintf(buf, n,
+             "too few samples: none of the %zu edge sides tested could stand out beyond chance, however slow "
+             "(the steps of one op, up to %d, count as one sample)",
+             v->tested, PT_MS_STEPS_PER_SAMPLE);
+  else if (v->short_edges && !v->few_samples && !v->few_edges)
     snprintf(buf, n,
              "the steps are too short to time: their median is up to %.1f us, under the %d us a judgement needs "
              "(unpaced emulated steps last microseconds)",

@@ -161,6 +161,9 @@ typedef struct {
   /* what it had: (edge, side) pairs tested, and those left out for too
    * few steps of their own or too few comparable edges */
   size_t tested, few_samples, few_edges, short_edges;
+  /* per side (PT_MS_GPU, PT_MS_NET): sides tested, and those of them
+   * with the samples to be found slow (all of them above would pass) */
+  size_t tested_side[2], able_side[2];
   uint64_t short_median_ns; /* the longest median of a group too short to judge */
   /* per edge of the set: 1 when a side of it could have been found slow
    * (tested, with samples enough that all of them slow would pass), so
@@ -168,8 +171,17 @@ typedef struct {
   unsigned char* able;
 } pt_ms_verdict;
 
+/* Whether v judged anything: a side tested that could have been found
+ * slow. Tested sides none of which could (too few samples to stand out
+ * beyond chance among the sides tested, however slow) say nothing. */
+static inline int pt_ms_judged(const pt_ms_verdict* v) { return v->able_side[0] + v->able_side[1] > 0; }
+
 #define PT_MS_MIN_STEPS 8      /* an edge with fewer steps is not ranked (top, --html) */
 #define PT_MS_MIN_EDGES 3      /* nor is a group with fewer edges */
+/* The network side of a group is judged from 4 edges: a slow NIC slows two
+ * edges of each group of a ring (its send and the send into it), and the
+ * others' median of an edge of 3 is then half slow */
+#define PT_MS_MIN_NET_EDGES 4
 #define PT_MS_MIN_SAMPLES 32   /* steps of an edge's side before any claim on it */
 #define PT_MS_MIN_FACTOR 1.1   /* and a median at least this many times the others' */
 #define PT_MS_MIN_SPAN_NS 20000 /* and the others' median this long: shorter is the proxy thread's own noise */

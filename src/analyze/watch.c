@@ -171,9 +171,10 @@ int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) 
   w->snap_ns[w->n_snaps++] = t;
   if (!w->first_ns) w->first_ns = t;
   w->last_ns = t;
-  /* A window that tested nothing says nothing; a judgement that tested
-   * nothing leaves its marks as they were. */
-  const int peers = w->last.tested > 0, history = w->change.tested > 0;
+  /* A window that judged nothing says nothing; a judgement that judged
+   * nothing (nothing tested, or nothing that could have been found slow)
+   * leaves its marks as they were. */
+  const int peers = pt_ms_judged(&w->last), history = w->change.tested > 0;
   if (!peers && !history) {
     pt_mset_free(&win);
     return 1;

@@ -236,6 +236,36 @@ static void test_not_enough_data(void** state) {
   free(j);
 }
 
+/* 32 steps an edge in 4 ops (8 samples), half of them at 1 ms and half
+ * at 2 ms on every edge: the others' share above their median bucket is
+ * a half, and all 8 samples above it (a chance of 1/256) is no claim
+ * among 24 sides tested. Nothing is judged: "too few samples", never "no
+ * link is slow". */
+static void test_too_few_samples(void** state) {
+  (void)state;
+  job* j = calloc(1, sizeof *j);
+  for (int i = 0; i < EDGES; i++) {
+    for (int side = 0; side < 2; side++) {
+      j->h[i][side][pt_metric_time_bucket(1000000)] = 16;
+      j->h[i][side][pt_metric_time_bucket(2000000)] = 16;
+    }
+    j->steps[i] = 32;
+  }
+  pt_mset s;
+  snapshot(j, 1, &s);
+  pt_ms_verdict v;
+  assert_int_equal(pt_mset_slow(&s, &v), 0);
+  assert_int_equal(v.tested, 2 * EDGES);
+  assert_false(pt_ms_judged(&v));
+  assert_int_equal(v.n_culprits, 0);
+  char why[256];
+  pt_ms_verdict_words(&v, why, sizeof why);
+  assert_non_null(strstr(why, "too few samples: none of the 24 edge sides tested could stand out"));
+  pt_ms_verdict_free(&v);
+  pt_mset_free(&s);
+  free(j);
+}
+
 static void test_no_false_alarms(void** state) {
   (void)state;
   int culprits = 0, flagged = 0;
@@ -621,6 +651,59 @@ static void test_gpu_one_edge_able(void** state) {
   free(j);
 }
 
+/* A 16x slow link on 3 nodes of one rank (NCCL 2.25, emulated): two of
+ * each group's three edges are slow (rank 1's send and the send into it),
+ * so each one's others are half slow and its own median stands out from
+ * no healthy baseline; the fast edge is as much an outlier. The network
+ * waits of groups of three are not judged: the verdict says so, never "no
+ * link is slow", however many samples (6 or 36 ops of 6 steps). The GPU
+ * waits, one edge of a group per rank, are judged. */
+static const char* const three_ring[] = {
+    "{\"type\":\"metrics\",\"schema\":1,\"host\":\"vm\",\"pid\":5212,\"rank\":0,\"commHash\":\"3904611485556625610\",\"time_ns\":1796512107477933815}",
+    "{\"type\":\"edge\",\"rank\":0,\"peer\":1,\"channel\":null,\"dir\":\"send\",\"ops\":6,\"steps\":36,\"gpuWait\":{\"count\":36,\"buckets\":[[655360,10],[1310720,10],[1572864,1],[1835008,15]]},\"network\":{\"count\":36,\"buckets\":[[25165824,5],[33554432,11],[41943040,8],[50331648,8],[58720256,4]]}}",
+    "{\"type\":\"edge\",\"rank\":0,\"peer\":2,\"channel\":null,\"dir\":\"recv\",\"ops\":6,\"steps\":36,\"gpuWait\":{\"count\":36,\"buckets\":[[384,1],[512,1],[640,1],[768,2],[896,1],[1024,1],[458752,1],[524288,5],[655360,12],[1048576,1],[1310720,5],[1835008,5]]},\"network\":{\"count\":36,\"buckets\":[[655360,3],[786432,1],[1310720,3],[1835008,3],[2097152,1],[2621440,6],[3145728,3],[3670016,9],[4194304,2],[5242880,5]]}}",
+    "{\"type\":\"metrics\",\"schema\":1,\"host\":\"vm\",\"pid\":5212,\"rank\":1,\"commHash\":\"3904611485556625610\",\"time_ns\":1796512107478896831}",
+    "{\"type\":\"edge\",\"rank\":1,\"peer\":0,\"channel\":null,\"dir\":\"recv\",\"ops\":6,\"steps\":36,\"gpuWait\":{\"count\":36,\"buckets\":[[655360,10],[1310720,12],[1572864,2],[1835008,11],[3145728,1]]},\"network\":{\"count\":36,\"buckets\":[[8388608,1],[16777216,2],[25165824,5],[33554432,2],[41943040,4],[50331648,3],[58720256,3],[67108864,10],[83886080,6]]}}",
+    "{\"type\":\"edge\",\"rank\":1,\"peer\":2,\"channel\":null,\"dir\":\"send\",\"ops\":6,\"steps\":36,\"gpuWait\":{\"count\":36,\"buckets\":[[655360,18],[1310720,7],[1572864,1],[1835008,10]]},\"network\":{\"count\":36,\"buckets\":[[16777216,5],[25165824,7],[33554432,7],[41943040,9],[50331648,2],[58720256,3],[67108864,3]]}}",
+    "{\"type\":\"metrics\",\"schema\":1,\"host\":\"vm\",\"pid\":5212,\"rank\":2,\"commHash\":\"3904611485556625610\",\"time_ns\":1796512107479663974}",
+    "{\"type\":\"edge\",\"rank\":2,\"peer\":0,\"channel\":null,\"dir\":\"send\",\"ops\":6,\"steps\":36,\"gpuWait\":{\"count\":36,\"buckets\":[[655360,11],[1310720,9],[1572864,2],[1835008,13],[2097152,1]]},\"network\":{\"count\":36,\"buckets\":[[1310720,4],[1835008,6],[2621440,8],[3145728,12],[3670016,6]]}}",
+    "{\"type\":\"edge\",\"rank\":2,\"peer\":1,\"channel\":null,\"dir\":\"recv\",\"ops\":6,\"steps\":36,\"gpuWait\":{\"count\":36,\"buckets\":[[655360,8],[1048576,1],[1310720,9],[1572864,2],[1835008,15],[3145728,1]]},\"network\":{\"count\":36,\"buckets\":[[8388608,3],[16777216,4],[25165824,1],[33554432,2],[41943040,4],[50331648,1],[58720256,8],[67108864,8],[83886080,5]]}}",
+};
+
+/* The verdict on three_ring with each edge's ops set to `ops`. */
+static void three_ring_verdict(int ops, pt_ms_verdict* v) {
+  pt_mset s;
+  memset(&s, 0, sizeof s);
+  for (size_t i = 0; i < sizeof three_ring / sizeof *three_ring; i++) {
+    char line[1024];
+    const char* at = strstr(three_ring[i], "\"ops\":6,");
+    if (at)
+      snprintf(line, sizeof line, "%.*s\"ops\":%d,%s", (int)(at - three_ring[i]), three_ring[i], ops,
+               at + strlen("\"ops\":6,"));
+    else snprintf(line, sizeof line, "%s", three_ring[i]);
+    assert_int_equal(pt_mset_line(&s, line), 1);
+  }
+  assert_int_equal(pt_mset_slow(&s, v), 0);
+  pt_mset_free(&s);
+}
+
+static void test_ring_of_three(void** state) {
+  (void)state;
+  for (int ops = 6; ops <= 36; ops += 30) {
+    pt_ms_verdict v;
+    three_ring_verdict(ops, &v);
+    assert_int_equal(v.tested_side[PT_MS_NET], 0);
+    assert_int_equal(v.tested_side[PT_MS_GPU], 6);
+    assert_int_equal(v.few_edges, 6);
+    assert_true(pt_ms_judged(&v));
+    assert_int_equal(v.n_culprits, 0);
+    char why[256];
+    pt_ms_verdict_words(&v, why, sizeof why);
+    assert_non_null(strstr(why, "no network wait could stand out beyond chance (0 edge sides tested;"));
+    pt_ms_verdict_free(&v);
+  }
+}
+
 typedef struct {
   int slow[4], recovered[4];
 } sides_said;
@@ -742,11 +825,12 @@ static void test_watch_change(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_buckets),         cmocka_unit_test(test_binomial_tail), cmocka_unit_test(test_mild_slow_link),
-      cmocka_unit_test(test_not_enough_data), cmocka_unit_test(test_no_false_alarms), cmocka_unit_test(test_since),
+      cmocka_unit_test(test_not_enough_data), cmocka_unit_test(test_too_few_samples), cmocka_unit_test(test_no_false_alarms), cmocka_unit_test(test_since),
       cmocka_unit_test(test_watch),           cmocka_unit_test(test_changed),
       cmocka_unit_test(test_watch_change),    cmocka_unit_test(test_slow_edge_without_culprit),
       cmocka_unit_test(test_side),            cmocka_unit_test(test_watch_thread),
       cmocka_unit_test(test_gpu_carried_by_network), cmocka_unit_test(test_gpu_one_edge_able),
+      cmocka_unit_test(test_ring_of_three),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
