@@ -195,28 +195,58 @@ static int stuck_recv(const an_item* x, const an_item* y, int64_t hops) {
  * data stops between them, inside the node. In a ring all-reduce every
  * rank the data passes adds its own step on top of what it received (its
  * first send of a loop needs nothing received, each later one the step
- * before: runRing, v2.28.9-1 src/device/all_reduce.h:13-75), so `hops`
- * ranks of the node between the two let the send go `hops` transfers or
- * more past the receive: a send short of that waits for a GPU inside the
- * node, whatever the receive is short of — two faults, one upstream of
- * the node and one in it, show so. */
+ * before: runRing, v2.28.9-1 src/device/all_reduce.h:13-75), a step being
+ * a chunk of one or more transfers (ring_hops), so `hops` transfers
+ * between the two let the send go that far or more past the receive: a
+ * send short of that waits for a GPU inside the node, whatever the receive
+ * is short of — two faults, one upstream of the node and one in it, show
+ * so. */
 static int starving(const an_item* x, const an_item* y, int64_t hops) {
   return starved_recv(y) && C(y->op, AN_C_RECEIVED) + hops <= C(x->op, AN_C_TRANSMITTED);
 }
 
-/* The ranks a ring all-reduce's data passes on x's node, from the
- * receive that brings it in to the send that takes it out: every rank of
- * the communicator there (NCCL's rings visit a node's GPUs one after the
- * other; `per_node`, counted once per communicator). 1 — one hop, what any
- * ring allows — for other operations, and for a ring all-reduce whose
- * pattern the host names other than a ring. */
+/* The collective call of x's op among its dump's progress lines (the
+ * host's Coll event: algorithm and protocol by name), or NULL. */
+static const an_task* coll_task(const an_item* x) {
+  const an_op* op = x->op;
+  if (!x->dump || op->coll_seq < 0 || !op->coll[0]) return NULL;
+  for (int i = 0; i < x->dump->n_tasks; i++) {
+    const an_task* t = &x->dump->tasks[i];
+    if (!t->is_p2p && t->seq == op->coll_seq && !strcmp(t->func, op->coll)) return t;
+  }
+  return NULL;
+}
+
+/* The transfers of one step of a ring all-reduce: its chunk,
+ * ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS = 2 slices under SIMPLE
+ * (v2.28.9-1 src/include/collectives.h; the proxy counts a slice as a
+ * transfer), one under LL and LL128, whose chunk is one step (the
+ * chunking of src/enqueue.cc). The protocol comes with RCCL's op records
+ * (NCCL_PROTO_SIMPLE = 2) or from the call's Coll event (NVIDIA); where
+ * neither says, 1 — the least any ring allows. On NCCL 2.23, whose counters
+ * count raw steps (2 to a transfer), 2 is less than a chunk's 4: a bound
+ * still, only looser. */
+static int64_t chunk_transfers(const an_item* x, const an_task* t) {
+  if (x->op->proto >= 0) return x->op->proto == 2 ? 2 : 1;
+  return t && !strcmp(t->proto, "SIMPLE") ? 2 : 1;
+}
+
+/* The transfers a ring all-reduce's data gains on x's node, from the
+ * receive that brings it in to the send that takes it out: a step per rank
+ * of the communicator there (NCCL's rings visit a node's GPUs one after
+ * the other; `per_node`, counted once per communicator), of
+ * chunk_transfers each. 1 — one hop, what any ring allows — for other
+ * operations, and for a ring all-reduce whose pattern or algorithm the
+ * host names other than a ring. */
 static int64_t ring_hops(const int32_t* per_node, size_t n_nodes, const an_item* x) {
   const an_op* op = x->op;
   const char* k = an_op_coll(op);
   if (x->node < 0 || (size_t)x->node >= n_nodes || !k || strcmp(k, "AllReduce") != 0 ||
       (op->pattern != -1 && op->pattern != AN_PATTERN_RING_TWICE))
     return 1;
-  return per_node[x->node] > 0 ? per_node[x->node] : 1;
+  const an_task* t = op->pattern == -1 ? coll_task(x) : NULL;
+  if (t && t->algo[0] && strcmp(t->algo, "RING") != 0) return 1;
+  return (per_node[x->node] > 0 ? per_node[x->node] : 1) * chunk_transfers(x, t);
 }
 
 /* Whether a receive of x's node, channel and operation has all its data:

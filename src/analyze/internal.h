@@ -180,6 +180,7 @@ typedef struct {
   int64_t index;   /* its place among the rank's calls of its kind, from 0 */
   uint64_t count;
   char func[16], dtype[12]; /* "" = not given */
+  char algo[16], proto[8];  /* a collective's ("RING", "SIMPLE"), "" = not given */
   uint32_t line;
 } an_task;
 

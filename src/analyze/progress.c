@@ -47,6 +47,10 @@ int an_progress_line(pt_analysis* a, an_dump* d, const char* type, const an_fiel
     t->root_or_peer = (int32_t)get(f, p2p ? "peer" : "root", -1);
     get_name(f, "func", t->func, sizeof t->func);
     get_name(f, "datatype", t->dtype, sizeof t->dtype);
+    if (!p2p) {
+      get_name(f, "algo", t->algo, sizeof t->algo);
+      get_name(f, "proto", t->proto, sizeof t->proto);
+    }
     t->line = line;
     /* Oldest first, the last 8 of each kind: the k-th line of a kind is
      * call n - kept + k; `index` is fixed once the kind's lines are all

@@ -135,6 +135,14 @@ static void progress_lines(FILE* f, const an_dump* d, int64_t seq) {
     an_put_str(f, t->func);
     fputs(",\"datatype\":", f);
     an_put_str(f, t->dtype);
+    if (t->algo[0]) {
+      fputs(",\"algo\":", f);
+      an_put_str(f, t->algo);
+    }
+    if (t->proto[0]) {
+      fputs(",\"proto\":", f);
+      an_put_str(f, t->proto);
+    }
     fputs("}\n", f);
   }
   for (size_t i = 0; i < d->n_kch; i++) {

@@ -109,6 +109,12 @@ job "a stall and a no-recv on one edge at one step (all-reduce, NCCL 2.25)" --ho
 # step per rank of the node, so the stop inside it is a culprit too
 job "a dead rank and a stalled GPU in the next node (ring all-reduce)" --host rccl --nodes 2 --ranks-per-node 7 \
   --channels 1 --proto LL128 --ops allreduce:4M --iters 3 --seed 849972 --kill 3:0 --stall 9:all:3
+# ... and where the node's outgoing send is short by a chunk: under SIMPLE
+# a ring step is two transfers (NCCL 2.31 names the protocol in its Coll
+# event), so node 1's send at 7 with its receive at 5 is 2 short
+job "a stall upstream and one inside the next node, SIMPLE (NCCL 2.31)" --host nccl-2.31 --nodes 2 \
+  --ranks-per-node 2 --channels 5 --proto SIMPLE --ops allreduce:256K,sendrecv:4M,allreduce:1M --iters 2 \
+  --seed 851160 --stall 0:1:5 --stall 3:1:5 --fault-call 2 --fault-iter 1
 # desyncs (--skip, --mismatch): named from the progress lines, first, by
 # what each side called — on an RCCL, an NVIDIA 2.23 (no KernelCh) and a
 # v7 host, with the rank inside its node
