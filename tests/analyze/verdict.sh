@@ -150,9 +150,10 @@ if grep -q '"rank":2,"channel":1,"cause":"gpu_not_producing","exact":false,"faul
 else
   echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; cat "$d/truth.json"; fail=1
 fi
-# Two more the truth marks: a stall whose node's outgoing send another
-# fault holds (a receiver that posts nothing downstream), which shows only
-# in how far its node's receive consumed; and a stall on the last transfer
+# More the truth marks: a stall whose node's outgoing send another fault
+# holds (a receiver that posts nothing downstream, or one whose GPU a
+# no-recv further on holds: the held edge is not the stall's sign), which
+# shows only in how far its node's receive consumed; and a stall on the last transfer
 # of a rank without a network op, whose channel's one stuck op is the edge
 # into another stall. Each is a limit, not a miss, and the other is named.
 # limited NAME TRUTH SAID NAMED ARGS...: the truth holds TRUTH, --expect
@@ -178,6 +179,11 @@ limited "a stall on a last transfer inside its node, beside another stall" \
   '"rank":1,"channel":0,"cause":"gpu_not_producing","exact":false,"fault":1,"seen":false' hang "rank 6 " \
   --host nccl-2.25 --nodes 4 --ranks-per-node 3 --channels 1 --proto LL128 --ops allreduce:1M,sendrecv:1M --iters 1 \
   --seed 661748 --stall 6:all:21 --stall 1:0:21 --fault-call 0 --fault-iter 0
+limited "a stall whose node's outgoing send waits on a hold two nodes on" \
+  '"rank":6,"channel":0,"cause":"gpu_not_producing","exact":false,"fault":0,"seen":false' hang "rank 2 " \
+  --host nccl-2.25 --nodes 3 --ranks-per-node 3 --channels 1 --proto SIMPLE \
+  --ops allreduce:2M,sendrecv:1M,allreduce:4M --iters 3 --seed 231939 --stall 6:0:1 --no-recv 1:0:0 \
+  --fault-call 0 --fault-iter 0
 # The limits of the records the truth marks on a fault that does show:
 # on NCCL 2.23-2.26 a rank that skips the job's first call never learns its
 # rank, and reads as a rank without a dump (named by its rank, "limit");

@@ -222,6 +222,14 @@ static int egress_held(const pt_sim_job* job, int fb, int ch, const int* ring, i
   return 0;
 }
 
+/* Whether the network send on the ring edge from position p waits for its
+ * receiver's buffer: the edge is held from downstream, and what it and
+ * the edges past it show is not the doing of a fault upstream of it. */
+static int edge_held(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int p) {
+  const pt_sim_op* op = edge_send(job, fb, ch, ring, n, p);
+  return op && op->why == PT_WHY_CREDIT;
+}
+
 
 /* Where each fault that struck on this ring shows first-hand: on a stuck
  * network op of the edges its stop reaches before another fault's stop
@@ -229,7 +237,9 @@ static int egress_held(const pt_sim_job* job, int fb, int ch, const int* ring, i
  * receive its GPU no longer consumes; a receive never posted: from the
  * sender before it) downstream to the next position where another fault
  * binds, the edge into that fault's position excluded (its GPU no longer
- * consumes: the other fault's first-hand sign). The edge into a stall is
+ * consumes: the other fault's first-hand sign), and no further than an
+ * edge whose send waits for its receiver's buffer (held from downstream:
+ * the same with the fault or without it). The edge into a stall is
  * its own sign only where its node's data leaves freely: with the node's
  * outgoing send held from downstream, how far the receive consumed says
  * nothing the hold does not explain. A fault whose stretch of the ring
@@ -255,6 +265,7 @@ static void ring_shown(const pt_sim_config* c, pt_sim_job* job, int fb, int ch, 
       if (k && binds_at(st, n, U, p)) break; /* another fault's stretch */
       const int next = (p + 1) % n;
       if (k && ring[next] != ft->rank && gpu_binds(st, U, next)) break; /* the edge into another stall */
+      if (k && edge_held(job, fb, ch, ring, n, p)) break;                /* held from downstream */
       shown = edge_stuck(job, fb, ch, ring, n, p);
     }
     if (shown) job->fault_shown[f] |= 1ull << ch;
