@@ -697,11 +697,13 @@ static int by_rank_factor(const void* x, const void* y) {
  * not; a 4x GPU on a busy machine once read as its thread, its own network
  * waits a little slow beyond chance at the confirmation level), and
  * whichever side passes the test first while the thread slows down, the
- * same rank and side come out. Where none of its own edges could be
- * tested on the other side, the culprit says so (other_untested). */
+ * same rank and side come out. Where none of its own edges on the other
+ * side could have been found slow (none tested, or none with the samples
+ * to stand out however slow), the culprit says so (other_untested): that
+ * side says nothing either way. */
 static void host_side(const vec* sl, const tally* t, double min_factor, double* factors, pt_ms_culprit* c) {
   const int other = c->side == PT_MS_GPU ? PT_MS_NET : PT_MS_GPU;
-  c->other_untested = t->tested[other] == 0;
+  c->other_untested = t->able[other] == 0;
   const double floor = fmax(min_factor, sqrt(c->factor));
   if (t->own[other] < 2 || t->tested[other] < t->own[other] || t->least[other] < floor) return;
   c->side = PT_MS_HOST;

@@ -144,8 +144,9 @@ typedef struct {
   int rank;        /* the slow GPU, or the rank the slow network edges meet at */
   int peer;        /* a slow link between rank and peer; -1 */
   int side;        /* PT_MS_GPU, PT_MS_NET or PT_MS_HOST */
-  int other_untested; /* GPU or network: none of its own edges could be tested on
-                         the other side, so its proxy thread is not ruled out */
+  int other_untested; /* GPU or network: none of its own edges on the other side
+                         could have been found slow (untested, or too few samples),
+                         so its proxy thread is not ruled out */
   double factor;   /* the median factor of its edges */
   size_t edges;    /* its slow edges */
   char host[64];

@@ -704,6 +704,46 @@ static void test_ring_of_three(void** state) {
   }
 }
 
+/* A rank's GPU 1.5x slow whose own network waits are healthy (every
+ * edge's network steps half at 1 ms, half at 2 ms: the others' share above
+ * their median bucket is a half): where those have the samples to stand
+ * out (400 steps), the network side rules its proxy thread out; where they
+ * are tested but could not stand out however slow (32 steps, 8 samples:
+ * all above is a chance of 1/256 among 24 sides), they say nothing either
+ * way, and the culprit says its thread is not ruled out (other_untested),
+ * as where they are not tested at all. */
+static void test_thread_not_ruled_out(void** state) {
+  (void)state;
+  job* j = malloc(sizeof *j);
+  for (int net_steps = 32; net_steps <= 400; net_steps += 368) {
+    uint64_t seed = 21;
+    memset(j, 0, sizeof *j);
+    run_steps(j, 400, -1, 1, &seed);
+    for (int i = 0; i < EDGES; i++) {
+      const int own = i == 4 || i == 5; /* rank 2's send and receive */
+      const uint64_t half = (uint64_t)(own ? net_steps : 400) / 2;
+      memset(j->h[i][PT_MS_NET], 0, sizeof j->h[i][PT_MS_NET]);
+      j->h[i][PT_MS_NET][pt_metric_time_bucket(1000000)] = half;
+      j->h[i][PT_MS_NET][pt_metric_time_bucket(2000000)] = half;
+      if (!own) continue;
+      memset(j->h[i][PT_MS_GPU], 0, sizeof j->h[i][PT_MS_GPU]);
+      for (int k = 0; k < 400; k++) j->h[i][PT_MS_GPU][pt_metric_time_bucket((uint64_t)(draw(&seed) * 1.5))]++;
+    }
+    pt_mset s;
+    snapshot(j, 1, &s);
+    pt_ms_verdict v;
+    assert_int_equal(pt_mset_slow(&s, &v), 0);
+    assert_int_equal(v.tested, 2 * EDGES); /* rank 2's network sides are tested either way */
+    assert_int_equal(v.n_culprits, 1);
+    assert_int_equal(v.culprits[0].rank, 2);
+    assert_int_equal(v.culprits[0].side, PT_MS_GPU);
+    assert_int_equal(v.culprits[0].other_untested, net_steps == 32);
+    pt_ms_verdict_free(&v);
+    pt_mset_free(&s);
+  }
+  free(j);
+}
+
 typedef struct {
   int slow[4], recovered[4];
 } sides_said;
@@ -830,7 +870,7 @@ int main(void) {
       cmocka_unit_test(test_watch_change),    cmocka_unit_test(test_slow_edge_without_culprit),
       cmocka_unit_test(test_side),            cmocka_unit_test(test_watch_thread),
       cmocka_unit_test(test_gpu_carried_by_network), cmocka_unit_test(test_gpu_one_edge_able),
-      cmocka_unit_test(test_ring_of_three),
+      cmocka_unit_test(test_ring_of_three), cmocka_unit_test(test_thread_not_ruled_out),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
