@@ -222,12 +222,12 @@ static const an_task* coll_task(const an_item* x) {
  * (v2.28.9-1 src/include/collectives.h; the proxy counts a slice as a
  * transfer), one under LL and LL128, whose chunk is one step (the
  * chunking of src/enqueue.cc). The protocol comes with RCCL's op records
- * (NCCL_PROTO_SIMPLE = 2) or from the call's Coll event (NVIDIA); where
+ * or from the call's Coll event (NVIDIA); where
  * neither says, 1 — the least any ring allows. On NCCL 2.23, whose counters
  * count raw steps (2 to a transfer), 2 is less than a chunk's 4: a bound
  * still, only looser. */
 static int64_t chunk_transfers(const an_item* x, const an_task* t) {
-  if (x->op->proto >= 0) return x->op->proto == 2 ? 2 : 1;
+  if (x->op->proto >= 0) return x->op->proto == AN_PROTO_SIMPLE ? 2 : 1;
   return t && !strcmp(t->proto, "SIMPLE") ? 2 : 1;
 }
 

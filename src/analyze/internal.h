@@ -341,6 +341,9 @@ const char* an_op_coll(const an_op* op);
  * src/include/proxy.h:21) of a ring all-reduce; -1 where the host does not
  * say. */
 #define AN_PATTERN_RING_TWICE 1
+/* The op's "proto" (NCCL_PROTO_*: LL 0, LL128 1, SIMPLE 2); -1 where the
+ * host does not say. */
+#define AN_PROTO_SIMPLE 2
 /* A point-to-point op (ncclSend/ncclRecv), not a ring's (explain.c). */
 int an_op_p2p(const an_op* op);
 

@@ -586,21 +586,28 @@ out:
   return rc;
 }
 
+const char* pt_ms_verdict_state(const pt_ms_verdict* v) {
+  if (pt_ms_judged(v)) return v->able_side[PT_MS_NET] ? "judged" : "gpu_only";
+  if (v->tested) return "too_few_samples";
+  return v->short_edges && !v->few_samples && !v->few_edges ? "too_short" : "not_enough_data";
+}
+
 void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
   if (!n) return;
   buf[0] = 0;
-  if (pt_ms_judged(v) && v->able_side[PT_MS_NET]) return;
-  if (pt_ms_judged(v))
+  const char* state = pt_ms_verdict_state(v);
+  if (!strcmp(state, "judged")) return;
+  if (!strcmp(state, "gpu_only"))
     snprintf(buf, n,
              "no network wait could stand out beyond chance (%zu edge sides tested; too few samples, or groups "
              "of fewer than %d comparable edges: a slow NIC slows two of a ring's three); the GPU waits were judged",
              v->tested_side[PT_MS_NET], PT_MS_MIN_NET_EDGES);
-  else if (v->tested)
+  else if (!strcmp(state, "too_few_samples"))
     snprintf(buf, n,
              "too few samples: none of the %zu edge sides tested could stand out beyond chance, however slow "
              "(the steps of one op, up to %d, count as one sample)",
              v->tested, PT_MS_STEPS_PER_SAMPLE);
-  else if (v->short_edges && !v->few_samples && !v->few_edges)
+  else if (!strcmp(state, "too_short"))
     snprintf(buf, n,
              "the steps are too short to time: their median is up to %.1f us, under the %d us a judgement needs "
              "(unpaced emulated steps last microseconds)",

@@ -213,9 +213,13 @@ double pt_ms_median_ns(const pt_mset* s, const pt_ms_edge* e, int side);
  * side caused a change is the comparable edges' to say. 0, or -1 out of
  * memory. */
 int pt_mset_changed(const pt_mset* win, const pt_mset* before, double alpha, double min_factor, pt_ms_verdict* v);
-/* "not enough data yet" and why, when the verdict tested nothing; "" when
- * it did. */
+/* Why the verdict judged nothing, or no network wait ("not enough data
+ * yet", "too few samples", …); "" when it judged both sides. */
 void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n);
+/* What the judgement had, as metrics_judgement's "state" in --json:
+ * "judged", "gpu_only", "too_few_samples", "too_short" or "not_enough_data"
+ * (pt_ms_verdict_words gives the reason of each but the first). */
+const char* pt_ms_verdict_state(const pt_ms_verdict* v);
 void pt_ms_verdict_free(pt_ms_verdict* v);
 
 #endif

@@ -340,12 +340,7 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
   pt_ms_verdict_words(&a->mslow, mwords, sizeof mwords);
   const pt_ms_verdict* mv = &a->mslow;
   fprintf(f, "\"metrics_judgement\":{\"state\":\"%s\",\"why\":",
-          !a->mset.n    ? "no_metrics"
-          : pt_ms_judged(mv) && mv->able_side[PT_MS_NET] ? "judged"
-          : pt_ms_judged(mv) ? "gpu_only"
-          : mv->tested ? "too_few_samples"
-          : mv->short_edges && !mv->few_samples && !mv->few_edges ? "too_short"
-                                                                   : "not_enough_data");
+          a->mset.n ? pt_ms_verdict_state(mv) : "no_metrics");
   if (a->mset.n && mwords[0]) an_put_str(f, mwords);
   else fputs("null", f);
   fprintf(f,

@@ -209,25 +209,23 @@ static int edge_stuck(const pt_sim_job* job, int fb, int ch, const int* ring, in
   return 0;
 }
 
-/* Whether the send that takes the data out of position q's node (the
- * first network edge from q on) waits for its receiver's buffer: held
- * from downstream. A stall upstream inside the node then shows only in how
- * far the node's receive consumed — which that hold explains as well, but
- * for the room of the hops inside the node, which no record shows. */
-static int egress_held(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int q) {
-  for (int k = 0, p = q; k < n; k++, p = (p + 1) % n) {
-    const pt_sim_op* op = edge_send(job, fb, ch, ring, n, p);
-    if (op) return op->why == PT_WHY_CREDIT;
-  }
-  return 0;
-}
-
 /* Whether the network send on the ring edge from position p waits for its
  * receiver's buffer: the edge is held from downstream, and what it and
  * the edges past it show is not the doing of a fault upstream of it. */
 static int edge_held(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int p) {
   const pt_sim_op* op = edge_send(job, fb, ch, ring, n, p);
   return op && op->why == PT_WHY_CREDIT;
+}
+
+/* Whether the send that takes the data out of position q's node (the
+ * first network edge from q on) waits for its receiver's buffer: held
+ * from downstream. A stall upstream inside the node then shows only in how
+ * far the node's receive consumed — which that hold explains as well, but
+ * for the room of the hops inside the node, which no record shows. */
+static int egress_held(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int q) {
+  for (int k = 0, p = q; k < n; k++, p = (p + 1) % n)
+    if (edge_send(job, fb, ch, ring, n, p)) return edge_held(job, fb, ch, ring, n, p);
+  return 0;
 }
 
 
