@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "plugin/plugin.h"
+#include "proxytrace/emulator.h"
 #include "trace/clock.h"
 
 #define SERVICE_MS 20  /* metrics memory handed to the recording threads */
@@ -86,12 +87,6 @@ const pt_dump_settings* pt_dump_settings_get(void) { return &settings; }
 const char* pt_trigger_name(pt_trigger t) {
   static const char* const names[] = {"stall", "signal", "periodic", "finalize", "hook", "api"};
   return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
-}
-
-static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* ---- triggers ---- */
@@ -159,6 +154,62 @@ static void check_stall(uint64_t stall_ticks) {
   if (a.due) dump_round(PT_TRIG_STALL, stall_ticks);
 }
 
+/* ---- the timers, shared by the thread and the emulator ---- */
+
+typedef struct {
+  uint64_t stall_ticks;
+  uint32_t check_ms;
+  uint64_t next_periodic, next_check, next_metrics, next_service, next_prefault; /* ms */
+} timers;
+
+static void timers_start(timers* tm, uint64_t t) {
+  tm->stall_ticks = settings.stall_ms ? pt_ms_to_ticks(settings.stall_ms) : 0;
+  tm->check_ms = settings.stall_ms / 20;
+  if (tm->check_ms < CHECK_MIN_MS) tm->check_ms = CHECK_MIN_MS;
+  if (tm->check_ms > CHECK_MAX_MS) tm->check_ms = CHECK_MAX_MS;
+  tm->next_periodic = settings.interval_ms ? t + settings.interval_ms : UINT64_MAX;
+  tm->next_check = settings.stall_ms ? t + tm->check_ms : UINT64_MAX;
+  tm->next_metrics = settings.metrics_ms ? t + settings.metrics_ms : UINT64_MAX;
+  tm->next_service = settings.metrics_ms ? t + SERVICE_MS : UINT64_MAX;
+  tm->next_prefault = t + PREFAULT_MS;
+}
+
+static uint64_t timers_next(const timers* tm) {
+  uint64_t next = tm->next_periodic < tm->next_check ? tm->next_periodic : tm->next_check;
+  if (tm->next_metrics < next) next = tm->next_metrics;
+  if (tm->next_service < next) next = tm->next_service;
+  if (tm->next_prefault < next) next = tm->next_prefault;
+  return next;
+}
+
+/* Runs a signal's dump and every timer due; returns when the next is due. */
+static uint64_t timers_run(timers* tm) {
+  if (pt_signal_take()) dump_round(PT_TRIG_SIGNAL, tm->stall_ticks);
+  uint64_t t = pt_clock_monotonic_ms();
+  if (atomic_exchange(&prefault_asked, 0)) tm->next_prefault = t;
+  if (t >= tm->next_periodic) {
+    dump_round(PT_TRIG_PERIODIC, tm->stall_ticks);
+    tm->next_periodic = pt_clock_monotonic_ms() + settings.interval_ms;
+  }
+  if (t >= tm->next_check) {
+    check_stall(tm->stall_ticks);
+    tm->next_check = pt_clock_monotonic_ms() + tm->check_ms;
+  }
+  if (t >= tm->next_service) {
+    pt_metrics_service_all();
+    tm->next_service = pt_clock_monotonic_ms() + SERVICE_MS;
+  }
+  if (t >= tm->next_prefault) {
+    pt_ctx_for_each(prefault_one, NULL);
+    tm->next_prefault = pt_clock_monotonic_ms() + PREFAULT_MS;
+  }
+  if (t >= tm->next_metrics) {
+    pt_ctx_for_each(write_metrics, NULL);
+    tm->next_metrics = pt_clock_monotonic_ms() + settings.metrics_ms;
+  }
+  return timers_next(tm);
+}
+
 /* ---- the thread ---- */
 
 static void end_drain(void);
@@ -167,22 +218,11 @@ static void* dumper_main(void* arg) {
   const unsigned mine = (unsigned)(uintptr_t)arg;
   pthread_setname_np(pthread_self(), "proxytrace dump");
   const int fd = pt_signal_wake_fd();
-  const uint64_t stall_ticks = settings.stall_ms ? pt_ms_to_ticks(settings.stall_ms) : 0;
-  uint32_t check_ms = settings.stall_ms / 20;
-  if (check_ms < CHECK_MIN_MS) check_ms = CHECK_MIN_MS;
-  if (check_ms > CHECK_MAX_MS) check_ms = CHECK_MAX_MS;
-  uint64_t t = now_ms();
-  uint64_t next_periodic = settings.interval_ms ? t + settings.interval_ms : UINT64_MAX;
-  uint64_t next_check = settings.stall_ms ? t + check_ms : UINT64_MAX;
-  uint64_t next_metrics = settings.metrics_ms ? t + settings.metrics_ms : UINT64_MAX;
-  uint64_t next_service = settings.metrics_ms ? t + SERVICE_MS : UINT64_MAX;
-  uint64_t next_prefault = t + PREFAULT_MS;
+  timers tm;
+  timers_start(&tm, pt_clock_monotonic_ms());
+  uint64_t next = timers_next(&tm);
   while (atomic_load(&gen) == mine) {
-    t = now_ms();
-    uint64_t next = next_periodic < next_check ? next_periodic : next_check;
-    if (next_metrics < next) next = next_metrics;
-    if (next_service < next) next = next_service;
-    if (next_prefault < next) next = next_prefault;
+    const uint64_t t = pt_clock_monotonic_ms();
     int timeout = next == UINT64_MAX ? -1 : next <= t ? 0 : (int)(next - t > 60000 ? 60000 : next - t);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (poll(&p, fd >= 0 ? 1 : 0, timeout) > 0 && (p.revents & POLLIN)) {
@@ -191,29 +231,7 @@ static void* dumper_main(void* arg) {
       (void)r;
     }
     if (atomic_load(&gen) != mine) break;
-    if (pt_signal_take()) dump_round(PT_TRIG_SIGNAL, stall_ticks);
-    t = now_ms();
-    if (atomic_exchange(&prefault_asked, 0)) next_prefault = t;
-    if (t >= next_periodic) {
-      dump_round(PT_TRIG_PERIODIC, stall_ticks);
-      next_periodic = now_ms() + settings.interval_ms;
-    }
-    if (t >= next_check) {
-      check_stall(stall_ticks);
-      next_check = now_ms() + check_ms;
-    }
-    if (t >= next_service) {
-      pt_metrics_service_all();
-      next_service = now_ms() + SERVICE_MS;
-    }
-    if (t >= next_prefault) {
-      pt_ctx_for_each(prefault_one, NULL);
-      next_prefault = now_ms() + PREFAULT_MS;
-    }
-    if (t >= next_metrics) {
-      pt_ctx_for_each(write_metrics, NULL);
-      next_metrics = now_ms() + settings.metrics_ms;
-    }
+    next = timers_run(&tm);
   }
   pthread_mutex_lock(&thread_lock);
   ended = 1;
@@ -222,6 +240,42 @@ static void* dumper_main(void* arg) {
   pthread_mutex_unlock(&thread_lock);
   return NULL;
 }
+
+/* ---- emulated time (include/proxytrace/emulator.h) ----
+ *
+ * The emulator's one thread runs the timers in tick(), while no other
+ * thread calls the plugin: `emulated` stands for the thread, and the same
+ * settings, triggers and lifecycle apply (a first communicator starts the
+ * timers, the last stops them). */
+
+static int emulated;     /* attach() succeeded: no thread is ever started */
+static int emu_running;  /* the timers run (between a first and a last communicator) */
+static timers emu_timers;
+
+static int emu_attach(const _Atomic uint64_t* now, int64_t epoch_ns) {
+  pthread_mutex_lock(&thread_lock);
+  const int rc = running || draining || emu_running ? -1 : pt_clock_emulate(now, epoch_ns);
+  if (rc == 0) emulated = now != NULL;
+  pthread_mutex_unlock(&thread_lock);
+  return rc;
+}
+
+static uint64_t emu_tick(void) {
+  pthread_mutex_lock(&thread_lock);
+  const int on = emulated && emu_running;
+  pthread_mutex_unlock(&thread_lock);
+  if (!on) return UINT64_MAX;
+  /* Outside the lock, as the thread runs them: a dump calls the host's
+   * logger, which may create or destroy a communicator. */
+  const uint64_t next = timers_run(&emu_timers);
+  return next == UINT64_MAX || next > UINT64_MAX / 1000000u ? UINT64_MAX : next * 1000000u;
+}
+
+PT_EXPORT const proxytraceEmulator_v1_t proxytraceEmulator_v1 = {
+    .name = "proxytrace",
+    .attach = emu_attach,
+    .tick = emu_tick,
+};
 
 /* Wakes the thread from its poll. */
 static void wake(void) {
@@ -234,6 +288,11 @@ static void wake(void) {
 }
 
 static void start_thread(ncclDebugLogger_t log) {
+  if (emulated) {
+    emu_running = 1;
+    timers_start(&emu_timers, pt_clock_monotonic_ms());
+    return;
+  }
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: the dumper takes no signal */
@@ -254,6 +313,8 @@ static void start_thread(ncclDebugLogger_t log) {
  * the thread itself (the last finalize came from a logger it called) it is
  * let go at once. Returns whether there is a thread to wait for. */
 static int stop_thread(void) {
+  emu_running = 0;
+  emulated = 0; /* the emulator's job ends with its last communicator */
   if (!running) return 0;
   running = 0;
   atomic_fetch_add(&gen, 1);
@@ -269,7 +330,7 @@ static int stop_thread(void) {
 
 int pt_dumper_prefault_soon(void) {
   pthread_mutex_lock(&thread_lock);
-  const int r = running;
+  const int r = running || emu_running;
   pthread_mutex_unlock(&thread_lock);
   if (!r) return 0;
   atomic_store(&prefault_asked, 1);

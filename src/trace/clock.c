@@ -31,6 +31,13 @@
  * shorter. PROXYTRACE_CLOCK=monotonic forces the portable source; a bad value
  * is reported by the plugin's configuration (src/plugin/config.c) and the
  * default applies here.
+ *
+ * Emulated time (pt_clock_emulate) replaces every source: an emulator that
+ * drives the plugin (proxytrace sim) hands it a clock it alone advances, in
+ * nanoseconds, and an epoch; ticks are then that clock's value, one tick a
+ * nanosecond, and nothing here reads the machine's clocks. The counter's
+ * path in pt_ticks() is untouched: the emulated clock is read only where
+ * the counter is off, which an emulator sets before the first trace.
  */
 #include "trace/clock.h"
 
@@ -50,6 +57,10 @@
 #include <string.h>
 
 int pt_clock_counter;
+const _Atomic uint64_t* pt_clock_emu;
+static int64_t emu_epoch_ns;       /* Unix-epoch ns at emulated time 0 */
+static _Atomic int clock_locked;   /* traces that exist: the source is fixed */
+static int counter_chosen;         /* pt_clock_counter as init_once chose it */
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 /* The anchor: the counter (raw, whatever the source), CLOCK_MONOTONIC and
@@ -168,13 +179,44 @@ static void init_once(void) {
   if (want == PT_CLOCK_MONOTONIC) why_monotonic = "PROXYTRACE_CLOCK=monotonic";
   else if (!PT_CLOCK_HAS_COUNTER) why_monotonic = "no CPU counter is read on " PT_CLOCK_ARCH;
   else pt_clock_counter = counter_usable();
+  counter_chosen = pt_clock_counter;
   anchor_tick = pt_clock_counter ? anchor_counter : anchor_mono_ns;
 }
 
 void pt_clock_init(void) { pthread_once(&once, init_once); }
 
+void pt_clock_lock(void) { atomic_fetch_add(&clock_locked, 1); }
+/* The last trace gone: emulated time ends with the emulator's job (its
+ * clock may be gone next), and the source chosen at init applies again. */
+void pt_clock_unlock(void) {
+  if (atomic_fetch_sub(&clock_locked, 1) == 1 && pt_clock_emu) {
+    pt_clock_emu = NULL;
+    pt_clock_counter = counter_chosen;
+  }
+}
+
+int pt_clock_emulate(const _Atomic uint64_t* now, int64_t epoch_ns) {
+  pt_clock_init();
+  if (atomic_load(&clock_locked) > 0) return -1;
+  emu_epoch_ns = epoch_ns;
+  pt_clock_emu = now;
+  pt_clock_counter = now ? 0 : counter_chosen;
+  return 0;
+}
+
+int64_t pt_clock_realtime_ns(void) {
+  if (pt_clock_emu) return emu_epoch_ns + (int64_t)atomic_load(pt_clock_emu);
+  return (int64_t)now_ns(CLOCK_REALTIME);
+}
+
+uint64_t pt_clock_monotonic_ms(void) {
+  if (pt_clock_emu) return atomic_load(pt_clock_emu) / 1000000u;
+  return now_ns(CLOCK_MONOTONIC) / 1000000u;
+}
+
 const char* pt_clock_source(void) {
   pt_clock_init();
+  if (pt_clock_emu) return "emulated";
 #if PT_CLOCK_HAS_COUNTER
   if (pt_clock_counter) return PT_CLOCK_COUNTER_NAME;
 #endif
@@ -205,6 +247,7 @@ static double rate_now(uint64_t min_ns, const char** how) {
 
 int pt_clock_describe(char* buf, size_t n) {
   pt_clock_init();
+  if (pt_clock_emu) return snprintf(buf, n, "emulated (the emulator's clock, 1 ns a tick)");
   if (!pt_clock_counter)
     return snprintf(buf, n, "monotonic (CLOCK_MONOTONIC; %s)", why_monotonic);
   const char* how;
@@ -216,6 +259,12 @@ int pt_clock_describe(char* buf, size_t n) {
 
 void pt_clock_calibration(pt_clock_cal* cal) {
   pt_clock_init();
+  if (pt_clock_emu) {
+    cal->tick0 = 0;
+    cal->real_ns0 = emu_epoch_ns;
+    cal->ns_per_tick = 1.0;
+    return;
+  }
   cal->tick0 = anchor_tick;
   cal->real_ns0 = anchor_real_ns;
   const char* how;
@@ -239,6 +288,7 @@ double pt_ticks_to_ms(const pt_clock_cal* cal, uint64_t a, uint64_t b) {
 
 uint64_t pt_ms_to_ticks(uint32_t ms) {
   pt_clock_init();
+  if (pt_clock_emu) return (uint64_t)ms * 1000000u;
   const char* how;
   double r = rate_now(PROVISIONAL_NS, &how);
   if (r == 0.0) r = FASTEST_NS_PER_TICK;

@@ -14,6 +14,7 @@
 #ifndef PT_TRACE_CLOCK_H
 #define PT_TRACE_CLOCK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -52,11 +53,16 @@ static inline uint64_t pt_counter_read(void) {
  * the CPU counter. Hidden: read directly, not through the GOT, on the hot
  * path. */
 extern int pt_clock_counter __attribute__((visibility("hidden")));
+/* Emulated time (pt_clock_emulate): the emulator's clock, in nanoseconds,
+ * which it alone advances; NULL otherwise. Only read where the counter is
+ * off, so the counter's path pays nothing for it. */
+extern const _Atomic uint64_t* pt_clock_emu __attribute__((visibility("hidden")));
 
 static inline uint64_t pt_ticks(void) {
 #if PT_CLOCK_HAS_COUNTER
   if (__builtin_expect(pt_clock_counter, 1)) return pt_counter_read();
 #endif
+  if (pt_clock_emu) return atomic_load_explicit(pt_clock_emu, memory_order_relaxed);
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -86,7 +92,22 @@ typedef struct {
 /* Idempotent and thread-safe; chooses the tick source (from
  * PROXYTRACE_CLOCK and the CPU). Measures nothing: it takes microseconds. */
 void pt_clock_init(void);
-/* The source in use: "tsc", "counter" or "monotonic". */
+/* Emulated time: from now on every tick is the value at `now_ns` (the
+ * emulator's clock, nanoseconds; it alone advances it), and wall-clock time
+ * is epoch_ns plus it, until the last trace is destroyed (NULL: at once).
+ * For an emulator driving the plugin (include/proxytrace/emulator.h), while
+ * no trace exists; 0 on success, -1 while one does (its ticks came from the
+ * source in use). */
+int pt_clock_emulate(const _Atomic uint64_t* now_ns, int64_t epoch_ns);
+/* A trace is created / destroyed: while one exists the source is fixed. */
+void pt_clock_lock(void);
+void pt_clock_unlock(void);
+/* Unix-epoch nanoseconds now (CLOCK_REALTIME, or the emulated epoch plus
+ * the emulated clock), for the times a dump or metrics file states. */
+int64_t pt_clock_realtime_ns(void);
+/* Milliseconds of CLOCK_MONOTONIC (or of the emulated clock), for timers. */
+uint64_t pt_clock_monotonic_ms(void);
+/* The source in use: "tsc", "counter", "monotonic" or "emulated". */
 const char* pt_clock_source(void);
 /* One line for a log: the source, its rate, and why when it is not the one
  * asked for (e.g. "monotonic (PROXYTRACE_CLOCK=tsc, but this CPU's TSC is not

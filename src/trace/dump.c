@@ -246,9 +246,7 @@ pt_dump* pt_trace_snapshot(pt_trace* t) {
   d->trace = t;
   d->nslots = t->nslots;
   d->rank = pt_trace_rank(t);
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  d->time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  d->time_ns = pt_clock_realtime_ns();
   return d;
 }
 

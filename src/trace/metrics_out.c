@@ -63,9 +63,7 @@ static int by_edge(const void* a, const void* b) {
 pt_metrics_snap* pt_trace_metrics_snapshot(const pt_trace* t) {
   pt_metrics_snap* s = calloc(1, sizeof *s);
   if (!s) return NULL;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  s->time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  s->time_ns = pt_clock_realtime_ns();
   s->unmeasured = pt_trace_metrics_unmeasured(t);
   s->bytes = pt_trace_metrics_bytes(t);
   s->channels = t && t->metrics ? t->metrics->channels : 0;

@@ -175,6 +175,7 @@ int pt_trace_create(pt_trace** out, const pt_trace_config* cfg_in, int my_rank) 
   pt_clock_init();
   pt_trace* t = calloc(1, sizeof *t);
   if (!t) return -1;
+  pt_clock_lock(); /* the clock's source is fixed while a trace exists */
   const size_t bytes = (size_t)cfg.max_ops * PT_SLOT_BYTES;
   t->slab = pt_vmem_reserve(bytes); /* zeroed, page-aligned, backed only where written */
   t->more = pt_vmem_reserve((PT_MAX_LANES - 1) * sizeof(pt_lane)); /* a lane's pages: once claimed */
@@ -223,6 +224,7 @@ void pt_trace_destroy(pt_trace* t) {
   pt_vmem_release(t->slab, (size_t)t->nslots * PT_SLOT_BYTES);
   pt_vmem_release(t->more, (PT_MAX_LANES - 1) * sizeof(pt_lane));
   free(t);
+  pt_clock_unlock();
 }
 
 /* The pages of the next slots and of the next op id table entries (idmap.h),

@@ -117,12 +117,14 @@ void pt_sim_usage(FILE* f) {
 "  --hang-polls N        progress rounds on a hung job before it is aborted\n"
 "                        (default 50)\n"
 "  --pace US             real time: each poll a waiting phase draws lasts US\n"
-"                        microseconds, and a proxy thread with nothing to do\n"
-"                        sleeps until its next op is due, so step times are\n"
-"                        draws times US whatever the CPU load (0..100000,\n"
-"                        default 0: polls as fast as they go; 200 with\n"
-"                        --slow-link, --slow-gpu or --slow-host, which need\n"
-"                        real time: --pace 0 is refused with them)\n"
+"                        microseconds of the machine's clock, and a proxy thread\n"
+"                        with nothing to do sleeps until its next op is due\n"
+"                        (0..100000; 0: polls as fast as they go). For what must\n"
+"                        see real time (top, --follow on a live folder); step\n"
+"                        times then carry the machine's load. Without it time is\n"
+"                        emulated (see Time below)\n"
+"  --real-time           real time without pacing a poll (as --pace 0, but a\n"
+"                        timing fault is paced 200 us)\n"
 "  --ras-mask T:MASK     (2.31+) from batch T on (each call of each iteration is\n"
 "                        one batch, counted from 0), RAS has set every rank's\n"
 "                        event mask to MASK (decimal or 0x hex; repeatable)\n"
@@ -136,6 +138,16 @@ void pt_sim_usage(FILE* f) {
 "                        handler of that signal counts what reaches it\n"
 "  --comm-dump N         RCCL only: a watchdog thread calls ncclCommDump for\n"
 "                        every rank N times, while the job runs (default 0)\n"
+"\n"
+"Time: when sim drives proxytrace's own plugin, time is emulated: the plugin\n"
+"reads the emulator's clock (its timestamps, stall watchdog, periodic dumps,\n"
+"step metrics and file times), every thread of the job runs in one order fixed\n"
+"by the seed, and nothing sleeps for real, so the same command gives the same\n"
+"dump, metrics and truth files on any machine under any load (after the pid).\n"
+"A poll of a waiting phase lasts 200 emulated us in a job that times steps (a\n"
+"slow-link, slow-gpu or slow-host fault, --noise), and a proxy round 1 us. The\n"
+"times the files state start at 2026-01-01 00:00:00 UTC. Any other plugin, and\n"
+"--pace or --real-time, run on the machine's clock.\n"
 "\n"
 "Faults (strike in one call of one iteration; slow-link, slow-gpu, slow-host, pxn,\n"
 "leak-ops in all).\n"
@@ -253,7 +265,7 @@ static const struct {
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
-    {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},
+    {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0},
     {"ras-mask", 1},   {"noise", 0},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
 };
 
@@ -418,6 +430,9 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     c->n_ras++;
   } else if (!strcmp(opt, "pace")) {
     if (to_int(val, 0, 100000, &c->pace_us)) return bad(err, opt, val, "microseconds 0..100000");
+    c->real_time = 1;
+  } else if (!strcmp(opt, "real-time")) {
+    c->real_time = 1;
   } else if (!strcmp(opt, "stall") || !strcmp(opt, "no-recv") || !strcmp(opt, "slow-link") ||
              !strcmp(opt, "slow-gpu") || !strcmp(opt, "slow-host") || !strcmp(opt, "kill") || !strcmp(opt, "pxn") ||
              !strcmp(opt, "leak-ops") || !strcmp(opt, "skip") || !strcmp(opt, "mismatch")) {
@@ -562,7 +577,8 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
     fprintf(f, "%s %s %s", i ? "," : "", pt_sim_call_name(c->calls[i].kind), sz);
   }
   fprintf(f, "; seed %llu; activation mask 0x%x", (unsigned long long)c->seed, (unsigned)res->mask);
-  if (c->pace_us > 0) fprintf(f, "; paced %d us a poll", c->pace_us);
+  if (res->emulated) fprintf(f, "; emulated time");
+  if (c->pace_us > 0) fprintf(f, "; %s%d us a poll", res->emulated ? "" : "paced ", c->pace_us);
   if (c->ranks_per_process > 1) fprintf(f, "; %d ranks a process", c->ranks_per_process);
   fputc('\n', f);
   for (int i = 0; i < c->n_faults; i++) {
@@ -591,8 +607,13 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
   if (res->unwritten_handles)
     fprintf(f, "  strict: startEvent left *eHandle unwritten %ld times (it must always write it, NULL to decline)\n",
             res->unwritten_handles);
-  double rate = res->seconds > 0 ? (double)res->callbacks / res->seconds : 0;
-  fprintf(f, "  callbacks: %llu in %.3f s (%.2f M/s)\n", (unsigned long long)res->callbacks, res->seconds, rate / 1e6);
+  if (res->emulated) {
+    fprintf(f, "  callbacks: %llu in %.3f emulated s\n", (unsigned long long)res->callbacks, res->seconds);
+  } else {
+    double rate = res->seconds > 0 ? (double)res->callbacks / res->seconds : 0;
+    fprintf(f, "  callbacks: %llu in %.3f s (%.2f M/s)\n", (unsigned long long)res->callbacks, res->seconds,
+            rate / 1e6);
+  }
 }
 
 /* The ground truth to a file, in one of its forms; 0, or 1 with a message. */

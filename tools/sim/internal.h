@@ -7,6 +7,8 @@
 #define PT_SIM_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -235,12 +237,69 @@ typedef struct {
 void sim_files_mark_rank(const char* dir, int rank, sim_files_mark* m);
 void sim_files_undo(const char* dir, int rank, const sim_files_mark* m);
 void sim_log_set_rank(int rank); /* the calling thread acts for `rank`   */
+/* Emulated time (sched.c): the logger's clock, and the id it prints for
+ * the calling thread (SIM_TID_*), in place of the machine's. */
+struct sim_sched_s;
+void sim_log_use_clock(const struct sim_sched_s* s);
+void sim_log_set_tid(long tid);
+#define SIM_TID_MAIN 10000
+#define SIM_TID_ACTOR 10001  /* + the actor's number           */
+#define SIM_TID_INIT 20000   /* + the rank: its init thread     */
+#define SIM_TID_KERNEL 30000 /* + the rank: its 2.31+ profiler thread */
 /* The logger handed to the plugin (host level numbering). */
 void sim_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
                 const char* fmt, ...) __attribute__((format(printf, 5, 6)));
 /* A host message at a neutral level (PT_SIM_LOG_*). */
 void sim_host_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 const char* sim_log_path(int rank); /* dump file of a rank, or NULL */
+
+/* ---------------------------------------------------------------------------
+ * Emulated time (sched.c)
+ * ------------------------------------------------------------------------- */
+
+/* A proxy round that moved, unpaced, lasts this long in emulated time. */
+#define SIM_ROUND_NS 1000u
+/* The job starts at this Unix-epoch time (2026-01-01 00:00:00 UTC): the
+ * times the dumps state are the same on every run. The plugin's clock then
+ * reads SIM_CLOCK0_NS (a tick of 0 means "never set"), so its epoch is
+ * SIM_EPOCH_NS - SIM_CLOCK0_NS. */
+#define SIM_EPOCH_NS 1767225600000000000ull
+#define SIM_CLOCK0_NS 1000000000ull
+
+typedef struct sim_actor sim_actor;
+typedef struct sim_sched_s {
+  _Atomic uint64_t now; /* the emulated clock, ns from the job's start (the
+                           plugin reads it: include/proxytrace/emulator.h) */
+  int on;               /* emulated time; else real time                  */
+  sim_actor** actors;
+  int n, cap;
+  int essential_left;
+  int quitting, deadlock;
+  uint64_t t0_ns;       /* real time: CLOCK_MONOTONIC at the start         */
+  cpu_set_t cpu;        /* emulated: the one CPU every actor runs on       */
+  int pin;
+  sem_t main_go;
+} sim_sched;
+
+void sim_sched_init(sim_sched* s, int emulated);
+void sim_sched_free(sim_sched* s);
+/* ns since the job's start: the emulated clock, or CLOCK_MONOTONIC's. */
+uint64_t sim_sched_now(const sim_sched* s);
+/* A thread of the job: under emulated time an actor that runs only in its
+ * turn (essential: the job lasts until every essential one ended); under
+ * real time a plain thread. pthread_create's result. */
+int sim_sched_spawn(sim_sched* s, int essential, void* (*fn)(void*), void* arg, pthread_t* out);
+/* Runs the actors until every essential one ended, then lets the others go
+ * (their waits return, sim_sched_quit true). -1 when the actors deadlocked. */
+int sim_sched_run(sim_sched* s);
+int sim_sched_quit(const sim_sched* s);
+/* Waits until `t` (ns since the start): emulated, or for real. */
+void sim_sched_sleep_until(sim_sched* s, uint64_t t);
+/* Emulated only (else nothing): waits until sim_sched_wake(on). */
+void sim_sched_block(sim_sched* s, const void* on);
+void sim_sched_wake(sim_sched* s, const void* on);
+/* The actor of thread t runs now, whatever it waits for. */
+void sim_sched_wake_thread(sim_sched* s, pthread_t t);
 
 /* ---------------------------------------------------------------------------
  * The running job (run.c, app.c, proxy.c)
@@ -284,9 +343,23 @@ struct sim_run {
   pthread_barrier_t init_barrier;
   _Atomic int hung;
   _Atomic int done;    /* every application and proxy thread has left     */
-  double t0;           /* CLOCK_MONOTONIC seconds at the start of the job  */
   _Atomic int64_t hang_ns; /* when the first rank hung (0 = none), for --hold */
+  sim_sched sched;     /* the clock and, emulated, the schedule (sched.c)  */
+  const void* emu;     /* the plugin's proxytraceEmulator_v1, when emulated */
+  pthread_t dumper;    /* emulated: the plugin's timers' actor             */
+  int has_dumper;
+  const char* files_dir; /* the plugin's dump files (dead ranks' are undone) */
 };
+
+/* Waits on a rank's condition: under emulated time the actor gives up its
+ * turn until sim_broadcast; 0 once the job is being wound up. */
+int sim_wait(sim_run* run, pthread_cond_t* cv, pthread_mutex_t* mu);
+void sim_broadcast(sim_run* run, pthread_cond_t* cv);
+/* ns since the job's start on the job's clock. */
+static inline uint64_t sim_now_ns(const sim_run* run) { return sim_sched_now(&run->sched); }
+/* A rank's thread ends (emulated): a dead rank whose threads have both
+ * ended takes its communicator with it now, as its process would. */
+void sim_rank_thread_ended(sim_run* run, sim_rank* rk);
 
 /* faults.c */
 /* The polls one phase of op waits (fractional under --pace, where a poll

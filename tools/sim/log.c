@@ -58,6 +58,13 @@ void sim_log_setup(const pt_sim_config* c, const sim_host* h, int nranks, int rp
 
 void sim_log_set_rank(int rank) { tl_rank = rank; }
 
+/* Emulated time: the logger's times are the job's, and each thread's id
+ * is the one the schedule gave it, so the lines are the same every run. */
+static const sim_sched* log_clock;
+static _Thread_local long tl_tid;
+void sim_log_use_clock(const sim_sched* s) { log_clock = s && s->on ? s : NULL; }
+void sim_log_set_tid(long tid) { tl_tid = tid; }
+
 static int has_suffix(const char* s, const char* suffix) {
   size_t n = strlen(s), k = strlen(suffix);
   return n >= k && !strcmp(s + n - k, suffix);
@@ -186,9 +193,10 @@ static void vlog(int lv, const char* file, int line, const char* fmt, va_list ap
   int n = 0;
   int rank = tl_rank;
   if (L.cfg->timestamps && lv <= PT_SIM_LOG_WARN) {
-    time_t t = time(NULL);
+    time_t t = log_clock ? (time_t)((SIM_EPOCH_NS + sim_sched_now(log_clock)) / 1000000000u) : time(NULL);
     struct tm tm;
-    localtime_r(&t, &tm);
+    if (log_clock) gmtime_r(&t, &tm);
+    else localtime_r(&t, &tm);
     n += (int)strftime(buf, sizeof buf, "[%F %T] ", &tm);
   }
   /* A thread acting for no rank (the host's own setup) logs as "host". */
@@ -196,7 +204,7 @@ static void vlog(int lv, const char* file, int line, const char* fmt, va_list ap
   if (rank >= 0) snprintf(where, sizeof where, "node%d", rank / L.rpn);
   else snprintf(where, sizeof where, "host");
   int dev = rank >= 0 ? rank % L.rpn : -1;
-  long tid = (long)syscall(SYS_gettid);
+  long tid = log_clock && tl_tid ? tl_tid : (long)syscall(SYS_gettid);
   if (lv <= PT_SIM_LOG_WARN)
     n += snprintf(buf + n, sizeof buf - (size_t)n, "%s:%d:%ld [%d] %s:%d NCCL %s ", where, (int)getpid(), tid,
                   dev, file ? file : "", line, level_word(lv));

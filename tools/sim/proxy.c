@@ -76,7 +76,7 @@ typedef struct {
   int mask;         /* the task's copy of the activation mask              */
   int posted, trans, done, recvd; /* in transfers (profiler steps)         */
   int w[PH_NUM];    /* polls the phase still waits; -1 = not drawn          */
-  uint64_t due[PH_NUM]; /* --pace: when the phase is ready (CLOCK_MONOTONIC ns) */
+  uint64_t due[PH_NUM]; /* paced: when the phase is ready (sim_now_ns) */
   int post_tries, peer_waits;
   int inprogress, finished;
   uint64_t rng;
@@ -100,26 +100,19 @@ typedef struct {
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* 1 when the head of a phase is ready this poll. The caller resets
  * o->w[ph] to -1 once the phase is over. With --pace the draw is a time:
  * ready when it has passed. What it waits is the faults' (faults.c). */
 static int countdown(proxy* px, pop* o, int ph) {
   const int pace = px->c->pace_us;
   if (o->w[ph] < 0) {
-    const uint64_t now = mono_ns();
-    const double polls = sim_phase_polls(px->c, o->op, ph == PH_GPU || ph == PH_CONS, (double)now / 1e9 - px->run->t0,
-                                         &o->rng);
+    const uint64_t now = sim_now_ns(px->run);
+    const double polls = sim_phase_polls(px->c, o->op, ph == PH_GPU || ph == PH_CONS, (double)now / 1e9, &o->rng);
     o->w[ph] = (int)(polls + 0.5);
     if (pace > 0) o->due[ph] = now + (uint64_t)(polls * (double)pace * 1000.0);
   }
   if (pace > 0) {
-    if (mono_ns() >= o->due[ph]) return 1;
+    if (sim_now_ns(px->run) >= o->due[ph]) return 1;
     if (o->due[ph] < px->next_due) px->next_due = o->due[ph];
     return 0;
   }
@@ -479,21 +472,27 @@ static void ctrl_once(proxy* px, int state) {
 
 /* --- the thread ----------------------------------------------------------- */
 
-/* --pace: after a round in which no op moved, sleep until the earliest
+/* Paced: after a round in which no op moved, sleep until the earliest
  * phase is due (a poll's time when none is), as a proxy thread with nothing
- * to progress yields the CPU. */
+ * to progress yields the CPU; emulated, a round that moved lasts
+ * SIM_ROUND_NS. */
 static void pace_idle(proxy* px, int64_t moved) {
   for (int i = 0; i < px->n; i++) moved += px->ops[i].posted + px->ops[i].trans + px->ops[i].done + px->ops[i].recvd;
-  if (moved) return;
-  const uint64_t now = mono_ns(), poll = (uint64_t)px->c->pace_us * 1000u;
+  sim_sched* s = &px->run->sched;
+  if (moved) {
+    /* Under emulated time a round that moved costs its thread's time too. */
+    if (s->on) sim_sched_sleep_until(s, sim_sched_now(s) + SIM_ROUND_NS);
+    return;
+  }
+  const uint64_t now = sim_sched_now(s), poll = (uint64_t)px->c->pace_us * 1000u;
   uint64_t until = px->next_due == UINT64_MAX || px->next_due > now + poll ? now + poll : px->next_due;
   if (until <= now) return;
-  struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-  }
+  sim_sched_sleep_until(s, until);
 }
 
-static uint64_t gpu_timer(void) {
+/* The GPU's timer: Unix-epoch ns (the emulated epoch under emulated time). */
+static uint64_t gpu_timer(proxy* px) {
+  if (px->run->sched.on) return SIM_EPOCH_NS + sim_now_ns(px->run);
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -507,7 +506,8 @@ static int wait_posted(sim_run* run, sim_rank* self, int b) {
   for (int i = -1; i < job->count[cell]; i++) {
     sim_rank* rk = i < 0 ? self : &run->ranks[job->ops[job->first[cell] + (size_t)i].rank];
     pthread_mutex_lock(&rk->mu);
-    while (rk->posted <= b && !rk->app_done) pthread_cond_wait(&rk->cv, &rk->mu);
+    int go = 1;
+    while (rk->posted <= b && !rk->app_done && go) go = sim_wait(run, &rk->cv, &rk->mu);
     int ok = rk->posted > b;
     pthread_mutex_unlock(&rk->mu);
     if (!ok) return 0;
@@ -584,10 +584,10 @@ static void kernel_phases(proxy* px, int b, void* parent, int ch) {
     e.parent = parent;
     e.kphase.ch = ch;
     e.kphase.phase = phase;
-    e.kphase.ptimer = gpu_timer();
+    e.kphase.ptimer = gpu_timer(px);
     void* h = sim_abi_start(px->p, px->rk->ctx, &e, &px->calls);
     if (!h) continue;
-    sim_args a = {.kind = SIM_ARGS_KCH, .ptimer = gpu_timer()};
+    sim_args a = {.kind = SIM_ARGS_KCH, .ptimer = gpu_timer(px)};
     sim_abi_record(px->p, h, ncclProfilerKernelPhaseStop, &a, &px->calls);
     sim_abi_stop(px->p, h, &px->calls);
   }
@@ -606,6 +606,7 @@ static void* kernel_ch_pass(void* arg) {
   sim_rank* rk = px->rk;
   uint64_t* calls = &k->calls;
   sim_log_set_rank(rk->rank);
+  sim_log_set_tid(SIM_TID_KERNEL + rk->rank);
   for (int ch = 0; ch < px->run->job->channels && ch < 64; ch++) {
     if (!k->stop) {
       sim_event e;
@@ -613,12 +614,12 @@ static void* kernel_ch_pass(void* arg) {
       e.type = ncclProfileKernelCh;
       e.parent = rk->task_handle[(size_t)k->b * 2];
       e.kch.ch = ch;
-      e.kch.ptimer = gpu_timer();
+      e.kch.ptimer = gpu_timer(px);
       k->kch[ch] = sim_abi_start(px->p, rk->ctx, &e, calls);
     } else if (k->kch[ch]) {
       kernel_phases(px, k->b, k->kch[ch], ch);
       if (px->h->native >= 4) {
-        sim_args a = {.kind = SIM_ARGS_KCH, .ptimer = gpu_timer()};
+        sim_args a = {.kind = SIM_ARGS_KCH, .ptimer = gpu_timer(px)};
         sim_abi_record(px->p, k->kch[ch], ncclProfilerKernelChStop, &a, calls);
       }
       sim_abi_stop(px->p, k->kch[ch], calls);
@@ -691,6 +692,11 @@ void* sim_proxy_main(void* arg) {
       }
       if (all_done) break;
       if (px.c->pace_us > 0) pace_idle(&px, moved);
+      else if (run->sched.on) sim_sched_sleep_until(&run->sched, sim_now_ns(run) + SIM_ROUND_NS);
+      if (sim_sched_quit(&run->sched)) {
+        hung = 1;
+        break;
+      }
       if (all_blocked && (rk->dead || sim_hang_abort(run, ++stuck))) {
         hung = 1;
         break;
@@ -704,7 +710,7 @@ void* sim_proxy_main(void* arg) {
     if (!hung) kernel_ch(&px, b, kch, 1);
     pthread_mutex_lock(&rk->mu);
     rk->finished = b + 1;
-    pthread_cond_broadcast(&rk->cv);
+    sim_broadcast(run, &rk->cv);
     pthread_mutex_unlock(&rk->mu);
   }
   if (hung) atomic_store(&run->hung, 1);
@@ -715,14 +721,15 @@ void* sim_proxy_main(void* arg) {
   pthread_mutex_lock(&rk->mu);
   rk->stop = 1;
   rk->calls += px.calls;
-  pthread_cond_broadcast(&rk->cv);
+  sim_broadcast(run, &rk->cv);
   pthread_mutex_unlock(&rk->mu);
   /* Wake proxies waiting on this rank's posts (PXN helpers). */
   for (int r = 0; r < run->nranks; r++) {
     sim_rank* o = &run->ranks[r];
     pthread_mutex_lock(&o->mu);
-    pthread_cond_broadcast(&o->cv);
+    sim_broadcast(run, &o->cv);
     pthread_mutex_unlock(&o->mu);
   }
+  sim_rank_thread_ended(run, rk);
   return NULL;
 }

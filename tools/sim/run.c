@@ -19,6 +19,7 @@
  * process would have taken with it. Under NVIDIA hosts a plugin that dumps
  * at finalize still dumps it then.
  */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "proxytrace/emulator.h"
 
 #define SIM_GUARD_SLOTS 8 /* foreign pointers per rank */
 
@@ -38,10 +40,43 @@ void* sim_foreign_ptr(sim_run* run, int r, int what) {
   return p->guard + off;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+/* ---- the job's threads on its clock (sched.c) ---- */
+
+int sim_wait(sim_run* run, pthread_cond_t* cv, pthread_mutex_t* mu) {
+  if (!run->sched.on) {
+    pthread_cond_wait(cv, mu);
+    return 1;
+  }
+  if (sim_sched_quit(&run->sched)) return 0;
+  pthread_mutex_unlock(mu);
+  sim_sched_block(&run->sched, cv);
+  pthread_mutex_lock(mu);
+  return !sim_sched_quit(&run->sched);
+}
+
+void sim_broadcast(sim_run* run, pthread_cond_t* cv) {
+  pthread_cond_broadcast(cv);
+  sim_sched_wake(&run->sched, cv);
+}
+
+/* A dead rank's communicator is finalized when its threads end, and what
+ * its plugin wrote meanwhile is taken back (see the top of this file). */
+static void destroy_dead(sim_run* run, sim_rank* rk) {
+  sim_log_set_rank(-1);
+  sim_files_mark mark;
+  sim_files_mark_rank(run->files_dir, rk->rank, &mark);
+  sim_comm_destroy(run, rk, 0);
+  sim_files_undo(run->files_dir, rk->rank, &mark);
+  rk->destroyed = 1;
+}
+
+void sim_rank_thread_ended(sim_run* run, sim_rank* rk) {
+  if (!run->sched.on || !rk->dead || rk->destroyed) return;
+  pthread_mutex_lock(&rk->mu);
+  const int both = rk->app_done && rk->stop;
+  pthread_mutex_unlock(&rk->mu);
+  if (both) destroy_dead(run, rk);
+  sim_log_set_rank(rk->rank);
 }
 
 /* ---- a hung job, held ---- */
@@ -49,12 +84,13 @@ static double now(void) {
 int sim_hang_abort(sim_run* run, int stuck) {
   if (stuck <= run->cfg->hang_polls) return 0;
   if (run->cfg->hold_s <= 0) return 1;
-  const int64_t t = (int64_t)((now() - run->t0) * 1e9) + 1;
+  const int64_t t = (int64_t)sim_now_ns(run) + 1;
   int64_t first = 0;
   if (!atomic_compare_exchange_strong(&run->hang_ns, &first, t) &&
       (double)(t - first) >= run->cfg->hold_s * 1e9)
     return 1;
-  usleep(1000); /* the host's proxy spins; 64 emulated ones on a few cores must not */
+  /* the host's proxy spins; 64 emulated ones on a few cores must not */
+  sim_sched_sleep_until(&run->sched, sim_now_ns(run) + 1000000u);
   return 0;
 }
 
@@ -87,12 +123,39 @@ typedef struct {
 
 static void* signal_main(void* arg) {
   signal_timer* st = arg;
+  sim_run* run = st->run;
   pthread_setname_np(pthread_self(), "sim-signal");
-  const double at = st->run->t0 + st->run->cfg->signal_after_s;
-  while (!atomic_load(&st->run->done) && now() < at) usleep(2000);
-  if (!atomic_load(&st->run->done)) {
+  const uint64_t at = (uint64_t)(run->cfg->signal_after_s * 1e9);
+  if (run->sched.on) {
+    /* Emulated: at its time, to this thread (delivered before the call
+     * returns), then the plugin's timers run at once, as its dumper thread
+     * would wake. */
+    sim_sched_sleep_until(&run->sched, at);
+    if (sim_sched_quit(&run->sched)) return NULL;
+    pthread_kill(pthread_self(), st->sig);
+    st->sent = 1;
+    if (run->has_dumper) sim_sched_wake_thread(&run->sched, run->dumper);
+    return NULL;
+  }
+  while (!atomic_load(&run->done) && sim_now_ns(run) < at) usleep(2000);
+  if (!atomic_load(&run->done)) {
     kill(getpid(), st->sig);
     st->sent = 1;
+  }
+  return NULL;
+}
+
+/* Emulated: the plugin's dumper thread, whose timers run in its tick(),
+ * at the times it asks for. */
+static void* dumper_main(void* arg) {
+  sim_run* run = arg;
+  const proxytraceEmulator_v1_t* emu = run->emu;
+  pthread_setname_np(pthread_self(), "proxytrace dump");
+  sim_log_set_rank(-1);
+  while (!sim_sched_quit(&run->sched)) {
+    const uint64_t next = emu->tick(); /* on the plugin's clock */
+    if (next == UINT64_MAX) sim_sched_block(&run->sched, run);
+    else sim_sched_sleep_until(&run->sched, next > SIM_CLOCK0_NS ? next - SIM_CLOCK0_NS : 0);
   }
   return NULL;
 }
@@ -104,7 +167,8 @@ static void* init_main(void* arg) {
   name[15] = 0;
   pthread_setname_np(pthread_self(), name);
   sim_log_set_rank(rk->rank);
-  pthread_barrier_wait(&rk->run->init_barrier);
+  sim_log_set_tid(SIM_TID_INIT + rk->rank);
+  if (!rk->run->sched.on) pthread_barrier_wait(&rk->run->init_barrier);
   sim_comm_init(rk->run, rk);
   return NULL;
 }
@@ -125,7 +189,8 @@ static void* watchdog_main(void* arg) {
       sim_host_log(PT_SIM_LOG_WARN, "ncclCommDump() proxy-trace (profiler plugin):");
       p->dump_hook(rk->ctx, sim_logger);
     }
-    if (!atomic_load(&run->done)) usleep(200);
+    if (run->sched.on) sim_sched_sleep_until(&run->sched, sim_now_ns(run) + 200000u);
+    else if (!atomic_load(&run->done)) usleep(200);
   }
   sim_log_set_rank(-1);
   return NULL;
@@ -264,44 +329,59 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
   snprintf(res->plugin_path, sizeof res->plugin_path, "%s", p->loaded->path ? p->loaded->path : "");
   snprintf(res->plugin_name, sizeof res->plugin_name, "%s", p->loaded->plugin_name ? p->loaded->plugin_name : "");
 
-  /* Communicator inits: one thread each, released together. */
-  double t0 = now();
-  run.t0 = t0;
-  pthread_barrier_init(&run.init_barrier, NULL, (unsigned)run.nranks);
-  for (int r = 0; r < run.nranks; r++) pthread_create(&run.ranks[r].init_thread, NULL, init_main, &run.ranks[r]);
-  for (int r = 0; r < run.nranks; r++) pthread_join(run.ranks[r].init_thread, NULL);
-  pthread_barrier_destroy(&run.init_barrier);
+  /* Emulated time: the plugin's own table, attached before the first
+   * communicator (include/proxytrace/emulator.h). */
+  const proxytraceEmulator_v1_t* emu =
+      c->real_time || !p->loaded->handle ? NULL : dlsym(p->loaded->handle, PROXYTRACE_EMULATOR_SYMBOL);
+  if (emu && emu->attach(&run.sched.now, (int64_t)(SIM_EPOCH_NS - SIM_CLOCK0_NS)) != 0) emu = NULL;
+  run.emu = emu;
+  res->emulated = emu != NULL;
+  sim_sched_init(&run.sched, emu != NULL);
+  sim_log_use_clock(&run.sched);
+  sim_log_set_tid(SIM_TID_MAIN);
+  run.files_dir = res->files_dir[0] ? res->files_dir : NULL;
+
+  /* Communicator inits: one thread each, released together (emulated: one
+   * after another, in rank order). */
+  if (!emu) {
+    pthread_barrier_init(&run.init_barrier, NULL, (unsigned)run.nranks);
+    for (int r = 0; r < run.nranks; r++) pthread_create(&run.ranks[r].init_thread, NULL, init_main, &run.ranks[r]);
+    for (int r = 0; r < run.nranks; r++) pthread_join(run.ranks[r].init_thread, NULL);
+    pthread_barrier_destroy(&run.init_barrier);
+  } else {
+    for (int r = 0; r < run.nranks; r++) {
+      pthread_create(&run.ranks[r].init_thread, NULL, init_main, &run.ranks[r]);
+      pthread_join(run.ranks[r].init_thread, NULL);
+    }
+  }
   sim_plugin_unload(p); /* the reference taken above for the report */
   res->mask = atomic_load(&p->mask);
 
+  if (emu) run.has_dumper = sim_sched_spawn(&run.sched, 0, dumper_main, &run, &run.dumper) == 0;
   pthread_t watchdog;
   int dog = host->rccl && p->dump_hook && c->comm_dumps > 0;
-  if (dog) pthread_create(&watchdog, NULL, watchdog_main, &run);
+  if (dog) dog = sim_sched_spawn(&run.sched, 0, watchdog_main, &run, &watchdog) == 0;
   signal_timer st = {.run = &run, .sig = host_sig};
   pthread_t signaller;
-  int timer = host_sig > 0 && pthread_create(&signaller, NULL, signal_main, &st) == 0;
+  int timer = host_sig > 0 && sim_sched_spawn(&run.sched, 0, signal_main, &st, &signaller) == 0;
   for (int r = 0; r < run.nranks; r++) {
-    pthread_create(&run.ranks[r].proxy_thread, NULL, sim_proxy_main, &run.ranks[r]);
-    pthread_create(&run.ranks[r].app_thread, NULL, sim_app_main, &run.ranks[r]);
+    sim_sched_spawn(&run.sched, 1, sim_proxy_main, &run.ranks[r], &run.ranks[r].proxy_thread);
+    sim_sched_spawn(&run.sched, 1, sim_app_main, &run.ranks[r], &run.ranks[r].app_thread);
   }
+  if (sim_sched_run(&run.sched) != 0) res->deadlock = 1;
   /* The dead first: their threads end at once, and their communicators
-   * go with them (see the top of this file). */
+   * go with them (see the top of this file; emulated, when they end). */
   for (int pass = 1; pass >= 0; pass--)
     for (int r = 0; r < run.nranks; r++) {
       sim_rank* rk = &run.ranks[r];
       if (rk->dead != pass) continue;
       pthread_join(rk->app_thread, NULL);
       pthread_join(rk->proxy_thread, NULL);
-      if (!pass) continue;
-      sim_log_set_rank(-1);
-      sim_files_mark mark;
-      sim_files_mark_rank(res->files_dir[0] ? res->files_dir : NULL, r, &mark);
-      sim_comm_destroy(&run, rk, 0);
-      sim_files_undo(res->files_dir[0] ? res->files_dir : NULL, r, &mark);
-      rk->destroyed = 1;
+      if (pass && !rk->destroyed) destroy_dead(&run, rk);
     }
-  res->seconds = now() - t0;
+  res->seconds = (double)sim_now_ns(&run) * 1e-9;
   atomic_store(&run.done, 1);
+  if (run.has_dumper) pthread_join(run.dumper, NULL);
   if (dog) pthread_join(watchdog, NULL);
   if (timer) pthread_join(signaller, NULL);
   res->signals_sent = st.sent;
@@ -332,6 +412,8 @@ out:
   free_ranks(&run);
   if (p->guard) munmap(p->guard, p->guard_len);
   pthread_mutex_destroy(&p->mu);
+  if (run.sched.actors) sim_sched_free(&run.sched);
+  sim_log_use_clock(NULL);
   sim_log_close();
   return rc;
 }

@@ -23,7 +23,10 @@
  * Determinism. Every op's event sequence depends only on the seed, the job
  * and the faults: each proxy thread plays its own rank's part of a schedule
  * fixed in advance, drawing its random delays from a generator seeded per
- * op. Only the interleaving of different threads varies from run to run.
+ * op. Under emulated time (sched.c: the default with proxytrace's own
+ * plugin) the interleaving of the threads and every time the plugin reads
+ * are fixed too, so a run's files are the same on every machine; under real
+ * time (--pace, other plugins) the interleaving varies from run to run.
  */
 #ifndef PT_SIM_H
 #define PT_SIM_H
@@ -122,6 +125,8 @@ typedef struct {
                           PT_SIM_TIMING_PACE_US, pt_sim_parse_args);
                           and an idle proxy thread sleeps (real time)     */
   double hold_s;       /* then keep polling the stuck ops this long       */
+  int real_time;       /* --pace or --real-time: the machine's clock, even
+                          for proxytrace's own plugin (else emulated time) */
   double signal_after_s; /* send PROXYTRACE_DUMP_SIGNAL after this long; <0 = never */
   int comm_dumps;      /* RCCL ncclCommDump rounds from a watchdog thread  */
   int kernel_ch;       /* not a flag: set when the mask asks for KernelCh  */
@@ -315,7 +320,10 @@ typedef struct {
   uint64_t callbacks;      /* calls into the plugin, all threads         */
   long unwritten_handles;  /* --strict: startEvent calls that left
                               *eHandle unwritten                         */
-  double seconds;          /* wall time of the job (init to last stop)   */
+  double seconds;          /* the job's time, init to last stop (emulated
+                              seconds under emulated time)                 */
+  int emulated;            /* the job ran on emulated time (sched.c)      */
+  int deadlock;            /* emulated: every thread waited on another (a bug) */
   double hung_at;          /* seconds from the start to the first rank's
                               hang (-1 = none); --hold counts from there   */
   int signal;              /* --signal-after: the signal number sent      */
