@@ -8,6 +8,7 @@
  * clock only in the tests after those.
  */
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -155,12 +156,56 @@ static void test_ticks_advance_at_the_converted_rate(void** state) {
   assert_int_equal(pt_ticks_to_unix_ms(&cal, 0), 0);
 }
 
+/* Emulated time (pt_clock_emulate, the emulator's table): every tick is the
+ * emulator's value, conversions are exact against its epoch, thresholds are
+ * its nanoseconds; it is refused while a trace exists, and the last trace's
+ * end brings the machine's source back. */
+static void test_emulated(void** state) {
+  (void)state;
+  pt_clock_init();
+  char before[64];
+  snprintf(before, sizeof before, "%s", pt_clock_source());
+  static _Atomic uint64_t now = 5000000000ull; /* 5 s */
+  const int64_t epoch = 1767225600000000000ll;
+  assert_int_equal(pt_clock_emulate(&now, epoch), 0);
+  assert_string_equal(pt_clock_source(), "emulated");
+  assert_int_equal(pt_ticks(), 5000000000ull);
+  atomic_store(&now, 5000000123ull);
+  assert_int_equal(pt_ticks(), 5000000123ull);
+  pt_clock_cal cal;
+  pt_clock_calibration(&cal);
+  assert_int_equal(pt_ticks_to_unix_ns(&cal, pt_ticks()), epoch + 5000000123ll);
+  assert_int_equal(pt_ticks_to_unix_ms(&cal, 5002000000ull), (epoch + 5002000000ll) / 1000000);
+  assert_int_equal(pt_clock_realtime_ns(), epoch + 5000000123ll);
+  assert_int_equal(pt_clock_monotonic_ms(), 5000u);
+  assert_int_equal(pt_ms_to_ticks(250), 250000000ull);
+  assert_true(pt_ticks_to_ms(&cal, 1000000ull, 3500000ull) == 2.5);
+  char text[256];
+  pt_clock_describe(text, sizeof text);
+  assert_non_null(strstr(text, "emulated"));
+  /* A trace exists: the source stays. */
+  pt_clock_lock();
+  static _Atomic uint64_t other = 7;
+  assert_int_equal(pt_clock_emulate(&other, 0), -1);
+  assert_int_equal(pt_ticks(), 5000000123ull);
+  pt_clock_unlock(); /* the last trace: real time again */
+  assert_string_equal(pt_clock_source(), before);
+  const uint64_t a = pt_ticks();
+  assert_true(a != 5000000123ull);
+  /* And it can be emulated again, then ended before any trace. */
+  assert_int_equal(pt_clock_emulate(&other, 0), 0);
+  assert_int_equal(pt_ticks(), 7u);
+  assert_int_equal(pt_clock_emulate(NULL, 0), 0);
+  assert_string_equal(pt_clock_source(), before);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_names),
       cmocka_unit_test(test_monotonic_forced),
       cmocka_unit_test(test_default_and_names),
       cmocka_unit_test(test_ticks_advance_at_the_converted_rate),
+      cmocka_unit_test(test_emulated),
   };
   return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }

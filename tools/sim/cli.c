@@ -125,6 +125,9 @@ void pt_sim_usage(FILE* f) {
 "                        emulated (see Time below)\n"
 "  --real-time           real time without pacing a poll (as --pace 0, but a\n"
 "                        timing fault is paced 200 us)\n"
+"  --poll-us US          emulated time: each poll a waiting phase draws lasts\n"
+"                        US emulated microseconds (1..100000; default 200 in a\n"
+"                        job that times steps, else a proxy round lasts 1 us)\n"
 "  --ras-mask T:MASK     (2.31+) from batch T on (each call of each iteration is\n"
 "                        one batch, counted from 0), RAS has set every rank's\n"
 "                        event mask to MASK (decimal or 0x hex; repeatable)\n"
@@ -265,7 +268,7 @@ static const struct {
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
-    {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0},
+    {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
     {"ras-mask", 1},   {"noise", 0},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
 };
 
@@ -433,6 +436,8 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     c->real_time = 1;
   } else if (!strcmp(opt, "real-time")) {
     c->real_time = 1;
+  } else if (!strcmp(opt, "poll-us")) {
+    if (to_int(val, 1, 100000, &c->poll_us)) return bad(err, opt, val, "emulated microseconds 1..100000");
   } else if (!strcmp(opt, "stall") || !strcmp(opt, "no-recv") || !strcmp(opt, "slow-link") ||
              !strcmp(opt, "slow-gpu") || !strcmp(opt, "slow-host") || !strcmp(opt, "kill") || !strcmp(opt, "pxn") ||
              !strcmp(opt, "leak-ops") || !strcmp(opt, "skip") || !strcmp(opt, "mismatch")) {
@@ -474,22 +479,23 @@ static void unused_options(const pt_sim_config* c, FILE* err) {
     }
 }
 
-/* A timing fault is only seen in real time: unpaced, a poll lasts
- * microseconds and a step's time is the machine's noise, so no analysis
- * could tell the slow rank. Paced by default; --pace 0 is refused. */
+/* A timing fault is only seen where a poll lasts: unpaced on real time, a
+ * poll lasts microseconds and a step's time is the machine's noise, so no
+ * analysis could tell the slow rank. Emulated or paced by default; --pace
+ * 0 is refused. */
 static int pace_timing_faults(pt_sim_config* c, FILE* err) {
   const char* timing = NULL;
   for (int i = 0; i < c->n_faults && !timing; i++)
     if (sim_fault_timing(c->faults[i].kind)) timing = sim_fault_name(c->faults[i].kind);
   if (timing && c->pace_us == 0) {
     fprintf(err,
-            "proxytrace sim: --%s needs real time, but --pace is 0: unpaced, a poll lasts microseconds "
-            "and step times are the machine's noise, so no analysis can tell the slow rank; give "
-            "--pace US (a timing fault without --pace runs at --pace %d)\n",
+            "proxytrace sim: --%s needs polls that last, but --pace is 0: unpaced, a poll lasts microseconds "
+            "of the machine's time and step times are its noise, so no analysis can tell the slow rank; "
+            "leave --pace out (emulated time, %d us a poll) or give --pace US\n",
             timing, PT_SIM_TIMING_PACE_US);
     return 2;
   }
-  if (c->pace_us < 0) c->pace_us = timing ? PT_SIM_TIMING_PACE_US : 0;
+  if (c->pace_us < 0) c->pace_us = c->poll_us > 0 ? c->poll_us : timing ? PT_SIM_TIMING_PACE_US : 0;
   /* A job that times steps: no phase is instant, on any rank, so a slow
    * GPU or link has something to make F times as long. */
   c->phase_base = timing || c->noise;

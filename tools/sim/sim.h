@@ -125,6 +125,7 @@ typedef struct {
                           PT_SIM_TIMING_PACE_US, pt_sim_parse_args);
                           and an idle proxy thread sleeps (real time)     */
   double hold_s;       /* then keep polling the stuck ops this long       */
+  int poll_us;         /* --poll-us: a poll's emulated length (0 = default) */
   int real_time;       /* --pace or --real-time: the machine's clock, even
                           for proxytrace's own plugin (else emulated time) */
   double signal_after_s; /* send PROXYTRACE_DUMP_SIGNAL after this long; <0 = never */
