@@ -103,7 +103,7 @@ ls "$T" | grep -q "tmp-" && fail "a temporary file was left beside --chrome's ou
 # ---- ranks the plugin did not know (NVIDIA NCCL 2.26): not dead ----
 $RUN "$PT" sim --host nccl-2.26 --plugin "$PLUGIN" --nodes 3 --ranks-per-node 5 --channels 2 --ops allreduce:1M \
   --iters 2 --seed 101 --stall 9:0:6 --env PROXYTRACE_DUMP_DIR="$T/u" --env PROXYTRACE_STALL_MS=200 \
-  --truth-json "$T/u.truth" --pace 100 --hold 0.8 --quiet >"$T/sim.out" 2>&1
+  --truth-json "$T/u.truth" --poll-us 100 --hold 0.8 --quiet >"$T/sim.out" 2>&1
 if ls "$T/u"/*-r-1-*.jsonl >/dev/null 2>&1; then
   $RUN "$PT" analyze --json --expect "$T/u.truth" "$T/u" >"$T/u.json" 2>"$T/u.err"; rc=$?
   [ $rc -eq 1 ] || fail "the 2.26 job exits $rc: $(cat "$T/u.err")"

@@ -140,7 +140,7 @@ ls "$T"/*.tmp-* >/dev/null 2>&1 && fail "a temporary file was left"
 
 # A slow job: the heatmap outlines the slow edges the metrics name.
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 3 --ranks-per-node 2 --channels 2 --iters 6 \
-  --ops sendrecv:8M --pace 400 --slow-link 4:4 --dump-dir "$T/slow" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
+  --ops sendrecv:8M --poll-us 400 --slow-link 4:4 --dump-dir "$T/slow" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
   >/dev/null 2>&1
 $RUN "$PT" analyze --html "$T/slow.html" --json "$T/slow" >"$T/slow.json"; rc=$?
 [ $rc -eq 1 ] || fail "the slow job: exit $rc"

@@ -19,7 +19,7 @@ PY=python3
 job() { # job NAME HOST FAULT...: a 3-node send/recv job in real time, dumps and metrics in $T/NAME
   name=$1 host=$2; shift 2
   $RUN "$PT" sim --plugin "$PLUGIN" --quiet --host "$host" --nodes 3 --ranks-per-node 2 --channels 2 --iters 6 \
-    --ops sendrecv:8M --pace 400 "$@" --dump-dir "$T/$name" --truth-json "$T/$name.truth" \
+    --ops sendrecv:8M --poll-us 400 "$@" --dump-dir "$T/$name" --truth-json "$T/$name.truth" \
     --env PROXYTRACE_METRICS_INTERVAL_MS=60000 >"$T/out" 2>&1
 }
 
@@ -75,7 +75,7 @@ $RUN "$PT" analyze "$T/only" >"$T/report" 2>&1
 
 # A hang with a slow GPU elsewhere: still a hang, the stalled rank first.
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 3 --ranks-per-node 2 --channels 2 --iters 2 --ops sendrecv:8M \
-  --pace 400 --stall 2:0:1 --slow-gpu 5:4 --dump-dir "$T/hang" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
+  --poll-us 400 --stall 2:0:1 --slow-gpu 5:4 --dump-dir "$T/hang" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
   --env PROXYTRACE_STALL_MS=0 >"$T/out" 2>&1
 [ $? -eq 3 ] || { cat "$T/out"; fail "hang: the job did not hang"; }
 $RUN "$PT" analyze --json "$T/hang" >"$T/hang.json"
@@ -91,7 +91,7 @@ $RUN "$PT" analyze --json "$T/hang" >"$T/hang.json"
 for iters in 2 4; do
   nodes=$((iters == 2 ? 4 : 8))
   $RUN "$PT" sim --plugin "$PLUGIN" --quiet --host rccl-2.31 --nodes $nodes --ranks-per-node 2 --channels 1 \
-    --ops sendrecv:4M --iters $iters --seed 5 --slow-link 3:16 --pace 500 --dump-dir "$T/short$iters" \
+    --ops sendrecv:4M --iters $iters --seed 5 --slow-link 3:16 --poll-us 500 --dump-dir "$T/short$iters" \
     --truth-json "$T/short$iters.truth" --env PROXYTRACE_METRICS_INTERVAL_MS=20 >"$T/out" 2>&1 ||
     { cat "$T/out"; fail "short job of $iters calls: sim failed"; }
   $RUN "$PT" analyze --expect "$T/short$iters.truth" "$T/short$iters" >"$T/report" 2>&1
@@ -115,7 +115,7 @@ done
 # network waits are not judged (gpu_only), the text says so, never "no
 # link is slow", and --expect calls it a documented limit.
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.25 --nodes 3 --ranks-per-node 1 --channels 1 \
-  --ops allreduce:1M,sendrecv:2M --iters 3 --seed 963582 --slow-link 1:16 --pace 500 --dump-dir "$T/three" \
+  --ops allreduce:1M,sendrecv:2M --iters 3 --seed 963582 --slow-link 1:16 --poll-us 500 --dump-dir "$T/three" \
   --truth-json "$T/three.truth" --env PROXYTRACE_METRICS_INTERVAL_MS=20 >"$T/out" 2>&1 ||
   { cat "$T/out"; fail "ring of three: sim failed"; }
 $RUN "$PT" analyze --expect "$T/three.truth" "$T/three" >"$T/report" 2>&1

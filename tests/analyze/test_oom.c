@@ -91,7 +91,7 @@ static int setup(void** state) {
   slow_dir = at_mkdtemp();
   if (!hang_dir || !slow_dir) return -1;
   job(hang_dir, "--nodes 2 --ranks-per-node 2 --channels 2 --stall 3:0:5");
-  job(slow_dir, "--host rccl --nodes 3 --ranks-per-node 2 --channels 2 --iters 6 --ops sendrecv:8M --pace 400 "
+  job(slow_dir, "--host rccl --nodes 3 --ranks-per-node 2 --channels 2 --iters 6 --ops sendrecv:8M --poll-us 400 "
                 "--slow-gpu 1:4 --env PROXYTRACE_METRICS_INTERVAL_MS=60000");
   return 0;
 }

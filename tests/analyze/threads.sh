@@ -47,7 +47,7 @@ for job in 1 2 3 4 5 6; do
   case $((job % 3)) in
   0) fault="--stall $((s % ranks)):0:$((s % 7))" ;;
   1) fault="" ;;
-  2) fault="--slow-link $((s % ranks)):4 --pace 200" ;;
+  2) fault="--slow-link $((s % ranks)):4 --poll-us 200" ;;
   esac
   D="$T/job$job"
   mkdir -p "$D/files"

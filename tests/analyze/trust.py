@@ -76,12 +76,12 @@ def draw_job(rng):
     elif kind == "no-recv":
         args += ["--no-recv", str(rng.randrange(n))]
     elif kind == "slow-link":
-        args += ["--slow-link", "%d:16" % rng.randrange(n), "--pace", "50"]
+        args += ["--slow-link", "%d:16" % rng.randrange(n), "--poll-us", "50"]
     args += ["--iters", "2" if hang else "6"]
     if kind == "none" and host != "rccl":
         # a completing NVIDIA job is dumped only by the 1 ms timer: paced, it
         # runs long enough for every rank to be dumped
-        args += ["--pace", "20"]
+        args += ["--poll-us", "20"]
     env = ["--env", "PROXYTRACE_STALL_MS=50"]
     if hang:
         args += ["--hold", "0.3"]

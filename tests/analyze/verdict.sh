@@ -1,7 +1,7 @@
 #!/bin/sh
 # The verdicts that used to name the wrong culprit, each as the emulated job
 # that showed it, analyzed from the plugin's dump files (a stall watchdog of
-# 150 ms, the hung job held 0.5 s, paced polls) and compared with the
+# 150 ms, the hung job held 0.5 s, emulated time) and compared with the
 # emulator's ground truth by `proxytrace analyze --expect`:
 #   - a ring all-reduce stalled at its first transfers on 2 nodes, and under
 #     LL at several transfers on 5 nodes: the stalled sender, not a
@@ -35,18 +35,14 @@ PT="$(cd "$B" && pwd)/proxytrace"
 RUN=${PROXYTRACE_EMULATOR:-}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-# TIMED: whether run times are the program's (not under a sanitizer or
-# qemu): there the watchdog and the threads are slower, so the hung job is
-# held longer, and the slow-link check beside a hang is left out
-# shellcheck source=tests/analyze/timed.sh
-. "$(dirname "$0")/timed.sh"
+# Emulated time: the watchdog and the threads keep the emulator's clock in
+# every build (sanitizers, qemu) and under any load.
 hold=0.5
-[ "$TIMED" -eq 1 ] || hold=2
 fail=0; n=0
 run() {
   rm -rf "$d"; mkdir -p "$d"
   $RUN "$PT" sim "$@" --dump-dir "$d/logs" --env PROXYTRACE_DUMP_DIR="$d/files" --env PROXYTRACE_STALL_MS=150 \
-    --truth-json "$d/truth.json" --pace 100 --hold $hold --quiet >"$d/sim.out" 2>&1
+    --truth-json "$d/truth.json" --poll-us 100 --hold $hold --quiet >"$d/sim.out" 2>&1
   for r in $(sed -n 's/.*"deadRanks":\[\([0-9,]*\)\].*/\1/p' "$d/truth.json" | tr , ' '); do
     rm -f "$d/files/"*"-r$r-"*
   done
@@ -58,14 +54,6 @@ job() {
   name=$1; shift
   d="$T/$n"; n=$((n + 1))
   run "$@"
-  # Emulated time is paced, but a machine busy enough keeps a proxy thread
-  # from running on time and its ops are slow in fact: a slow culprit the
-  # truth does not name gets one more run (a fault of the analysis is false
-  # twice; tests/analyze/json-accuracy.sh does the same).
-  if grep -q "is not in the ground truth.*slow" "$d/analyze.out"; then
-    echo "(run twice: $name)"
-    run "$@"
-  fi
   case "$verdict" in
     *"agrees with the ground truth"*) echo "ok: $name" ;;
     *) echo "FAILED ($rc): $name: $*"; sed 's/^/  | /' "$d/analyze.out" | head -20; fail=1 ;;
@@ -217,10 +205,6 @@ if grep -q "within a documented limit: hang; rank 3 died" "$d/analyze.out" &&
 else
   echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; fail=1
 fi
-if [ "$TIMED" -eq 1 ] && [ "$BUSY" -eq 0 ]; then
-  job "no slow link beside a hang (64 ranks)" --host nccl-2.28 --nodes 8 --ranks-per-node 8 --channels 4 --stall 21:1:5
-elif [ "$TIMED" -eq 1 ]; then
-  echo "skipped: no slow link beside a hang (64 ranks): other work holds the cores (timed.sh, BUSY)"
-fi
+job "no slow link beside a hang (64 ranks)" --host nccl-2.28 --nodes 8 --ranks-per-node 8 --channels 4 --stall 21:1:5
 [ $fail -eq 0 ] && echo "verdicts: $n jobs, every one agrees with its ground truth"
 exit $fail

@@ -23,18 +23,22 @@ sim() { $RUN "$PT" sim --plugin "$PLUGIN" --quiet "$@"; }
 # file names and contents, and the folder's own path by DIR (the pid and
 # where the files go are what two runs may differ in).
 normalize() {
-  mkdir -p "$2"
-  for f in "$1"/*; do
-    [ -f "$f" ] || continue
-    pid=$(ls "$1" | sed -n 's/^proxytrace-[^-]*-\([0-9][0-9]*\)-r.*/\1/p' | head -n 1)
-    name=$(basename "$f")
-    if [ -n "$pid" ]; then
-      name=$(echo "$name" | sed "s/-$pid-/-PID-/")
-      sed "s/\b$pid\b/PID/g; s#$1#DIR#g" "$f" >"$2/$name"
-    else
-      sed "s#$1#DIR#g" "$f" >"$2/$name"
-    fi
-  done
+  python3 - "$1" "$2" <<'PY'
+import os, re, sys
+src, dst = sys.argv[1], sys.argv[2]
+os.makedirs(dst, exist_ok=True)
+names = sorted(os.listdir(src))
+pids = [m.group(1) for m in (re.match(r"proxytrace-[^-]*-(\d+)-r", n) for n in names) if m]
+pid = re.compile(r"\b%s\b" % pids[0]) if pids else None
+for n in names:
+    path = os.path.join(src, n)
+    if not os.path.isfile(path):
+        continue
+    text = open(path, "rb").read().decode("utf-8", "replace").replace(src, "DIR")
+    if pid:
+        text, n = pid.sub("PID", text), pid.sub("PID", n)
+    open(os.path.join(dst, n), "w").write(text)
+PY
 }
 
 # job NAME RUN OPTIONS...: the job into $T/NAME.RUN, its truth and verdicts

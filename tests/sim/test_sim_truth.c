@@ -59,8 +59,8 @@ static const scenario scenarios[] = {
     {"no-recv in sendrecv", {"--no-recv", "3", "--fault-call", "1", NULL}},
     {"kill", {"--kill", "0:2", NULL}},
     {"slow link", {"--slow-link", "1:4", "--jitter", "2", NULL}},
-    {"slow GPU, paced", {"--slow-gpu", "2:3", "--pace", "20", "--iters", "1", NULL}},
-    {"slow proxy thread, paced", {"--slow-host", "3:3", "--pace", "20", "--iters", "1", NULL}},
+    {"slow GPU, paced", {"--slow-gpu", "2:3", "--poll-us", "20", "--iters", "1", NULL}},
+    {"slow proxy thread, paced", {"--slow-host", "3:3", "--poll-us", "20", "--iters", "1", NULL}},
     {"pxn", {"--pxn", "1:0", NULL}},
     /* ranks 0 and 1 in one process: rank 1's sends recorded into its trace
      * by rank 0's proxy thread, beside rank 1's own */

@@ -6,7 +6,7 @@
  * slowdowns, must name exactly its rank, network-side, GPU-side or its
  * proxy thread (both); a healthy job must name
  * nothing (6 iterations: 12 ops an edge, which the test counts as 24
- * samples). The jobs run in real time (--pace 1000: a poll lasts 1 ms), so
+ * samples). The jobs run in real time (--poll-us 1000: a poll lasts 1 ms), so
  * step times follow the faults and not the machine's load (at 0.4 ms a
  * poll, a 4x slow link beside a CPU hog once showed on one edge only).
  * Prints the matrix and its accuracy. Under a user-mode emulator
@@ -48,7 +48,7 @@ static void run(const job* j, pt_ms_verdict* v, char* dir, size_t dirlen) {
   snprintf(env_dir, sizeof env_dir, "PROXYTRACE_METRICS_DIR=%s", dir);
   snprintf(fault, sizeof fault, "%d:%d", j->rank, j->factor);
   const char* argv[32] = {"sim", "--host", j->host, "--nodes", "3", "--ranks-per-node", "2", "--channels", "2",
-                          "--iters", "6", "--ops", j->ops, "--pace", "1000", "--env",
+                          "--iters", "6", "--ops", j->ops, "--poll-us", "1000", "--env",
                           "PROXYTRACE_METRICS_INTERVAL_MS=60000", "--env", env_dir, "--quiet"};
   int argc = 20;
   if (j->fault) {

@@ -77,7 +77,7 @@ static void batch(app* a, int b) {
   if (desync && desync->kind == PT_FAULT_SKIP) {
     pthread_mutex_lock(&rk->mu);
     rk->posted = b + 1; /* nothing: its proxy has no op of the call */
-    sim_broadcast(run, &rk->cv);
+    sim_broadcast(run, rk);
     pthread_mutex_unlock(&rk->mu);
     return;
   }
@@ -211,7 +211,7 @@ static void batch(app* a, int b) {
   stop(a, ga);
   pthread_mutex_lock(&rk->mu);
   rk->posted = b + 1;
-  sim_broadcast(run, &rk->cv);
+  sim_broadcast(run, rk);
   pthread_mutex_unlock(&rk->mu);
 }
 
@@ -228,7 +228,7 @@ void* sim_app_main(void* arg) {
     /* At most one call ahead of the proxy thread. */
     pthread_mutex_lock(&rk->mu);
     int go = 1;
-    while (rk->finished < b - 1 && !rk->stop && go) go = sim_wait(run, &rk->cv, &rk->mu);
+    while (rk->finished < b - 1 && !rk->stop && go) go = sim_wait(run, rk);
     go = go && !rk->stop;
     pthread_mutex_unlock(&rk->mu);
     if (!go || atomic_load(&run->plugin.off)) break;
@@ -237,7 +237,7 @@ void* sim_app_main(void* arg) {
   pthread_mutex_lock(&rk->mu);
   rk->app_done = 1;
   rk->app_calls += a.calls;
-  sim_broadcast(run, &rk->cv);
+  sim_broadcast(run, rk);
   pthread_mutex_unlock(&rk->mu);
   sim_rank_thread_ended(run, rk);
   return NULL;

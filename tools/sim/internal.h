@@ -259,6 +259,11 @@ const char* sim_log_path(int rank); /* dump file of a rank, or NULL */
 
 /* A proxy round that moved, unpaced, lasts this long in emulated time. */
 #define SIM_ROUND_NS 1000u
+/* A rank's thread keeps its turn while due again within this long of its
+ * turn's start (sched.c). */
+#define SIM_QUANTUM_NS 200000u
+/* The timers are spawned first, at most this many (sched.c). */
+#define SIM_TIMER_ACTORS 3
 /* The job starts at this Unix-epoch time (2026-01-01 00:00:00 UTC): the
  * times the dumps state are the same on every run. The plugin's clock then
  * reads SIM_CLOCK0_NS (a tick of 0 means "never set"), so its epoch is
@@ -267,14 +272,20 @@ const char* sim_log_path(int rank); /* dump file of a rank, or NULL */
 #define SIM_CLOCK0_NS 1000000000ull
 
 typedef struct sim_actor sim_actor;
+/* The actors blocked on one condition (sim_sched_block / _wake). */
+typedef struct {
+  sim_actor* head;
+} sim_waitq;
 typedef struct sim_sched_s {
   _Atomic uint64_t now; /* the emulated clock, ns from the job's start (the
                            plugin reads it: include/proxytrace/emulator.h) */
   int on;               /* emulated time; else real time                  */
   sim_actor** actors;
-  int n, cap;
+  sim_actor** heap;     /* the actors due, by (wake_at, id)                */
+  int n, cap, nheap;
   int essential_left;
   int quitting, deadlock;
+  uint64_t latest;      /* the latest time any thread reached              */
   uint64_t t0_ns;       /* real time: CLOCK_MONOTONIC at the start         */
   cpu_set_t cpu;        /* emulated: the one CPU every actor runs on       */
   int pin;
@@ -289,15 +300,17 @@ uint64_t sim_sched_now(const sim_sched* s);
  * turn (essential: the job lasts until every essential one ended); under
  * real time a plain thread. pthread_create's result. */
 int sim_sched_spawn(sim_sched* s, int essential, void* (*fn)(void*), void* arg, pthread_t* out);
+/* The latest time any thread of the job reached (its length, once over). */
+uint64_t sim_sched_latest(const sim_sched* s);
 /* Runs the actors until every essential one ended, then lets the others go
  * (their waits return, sim_sched_quit true). -1 when the actors deadlocked. */
 int sim_sched_run(sim_sched* s);
 int sim_sched_quit(const sim_sched* s);
 /* Waits until `t` (ns since the start): emulated, or for real. */
 void sim_sched_sleep_until(sim_sched* s, uint64_t t);
-/* Emulated only (else nothing): waits until sim_sched_wake(on). */
-void sim_sched_block(sim_sched* s, const void* on);
-void sim_sched_wake(sim_sched* s, const void* on);
+/* Emulated only (else nothing): waits in q until sim_sched_wake(q). */
+void sim_sched_block(sim_sched* s, sim_waitq* q);
+void sim_sched_wake(sim_sched* s, sim_waitq* q);
 /* The actor of thread t runs now, whatever it waits for. */
 void sim_sched_wake_thread(sim_sched* s, pthread_t t);
 
@@ -317,6 +330,7 @@ typedef struct {
   /* app -> proxy handoff */
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  sim_waitq waiters;   /* emulated: the threads waiting on cv              */
   int posted;          /* batches posted by the app thread                 */
   int finished;        /* batches the proxy thread finished                */
   int stop;            /* the proxy thread has left                         */
@@ -347,14 +361,16 @@ struct sim_run {
   sim_sched sched;     /* the clock and, emulated, the schedule (sched.c)  */
   const void* emu;     /* the plugin's proxytraceEmulator_v1, when emulated */
   pthread_t dumper;    /* emulated: the plugin's timers' actor             */
+  sim_waitq dumper_idle; /* it waits here while the plugin has no timer    */
   int has_dumper;
   const char* files_dir; /* the plugin's dump files (dead ranks' are undone) */
 };
 
-/* Waits on a rank's condition: under emulated time the actor gives up its
- * turn until sim_broadcast; 0 once the job is being wound up. */
-int sim_wait(sim_run* run, pthread_cond_t* cv, pthread_mutex_t* mu);
-void sim_broadcast(sim_run* run, pthread_cond_t* cv);
+/* Waits on a rank's condition (rk->cv under rk->mu): under emulated time
+ * the actor gives up its turn until sim_broadcast; 0 once the job is being
+ * wound up. */
+int sim_wait(sim_run* run, sim_rank* rk);
+void sim_broadcast(sim_run* run, sim_rank* rk);
 /* ns since the job's start on the job's clock. */
 static inline uint64_t sim_now_ns(const sim_run* run) { return sim_sched_now(&run->sched); }
 /* A rank's thread ends (emulated): a dead rank whose threads have both

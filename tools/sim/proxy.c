@@ -507,7 +507,7 @@ static int wait_posted(sim_run* run, sim_rank* self, int b) {
     sim_rank* rk = i < 0 ? self : &run->ranks[job->ops[job->first[cell] + (size_t)i].rank];
     pthread_mutex_lock(&rk->mu);
     int go = 1;
-    while (rk->posted <= b && !rk->app_done && go) go = sim_wait(run, &rk->cv, &rk->mu);
+    while (rk->posted <= b && !rk->app_done && go) go = sim_wait(run, rk);
     int ok = rk->posted > b;
     pthread_mutex_unlock(&rk->mu);
     if (!ok) return 0;
@@ -710,7 +710,7 @@ void* sim_proxy_main(void* arg) {
     if (!hung) kernel_ch(&px, b, kch, 1);
     pthread_mutex_lock(&rk->mu);
     rk->finished = b + 1;
-    sim_broadcast(run, &rk->cv);
+    sim_broadcast(run, rk);
     pthread_mutex_unlock(&rk->mu);
   }
   if (hung) atomic_store(&run->hung, 1);
@@ -721,13 +721,13 @@ void* sim_proxy_main(void* arg) {
   pthread_mutex_lock(&rk->mu);
   rk->stop = 1;
   rk->calls += px.calls;
-  sim_broadcast(run, &rk->cv);
+  sim_broadcast(run, rk);
   pthread_mutex_unlock(&rk->mu);
   /* Wake proxies waiting on this rank's posts (PXN helpers). */
   for (int r = 0; r < run->nranks; r++) {
     sim_rank* o = &run->ranks[r];
     pthread_mutex_lock(&o->mu);
-    sim_broadcast(run, &o->cv);
+    sim_broadcast(run, o);
     pthread_mutex_unlock(&o->mu);
   }
   sim_rank_thread_ended(run, rk);

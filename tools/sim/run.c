@@ -42,21 +42,21 @@ void* sim_foreign_ptr(sim_run* run, int r, int what) {
 
 /* ---- the job's threads on its clock (sched.c) ---- */
 
-int sim_wait(sim_run* run, pthread_cond_t* cv, pthread_mutex_t* mu) {
+int sim_wait(sim_run* run, sim_rank* rk) {
   if (!run->sched.on) {
-    pthread_cond_wait(cv, mu);
+    pthread_cond_wait(&rk->cv, &rk->mu);
     return 1;
   }
   if (sim_sched_quit(&run->sched)) return 0;
-  pthread_mutex_unlock(mu);
-  sim_sched_block(&run->sched, cv);
-  pthread_mutex_lock(mu);
+  pthread_mutex_unlock(&rk->mu);
+  sim_sched_block(&run->sched, &rk->waiters);
+  pthread_mutex_lock(&rk->mu);
   return !sim_sched_quit(&run->sched);
 }
 
-void sim_broadcast(sim_run* run, pthread_cond_t* cv) {
-  pthread_cond_broadcast(cv);
-  sim_sched_wake(&run->sched, cv);
+void sim_broadcast(sim_run* run, sim_rank* rk) {
+  pthread_cond_broadcast(&rk->cv);
+  sim_sched_wake(&run->sched, &rk->waiters);
 }
 
 /* A dead rank's communicator is finalized when its threads end, and what
@@ -154,7 +154,7 @@ static void* dumper_main(void* arg) {
   sim_log_set_rank(-1);
   while (!sim_sched_quit(&run->sched)) {
     const uint64_t next = emu->tick(); /* on the plugin's clock */
-    if (next == UINT64_MAX) sim_sched_block(&run->sched, run);
+    if (next == UINT64_MAX) sim_sched_block(&run->sched, &run->dumper_idle);
     else sim_sched_sleep_until(&run->sched, next > SIM_CLOCK0_NS ? next - SIM_CLOCK0_NS : 0);
   }
   return NULL;
@@ -379,7 +379,7 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
       pthread_join(rk->proxy_thread, NULL);
       if (pass && !rk->destroyed) destroy_dead(&run, rk);
     }
-  res->seconds = (double)sim_now_ns(&run) * 1e-9;
+  res->seconds = (double)sim_sched_latest(&run.sched) * 1e-9;
   atomic_store(&run.done, 1);
   if (run.has_dumper) pthread_join(run.dumper, NULL);
   if (dog) pthread_join(watchdog, NULL);

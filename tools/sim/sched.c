@@ -16,9 +16,15 @@
  * the CPU allows (nothing sleeps for real).
  *
  * The baton is a semaphore per actor, handed directly from one actor to the
- * next (no thread in between). An actor due before every other keeps it
- * without a switch. Real threads are kept, not coroutines: the plugin sees
- * each rank's proxy thread as a thread of its own, as under NCCL.
+ * next (no thread in between); a handoff costs a few microseconds, so a
+ * rank's thread keeps its turn for a quantum: due again within
+ * SIM_QUANTUM_NS of its turn's start, and before every timer, it goes on at
+ * once, its own clock ahead of threads not yet at its time. Each thread's
+ * clock only goes forward; the timers (the plugin's, RCCL's watchdog, the
+ * signal) run only when every thread has reached their time, so a dump
+ * never sees a thread ahead of it. Real threads are kept, not coroutines:
+ * the plugin sees each rank's proxy thread as a thread of its own, as under
+ * NCCL.
  *
  * Under real time (--pace, or a plugin without the emulator table) nothing
  * here is used but sim_now_ns and sim_sleep_until, which read and sleep on
@@ -40,7 +46,11 @@ struct sim_actor {
   int essential;       /* the job is over when every essential actor ended */
   int done;
   uint64_t wake_at;    /* emulated ns; NEVER while blocked                  */
-  const void* on;      /* what it is blocked on (sim_sched_wake)            */
+  uint64_t last;       /* its own clock when it blocked                     */
+  uint64_t turn;       /* its clock when its turn began                     */
+  sim_waitq* on;       /* the queue it waits in (sim_sched_wake)            */
+  sim_actor* next_waiter;
+  int hpos;            /* its place in the heap of actors due; -1 = none    */
   sem_t go;            /* the baton                                         */
   void* (*fn)(void*);
   void* arg;
@@ -57,9 +67,11 @@ static uint64_t mono_ns(void) {
 
 void sim_sched_init(sim_sched* s, int emulated) {
   atomic_store(&s->now, SIM_CLOCK0_NS);
+  s->latest = SIM_CLOCK0_NS;
   s->on = emulated;
   s->actors = NULL;
-  s->n = s->cap = 0;
+  s->heap = NULL;
+  s->n = s->cap = s->nheap = 0;
   s->essential_left = 0;
   s->quitting = 0;
   s->deadlock = 0;
@@ -80,7 +92,10 @@ void sim_sched_free(sim_sched* s) {
     free(s->actors[i]);
   }
   free(s->actors);
+  free(s->heap);
   s->actors = NULL;
+  s->heap = NULL;
+  s->nheap = 0;
   s->n = s->cap = 0;
   sem_destroy(&s->main_go);
 }
@@ -90,22 +105,86 @@ uint64_t sim_sched_now(const sim_sched* s) {
   return mono_ns() - s->t0_ns;
 }
 
-/* The actor due first: the least (wake_at, id) among those not ended;
- * NULL when every one is blocked. Called by the baton's holder only. */
-static sim_actor* due_first(sim_sched* s) {
-  sim_actor* best = NULL;
-  for (int i = 0; i < s->n; i++) {
-    sim_actor* a = s->actors[i];
-    if (a->done || a->wake_at == NEVER) continue;
-    if (!best || a->wake_at < best->wake_at) best = a;
+/* The actors due, a binary heap by (wake_at, id): the one due first on
+ * top, ties to the one spawned first. The actor running is not in it, nor
+ * one blocked or ended. Used by the baton's holder only. */
+static int before(const sim_actor* a, const sim_actor* b) {
+  return a->wake_at != b->wake_at ? a->wake_at < b->wake_at : a->id < b->id;
+}
+
+static void heap_set(sim_sched* s, int i, sim_actor* a) {
+  s->heap[i] = a;
+  a->hpos = i;
+}
+
+static void heap_up(sim_sched* s, int i) {
+  sim_actor* a = s->heap[i];
+  while (i > 0) {
+    int p = (i - 1) / 2;
+    if (!before(a, s->heap[p])) break;
+    heap_set(s, i, s->heap[p]);
+    i = p;
   }
-  return best;
+  heap_set(s, i, a);
+}
+
+static void heap_down(sim_sched* s, int i) {
+  sim_actor* a = s->heap[i];
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= s->nheap) break;
+    if (c + 1 < s->nheap && before(s->heap[c + 1], s->heap[c])) c++;
+    if (!before(s->heap[c], a)) break;
+    heap_set(s, i, s->heap[c]);
+    i = c;
+  }
+  heap_set(s, i, a);
+}
+
+static void heap_push(sim_sched* s, sim_actor* a) {
+  s->heap[s->nheap] = a;
+  a->hpos = s->nheap++;
+  heap_up(s, a->hpos);
+}
+
+static sim_actor* heap_pop(sim_sched* s) {
+  if (s->nheap == 0) return NULL;
+  sim_actor* top = s->heap[0];
+  top->hpos = -1;
+  if (--s->nheap > 0) {
+    s->heap[0] = s->heap[s->nheap];
+    heap_down(s, 0);
+  }
+  return top;
+}
+
+/* a's wake_at went down: its place in the heap, or a place there. */
+static void heap_sooner(sim_sched* s, sim_actor* a) {
+  if (a->hpos < 0) heap_push(s, a);
+  else heap_up(s, a->hpos);
+}
+
+/* The clock of the thread about to run. */
+static void set_now(sim_sched* s, uint64_t t) {
+  atomic_store_explicit(&s->now, t, memory_order_relaxed);
+  if (t > s->latest) s->latest = t;
+}
+
+/* When the first timer (an actor no job thread waits on) is due. */
+static uint64_t timers_due(const sim_sched* s) {
+  uint64_t t = NEVER;
+  for (int i = 0; i < s->n && i < SIM_TIMER_ACTORS; i++) {
+    const sim_actor* a = s->actors[i];
+    if (!a->done && !a->essential && a->wake_at < t) t = a->wake_at;
+  }
+  return t;
 }
 
 /* Hands the baton to the actor due first (the caller, `me`, included unless
  * it ended) and, when that is another, waits to get it back. */
 static void pass(sim_sched* s, sim_actor* me) {
-  sim_actor* next = s->quitting ? NULL : due_first(s);
+  if (me && !me->done && me->wake_at != NEVER) heap_push(s, me);
+  sim_actor* next = s->quitting ? NULL : heap_pop(s);
   if (!next) {
     if (!s->quitting && s->essential_left > 0) {
       s->deadlock = 1; /* every actor waits on another: a bug of the emulator */
@@ -113,8 +192,8 @@ static void pass(sim_sched* s, sim_actor* me) {
     }
     sem_post(&s->main_go);
   } else {
-    if (next->wake_at > atomic_load_explicit(&s->now, memory_order_relaxed))
-      atomic_store_explicit(&s->now, next->wake_at, memory_order_relaxed);
+    set_now(s, next->wake_at);
+    next->turn = next->wake_at;
     if (next == me) return;
     sem_post(&next->go);
   }
@@ -152,6 +231,9 @@ int sim_sched_spawn(sim_sched* s, int essential, void* (*fn)(void*), void* arg, 
     sim_actor** na = realloc(s->actors, (size_t)cap * sizeof *na);
     if (!na) return ENOMEM;
     s->actors = na;
+    sim_actor** nh = realloc(s->heap, (size_t)cap * sizeof *nh);
+    if (!nh) return ENOMEM;
+    s->heap = nh;
     s->cap = cap;
   }
   sim_actor* a = calloc(1, sizeof *a);
@@ -174,6 +256,7 @@ int sim_sched_spawn(sim_sched* s, int essential, void* (*fn)(void*), void* arg, 
     return rc;
   }
   s->actors[s->n++] = a;
+  heap_push(s, a);
   if (essential) s->essential_left++;
   *out = a->thread;
   return 0;
@@ -200,6 +283,8 @@ int sim_sched_run(sim_sched* s) {
   return s->deadlock ? -1 : 0;
 }
 
+uint64_t sim_sched_latest(const sim_sched* s) { return s->on ? s->latest - SIM_CLOCK0_NS : sim_sched_now(s); }
+
 int sim_sched_quit(const sim_sched* s) { return s->on && s->quitting; }
 
 void sim_sched_sleep_until(sim_sched* s, uint64_t t) {
@@ -216,37 +301,60 @@ void sim_sched_sleep_until(sim_sched* s, uint64_t t) {
   t = t > UINT64_MAX - SIM_CLOCK0_NS ? NEVER - 1 : t + SIM_CLOCK0_NS;
   me->wake_at = t > now ? t : now;
   me->on = NULL;
+  /* Its quantum: a rank's thread due again soon keeps its turn, its own
+   * clock running ahead of threads not yet at its time, as long as no
+   * timer (the plugin's, the watchdog's, the signal's) is due first: the
+   * timers see every thread as of their time. */
+  if (me->essential && me->wake_at <= me->turn + SIM_QUANTUM_NS && me->wake_at < timers_due(s)) {
+    set_now(s, me->wake_at);
+    return;
+  }
   pass(s, me);
 }
 
-void sim_sched_block(sim_sched* s, const void* on) {
+void sim_sched_block(sim_sched* s, sim_waitq* q) {
   sim_actor* me = self;
   if (!s->on || !me || s->quitting) return;
+  me->last = atomic_load_explicit(&s->now, memory_order_relaxed);
   me->wake_at = NEVER;
-  me->on = on;
+  me->on = q;
+  me->next_waiter = q->head;
+  q->head = me;
   pass(s, me);
 }
 
-void sim_sched_wake(sim_sched* s, const void* on) {
-  if (!s->on) return;
+/* a, blocked or due later, is due now (at its own clock if that is ahead). */
+static void wake_now(sim_sched* s, sim_actor* a) {
   const uint64_t now = atomic_load_explicit(&s->now, memory_order_relaxed);
-  for (int i = 0; i < s->n; i++) {
-    sim_actor* a = s->actors[i];
-    if (!a->done && a->wake_at == NEVER && a->on == on) {
-      a->on = NULL;
-      a->wake_at = now;
-    }
+  const uint64_t at = a->wake_at == NEVER && a->last > now ? a->last : now;
+  if (a->done || a->wake_at <= at) return;
+  a->wake_at = at;
+  heap_sooner(s, a);
+}
+
+void sim_sched_wake(sim_sched* s, sim_waitq* q) {
+  if (!s->on) return;
+  sim_actor* a = q->head;
+  q->head = NULL;
+  for (; a; a = a->next_waiter) {
+    a->on = NULL;
+    wake_now(s, a);
   }
 }
 
 void sim_sched_wake_thread(sim_sched* s, pthread_t t) {
   if (!s->on) return;
-  const uint64_t now = atomic_load_explicit(&s->now, memory_order_relaxed);
   for (int i = 0; i < s->n; i++) {
     sim_actor* a = s->actors[i];
-    if (!a->done && pthread_equal(a->thread, t) && a->wake_at > now) {
+    if (!pthread_equal(a->thread, t)) continue;
+    if (a->on) { /* out of its queue */
+      for (sim_actor** p = &a->on->head; *p; p = &(*p)->next_waiter)
+        if (*p == a) {
+          *p = a->next_waiter;
+          break;
+        }
       a->on = NULL;
-      a->wake_at = now;
     }
+    wake_now(s, a);
   }
 }
