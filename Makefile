@@ -4,6 +4,7 @@
 #   make demo       build, then run the demo job and print its result
 #   make test       install missing test dependencies, build, run every test
 #                   (ARCH=aarch64: cross-built, run under qemu-aarch64)
+#   make test-real-time  only the tests that must see the machine's clock
 #   make bench      build and run the benchmarks (figures as side-by-side ratios)
 #   make fuzz       build the libFuzzer targets with clang and run each briefly
 #                   (FUZZ_SECONDS, FUZZ_TARGETS; mk/fuzz.mk)
@@ -129,6 +130,22 @@ test:
 
 .PHONY: test-build
 test-build: $(TEST_TARGETS)
+
+# The tests that must see the machine's clock — clock calibration, the
+# dumper and recording threads under signals, fork and contention, `top`
+# and `analyze --follow` on a live folder — are all a loaded machine can
+# change (every emulated job runs on emulated time): CI runs these beside
+# two CPU hogs (docs/testing.md).
+T_ := $(B)/tests
+REAL_TIME_RUNS := $(T_)/unit/test_clock $(T_)/unit/test_seqlock $(T_)/integration/test_clock_log \
+  $(T_)/integration/test_concurrency $(T_)/integration/test_dumps $(T_)/integration/test_fork \
+  $(T_)/integration/test_pxn_threads $(T_)/integration/test_stress tests/integration/clock-monotonic.sh \
+  tests/fanout/dumps-while-forwarding.sh tests/sim/top.sh tests/analyze/follow.sh
+.PHONY: test-real-time
+test-real-time:
+	@scripts/ensure-test-deps.sh $(ARCH)
+	@$(MAKE) --no-print-directory build-all test-build
+	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" scripts/run-tests.sh $(B) $(REAL_TIME_RUNS)
 
 bench: build-all $(BENCH_RUNS)
 

@@ -73,19 +73,21 @@ install-analyze: build-all
 #   verdict.sh    the jobs that used to get a wrong culprit (a ring stalled at
 #                 its first transfers, LL/LL128, a stall beside a dead
 #                 receiver, a slow link beside a hang), against their truth
-#   fault-matrix.sh  the randomized fault matrix (fault_matrix.py): a
-#                 fixed-seed slice and a fresh random slice, FAULT_MATRIX_SLICE
-#                 jobs each (default 40); `make fault-matrix` runs one slice
-#                 of FAULT_MATRIX_JOBS (default 400) of FAULT_MATRIX_SEED
-#                 (default: drawn, and printed)
+#   fault-matrix.sh  the randomized fault matrix (fault_matrix.py) on
+#                 emulated time: a fixed-seed slice (FAULT_MATRIX_SLICE, 100)
+#                 and a slice whose seed comes from the commit
+#                 (FAULT_MATRIX_JOBS, 900); `make fault-matrix` runs
+#                 FAULT_MATRIX_JOBS (default 10 000) of FAULT_MATRIX_SEED
+#                 (default: the commit's), on every core
+#   corpus.sh     the regression corpus (tests/regress/corpus.txt): every
+#                 job any matrix or issue ever failed on, each against the
+#                 outcome its line gives
 #   summary.sh    analyze --summary: a generated 2 048-rank job analyzed
 #                 from its nodes' summaries (and summaries of those) as
 #                 from its dumps; a damaged node's gaps carried; the options
 #   threads.sh    a directory read on 1, 2 and 3 threads (analyze
 #                 --threads): the same report, records, summary and exit
 #                 status, over emulated jobs drawn at random and damaged
-#   (timed.sh     sourced by cli.sh and json-accuracy.sh: whether run
-#                 times are the program's — not a test of its own)
 AT := $(B)/tests/analyze
 AT_UNIT := $(AT)/test_parse $(AT)/test_explain $(AT)/test_escape $(AT)/test_complete $(AT)/test_desync
 AT_ACCURACY := $(AT)/test_accuracy
@@ -116,14 +118,16 @@ $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT_SLOW_METRICS:%=%.o) $
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
   tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
-  tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/threads.sh
+  tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/threads.sh tests/regress/corpus.sh tests/real-time.sh
 
-# The full-size randomized fault matrix, for the closing figures.
-FAULT_MATRIX_JOBS ?= 400
+# The full-size randomized fault matrix, for the closing figures: the
+# commit's seed unless FAULT_MATRIX_SEED says another, every core.
+FAULT_MATRIX_JOBS ?= 10000
 FAULT_MATRIX_SEED ?=
 .PHONY: fault-matrix
 fault-matrix: build-all
-	python3 tests/analyze/fault_matrix.py $(B) --summaries --jobs $(FAULT_MATRIX_JOBS) $(if $(FAULT_MATRIX_SEED),--seed $(FAULT_MATRIX_SEED))
+	python3 tests/analyze/fault_matrix.py $(B) --summaries --jobs $(FAULT_MATRIX_JOBS) --parallel $(shell nproc) \
+	  --seed $(or $(FAULT_MATRIX_SEED),$(shell sh -c '. tests/common/commit-seed.sh; commit_seed'))
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a

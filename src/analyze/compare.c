@@ -174,7 +174,14 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       rc = PT_TRUTH_LIMIT;
       goto out;
     }
-    if (!strcmp(verdict, "slow") && unjudged[0] && !a->n_metric_culprits && a->verdict == PT_VERDICT_OK) {
+    int all_unseen = n > 0;
+    for (int i = 0; i < n; i++) all_unseen &= e[i].unseen;
+    if (!strcmp(verdict, "slow") && all_unseen && a->verdict == PT_VERDICT_OK) {
+      say(why, why_len,
+          "within a documented limit: slow; no culprit of the ground truth shows in a record — rank %d: %s",
+          e[0].rank, an_json_str(o, "culprits.0.limit") ? an_json_str(o, "culprits.0.limit") : "seen: false");
+      rc = PT_TRUTH_LIMIT;
+    } else if (!strcmp(verdict, "slow") && unjudged[0] && !a->n_metric_culprits && a->verdict == PT_VERDICT_OK) {
       say(why, why_len, "within a documented limit: a slow link or GPU is expected; not judged: %s", unjudged);
       rc = PT_TRUTH_LIMIT;
     } else {

@@ -1,24 +1,29 @@
 #!/bin/sh
 # The randomized fault matrix (fault_matrix.py) as `make test` runs it: a
-# fixed-seed slice, the same jobs every run, and a fresh slice of a seed
-# drawn now (printed: repeat it with `make fault-matrix
-# FAULT_MATRIX_SEED=N`). Each fails on any miss or false culprit, and on
-# any job whose analysis from per-node summaries (analyze --summary)
-# differs from that of its dumps. Under a
-# sanitizer or qemu (timed.sh) the timing faults are left out and no
-# slowness is looked for. FAULT_MATRIX_SLICE sizes both slices (default 40
-# each). $1: the build folder.
+# fixed-seed slice, and a larger slice whose seed comes from the commit
+# being tested (printed; repeat it with `make fault-matrix
+# FAULT_MATRIX_SEED=N FAULT_MATRIX_JOBS=M`), so the same commit runs the same
+# jobs on every run and every commit draws new ones. Every job runs on
+# emulated time: its files and verdict are the same on every run, in every
+# build (sanitizers, qemu) and under any load. Each slice fails on any miss
+# or false culprit, and on any job whose analysis from per-node summaries
+# (analyze --summary) differs from that of its dumps. FAULT_MATRIX_SLICE
+# sizes the fixed slice (default 100), FAULT_MATRIX_JOBS the commit's
+# (default 900). $1: the build folder.
 B=${1:-build}
 PT="$(cd "$B" && pwd)/proxytrace"
 RUN=${PROXYTRACE_EMULATOR:-}
-# shellcheck source=tests/analyze/timed.sh
-. "$(dirname "$0")/timed.sh"
-[ -n "$RUN" ] && { echo "fault matrix: skipped under an emulator (qemu)"; exit 0; }
-extra=""
-[ "$TIMED" -eq 1 ] || extra="--untimed"
-jobs=${FAULT_MATRIX_SLICE:-40}
 py=$(command -v python3) || { echo "fault matrix: no python3"; exit 1; }
+here=$(dirname "$0")
+# shellcheck source=tests/common/commit-seed.sh
+. "$here/../common/commit-seed.sh"
+seed=${FAULT_MATRIX_SEED:-$(commit_seed)}
+# Under qemu every job runs some 20 times slower: smaller slices there.
+fixed=${FAULT_MATRIX_SLICE:-100}
+drawn=${FAULT_MATRIX_JOBS:-900}
+if [ -n "$RUN" ]; then fixed=$((fixed / 10)); drawn=$((drawn / 30)); fi
+echo "fault matrix: the commit's slice is seed $seed, $drawn jobs (repeat: make fault-matrix FAULT_MATRIX_SEED=$seed FAULT_MATRIX_JOBS=$drawn)"
 rc=0
-"$py" "$(dirname "$0")/fault_matrix.py" "$B" --seed 19 --jobs "$jobs" --summaries $extra || rc=1
-"$py" "$(dirname "$0")/fault_matrix.py" "$B" --jobs "$jobs" --summaries $extra || rc=1
+"$py" "$here/fault_matrix.py" "$B" --seed 19 --jobs "$fixed" --summaries || rc=1
+"$py" "$here/fault_matrix.py" "$B" --seed "$seed" --jobs "$drawn" --summaries || rc=1
 exit $rc

@@ -16,8 +16,9 @@ the last included, in the first or the last iteration and in any call — and
 two faults in one job (two stalls, a kill beside a stall, a no-recv beside a
 stall). Hung jobs leave the dumps of the host's destroy (RCCL's dump hook,
 NVIDIA's finalize) or, for some, of the plugin's stall watchdog while the job
-is held; timing faults run paced (--pace), with a periodic dump under NVIDIA
-profiles so that a job that completes leaves one. A killed rank's files are
+is held; every job runs on the emulator's emulated time (a timing fault's
+polls 500 emulated us long, others 200: --poll-us), with a periodic dump
+under NVIDIA profiles so that a job that completes leaves one. A killed rank's files are
 removed: all emulated ranks share one process, and a dead process writes
 nothing after it dies.
 
@@ -35,7 +36,16 @@ Each job's outcome (`proxytrace analyze --json --expect`):
 The run fails on any missed, false or truth job. Usage:
 
   fault_matrix.py BUILD [--seed N] [--jobs N] [--parallel N] [--host H]... [--kinds K,...]
-                  [--summaries] [--untimed] [-v]
+                  [--summaries] [-v]
+  fault_matrix.py BUILD --corpus FILE [--parallel N] [-v]
+
+On emulated time a job's files are the same on every run, in every build and
+under any load: a job is run once, and a seed replays its slice exactly.
+
+--corpus FILE runs a regression corpus instead (tests/regress/corpus.txt):
+one job a line, `OUTCOME  JOB` with JOB as this script prints it
+("nccl-2.25 4x8 ch4 SIMPLE allreduce:2M iters 3 seed 7 --slow-host 20:32
+..."), and fails on any job whose outcome is not OUTCOME.
 
 A job the proxy records cannot decide passes only where the emulator's
 truth marks it so (docs/analyze.md, "The randomized fault matrix"): a
@@ -75,7 +85,6 @@ MISMATCHES = ["allgather", "reducescatter", "broadcast", "half"]
 TIMING = ("slow-link", "slow-gpu", "slow-host")
 HOLD = 0.4   # seconds a hung job is held (--hold)
 SUMMARIES = False  # --summaries: each job analyzed from per-node summaries too
-NOSLOW = []  # analyze options: ["--slow-factor", "1000"] where run times are not the program's
 
 
 def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
@@ -84,9 +93,7 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
     nranks = nodes * rpn
     kinds = kinds or KINDS
     kind = rng.choice(kinds)
-    # timing faults on up to 64 ranks: beyond, a 2-core machine cannot run
-    # the emulated ranks' threads on time, and paced time is no longer the
-    # emulator's
+    # timing faults on up to 64 ranks (larger slow jobs take long)
     while kind in TIMING and (not timing or nranks > 64) and any(k not in TIMING for k in kinds):
         kind = rng.choice(kinds)
     if kind.startswith("pxn") and rpn < 2:
@@ -146,11 +153,10 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
             job["faults"].append(["skip", "%d" % rank()])
     if kind == "leak+stall":
         job["faults"].append(["leak-ops", "2"])
-    # every job paced, so that op times are the emulator's draws and not how
-    # busy the machine is; timing faults and healthy jobs (where a false
-    # slow link would show) with polls long beside a loaded machine's
-    # wake-up latency
-    # (a PXN job without a stall is healthy too)
+    # every job's polls last (emulated time), so that op times are the
+    # emulator's draws: timing faults and healthy jobs (where a false slow
+    # link would show; a PXN job without a stall is healthy too) 500 us,
+    # others 200
     job["pace"] = 500 if kind in TIMING + ("none", "pxn") else 200
     job["watchdog"] = kind not in TIMING and kind != "none" and rng.random() < 0.2
     job["metrics"] = kind in TIMING and rng.random() < 0.5
@@ -160,6 +166,20 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
     # proxy thread records the sends into the sender's trace. Drawn from the
     # job's seed, so the draws above stay those of earlier slices.
     job["rpp"] = rpn if kind.startswith("pxn") and random.Random(job["seed"]).random() < 0.5 else 1
+    # Noise a healthy cluster shows, beside every fault (docs/sim.md,
+    # "Noise"), drawn from the job's seed too: heavy-tailed steps, a proxy
+    # thread descheduled for milliseconds, a busy node a little slow, timers
+    # (dumps) late. The analysis must name no false culprit under any.
+    nrng = random.Random(job["seed"] * 7919 + 17)
+    job["noise"] = []
+    if nrng.random() < 0.3:
+        job["noise"].append(["noise", None])
+    if nrng.random() < 0.3:
+        job["noise"].append(["noise-deschedule", "%g:%g" % (nrng.choice([0.01, 0.05]), nrng.choice([1, 5]))])
+    if nrng.random() < 0.2:
+        job["noise"].append(["noise-busy-node", "%d:%g" % (nrng.randrange(nodes), nrng.choice([1.05, 1.1]))])
+    if nrng.random() < 0.3:
+        job["noise"].append(["noise-late-dumps", "%g" % nrng.choice([5, 50])])
     return job
 
 
@@ -171,7 +191,9 @@ def sim_args(job, plugin):
     for name, val in job["faults"]:
         a += ["--" + name, val]
     if job["pace"]:
-        a += ["--pace", str(job["pace"])]
+        a += ["--poll-us", str(job["pace"])]
+    for name, val in job.get("noise", []):
+        a += ["--" + name] + ([val] if val is not None else [])
     if job.get("rpp", 1) > 1:
         a += ["--ranks-per-process", str(job["rpp"])]
     return a
@@ -201,25 +223,16 @@ def describe(job):
         job["host"], job["nodes"], job["rpn"], job["channels"], job["proto"], job["ops"], job["iters"],
         job["seed"], "".join(" --%s %s" % (n, v) for n, v in job["faults"]) +
         (" --fault-call %d --fault-iter %d" % (job["call"], job["iter"]) if job["faults"] else "") +
-        (" --pace %d" % job["pace"] if job["pace"] else "") +
+        (" --poll-us %d" % job["pace"] if job["pace"] else "") +
+        "".join(" --%s" % n + (" %s" % v if v is not None else "") for n, v in job.get("noise", [])) +
         (" --ranks-per-process %d" % job["rpp"] if job.get("rpp", 1) > 1 else "") + (" (watchdog)" if job["watchdog"] else "") + (" (metrics)" if job["metrics"] else ""))
 
 
 def run_job(job, pt, plugin, base_env, top):
-    """One job; a false slow culprit, or a slow fault missed, gets one more
-    run. Emulated time is paced, but a machine busy enough keeps a proxy
-    thread from running on time, and its ops are then slow in fact — or the
-    slow one's slowness drowns (the project's timed tests do the same: a
-    deterministic fault in the analysis shows twice)."""
+    """One job, run once: on emulated time its files are the same on every
+    run."""
     place_steps(job, pt, plugin, dict(base_env))
-    res = attempt(job, pt, plugin, base_env, top)
-    timed_miss = res[1] == "missed" and job["kind"] in TIMING
-    false_slow = res[1] == "false" and "culprit not in the truth" in res[2] and " slow" in res[2]
-    if false_slow or timed_miss:
-        again = attempt(job, pt, plugin, base_env, top)
-        res = again[:2] + (again[2] + " (run twice: %s)" % res[2][:120] if again[1] != "false" else again[2],
-                           res[3] + again[3], True)
-    return res if len(res) == 5 else res + (False,)
+    return attempt(job, pt, plugin, base_env, top)
 
 
 def attempt(job, pt, plugin, base_env, top):
@@ -275,7 +288,7 @@ def attempt(job, pt, plugin, base_env, top):
                 elif not stuck_lines(job, pt, plugin, env, job["faults"]):
                     out, why = "truth", "the truth says hang, and no network op is stuck in it"
             return job, out, why, time.time() - t0
-        an = subprocess.run([pt, "analyze", "--json", "--expect", d + "/truth.json", files] + NOSLOW, env=env,
+        an = subprocess.run([pt, "analyze", "--json", "--expect", d + "/truth.json", files], env=env,
                             capture_output=True, text=True, timeout=300)
         if SUMMARIES:
             differs = summary_route(job, pt, env, d, files)
@@ -326,7 +339,7 @@ def summary_route(job, pt, env, d, files):
                            env=env, capture_output=True, text=True, timeout=300)
         if s.returncode != 0:
             return "analyze --summary of %s: exit %d: %s" % (node, s.returncode, s.stderr.strip()[-300:])
-    ask = ["--json", "--expect", d + "/truth.json"] + NOSLOW
+    ask = ["--json", "--expect", d + "/truth.json"]
     whole = subprocess.run([pt, "analyze"] + ask + [nodes], env=env, capture_output=True, text=True, timeout=300)
     via = subprocess.run([pt, "analyze"] + ask + [sums], env=env, capture_output=True, text=True, timeout=300)
     if whole.returncode != via.returncode:
@@ -347,7 +360,7 @@ STUCK = re.compile(r"truth: stuck .*")
 def stuck_lines(job, pt, plugin, env, faults):
     """The emulator's stuck ops (its --truth lines) for the job with these
     faults."""
-    t = subprocess.run([pt] + sim_args(dict(job, pace=0, faults=faults), plugin) + ["--truth", "--quiet"], env=env,
+    t = subprocess.run([pt] + sim_args(dict(job, faults=faults), plugin) + ["--truth", "--quiet"], env=env,
                        capture_output=True, text=True, timeout=120)
     return sorted(m[0] for m in STUCK.finditer(t.stdout + t.stderr))
 
@@ -433,9 +446,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=40)
     ap.add_argument("--parallel", type=int, default=2)
     ap.add_argument("--max-ranks", type=int, default=256)
-    ap.add_argument("--untimed", action="store_true",
-                    help="run times are not the program's (a sanitizer, qemu): no timing faults, no slowness "
-                         "looked for, hung jobs held longer")
+    ap.add_argument("--corpus", default=None, help="run the jobs of this regression corpus, each against its outcome")
     ap.add_argument("--host", action="append", choices=HOSTS, help="draw only from these host profiles")
     ap.add_argument("--kinds", default=None,
                     help="draw the faults from these kinds only (comma-separated, e.g. skip,mismatch or pxn,pxn+stall)")
@@ -447,10 +458,10 @@ def main():
     kinds = o.kinds.split(",") if o.kinds else None
     if kinds and any(k not in KINDS for k in kinds):
         ap.error("--kinds: each one of " + ", ".join(sorted(set(KINDS))))
-    global HOLD, NOSLOW, SUMMARIES
+    global SUMMARIES
     SUMMARIES = o.summaries
-    if o.untimed:
-        HOLD, NOSLOW = 2.0, ["--slow-factor", "1000"]
+    if o.corpus:
+        return run_corpus(o)
     seed = o.seed if o.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
     print("fault matrix: seed %d, %d jobs (repeat with --seed %d --jobs %d)" % (seed, o.jobs, seed, o.jobs))
     sys.stdout.flush()
@@ -466,21 +477,19 @@ def main():
     rng = random.Random(seed)
     jobs = []
     while len(jobs) < o.jobs:
-        j = draw_job(rng, not o.untimed, o.host or HOSTS, kinds)
+        j = draw_job(rng, True, o.host or HOSTS, kinds)
         if j["nodes"] * j["rpn"] <= o.max_ranks:
             jobs.append(j)
     tally = {}
     bad = []
-    reruns = 0
     t0 = time.time()
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=o.parallel) as ex:
             futs = [ex.submit(run_job, j, pt, "proxytrace" if j["host"] == "nccl-2.27.3" else so, env, top)
                     for j in jobs]
             for f in futs:
-                job, out, why, secs, rerun = f.result()
+                job, out, why, secs = f.result()
                 tally[out] = tally.get(out, 0) + 1
-                reruns += rerun
                 if out in ("missed", "false", "error", "summary", "truth"):
                     bad.append((job, out, why))
                 if o.verbose or out not in ("exact", "node"):  # every job counted apart, with its reason
@@ -491,8 +500,88 @@ def main():
     order = ["exact", "node", "limit", "incomplete", "nodump", "truth", "missed", "false", "error"]
     if SUMMARIES:
         order.append("summary")
-    print("fault matrix: seed %d, %d jobs in %.0f s: %s; %d run twice" % (
-        seed, len(jobs), time.time() - t0, ", ".join("%d %s" % (tally.get(k, 0), k) for k in order), reruns))
+    secs = time.time() - t0
+    print("fault matrix: seed %d, %d jobs in %.0f s (%.1f jobs/s): %s" % (
+        seed, len(jobs), secs, len(jobs) / max(secs, 1e-9), ", ".join("%d %s" % (tally.get(k, 0), k) for k in order)))
+    return 1 if bad else 0
+
+
+JOB_LINE = re.compile(r"^(\S+) (\d+)x(\d+) ch(\d+) (\S+) (\S+) iters (\d+) seed (\d+)(.*)$")
+
+
+def parse_job(text):
+    """A job as describe() prints it, back into a job: faults and their
+    steps as given, --fault-call/--fault-iter, --poll-us, --ranks-per-
+    process, and the (watchdog) and (metrics) marks."""
+    m = JOB_LINE.match(text.strip())
+    if not m:
+        raise ValueError("not a job line: " + text)
+    host, nodes, rpn, ch, proto, ops, iters, seed, rest = m.groups()
+    job = {"host": host, "nodes": int(nodes), "rpn": int(rpn), "channels": int(ch), "proto": proto, "ops": ops,
+           "iters": int(iters), "seed": int(seed), "faults": [], "call": 0, "iter": 0, "pace": 0, "rpp": 1,
+           "watchdog": "(watchdog)" in rest, "metrics": "(metrics)" in rest, "kind": "none"}
+    words = rest.replace("(watchdog)", "").replace("(metrics)", "").split()
+    job["noise"] = []
+    i = 0
+    while i < len(words):
+        name = words[i][2:]
+        if name == "noise":  # the one option without a value
+            job["noise"].append(["noise", None])
+            i += 1
+            continue
+        val = words[i + 1]
+        i += 2
+        if name == "fault-call":
+            job["call"] = int(val)
+        elif name == "fault-iter":
+            job["iter"] = int(val)
+        elif name == "poll-us":
+            job["pace"] = int(val)
+        elif name == "ranks-per-process":
+            job["rpp"] = int(val)
+        elif name.startswith("noise"):
+            job.setdefault("noise", []).append([name, val])
+        else:
+            job["faults"].append([name, val])
+    kinds = [n for n, _ in job["faults"]]
+    timing = [k for k in kinds if k in TIMING]
+    job["kind"] = timing[0] if timing and len(kinds) == 1 else "+".join(kinds) if kinds else "none"
+    return job
+
+
+def run_corpus(o):
+    """Every job of the corpus, each against the outcome its line gives."""
+    build = os.path.abspath(o.build)
+    pt = os.path.join(build, "proxytrace")
+    so = os.path.join(build, "librccl-profiler-proxytrace.so")
+    lines = []
+    for n, raw in enumerate(open(o.corpus), 1):
+        text = raw.split("#", 1)[0].strip()
+        if text:
+            want, job = text.split(None, 1)
+            lines.append((n, want, parse_job(job)))
+    top = tempfile.mkdtemp(prefix="pt-corpus-")
+    os.symlink(so, os.path.join(top, "libnccl-profiler-proxytrace.so"))
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = top + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    bad = 0
+    t0 = time.time()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=o.parallel) as ex:
+            futs = [(n, want, ex.submit(attempt, job, pt, "proxytrace" if job["host"] == "nccl-2.27.3" else so,
+                                        env, top)) for n, want, job in lines]
+            for n, want, f in futs:
+                job, out, why, secs = f.result()
+                ok = out == want
+                bad += not ok
+                if o.verbose or not ok:
+                    print("%s line %d: %s, want %s (%.2fs) %s: %s" % ("ok  " if ok else "FAIL", n, out, want, secs,
+                                                                     describe(job), why))
+                    sys.stdout.flush()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    print("regression corpus %s: %d jobs in %.0f s, %d with another outcome than their line's" % (
+        o.corpus, len(lines), time.time() - t0, bad))
     return 1 if bad else 0
 
 

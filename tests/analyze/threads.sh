@@ -17,7 +17,9 @@ T=${THREADS_KEEP:-$(mktemp -d)}
 trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 py=$(command -v python3) || { echo "threads: no python3"; exit 1; }
-SEED=${THREADS_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
+# shellcheck source=tests/common/commit-seed.sh
+. "$(dirname "$0")/../common/commit-seed.sh"
+SEED=${THREADS_SEED:-$(($(commit_seed) % 65536))}
 echo "threads: seed $SEED (THREADS_SEED=$SEED repeats this run)"
 
 # The JSON documents of two analyses, equal but for the figures that

@@ -76,14 +76,31 @@ for ca in "sim --nodes" "top --interval" "analyze --chrome" "probe --host" "demo
   [ $rc -eq 2 ] && grep -q "needs a value" "$T/out" || fail "$ca without a value: exit $rc, $(cat "$T/out")"
 done
 
-# Timing faults need real time: paced by default, refused with --pace 0.
+# Timing faults need polls that last: emulated 200 us by default, refused
+# with --pace 0 (unpaced real time). Time is emulated with this build's
+# plugin unless --pace or --real-time says otherwise, and the summary says
+# which.
 $RUN "$PT" sim $SMALL --plugin "$PLUGIN" --slow-link 1:4 --pace 0 >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--slow-link with --pace 0 exits $rc, want 2"
-grep -q -- "--slow-link needs real time" "$T/out" || fail "--pace 0 with --slow-link: no reason given"
+grep -q -- "--slow-link needs polls that last" "$T/out" || fail "--pace 0 with --slow-link: no reason given"
 $RUN "$PT" sim --nodes 2 --ranks-per-node 1 --iters 1 --plugin "$PLUGIN" --slow-gpu 1:4 >"$T/out" 2>&1 ||
   fail "--slow-gpu without --pace exits $?"
-grep -q "paced 200 us" "$T/out" || fail "--slow-gpu without --pace is not paced: $(grep job: "$T/out")"
-grep -q "slow-link.*paced\|needs real time\|200 with" "$T/help" || fail "sim --help does not say timing faults are paced"
+grep -q "emulated time; 200 us a poll" "$T/out" || fail "--slow-gpu without --pace: not 200 emulated us a poll: $(grep job: "$T/out")"
+grep -q "emulated s" "$T/out" || fail "an emulated job's summary does not give its emulated length: $(cat "$T/out")"
+$RUN "$PT" sim --nodes 2 --ranks-per-node 1 --iters 1 --plugin "$PLUGIN" --slow-gpu 1:4 --pace 50 >"$T/out" 2>&1 ||
+  fail "--slow-gpu --pace 50 exits $?"
+grep -q "paced 50 us a poll" "$T/out" && ! grep -q "emulated" "$T/out" ||
+  fail "--pace is not real time: $(grep job: "$T/out")"
+$RUN "$PT" sim --nodes 2 --ranks-per-node 1 --iters 1 --plugin "$PLUGIN" --real-time >"$T/out" 2>&1 ||
+  fail "--real-time exits $?"
+! grep -q "emulated" "$T/out" || fail "--real-time ran emulated: $(grep job: "$T/out")"
+$RUN "$PT" sim --nodes 2 --ranks-per-node 1 --iters 1 --plugin "$COUNT" >"$T/out" 2>&1 || fail "count plugin exits $?"
+! grep -q "emulated" "$T/out" || fail "a plugin without the emulator's table ran emulated: $(grep job: "$T/out")"
+$RUN "$PT" sim --poll-us 0 >"$T/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "1..100000" "$T/out" || fail "--poll-us 0: exit $rc, $(cat "$T/out")"
+grep -q "Time: when sim drives proxytrace's own plugin, time is emulated" "$T/help" ||
+  fail "sim --help does not say when time is emulated"
+grep -q "slow-link, slow-gpu or slow-host fault" "$T/help" || fail "sim --help does not say timing faults' polls last 200 us"
 $RUN "$PT" sim --channels 0 >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "sim --channels 0 exits $rc, want 2"
 grep -q "1..64" "$T/out" || fail "sim --channels 0 does not say what is accepted"
@@ -108,7 +125,7 @@ grep -q "hung" "$T/out" || fail "the summary does not say the job hung"
 # counts the dump files where PROXYTRACE_DUMP_DIR put them, and only them.
 $RUN "$PT" sim --plugin "$PLUGIN" --host nccl-2.26 --nodes 2 --ranks-per-node 3 --channels 1 --iters 2 \
   --ops allreduce:1M --stall 1:0:2 --dump-dir "$T/logs" --env PROXYTRACE_DUMP_DIR="$T/files" \
-  --env PROXYTRACE_STALL_MS=200 --hold 0.6 --pace 100 >"$T/out" 2>"$T/err"; rc=$?
+  --env PROXYTRACE_STALL_MS=200 --hold 0.6 --poll-us 100 >"$T/out" 2>"$T/err"; rc=$?
 [ $rc -eq 3 ] || fail "2.26 stall exits $rc, want 3: $(cat "$T/err")"
 ! ls "$T/files" | grep -q -- "-r-1-" || fail "2.26: a dump file of an unknown rank: $(ls "$T/files")"
 for r in 0 1 2 3 4 5; do
@@ -122,7 +139,7 @@ grep -q "$T/files/proxytrace-\*" "$T/out" || fail "the summary does not say wher
 # Metrics files are no dumps.
 $RUN "$PT" sim --plugin "$PLUGIN" --host nccl-2.28 --nodes 2 --ranks-per-node 1 --iters 1 --dump-dir "$T/m" \
   --env PROXYTRACE_DUMP_DIR= --env PROXYTRACE_METRICS_DIR="$T/m" --env PROXYTRACE_METRICS_INTERVAL_MS=100 \
-  --pace 100 >"$T/out" 2>&1 || fail "metrics job exits $?"
+  --poll-us 100 >"$T/out" 2>&1 || fail "metrics job exits $?"
 ls "$T/m" | grep -q "proxytrace-metrics-" || fail "the metrics job wrote no metrics file"
 grep -q "ranks that left no dump (none in their log, no dump file): 0, 1" "$T/out" ||
   fail "metrics files counted as dumps: $(cat "$T/out")"

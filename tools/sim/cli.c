@@ -30,6 +30,7 @@ void pt_sim_config_init(pt_sim_config* c) {
   c->gpu_batch = 0;
   c->hang_polls = 50;
   c->pace_us = -1; /* not given: pt_sim_parse_args decides */
+  c->busy_node = -1;
   c->signal_after_s = -1;
   c->fault_iter = -1;
   c->debug_level = PT_SIM_LOG_WARN;
@@ -108,6 +109,13 @@ void pt_sim_usage(FILE* f) {
 "  --noise               healthy step times heavy-tailed: each phase's draw\n"
 "                        times a Pareto factor (alpha 2.5, median 1), as on a\n"
 "                        real fabric; a healthy noisy job for false alarms\n"
+"  --noise-deschedule P:MS  after each proxy round the thread is descheduled for\n"
+"                        MS ms with chance P (0..0.5), as a busy host does\n"
+"  --noise-busy-node N:F  every phase of node N's ranks F times as long (1..2):\n"
+"                        a busy node, every rank a little slow\n"
+"  --noise-late-dumps MS  the plugin's timers (watchdog, periodic dumps, metrics)\n"
+"                        run up to MS ms late, drawn each time (emulated time):\n"
+"                        dumps that reach the disk late\n"
 "  --recv-retry P        chance 0..0.9 that irecv returns no request, so the step\n"
 "                        is started again without a stop (default 0.02)\n"
 "  --gpu-batch N         steps the GPU may consume between two polls, drawn from\n"
@@ -269,7 +277,7 @@ static const struct {
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
     {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
-    {"ras-mask", 1},   {"noise", 0},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
+    {"ras-mask", 1},   {"noise", 0}, {"noise-deschedule", 1}, {"noise-busy-node", 1}, {"noise-late-dumps", 1},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -399,6 +407,33 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_int(val, 0, 1000, &c->jitter)) return bad(err, opt, val, "an integer 0..1000");
   } else if (!strcmp(opt, "noise")) {
     c->noise = 1;
+  } else if (!strcmp(opt, "noise-deschedule") || !strcmp(opt, "noise-busy-node")) {
+    const int busy = !strcmp(opt, "noise-busy-node");
+    char* end;
+    errno = 0;
+    double a = strtod(val, &end);
+    double b = -1;
+    if (!errno && *end == ':') b = strtod(end + 1, &end);
+    const int ok = !errno && !*end && b >= 0 &&
+                   (busy ? a >= 0 && a < 1 << 20 && a == (int)a && b >= 1.0 && b <= 2.0
+                         : a >= 0 && a <= 0.5 && b > 0 && b <= 1000);
+    if (!ok)
+      return bad(err, opt, val,
+                 busy ? "NODE:FACTOR, FACTOR 1..2 (a busy node's ranks, a little slow)"
+                      : "P:MS, a chance 0..0.5 per proxy round and 0..1000 ms");
+    if (busy) {
+      c->busy_node = (int)a;
+      c->busy_factor = b;
+    } else {
+      c->desched_p = a;
+      c->desched_ms = b;
+    }
+  } else if (!strcmp(opt, "noise-late-dumps")) {
+    char* end;
+    errno = 0;
+    double ms = strtod(val, &end);
+    if (errno || end == val || *end || !(ms >= 0 && ms <= 10000)) return bad(err, opt, val, "milliseconds 0..10000");
+    c->late_dumps_ms = ms;
   } else if (!strcmp(opt, "recv-retry")) {
     char* end;
     errno = 0;
@@ -498,7 +533,7 @@ static int pace_timing_faults(pt_sim_config* c, FILE* err) {
   if (c->pace_us < 0) c->pace_us = c->poll_us > 0 ? c->poll_us : timing ? PT_SIM_TIMING_PACE_US : 0;
   /* A job that times steps: no phase is instant, on any rank, so a slow
    * GPU or link has something to make F times as long. */
-  c->phase_base = timing || c->noise;
+  c->phase_base = timing || c->noise || c->busy_node >= 0;
   return 0;
 }
 
@@ -586,6 +621,10 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
   if (res->emulated) fprintf(f, "; emulated time");
   if (c->pace_us > 0) fprintf(f, "; %s%d us a poll", res->emulated ? "" : "paced ", c->pace_us);
   if (c->ranks_per_process > 1) fprintf(f, "; %d ranks a process", c->ranks_per_process);
+  if (c->noise) fprintf(f, "; noise: heavy-tailed steps");
+  if (c->desched_p > 0) fprintf(f, "; noise: a proxy round descheduled %g ms with chance %g", c->desched_ms, c->desched_p);
+  if (c->busy_node >= 0) fprintf(f, "; noise: node %d busy (%gx)", c->busy_node, c->busy_factor);
+  if (c->late_dumps_ms > 0) fprintf(f, "; noise: timers up to %g ms late", c->late_dumps_ms);
   fputc('\n', f);
   for (int i = 0; i < c->n_faults; i++) {
     char d[200];

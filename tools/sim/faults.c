@@ -325,6 +325,8 @@ double sim_phase_polls(const pt_sim_config* c, const pt_sim_op* op, int gpu_phas
   const int j = c->jitter;
   double w = c->phase_base + (j > 0 ? (double)(sim_rand(rng) % (uint64_t)(j + 1)) : 0);
   if (c->noise) w *= heavy_tail(rng);
+  /* --noise-busy-node: every phase of the node's ranks a little longer */
+  if (c->busy_node >= 0 && op->rank / c->ranks_per_node == c->busy_node) w *= c->busy_factor;
   const double f = gpu_phase ? op->slow_gpu : op->slow;
   if (f > 1 && since_start_s >= (gpu_phase ? op->slow_gpu_from_s : op->slow_from_s)) w *= f;
   /* A slow proxy thread is late to see every phase of its own ops end. */

@@ -91,6 +91,7 @@ typedef struct {
   uint64_t calls;
   int diag_ok;      /* state 31 reaches the plugin                         */
   uint64_t next_due; /* --pace: the earliest phase due after this round    */
+  uint64_t noise_rng; /* --noise-deschedule's draws, seeded per rank         */
   pop* ops;
   int n, cap;
   pool_elem* pool;  /* every element this proxy allocated                  */
@@ -657,6 +658,7 @@ void* sim_proxy_main(void* arg) {
   pthread_setname_np(pthread_self(), name);
   sim_log_set_rank(rk->rank);
   proxy px = {.run = run, .rk = rk, .p = &run->plugin, .h = run->host, .c = run->cfg};
+  px.noise_rng = sim_mix(run->cfg->seed ^ sim_mix(0x6e6f697365ull ^ (uint64_t)rk->rank)) | 1;
   px.diag_ok = run->host->diag_bit && sim_abi_forwards_state(&run->plugin, run->host->diag_state);
   void* kch[64];
   int hung = 0;
@@ -693,6 +695,8 @@ void* sim_proxy_main(void* arg) {
       if (all_done) break;
       if (px.c->pace_us > 0) pace_idle(&px, moved);
       else if (run->sched.on) sim_sched_sleep_until(&run->sched, sim_now_ns(run) + SIM_ROUND_NS);
+      if (px.c->desched_p > 0 && unit_draw(&px.noise_rng) < px.c->desched_p)
+        sim_sched_sleep_until(&run->sched, sim_now_ns(run) + (uint64_t)(px.c->desched_ms * 1e6));
       if (sim_sched_quit(&run->sched)) {
         hung = 1;
         break;

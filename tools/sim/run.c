@@ -152,10 +152,18 @@ static void* dumper_main(void* arg) {
   const proxytraceEmulator_v1_t* emu = run->emu;
   pthread_setname_np(pthread_self(), "proxytrace dump");
   sim_log_set_rank(-1);
+  /* --noise-late-dumps: each wake-up late by a draw of 0..MS */
+  uint64_t rng = sim_mix(run->cfg->seed ^ 0x6c617465ull) | 1;
+  const double late_ns = run->cfg->late_dumps_ms * 1e6;
   while (!sim_sched_quit(&run->sched)) {
     const uint64_t next = emu->tick(); /* on the plugin's clock */
-    if (next == UINT64_MAX) sim_sched_block(&run->sched, &run->dumper_idle);
-    else sim_sched_sleep_until(&run->sched, next > SIM_CLOCK0_NS ? next - SIM_CLOCK0_NS : 0);
+    if (next == UINT64_MAX) {
+      sim_sched_block(&run->sched, &run->dumper_idle);
+      continue;
+    }
+    uint64_t at = next > SIM_CLOCK0_NS ? next - SIM_CLOCK0_NS : 0;
+    if (late_ns > 0) at += (uint64_t)(late_ns * (double)(sim_rand(&rng) >> 11) * (1.0 / 9007199254740992.0));
+    sim_sched_sleep_until(&run->sched, at);
   }
   return NULL;
 }

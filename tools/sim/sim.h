@@ -112,6 +112,13 @@ typedef struct {
   uint64_t seed;
   int jitter;          /* extra polls per phase are drawn from 0..jitter  */
   int noise;           /* --noise: healthy phases heavy-tailed (faults.c) */
+  /* Seeded noise of a healthy cluster (docs/sim.md, "Noise"): */
+  double desched_p;    /* --noise-deschedule P:MS: after a proxy round, the */
+  double desched_ms;   /*   thread is descheduled MS ms with chance P       */
+  int busy_node;       /* --noise-busy-node N:F: every phase of node N's    */
+  double busy_factor;  /*   ranks F times as long (-1: none)               */
+  double late_dumps_ms; /* --noise-late-dumps MS: the plugin's timers run up
+                           to MS ms late (emulated time)                   */
   int phase_base;      /* polls each phase waits before its draw: 1 in a job
                           that times steps (--slow-link, --slow-gpu,
                           --noise; pt_sim_parse_args), else 0 */

@@ -545,10 +545,24 @@ static int fault_hidden(const pt_sim_job* job, int fi) {
   return 0;
 }
 
-/* A stall or no-recv of the hung call that no dump can show: the truth
+/* Whether a network op of the job is rank r's, or progressed by its proxy
+ * thread. */
+static int rank_has_net_ops(const pt_sim_job* job, int r) {
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->kind == PT_OPK_NET && !op->absent && (op->rank == r || op->proxy_rank == r)) return 1;
+  }
+  return 0;
+}
+
+/* A stall or no-recv of the hung call that no dump can show, or a slow
+ * link, GPU or proxy thread of a rank without a network op (a rank inside
+ * its node's part of every ring: its data never meets its proxy, and the
+ * emulator carries no rank's slowness into another's op times): the truth
  * marks its culprit "seen":false, and --truth says so. */
 static int fault_unseen(const pt_sim_config* c, const pt_sim_job* job, int fi) {
   const int k = c->faults[fi].kind;
+  if (job->hung_batch < 0 && sim_fault_timing(k)) return !rank_has_net_ops(job, c->faults[fi].rank);
   return job->hung_batch >= 0 && (k == PT_FAULT_STALL || k == PT_FAULT_NO_RECV) && job->fault_struck[fi] &&
          !fault_shows(job, fi);
 }
@@ -562,8 +576,13 @@ static int fault_unseen(const pt_sim_config* c, const pt_sim_job* job, int fi) {
   "it shows only in how far its node's receive consumed, which another fault's hold on the node's " \
   "outgoing send explains as well: the records do not show the room of the hops inside a node"
 
+#define NO_NET_FAULT                                                                                       \
+  "its rank has no network op: no proxy record times its link, GPU or proxy thread (the emulator does not " \
+  "carry one rank's slowness into another's op times)"
+
 /* Why a fault no dump can show is one. */
 static const char* unseen_why(const pt_sim_job* job, int fi) {
+  if (job->hung_batch < 0) return NO_NET_FAULT;
   if (job->fault_held[fi]) return HELD_FAULT;
   return fault_hidden(job, fi) ? HIDDEN_FAULT : UNSEEN_FAULT;
 }
