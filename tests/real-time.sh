@@ -3,7 +3,7 @@
 # one exists. An emulated job (proxytrace sim with this build's plugin, the
 # default) is timed by the emulator's clock: the same on every run, under
 # any load. A test that asks for real time (sim --pace or --real-time) or
-# sizes itself by how busy or slow the machine is (timed.sh's TIMED, BUSY or
+# sizes itself by how busy or slow the machine is (a TIMED, BUSY or
 # NOSLOW, a measured rate) must be one of the few that need it, listed
 # below with the reason; anything else fails here, naming the file and the
 # line. $1: the build folder (unused).
