@@ -4,7 +4,7 @@ job its stall dumps are complete on disk, at the default PROXYTRACE_STALL_MS.
 
   stall_latency.py PROXYTRACE_CLI PLUGIN [NODES RANKS_PER_NODE]
 
-Runs `proxytrace sim` with 8 x 8 ranks (64 communicators in one process, one
+Runs `proxytrace sim --real-time` with 8 x 8 ranks (64 communicators in one process, one
 dumper thread), rank 3's GPU stalled, the hung job held 3 s past the stall
 time, and PROXYTRACE_DUMP_DIR set; meanwhile it watches the directory and
 notes, for each rank, when its file first holds a complete stall dump (its
@@ -45,7 +45,9 @@ def main(argv):
     nodes, rpn = (argv[2], argv[3]) if len(argv) > 3 else ("8", "8")
     hold = DEFAULT_STALL_MS / 1000 + 3
     with tempfile.TemporaryDirectory() as d:
-        sim = subprocess.Popen([cli, "sim", "--plugin", plugin, "--nodes", nodes, "--ranks-per-node", rpn,
+        # --real-time: the figure is the machine's (emulated time would give
+        # the emulator's schedule, the same on every machine)
+        sim = subprocess.Popen([cli, "sim", "--real-time", "--plugin", plugin, "--nodes", nodes, "--ranks-per-node", rpn,
                                 "--stall", "3:0:5", "--hold", str(hold), "--dump-dir", d, "--quiet",
                                 "--debug", "NONE"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         seen, sizes = {}, {}

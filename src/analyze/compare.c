@@ -29,6 +29,7 @@
  * step metrics tell the GPU's wait from the network's).
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/internal.h"
@@ -174,12 +175,27 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       rc = PT_TRUTH_LIMIT;
       goto out;
     }
-    int all_unseen = n > 0;
-    for (int i = 0; i < n; i++) all_unseen &= e[i].unseen;
+    const char* ch = an_json_str(o, "commHash");
+    const uint64_t truth_comm = ch ? strtoull(ch, NULL, 10) : 0;
+    int all_unseen = n > 0, unable = n > 0 && a->mset.n;
+    for (int i = 0; i < n; i++) {
+      all_unseen &= e[i].unseen;
+      /* the step metrics could not have found its edges slow, however slow */
+      const unsigned sides = !strcmp(e[i].cause, "slow_gpu")    ? 1u << PT_MS_GPU
+                             : !strcmp(e[i].cause, "slow_link") ? 1u << PT_MS_NET
+                                                                : 1u << PT_MS_GPU | 1u << PT_MS_NET;
+      unable &= pt_ms_rank_able(&a->mset, &a->mslow, truth_comm, e[i].rank, sides, 0) == 0;
+    }
     if (!strcmp(verdict, "slow") && all_unseen && a->verdict == PT_VERDICT_OK) {
       say(why, why_len,
           "within a documented limit: slow; no culprit of the ground truth shows in a record — rank %d: %s",
           e[0].rank, an_json_str(o, "culprits.0.limit") ? an_json_str(o, "culprits.0.limit") : "seen: false");
+      rc = PT_TRUTH_LIMIT;
+    } else if (!strcmp(verdict, "slow") && unable && a->verdict == PT_VERDICT_OK) {
+      say(why, why_len,
+          "within a documented limit: slow; rank %d's edges had too few samples to stand out beyond chance however "
+          "slow (the steps of one op, up to %d, count as one sample), and the analysis does not clear them",
+          e[0].rank, PT_MS_STEPS_PER_SAMPLE);
       rc = PT_TRUTH_LIMIT;
     } else if (!strcmp(verdict, "slow") && unjudged[0] && !a->n_metric_culprits && a->verdict == PT_VERDICT_OK) {
       say(why, why_len, "within a documented limit: a slow link or GPU is expected; not judged: %s", unjudged);

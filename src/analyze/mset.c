@@ -569,7 +569,7 @@ static int slow_edges(const pt_mset* s, double alpha, double min_factor, pt_ms_v
           if (slow >= 0 && x.able) {
             v->able_side[side]++;
             if (!v->able && !(v->able = an_alloc(m, s->n + 1))) goto out;
-            v->able[ix[q]] = 1;
+            v->able[ix[q]] |= (unsigned char)(1u << side);
           }
           if (slow == 1 && push(m, sl, &x) != 0) goto out;
         }
@@ -618,6 +618,18 @@ void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n) {
              "comparable edges, %zu in groups whose steps are too short to time (under %d us)",
              v->few_samples, PT_MS_MIN_SAMPLES, v->few_edges, PT_MS_MIN_EDGES, v->short_edges,
              PT_MS_MIN_SPAN_NS / 1000);
+}
+
+int pt_ms_rank_able(const pt_mset* s, const pt_ms_verdict* v, uint64_t comm, int rank, unsigned sides,
+                    int as_peer) {
+  int has = -1;
+  for (size_t i = 0; i < s->n; i++) {
+    const pt_ms_edge* e = &s->e[i];
+    if (e->comm != comm || (e->rank != rank && !(as_peer && e->peer == rank))) continue;
+    if (v->able && (v->able[i] & sides)) return 1;
+    has = 0;
+  }
+  return has;
 }
 
 int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, AN_SLOW_ALPHA, PT_MS_MIN_FACTOR, v); }

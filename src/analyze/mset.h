@@ -166,9 +166,10 @@ typedef struct {
    * with the samples to be found slow (all of them above would pass) */
   size_t tested_side[2], able_side[2];
   uint64_t short_median_ns; /* the longest median of a group too short to judge */
-  /* per edge of the set: 1 when a side of it could have been found slow
-   * (tested, with samples enough that all of them slow would pass), so
-   * that finding nothing there says it is not; NULL: none could */
+  /* per edge of the set: bit 1 << side set when that side of it could
+   * have been found slow (tested, with samples enough that all of them
+   * slow would pass), so that finding nothing there says it is not; NULL:
+   * none could */
   unsigned char* able;
 } pt_ms_verdict;
 
@@ -216,6 +217,20 @@ int pt_mset_changed(const pt_mset* win, const pt_mset* before, double alpha, dou
 /* Why the verdict judged nothing, or no network wait ("not enough data
  * yet", "too few samples", …); "" when it judged both sides. */
 void pt_ms_verdict_words(const pt_ms_verdict* v, char* buf, size_t n);
+/* Rank `rank` of communicator `comm` in the judgement: 1 when one of its
+ * edges (its own; with as_peer, also those whose far end it is) could have
+ * been found slow on a side in `sides` (1 << PT_MS_GPU, 1 << PT_MS_NET), 0
+ * when it has edges and none could (too few samples to stand out beyond
+ * chance, however slow), -1 when it has no edge in s. */
+int pt_ms_rank_able(const pt_mset* s, const pt_ms_verdict* v, uint64_t comm, int rank, unsigned sides,
+                    int as_peer);
+/* The tested edge sides that could not have been found slow however slow
+ * (too few samples), beside a judgement: a finding of nothing does not
+ * clear them. */
+static inline size_t pt_ms_unable(const pt_ms_verdict* v) {
+  const size_t able = v->able_side[0] + v->able_side[1];
+  return v->tested > able ? v->tested - able : 0;
+}
 /* What the judgement had, as metrics_judgement's "state" in --json:
  * "judged", "gpu_only", "too_few_samples", "too_short" or "not_enough_data"
  * (pt_ms_verdict_words gives the reason of each but the first). */

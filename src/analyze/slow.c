@@ -662,7 +662,13 @@ void an_ok_words(const pt_analysis* a, char* buf, size_t n, int listed) {
   }
   if (a->mset.n) { /* step metrics: their judgement stands for the op durations' */
     pt_ms_verdict_words(&a->mslow, why, sizeof why);
+    const size_t unable = pt_ms_unable(&a->mslow);
     if (why[0]) snprintf(buf, n, "%s; slow links not judged: %s", head, why);
+    else if (unable)
+      snprintf(buf, n,
+               "%s, no link is slow among the edges that could show one; %zu edge side%s had too few samples to "
+               "stand out beyond chance however slow (not cleared)",
+               head, unable, unable == 1 ? "" : "s");
     else snprintf(buf, n, "%s, no link is slow", head);
     return;
   }

@@ -54,12 +54,7 @@ static void summary(an_culprit* q, const pt_ms_culprit* c) {
 /* Whether the metrics could have named `rank` of `comm`: an edge through
  * it that the test had samples enough for (pt_ms_verdict.able). */
 static int judged(const pt_analysis* a, uint64_t comm, int rank) {
-  if (!a->mslow.able) return 0;
-  for (size_t i = 0; i < a->mset.n; i++) {
-    const pt_ms_edge* e = &a->mset.e[i];
-    if (a->mslow.able[i] && e->comm == comm && (e->rank == rank || e->peer == rank)) return 1;
-  }
-  return 0;
+  return pt_ms_rank_able(&a->mset, &a->mslow, comm, rank, 1u << PT_MS_GPU | 1u << PT_MS_NET, 1) > 0;
 }
 
 /* An op-duration slow culprit the metrics could have named, and did not

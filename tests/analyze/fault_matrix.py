@@ -175,7 +175,7 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
     if nrng.random() < 0.3:
         job["noise"].append(["noise", None])
     if nrng.random() < 0.3:
-        job["noise"].append(["noise-deschedule", "%g:%g" % (nrng.choice([0.01, 0.05]), nrng.choice([1, 5]))])
+        job["noise"].append(["noise-deschedule", "%g:%g" % (nrng.choice([1, 4]), nrng.choice([1, 5]))])
     if nrng.random() < 0.2:
         job["noise"].append(["noise-busy-node", "%d:%g" % (nrng.randrange(nodes), nrng.choice([1.05, 1.1]))])
     if nrng.random() < 0.3:

@@ -109,8 +109,8 @@ void pt_sim_usage(FILE* f) {
 "  --noise               healthy step times heavy-tailed: each phase's draw\n"
 "                        times a Pareto factor (alpha 2.5, median 1), as on a\n"
 "                        real fabric; a healthy noisy job for false alarms\n"
-"  --noise-deschedule P:MS  after each proxy round the thread is descheduled for\n"
-"                        MS ms with chance P (0..0.5), as a busy host does\n"
+"  --noise-deschedule N:MS  each proxy thread loses the CPU for MS ms, N times a\n"
+"                        second on average (at random, seeded), as on a busy host\n"
 "  --noise-busy-node N:F  every phase of node N's ranks F times as long (1..2):\n"
 "                        a busy node, every rank a little slow\n"
 "  --noise-late-dumps MS  the plugin's timers (watchdog, periodic dumps, metrics)\n"
@@ -416,16 +416,16 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (!errno && *end == ':') b = strtod(end + 1, &end);
     const int ok = !errno && !*end && b >= 0 &&
                    (busy ? a >= 0 && a < 1 << 20 && a == (int)a && b >= 1.0 && b <= 2.0
-                         : a >= 0 && a <= 0.5 && b > 0 && b <= 1000);
+                         : a >= 0 && a <= 1000 && b > 0 && b <= 1000);
     if (!ok)
       return bad(err, opt, val,
                  busy ? "NODE:FACTOR, FACTOR 1..2 (a busy node's ranks, a little slow)"
-                      : "P:MS, a chance 0..0.5 per proxy round and 0..1000 ms");
+                      : "N:MS, N times a second (0..1000) for MS ms (0..1000)");
     if (busy) {
       c->busy_node = (int)a;
       c->busy_factor = b;
     } else {
-      c->desched_p = a;
+      c->desched_rate = a;
       c->desched_ms = b;
     }
   } else if (!strcmp(opt, "noise-late-dumps")) {
@@ -622,7 +622,8 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
   if (c->pace_us > 0) fprintf(f, "; %s%d us a poll", res->emulated ? "" : "paced ", c->pace_us);
   if (c->ranks_per_process > 1) fprintf(f, "; %d ranks a process", c->ranks_per_process);
   if (c->noise) fprintf(f, "; noise: heavy-tailed steps");
-  if (c->desched_p > 0) fprintf(f, "; noise: a proxy round descheduled %g ms with chance %g", c->desched_ms, c->desched_p);
+  if (c->desched_rate > 0)
+    fprintf(f, "; noise: proxy threads descheduled %g ms, %g times a second", c->desched_ms, c->desched_rate);
   if (c->busy_node >= 0) fprintf(f, "; noise: node %d busy (%gx)", c->busy_node, c->busy_factor);
   if (c->late_dumps_ms > 0) fprintf(f, "; noise: timers up to %g ms late", c->late_dumps_ms);
   fputc('\n', f);

@@ -44,7 +44,7 @@
  *
  * The time a phase waits (sim_phase_polls) is drawn here too, so that
  * what a fault does to a step's time is in one place: 0..jitter polls,
- * uniform, after one poll in a job that times steps (a timing fault or
+ * uniform (continuous where a poll lasts), after one poll in a job that times steps (a timing fault or
  * --noise: no phase of a real GPU or link is instant); under --noise times
  * a heavy-tailed factor (Pareto, alpha 2.5, median 1: one phase in 30
  * three times as long as its draw, one in 300 ten times), the healthy
@@ -323,7 +323,13 @@ static double heavy_tail(uint64_t* rng) {
 double sim_phase_polls(const pt_sim_config* c, const pt_sim_op* op, int gpu_phase, double since_start_s,
                        uint64_t* rng) {
   const int j = c->jitter;
-  double w = c->phase_base + (j > 0 ? (double)(sim_rand(rng) % (uint64_t)(j + 1)) : 0);
+  /* Paced (a poll lasts): a continuous draw over 0..jitter, as no two real
+   * phases last the same nanoseconds — polls of exactly N times the pace
+   * are point masses that a 5 % slower node moves across a histogram
+   * bucket's bound, which reads as 25 % slower. Unpaced, whole polls. */
+  double w = c->phase_base;
+  if (j > 0 && c->pace_us > 0) w += (double)j * (double)(sim_rand(rng) >> 11) * (1.0 / 9007199254740992.0);
+  else if (j > 0) w += (double)(sim_rand(rng) % (uint64_t)(j + 1));
   if (c->noise) w *= heavy_tail(rng);
   /* --noise-busy-node: every phase of the node's ranks a little longer */
   if (c->busy_node >= 0 && op->rank / c->ranks_per_node == c->busy_node) w *= c->busy_factor;

@@ -48,6 +48,7 @@
  * the thread leaves, as a proxy does when the communicator is aborted.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -92,6 +93,7 @@ typedef struct {
   int diag_ok;      /* state 31 reaches the plugin                         */
   uint64_t next_due; /* --pace: the earliest phase due after this round    */
   uint64_t noise_rng; /* --noise-deschedule's draws, seeded per rank         */
+  uint64_t desched_at; /* when the thread is next descheduled (0: not drawn) */
   pop* ops;
   int n, cap;
   pool_elem* pool;  /* every element this proxy allocated                  */
@@ -695,8 +697,12 @@ void* sim_proxy_main(void* arg) {
       if (all_done) break;
       if (px.c->pace_us > 0) pace_idle(&px, moved);
       else if (run->sched.on) sim_sched_sleep_until(&run->sched, sim_now_ns(run) + SIM_ROUND_NS);
-      if (px.c->desched_p > 0 && unit_draw(&px.noise_rng) < px.c->desched_p)
-        sim_sched_sleep_until(&run->sched, sim_now_ns(run) + (uint64_t)(px.c->desched_ms * 1e6));
+      if (px.c->desched_rate > 0 && sim_now_ns(run) >= px.desched_at) {
+        /* --noise-deschedule: the thread loses the CPU for a while, at
+         * times of a Poisson process of the given rate */
+        if (px.desched_at) sim_sched_sleep_until(&run->sched, sim_now_ns(run) + (uint64_t)(px.c->desched_ms * 1e6));
+        px.desched_at = sim_now_ns(run) + (uint64_t)(-log(1.0 - unit_draw(&px.noise_rng)) / px.c->desched_rate * 1e9);
+      }
       if (sim_sched_quit(&run->sched)) {
         hung = 1;
         break;

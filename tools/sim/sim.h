@@ -113,8 +113,8 @@ typedef struct {
   int jitter;          /* extra polls per phase are drawn from 0..jitter  */
   int noise;           /* --noise: healthy phases heavy-tailed (faults.c) */
   /* Seeded noise of a healthy cluster (docs/sim.md, "Noise"): */
-  double desched_p;    /* --noise-deschedule P:MS: after a proxy round, the */
-  double desched_ms;   /*   thread is descheduled MS ms with chance P       */
+  double desched_rate; /* --noise-deschedule N:MS: each proxy thread is     */
+  double desched_ms;   /*   descheduled MS ms, N times a second on average  */
   int busy_node;       /* --noise-busy-node N:F: every phase of node N's    */
   double busy_factor;  /*   ranks F times as long (-1: none)               */
   double late_dumps_ms; /* --noise-late-dumps MS: the plugin's timers run up
