@@ -508,6 +508,40 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     q->origin = (int32_t)i;
     q->comm_index = (int)ci;
   }
+  /* A receive that waits on its sender (the data, the network, a peer
+   * without a dump or behind) and holds received data its GPU has not
+   * consumed: its GPU stopped too — a GPU that runs consumes what arrived
+   * (point-to-point into the user's buffer, a ring by forwarding it), so
+   * only a stuck send of its node on the channel and operation, which
+   * holds the forward back, explains it otherwise. Its wait leads to the
+   * sender; the GPU is a culprit of its own (in a ring, one of its node's,
+   * as describe() says). */
+  for (size_t i = lo; i < hi && rc == 0; i++) {
+    an_item* x = &a->items[i];
+    const an_op* op = x->op;
+    if (!x->stuck || op->is_send || !starved_recv(x) || x->wait == AN_W_NOT_POSTING ||
+        C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED))
+      continue;
+    if (!an_op_p2p(op) && on_node(a, &idx, x, stuck_send, 0) >= 0) continue;
+    size_t k = first;
+    for (; k < a->n_culprits; k++) {
+      const an_culprit* q = &a->culprits[k];
+      if ((q->pub.cause == PT_CAUSE_GPU_NOT_CONSUMING || q->pub.cause == PT_CAUSE_GPU_NOT_PRODUCING) &&
+          q->pub.rank == op->rank && q->pub.channel == op->channel)
+        break;
+    }
+    if (k < a->n_culprits) continue;
+    an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+    if (!q) {
+      rc = PT_AN_ENOMEM;
+      break;
+    }
+    q->pub.cause = PT_CAUSE_GPU_NOT_CONSUMING;
+    q->pub.rank = op->rank;
+    q->pub.channel = op->channel;
+    q->origin = (int32_t)i;
+    q->comm_index = (int)ci;
+  }
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     if (!x->stuck) continue;
@@ -637,7 +671,8 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
   p->comm_hash = c->comm;
   p->op_count = op->op_count;
   p->n_steps = op->n_steps;
-  p->step = step_of(o);
+  /* a GPU that stopped consuming: where it stopped, whatever the op waits on */
+  p->step = p->cause == PT_CAUSE_GPU_NOT_CONSUMING && !o->op->is_send ? C(o->op, AN_C_DONE) : step_of(o);
   p->slow_factor = 0;
   p->peer = op->rank == p->rank ? op->peer : op->rank;
   switch (p->cause) {
