@@ -191,14 +191,14 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
           "within a documented limit: slow; no culprit of the ground truth shows in a record — rank %d: %s",
           e[0].rank, an_json_str(o, "culprits.0.limit") ? an_json_str(o, "culprits.0.limit") : "seen: false");
       rc = PT_TRUTH_LIMIT;
+    } else if (!strcmp(verdict, "slow") && unjudged[0] && !a->n_metric_culprits && a->verdict == PT_VERDICT_OK) {
+      say(why, why_len, "within a documented limit: a slow link or GPU is expected; not judged: %s", unjudged);
+      rc = PT_TRUTH_LIMIT;
     } else if (!strcmp(verdict, "slow") && unable && a->verdict == PT_VERDICT_OK) {
       say(why, why_len,
           "within a documented limit: slow; rank %d's edges had too few samples to stand out beyond chance however "
           "slow (the steps of one op, up to %d, count as one sample), and the analysis does not clear them",
           e[0].rank, PT_MS_STEPS_PER_SAMPLE);
-      rc = PT_TRUTH_LIMIT;
-    } else if (!strcmp(verdict, "slow") && unjudged[0] && !a->n_metric_culprits && a->verdict == PT_VERDICT_OK) {
-      say(why, why_len, "within a documented limit: a slow link or GPU is expected; not judged: %s", unjudged);
       rc = PT_TRUTH_LIMIT;
     } else {
       say(why, why_len, "the verdict is %s, the ground truth says %s", got, verdict);

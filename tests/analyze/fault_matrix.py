@@ -93,8 +93,10 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
     nranks = nodes * rpn
     kinds = kinds or KINDS
     kind = rng.choice(kinds)
-    # timing faults on up to 64 ranks (larger slow jobs take long)
-    while kind in TIMING and (not timing or nranks > 64) and any(k not in TIMING for k in kinds):
+    # timing faults on up to 32 ranks: a slow rank stretches the job tens of
+    # emulated seconds, each dumped every 20 ms (periodic dumps), and at 64
+    # ranks one job took minutes
+    while kind in TIMING and (not timing or nranks > 32) and any(k not in TIMING for k in kinds):
         kind = rng.choice(kinds)
     if kind.startswith("pxn") and rpn < 2:
         kind = "stall"

@@ -103,7 +103,7 @@ d = json.load(open(sys.argv[1]))
 mj = d["metrics_judgement"]
 # the metrics had nothing to say (no edge tested, or none could stand out),
 # or name the slow rank's edges only
-assert mj["state"] in (("not_enough_data",) if sys.argv[2] == "2" else ("judged", "too_few_samples")), mj
+assert mj["state"] in (("not_enough_data",) if sys.argv[2] == "2" else ("judged", "too_few_samples", "gpu_only")), mj
 assert sys.argv[2] == "4" or not d["metrics_slow_edges"], d["metrics_slow_edges"]
 assert all(3 in (e["rank"], e["peer"]) for e in d["metrics_slow_edges"]), d["metrics_slow_edges"]
 c = d["culprits"]

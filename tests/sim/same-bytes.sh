@@ -50,8 +50,11 @@ job() {
   mkdir -p "$d"
   sim --dump-dir "$d" --truth-json "$d/truth.json" "$@" >"$d/stdout" 2>&1
   echo "exit $?" >>"$d/stdout"
-  $RUN "$PT" analyze --json "$d" 2>&1 | sed '/^"stats":/d' >"$d/verdict.json" # (its own timings aside)
-  $RUN "$PT" analyze "$d" >"$d/verdict.txt" 2>&1
+  # written beside the folder, then moved in: not read as its input
+  $RUN "$PT" analyze --json "$d" 2>&1 | sed '/^"stats":/d' >"$d.verdict.json" # (its own timings aside)
+  $RUN "$PT" analyze "$d" >"$d.verdict.txt" 2>&1
+  mv "$d.verdict.json" "$d/verdict.json"
+  mv "$d.verdict.txt" "$d/verdict.txt"
   normalize "$d" "$d.n"
 }
 

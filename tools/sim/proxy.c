@@ -79,6 +79,12 @@ typedef struct {
   int w[PH_NUM];    /* polls the phase still waits; -1 = not drawn          */
   uint64_t due[PH_NUM]; /* paced: when the phase is ready (sim_now_ns) */
   int post_tries, peer_waits;
+  /* Paced, the GPU's consumption is a queue: each step handed to it is
+   * consumed a draw after it arrived or after the step before it was
+   * consumed, whichever is later (gpu_queue). */
+  uint64_t handed[NCCL_STEPS]; /* when each step in flight reached the GPU */
+  uint64_t gpu_due;            /* when the GPU consumes step `done` (0: not drawn) */
+  uint64_t gpu_free;           /* when it consumed the step before        */
   int inprogress, finished;
   uint64_t rng;
 } pop;
@@ -356,6 +362,40 @@ static void send_progress(proxy* px, pop* o) {
 
 static double unit_draw(uint64_t* s) { return (double)(sim_rand(s) >> 11) * (1.0 / 9007199254740992.0); }
 
+/* Paced (a poll lasts) and without --gpu-batch: the GPU consumes its steps
+ * one after another, each a draw after it arrived or after the GPU freed
+ * itself from the step before, a draw SIM_GPU_SPEEDUP times shorter than
+ * the network's (a GPU moves a step's data faster than the network brings
+ * it). An idle GPU consumes a step that arrives late at once, as a real
+ * one does: the per-step consumption time does not grow when the data
+ * trickles in (a slow sender), which a batch model — everything available
+ * consumed a draw after the first — made it do, reading as the receiver's
+ * GPU slow; nor does a healthy GPU queue the steps a fast link brings. */
+#define SIM_GPU_SPEEDUP 4.0
+static int gpu_queue(const proxy* px) { return px->c->pace_us > 0 && px->c->gpu_batch == 0; }
+
+/* How many of the `avail` steps handed to the GPU it has consumed by now. */
+static int gpu_consumed(proxy* px, pop* o, int avail) {
+  const uint64_t now = sim_now_ns(px->run), pace_ns = (uint64_t)px->c->pace_us * 1000u;
+  int k = 0;
+  while (k < avail) {
+    if (!o->gpu_due) {
+      const uint64_t arrived = o->handed[(o->done + k) % NCCL_STEPS];
+      const uint64_t start = arrived > o->gpu_free ? arrived : o->gpu_free;
+      const double polls = sim_phase_polls(px->c, o->op, 1, (double)start / 1e9, &o->rng);
+      o->gpu_due = start + (uint64_t)(polls * (double)pace_ns / SIM_GPU_SPEEDUP);
+    }
+    if (o->gpu_due > now) {
+      if (o->gpu_due < px->next_due) px->next_due = o->gpu_due;
+      break;
+    }
+    o->gpu_free = o->gpu_due;
+    o->gpu_due = 0;
+    k++;
+  }
+  return k;
+}
+
 static void recv_progress(proxy* px, pop* o) {
   pt_sim_op* op = o->op;
   const sim_host* h = px->h;
@@ -394,6 +434,7 @@ static void recv_progress(proxy* px, pop* o) {
   if (o->trans < o->recvd && (!c->gdr_flush || countdown(px, o, PH_FLUSH))) {
     int t = o->trans++;
     o->w[PH_FLUSH] = -1;
+    o->handed[t % NCCL_STEPS] = sim_now_ns(px->run);
     if (h->old_op_states) op_state(px, o, ncclProfilerProxyOpRecvTransmitted, o->trans);
     step_state(px, o, t, ncclProfilerProxyStepRecvGPUWait);
     diag(px, o, ncclProxyDiagTransmitted, (int64_t)o->trans * slice, 0);
@@ -407,7 +448,9 @@ static void recv_progress(proxy* px, pop* o) {
    * 1..N. */
   if (o->done < o->trans) {
     int avail = imin(o->trans, op->lim_consume) - o->done, k = 0;
-    if (avail > 0 && countdown(px, o, PH_CONS)) {
+    if (gpu_queue(px)) {
+      k = gpu_consumed(px, o, avail);
+    } else if (avail > 0 && countdown(px, o, PH_CONS)) {
       if (c->gpu_batch > 0) k = 1 + (c->gpu_batch > 1 ? (int)(sim_rand(&o->rng) % (uint64_t)c->gpu_batch) : 0);
       else k = op->slow_gpu > 1 ? 1 : avail;
       k = imin(k, avail);
