@@ -5,6 +5,7 @@
 #   make test       install missing test dependencies, build, run every test
 #                   (ARCH=aarch64: cross-built, run under qemu-aarch64)
 #   make test-real-time  only the tests that must see the machine's clock
+#   make test-threads    only the tests where threads can race (CI: under TSan)
 #   make bench      build and run the benchmarks (figures as side-by-side ratios)
 #   make fuzz       build the libFuzzer targets with clang and run each briefly
 #                   (FUZZ_SECONDS, FUZZ_TARGETS; mk/fuzz.mk)
@@ -141,11 +142,23 @@ REAL_TIME_RUNS := $(T_)/unit/test_clock $(T_)/unit/test_seqlock $(T_)/integratio
   $(T_)/integration/test_concurrency $(T_)/integration/test_dumps $(T_)/integration/test_fork \
   $(T_)/integration/test_pxn_threads $(T_)/integration/test_stress tests/integration/clock-monotonic.sh \
   tests/fanout/dumps-while-forwarding.sh tests/sim/top.sh tests/analyze/follow.sh
-.PHONY: test-real-time
+.PHONY: test-real-time test-threads
 test-real-time:
 	@scripts/ensure-test-deps.sh $(ARCH)
 	@$(MAKE) --no-print-directory build-all test-build
 	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" scripts/run-tests.sh $(B) $(REAL_TIME_RUNS)
+
+# What threads can race in: the real-time tests above, every integration
+# test (the plugin's threads through the real ABI), the analyzer on several
+# threads, and emulated jobs end to end (the emulator's threads handing
+# one baton, the plugin's timers on it, signals). CI runs these under TSan
+# (docs/testing.md): the rest of the suite drives single-threaded code.
+THREADS_RUNS := $(sort $(REAL_TIME_RUNS) $(filter $(T_)/integration/%,$(TEST_RUNS)) tests/analyze/threads.sh \
+  $(T_)/sim/test_sched $(T_)/sim/test_sim_counts tests/sim/same-bytes.sh tests/sim/dump-files.sh tests/regress/corpus.sh)
+test-threads:
+	@scripts/ensure-test-deps.sh $(ARCH)
+	@$(MAKE) --no-print-directory build-all test-build
+	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" scripts/run-tests.sh $(B) $(THREADS_RUNS)
 
 bench: build-all $(BENCH_RUNS)
 
