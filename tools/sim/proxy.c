@@ -366,12 +366,12 @@ static double unit_draw(uint64_t* s) { return (double)(sim_rand(s) >> 11) * (1.0
  * one after another, each a draw after it arrived or after the GPU freed
  * itself from the step before, a draw SIM_GPU_SPEEDUP times shorter than
  * the network's (a GPU moves a step's data faster than the network brings
- * it). An idle GPU consumes a step that arrives late at once, as a real
+ * it; twice as fast keeps a 16x slow GPU plain in its ops' durations). An idle GPU consumes a step that arrives late at once, as a real
  * one does: the per-step consumption time does not grow when the data
  * trickles in (a slow sender), which a batch model — everything available
  * consumed a draw after the first — made it do, reading as the receiver's
  * GPU slow; nor does a healthy GPU queue the steps a fast link brings. */
-#define SIM_GPU_SPEEDUP 4.0
+#define SIM_GPU_SPEEDUP 2.0
 static int gpu_queue(const proxy* px) { return px->c->pace_us > 0 && px->c->gpu_batch == 0; }
 
 /* How many of the `avail` steps handed to the GPU it has consumed by now. */
