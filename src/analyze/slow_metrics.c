@@ -51,16 +51,19 @@ static void summary(an_culprit* q, const pt_ms_culprit* c) {
              c->rank, where, c->factor, c->edges, c->edges == 1 ? "" : "s");
 }
 
-/* Whether the metrics could have named `rank` of `comm`: an edge through
- * it that the test had samples enough for (pt_ms_verdict.able). */
-static int judged(const pt_analysis* a, uint64_t comm, int rank) {
-  return pt_ms_rank_able(&a->mset, &a->mslow, comm, rank, 1u << PT_MS_GPU | 1u << PT_MS_NET, 1) > 0;
+/* Whether the metrics could have named `rank` of `comm` on `sides`: an
+ * edge through it whose side the test had samples enough for
+ * (pt_ms_verdict.able). */
+static int judged(const pt_analysis* a, uint64_t comm, int rank, unsigned sides) {
+  return pt_ms_rank_able(&a->mset, &a->mslow, comm, rank, sides, 1) > 0;
 }
 
 /* An op-duration slow culprit the metrics could have named, and did not
  * (theirs are added after). */
 static int cleared(const pt_analysis* a, const an_culprit* q) {
-  return q->pub.cause == PT_CAUSE_SLOW_LINK && judged(a, q->pub.comm_hash, q->pub.rank);
+  /* a slow link shows on the network side: GPU waits that could have
+   * stood out do not clear it */
+  return q->pub.cause == PT_CAUSE_SLOW_LINK && judged(a, q->pub.comm_hash, q->pub.rank, 1u << PT_MS_NET);
 }
 
 int an_slow_metrics(pt_analysis* a) {
