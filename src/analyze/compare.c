@@ -177,9 +177,10 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
     }
     const char* ch = an_json_str(o, "commHash");
     const uint64_t truth_comm = ch ? strtoull(ch, NULL, 10) : 0;
-    int all_unseen = n > 0, unable = n > 0 && a->mset.n;
+    int all_unseen = n > 0, unable = n > 0 && a->mset.n, own_side = n > 0 && !a->mset.n;
     for (int i = 0; i < n; i++) {
       all_unseen &= e[i].unseen;
+      own_side &= !strcmp(e[i].cause, "slow_gpu") || !strcmp(e[i].cause, "slow_host");
       /* the step metrics could not have found its edges slow, however slow */
       const unsigned sides = !strcmp(e[i].cause, "slow_gpu")    ? 1u << PT_MS_GPU
                              : !strcmp(e[i].cause, "slow_link") ? 1u << PT_MS_NET
@@ -193,6 +194,15 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       rc = PT_TRUTH_LIMIT;
     } else if (!strcmp(verdict, "slow") && unjudged[0] && !a->n_metric_culprits && a->verdict == PT_VERDICT_OK) {
       say(why, why_len, "within a documented limit: a slow link or GPU is expected; not judged: %s", unjudged);
+      rc = PT_TRUTH_LIMIT;
+    } else if (!strcmp(verdict, "slow") && own_side && a->verdict == PT_VERDICT_OK) {
+      /* op durations time links: a GPU's or a proxy thread's slowness is
+       * the op's own side only, which the comparison of whole ops may not
+       * single out (the step metrics time each side) */
+      say(why, why_len,
+          "within a documented limit: slow; rank %d's %s, without step metrics: op durations time whole ops, which a "
+          "GPU or proxy thread slows on its own side only — the step metrics time each side",
+          e[0].rank, !strcmp(e[0].cause, "slow_gpu") ? "slow GPU" : "slow proxy thread");
       rc = PT_TRUTH_LIMIT;
     } else if (!strcmp(verdict, "slow") && unable && a->verdict == PT_VERDICT_OK) {
       say(why, why_len,
