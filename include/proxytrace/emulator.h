@@ -45,7 +45,7 @@
 extern "C" {
 #endif
 
-#define PROXYTRACE_EMULATOR_SYMBOL "proxytraceEmulator_v1"
+#define PT_EMULATOR_SYMBOL "proxytraceEmulator_v1"
 
 typedef struct {
   const char* name; /* "proxytrace" */

@@ -243,26 +243,25 @@ static void* dumper_main(void* arg) {
 
 /* ---- emulated time (include/proxytrace/emulator.h) ----
  *
- * The emulator's one thread runs the timers in tick(), while no other
- * thread calls the plugin: `emulated` stands for the thread, and the same
- * settings, triggers and lifecycle apply (a first communicator starts the
- * timers, the last stops them). */
+ * Under the emulator's clock (pt_clock_emu set: attach() succeeded, and no
+ * thread is ever started) its one thread runs the timers in tick(), while
+ * no other thread calls the plugin: emu_running stands for the thread, and
+ * the same settings, triggers and lifecycle apply (a first communicator
+ * starts the timers, the last stops them). */
 
-static int emulated;     /* attach() succeeded: no thread is ever started */
-static int emu_running;  /* the timers run (between a first and a last communicator) */
+static int emu_running; /* the timers run (between a first and a last communicator) */
 static timers emu_timers;
 
 static int emu_attach(const _Atomic uint64_t* now, int64_t epoch_ns) {
   pthread_mutex_lock(&thread_lock);
   const int rc = running || draining || emu_running ? -1 : pt_clock_emulate(now, epoch_ns);
-  if (rc == 0) emulated = now != NULL;
   pthread_mutex_unlock(&thread_lock);
   return rc;
 }
 
 static uint64_t emu_tick(void) {
   pthread_mutex_lock(&thread_lock);
-  const int on = emulated && emu_running;
+  const int on = emu_running;
   pthread_mutex_unlock(&thread_lock);
   if (!on) return UINT64_MAX;
   /* Outside the lock, as the thread runs them: a dump calls the host's
@@ -288,7 +287,7 @@ static void wake(void) {
 }
 
 static void start_thread(ncclDebugLogger_t log) {
-  if (emulated) {
+  if (pt_clock_emu) {
     emu_running = 1;
     timers_start(&emu_timers, pt_clock_monotonic_ms());
     return;
@@ -314,7 +313,6 @@ static void start_thread(ncclDebugLogger_t log) {
  * let go at once. Returns whether there is a thread to wait for. */
 static int stop_thread(void) {
   emu_running = 0;
-  emulated = 0; /* the emulator's job ends with its last communicator */
   if (!running) return 0;
   running = 0;
   atomic_fetch_add(&gen, 1);
@@ -416,7 +414,7 @@ void pt_dumper_after_fork_parent(void) { pthread_mutex_unlock(&thread_lock); }
 
 void pt_dumper_after_fork_child(void) {
   /* Only the forking thread exists in the child; no thread waits there. */
-  running = draining = ended = let_go = wanted = 0;
+  running = draining = ended = let_go = wanted = emu_running = 0;
   pthread_cond_init(&thread_ended, NULL);
   pt_signal_reset_after_fork();
   pthread_mutex_unlock(&thread_lock);

@@ -232,14 +232,16 @@ static int to_int(const char* s, int lo, int hi, int* out) {
   return 0;
 }
 
-static int to_seconds(const char* s, double* out) {
+static int to_double(const char* s, double lo, double hi, double* out) {
   char* end;
   errno = 0;
   double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= 0 && v <= 3600)) return -1;
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
   *out = v;
   return 0;
 }
+
+static int to_seconds(const char* s, double* out) { return to_double(s, 0, 3600, out); }
 
 static int parse_ops(pt_sim_config* c, const char* s) {
   char buf[512];
@@ -429,17 +431,9 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
       c->desched_ms = b;
     }
   } else if (!strcmp(opt, "noise-late-dumps")) {
-    char* end;
-    errno = 0;
-    double ms = strtod(val, &end);
-    if (errno || end == val || *end || !(ms >= 0 && ms <= 10000)) return bad(err, opt, val, "milliseconds 0..10000");
-    c->late_dumps_ms = ms;
+    if (to_double(val, 0, 10000, &c->late_dumps_ms)) return bad(err, opt, val, "milliseconds 0..10000");
   } else if (!strcmp(opt, "recv-retry")) {
-    char* end;
-    errno = 0;
-    double p = strtod(val, &end);
-    if (errno || end == val || *end || !(p >= 0 && p <= 0.9)) return bad(err, opt, val, "a number 0..0.9");
-    c->recv_retry = p;
+    if (to_double(val, 0, 0.9, &c->recv_retry)) return bad(err, opt, val, "a number 0..0.9");
   } else if (!strcmp(opt, "gpu-batch")) {
     if (to_int(val, 0, 8, &c->gpu_batch)) return bad(err, opt, val, "an integer 0..8");
   } else if (!strcmp(opt, "comm-dump")) {

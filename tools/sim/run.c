@@ -340,7 +340,7 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
   /* Emulated time: the plugin's own table, attached before the first
    * communicator (include/proxytrace/emulator.h). */
   const proxytraceEmulator_v1_t* emu =
-      c->real_time || !p->loaded->handle ? NULL : dlsym(p->loaded->handle, PROXYTRACE_EMULATOR_SYMBOL);
+      c->real_time || !p->loaded->handle ? NULL : dlsym(p->loaded->handle, PT_EMULATOR_SYMBOL);
   if (emu && emu->attach(&run.sched.now, (int64_t)(SIM_EPOCH_NS - SIM_CLOCK0_NS)) != 0) emu = NULL;
   run.emu = emu;
   res->emulated = emu != NULL;
