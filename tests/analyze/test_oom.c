@@ -52,9 +52,11 @@
 #if defined(__SANITIZE_ADDRESS__)
 #define READING "--threads", "1",
 #define N_READING 2
+#define READING_THREADS "1"
 #else
 #define READING
 #define N_READING 0
+#define READING_THREADS "0"
 #endif
 #define OUT_MAX (1 << 20)
 
@@ -266,6 +268,7 @@ static void test_library_after_failure(void** state) {
   pt_analysis* a;
   fa_arm(0, 0);
   assert_int_equal(pt_analysis_new(&a), 0);
+  assert_int_equal(pt_analysis_set_option(a, "threads", READING_THREADS), 0);
   assert_int_equal(pt_analysis_add_path(a, hang_dir), 0);
   const long total = fa_calls();
   pt_analysis_free(a);
@@ -273,6 +276,7 @@ static void test_library_after_failure(void** state) {
   int checked = 0;
   for (long n = 3; n <= total; n += total / 16 + 1) {
     assert_int_equal(pt_analysis_new(&a), 0);
+    assert_int_equal(pt_analysis_set_option(a, "threads", READING_THREADS), 0);
     fa_arm(n, 0);
     const int rc = pt_analysis_add_path(a, hang_dir);
     fa_disarm();
