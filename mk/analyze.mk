@@ -82,6 +82,11 @@ install-analyze: build-all
 #   corpus.sh     the regression corpus (tests/regress/corpus.txt): every
 #                 job any matrix or issue ever failed on, each against the
 #                 outcome its line gives
+#   stray.sh      what only looks like a dump: the repository's documents
+#                 and sources yield no dump, beside a hung job change
+#                 nothing; a captured output with the application's lines
+#                 first is read; a pasted dump below prose and a metrics
+#                 file with a cut header are not
 #   summary.sh    analyze --summary: a generated 2 048-rank job analyzed
 #                 from its nodes' summaries (and summaries of those) as
 #                 from its dumps; a damaged node's gaps carried; the options
@@ -117,7 +122,7 @@ $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT_SLOW_METRICS:%=%.o) $
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
-  tests/analyze/evidence.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
+  tests/analyze/evidence.sh tests/analyze/stray.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
   tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/threads.sh tests/regress/corpus.sh tests/real-time.sh
 
 # The full-size randomized fault matrix, for the closing figures: the

@@ -151,11 +151,31 @@ void an_parser_close(an_parser* p, an_open* o) {
   p->last = NULL;
 }
 
+/* Is a dump-like line (with a host log prefix or not) text among other
+ * text, not a dump? An input whose first dump-like line has no host log
+ * prefix and comes after a line of neither (prose: a document, an example,
+ * a script's output) holds no dump: the plugin's files start with a dump,
+ * the host's logger puts its prefix on every dump line, and a copy of a
+ * dump is dump lines alone. The first such line is noted, and nothing of
+ * them is read: no rank, no communicator. */
+int an_parser_among_text(an_parser* p, int prefixed, uint32_t lineno) {
+  if (prefixed || !p->after_text || p->accepted) {
+    p->accepted = 1;
+    return 0;
+  }
+  if (!p->refused++)
+    an_input_error(p->a, p->input, lineno,
+                   "dump-like lines without a host log prefix after other text (a document, an example, an "
+                   "excerpt?): this and any later such line not read as a dump");
+  return 1;
+}
+
 void an_parser_line(an_parser* p, char* line, size_t len, uint32_t lineno) {
   size_t i = 0;
   while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
   if (i == len) return;
   if (line[i] == '{') {
+    if (an_parser_among_text(p, 0, lineno)) return;
     p->saw_json = 1;
     an_jsonl_line(p, line + i, len - i, lineno);
   } else {

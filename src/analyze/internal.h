@@ -97,6 +97,7 @@ typedef struct {
 
 /* 0, or -1 with `err` saying what and at which column. */
 int an_json_parse(const char* s, size_t len, an_jobj* o, char* err, size_t errlen);
+int an_json_whole(const char* s, size_t len);
 const an_jfield* an_json_get(const an_jobj* o, const char* path);
 /* A field as a 64-bit integer: a JSON integer, or (u64) a decimal string
  * too. 0, or -1 when absent, null, or not such a value. */
@@ -645,6 +646,13 @@ struct an_parser {
   int unterminated;    /* the line being read is the input's last and has no
                           line end: the input may be cut inside it */
   int warned_schema, warned_headless;
+  /* a line with neither a dump's text nor a host log prefix came before
+   * any dump line of this input was read (prose: a document, a script's
+   * output): the input's dump-like lines since are not a dump
+   * (an_parser_among_text); how many of them */
+  int after_text, accepted;
+  uint32_t refused;
+  int metrics_header; /* a whole metrics header line was read (jsonl.c) */
   int summary;         /* the input is a summary (summary.c) */
   an_jobj json;        /* scratch for one JSON line */
 };
@@ -671,6 +679,7 @@ void an_parser_close(an_parser* p, an_open* o);
 /* jsonl.c / legacy.c: one line each. */
 void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
 void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
+int an_parser_among_text(an_parser* p, int prefixed, uint32_t lineno);
 /* Parses one legacy record (from "createT:" on). 0, or -1 with a message. */
 int an_legacy_record(const char* s, size_t len, an_op* op, char* why, size_t why_len);
 

@@ -296,6 +296,31 @@ static int value(jp* p, const char* path, int depth) {
   return 0;
 }
 
+/* Is s one whole object: '{' first, its matching '}' last (blanks and a
+ * "\r" around them aside)? Strings and escapes are skipped, nothing else is
+ * checked: a line cut short, or one line of an object that a document
+ * spreads over several, is not whole. */
+int an_json_whole(const char* s, size_t len) {
+  while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r')) len--;
+  size_t i = 0;
+  while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
+  if (i == len || s[i] != '{') return 0;
+  int depth = 0;
+  for (; i < len; i++) {
+    const char c = s[i];
+    if (c == '"') {
+      for (i++; i < len && s[i] != '"'; i++)
+        if (s[i] == '\\') i++;
+      if (i >= len) return 0;
+    } else if (c == '{' || c == '[') {
+      depth++;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return i == len - 1;
+    }
+  }
+  return 0;
+}
+
 int an_json_parse(const char* s, size_t len, an_jobj* o, char* err, size_t errlen) {
   jp p = {s, len, 0, o, err, errlen, 0};
   o->n = 0;

@@ -546,10 +546,22 @@ static void end_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
  * keeps: the metrics reader (mset.c) takes them whole. */
 static int starts(const char* s, const char* prefix) { return !strncmp(s, prefix, strlen(prefix)); }
 
-static int metrics_line(an_parser* p, const char* line) {
-  if (!starts(line, "{\"type\":\"metrics\"") && !starts(line, "{\"type\":\"edge\"") &&
-      !starts(line, "{\"type\":\"end\",\"edges\""))
+static int metrics_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
+  const int header = starts(line, "{\"type\":\"metrics\"");
+  if (!header && !starts(line, "{\"type\":\"edge\"") && !starts(line, "{\"type\":\"end\",\"edges\""))
     return 0;
+  /* The plugin writes each line whole, a header first: a line cut short,
+   * or edges with no header before them in the same input (a document's
+   * example), are not a metrics file's. */
+  if (!an_json_whole(line, len)) {
+    an_input_error(p->a, p->input, lineno, "metrics line that is not a whole JSON object (cut?): skipped");
+    return 1;
+  }
+  if (!header && !p->metrics_header) {
+    an_input_error(p->a, p->input, lineno, "metrics line with no metrics header before it: skipped");
+    return 1;
+  }
+  p->metrics_header |= header;
   if (p->a->defer) { /* a reading thread's: the analysis reads this file itself */
     p->a->serial_needed = 1;
     return 1;
@@ -678,7 +690,7 @@ static int flat_line(an_parser* p, const char* line, size_t len, uint32_t lineno
 
 void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
   if (len > 13 && !memcmp(line, "{\"type\":\"op\",", 13) && fast_op_line(p, line, len, lineno)) return;
-  const int m = metrics_line(p, line);
+  const int m = metrics_line(p, line, len, lineno);
   if (m < 0) an_input_error(p->a, p->input, lineno, "out of memory reading a metrics line: skipped");
   if (m) return;
   if (len > 12 && !memcmp(line, "{\"type\":\"", 9) && (line[9] == 'e' || line[9] == 'c' || line[9] == 'p' || line[9] == 'k') &&

@@ -18,7 +18,9 @@
  *                                  the docs; RCCL's src/misc/proxy_trace)
  *   "ncclCommDump()", "commFree() ProxyTrace"  what triggers the next dump
  *
- * Everything else is an ordinary log line and is passed over. Lines of
+ * Everything else is an ordinary log line and is passed over; one without
+ * a host log prefix before any dump line is prose, after which the input's
+ * unprefixed dump-like lines are not a dump (an_parser_among_text). Lines of
  * different processes or devices may interleave in one log: each prefix
  * (host, pid, device) is its own stream with its own open dump. A line with
  * no prefix continues the stream of the line before it (RCCL's in-core
@@ -341,6 +343,7 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
   prefix px;
   if (rec) {
     parse_prefix(line, (size_t)(rec - line), &px);
+    if (an_parser_among_text(p, px.found, lineno)) return;
     an_op op;
     char why[160];
     if (p->unterminated) {
@@ -379,9 +382,11 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
   const char *type, *rest;
   if ((hit = strstr(line, "proxytrace dump seq=")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
+    if (an_parser_among_text(p, px.found, lineno)) return;
     contract_header(p, &px, hit + strlen("proxytrace dump "), lineno);
   } else if ((hit = strstr(line, "commDump for ")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
+    if (an_parser_among_text(p, px.found, lineno)) return;
     an_open* o = stream(p, &px);
     /* The plugin's own header line comes just before the legacy one. */
     if (o && o->d && o->contract_header == 1 && o->d->n_ops == 0) {
@@ -428,6 +433,7 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     counted(stream(p, &px));
   } else if ((hit = strstr(line, "ncclCommDump()")) != NULL || (hit = strstr(line, "commFree() ProxyTrace")) != NULL) {
     parse_prefix(line, (size_t)(hit - line), &px);
+    if (an_parser_among_text(p, px.found, lineno)) return;
     uint64_t key = stream_key(&px);
     an_open* o = an_parser_find(p, key);
     if (o) an_parser_commit(p, o); /* the dump before it is over */
@@ -438,6 +444,10 @@ void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno)
     }
   } else {
     dump_line = 0;
+    if (!p->accepted && !p->after_text) { /* prose, or a log line of the host? */
+      parse_prefix(line, len < 256 ? len : 256, &px);
+      p->after_text = !px.found;
+    }
   }
   /* The input ends inside a header or drop line of a dump: what follows
    * it is lost, so the dump it opens or belongs to is cut. So it is when
