@@ -452,6 +452,9 @@ typedef struct {
   const char* comm_name; /* NULL = none */
   const char* host_lib;  /* "rccl", "nccl" or "unknown" */
   int profiler_api;      /* N of the ncclProfiler_vN the host bound */
+  int stock_raw_steps;   /* 1: the host counts a stock op's steps raw (NCCL 2.23, API v1); 0: in
+                            network transfers (2.24+). Ops from RCCL's ProxyDiag fields (origin
+                            host) count raw steps either way (docs/dump-json.md, "Step units") */
   const char* trigger;   /* "stall", "signal", "periodic", "finalize", "hook", "api" */
   uint64_t seq;          /* per process, one per dump of one communicator */
   uint64_t round;        /* per process, one per trigger (dumps taken together) */
@@ -471,6 +474,12 @@ int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n)
 /* The same with lines= given (pt_dump_text_lines(d), counted once by a
  * caller that writes the dump more than once). */
 int pt_dump_banner_lines(const pt_dump* d, const pt_dump_meta* m, int lines, char* buf, size_t n);
+/* The unit of the nSteps and step counters of an op of origin `origin`
+ * in a dump described by m: "rawSteps" or "transfers". */
+const char* pt_step_unit_name(const pt_dump_meta* m, int origin);
+/* The unit of a dump's ops: theirs when they agree, "mixed" when not; a
+ * dump without ops, the unit its host's ops come in. */
+const char* pt_dump_step_unit(const pt_dump* d, const pt_dump_meta* m);
 /* JSON lines, schema 1: one "dump" header, one "op" per record, one "end".
  * Returns the number of lines. */
 int pt_dump_json(const pt_dump* d, const pt_dump_meta* m, pt_line_fn emit, void* arg);

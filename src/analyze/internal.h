@@ -170,7 +170,24 @@ typedef struct {
   uint64_t user_tag; /* the task's userTag (NCCL 2.31+) when tag_known */
   uint32_t input;
   int8_t tag_known;  /* 1 user_tag holds it, 0 untagged, -1 tagged but unknown */
+  int8_t step_unit;  /* AN_UNIT_*: the unit the record names, AN_UNIT_UNKNOWN when it names none */
 } an_op;
+
+/* The unit of an op's nSteps and step counters (docs/dump-json.md, "Step
+ * units"; steps.c). */
+enum { AN_UNIT_UNKNOWN = 0, AN_UNIT_RAW, AN_UNIT_TRANSFERS };
+struct an_dump;
+int an_unit_parse(const char* s, size_t n); /* "rawSteps", "transfers"; else AN_UNIT_UNKNOWN */
+const char* an_unit_name(int unit);         /* NULL for AN_UNIT_UNKNOWN */
+/* The unit of op's steps: the record's, the dump's, or what the host is
+ * known to send (older dumps name none). */
+int an_op_step_unit(const struct an_dump* d, const an_op* op);
+/* Raw steps to a network transfer for op (sliceSteps), from what its dump
+ * says of the call; 0 when the evidence does not say. */
+int an_op_slice_steps(const struct an_dump* d, const an_op* op);
+/* op's steps in network transfers: its nSteps (AN_C_COUNT) or a step
+ * counter k converted; -1 when the unit or sliceSteps is not known. */
+int64_t an_op_transfers(const struct an_dump* d, const an_op* op, int k);
 
 /* The progress lines of a dump (docs/dump-json.md, "Progress"; progress.c):
  * a collective or p2p call the rank made, and a channel's kernel. */
@@ -205,6 +222,7 @@ typedef struct an_dump {
   int64_t seq;    /* dumpSeq, -1 = unknown */
   int64_t time_ns;
   int trigger, api;
+  int step_unit;  /* AN_UNIT_*: the header's or banner's stepUnit ("mixed" and none: unknown) */
   char host_lib[8];
   int64_t stall_ms; /* -1 = unknown */
   int64_t rotated;  /* rotatedDumps: its files' dumps removed by rotation before it; 0 = none or unknown */

@@ -84,6 +84,8 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   get_int(o, "nNodes", &d->nnodes);
   get_int(o, "profilerApi", &d->api);
   get_str(o, "hostLib", d->host_lib, sizeof d->host_lib);
+  const char* unit = an_json_str(o, "stepUnit");
+  if (unit) d->step_unit = an_unit_parse(unit, strlen(unit));
   if (an_json_u64(o, "commHash", &d->comm) == 0) d->has_comm = 1;
   const char* trig = an_json_str(o, "trigger");
   if (trig) d->trigger = an_trigger_parse(trig);
@@ -205,6 +207,8 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
     an_input_error(a, p->input, lineno, "op line without an integer 'nSteps': skipped");
     return;
   }
+  const char* unit = an_json_str(o, "stepUnit");
+  if (unit) op.step_unit = (int8_t)an_unit_parse(unit, strlen(unit));
   int64_t x = 0;
   if (an_json_i64(o, "nBytes", &x) == 0 && x >= 0) op.nbytes = (uint64_t)x;
   get_int(o, "func", &op.func);
@@ -247,14 +251,14 @@ static void op_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
  * (tests/analyze/test_parse.c compares the two on every field). */
 enum { /* in the order the plugin writes them */
   F_TYPE, F_DUMPSEQ, F_RANK, F_PEER, F_CHANNEL, F_DIR, F_COMM, F_OPCOUNT, F_OPID, F_KEY, F_STATE, F_STATUS,
-  F_NSTEPS, F_NBYTES, F_FUNC, F_PROTO, F_PATTERN, F_TOTAL, F_CHUNK, F_OPCOUNTFROM, F_COLL, F_SEQ, F_USERTAG,
+  F_NSTEPS, F_STEPUNIT, F_NBYTES, F_FUNC, F_PROTO, F_PATTERN, F_TOTAL, F_CHUNK, F_OPCOUNTFROM, F_COLL, F_SEQ, F_USERTAG,
   F_COUNTERS, F_LASTCOUNTER, F_CREATE, F_LAST, F_POSTED, F_SEND, F_PROGRESS, F_SRCLINE /* summaries */,
   F_TOP, /* then the counters */
   F_COUNT = F_TOP + AN_C_COUNT
 };
 static const char* const fast_keys[F_TOP] = {
     "type",      "dumpSeq",   "rank",        "peer",     "channel",    "dir",     "commHash",  "opCount",
-    "opId",      "key",       "state",       "status",   "nSteps",     "nBytes",  "func",      "proto",
+    "opId",      "key",       "state",       "status",   "nSteps",     "stepUnit", "nBytes",  "func",      "proto",
     "pattern",   "totalBytes", "chunkSize",  "opCountFrom", "coll",    "seq",     "userTag",   "counters",
     "lastCounter", "create_ns", "last_ns",   "posted_ns", "send_ns",   "progress_ns", "srcLine"};
 
@@ -472,6 +476,7 @@ static int fast_op(const an_fv* v, an_op* op, int64_t* seq) {
   if (v[F_STATUS].t == 's') op->status = (int8_t)an_status_parse(v[F_STATUS].s, v[F_STATUS].n);
   else if (v[F_STATUS].t && v[F_STATUS].t != 'z') return -1;
   if (fv_i64(&v[F_NSTEPS], &op->n_steps)) return -1;
+  if (v[F_STEPUNIT].t == 's') op->step_unit = (int8_t)an_unit_parse(v[F_STEPUNIT].s, v[F_STEPUNIT].n);
   uint64_t* const sizes[3] = {&op->nbytes, &op->total_bytes, &op->chunk};
   static const int size_key[3] = {F_NBYTES, F_TOTAL, F_CHUNK};
   for (int i = 0; i < 3; i++) {

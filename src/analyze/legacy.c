@@ -315,6 +315,7 @@ static void contract_header(an_parser* p, const prefix* px, const char* s, uint3
           d->comm = strtoull(val, NULL, 10);
           d->has_comm = 1;
         } else if (!strcmp(key, "hostLib")) an_copy(d->host_lib, sizeof d->host_lib, val);
+        else if (!strcmp(key, "stepUnit")) d->step_unit = an_unit_parse(val, strlen(val));
         else if (!strcmp(key, "stallMs")) d->stall_ms = strtoll(val, NULL, 10);
         else if (!strcmp(key, "lines")) {
           o->announced = 1;

@@ -64,3 +64,38 @@ int pt_host_version(ncclDebugLogger_t log) {
 int pt_host_warn_level(ncclDebugLogger_t log) {
   return pt_host_rccl_symbol(log) ? RCCL_LOG_WARN : NCCL_LOG_WARN;
 }
+
+/* The unit of a stock op's nSteps and step numbers, by the profiler API
+ * the host bound: one row per version, its source beside it. RCCL's
+ * ProxyDiag ops are counted in raw steps whatever the table
+ * (rawProxyNsteps, the values of its ProxyDiag updates: spec
+ * rccl-proxytrace.md §2.4); the trace core knows them by their origin. */
+static const struct {
+  int api;
+  int raw_steps; /* 1: raw steps (sliceSteps to a network transfer); 0: network transfers */
+} step_units[] = {
+    /* 2.23: nSteps = sub->nsteps, step = the raw stepId, sliceSteps step
+     * events per transfer (v2.23.4-1 src/misc/profiler.cc:403-441) */
+    {1, 1},
+    /* 2.24-2.25: nSteps = DIVUP(sub->nsteps, sliceSteps), step =
+     * DIVUP(stepId, sliceSteps) (v2.24.3-1 src/misc/profiler.cc:474-475) */
+    {2, 0},
+    /* 2.26: as 2.24 (v2.26.6-1 src/plugin/profiler.cc, ncclProfilerStartProxyOpEvent) */
+    {3, 0},
+    /* 2.27: as 2.24 (v2.27.7-1 src/plugin/profiler.cc, ncclProfilerStartProxyOpEvent) */
+    {4, 0},
+    /* 2.28: as 2.24 (v2.28.9-1 src/plugin/profiler.cc, ncclProfilerStartProxyOpEvent) */
+    {5, 0},
+    /* 2.29-2.30, and RCCL's ops without ProxyDiag fields: as 2.24
+     * (v2.29.7-1 src/plugin/profiler.cc; RCCL's core sets the same
+     * DIVUP: spec rccl-proxytrace.md §1, the proxyOp arm) */
+    {6, 0},
+    /* 2.31-2.32: as 2.29 (v2.31 src/plugin/profiler.cc) */
+    {7, 0},
+};
+
+int pt_api_raw_steps(int api) {
+  for (size_t i = 0; i < sizeof step_units / sizeof step_units[0]; i++)
+    if (step_units[i].api == api) return step_units[i].raw_steps;
+  return 0;
+}

@@ -94,6 +94,10 @@ int pt_host_version(ncclDebugLogger_t log);
 /* The host's WARN level: 3 under RCCL, 2 under NVIDIA NCCL (the enums
  * differ; spec/rccl-proxytrace.md §1.6). */
 int pt_host_warn_level(ncclDebugLogger_t log);
+/* 1 when a host bound to ncclProfiler_v`api` counts a stock op's steps raw
+ * (v1: NCCL 2.23), 0 when in network transfers (v2+; host.c, one row per
+ * version). */
+int pt_api_raw_steps(int api);
 #define PT_LOG_WARN(log, ...) \
   do { \
     if (log) (log)(pt_host_warn_level(log), NCCL_ALL, __func__, __LINE__, __VA_ARGS__); \

@@ -471,6 +471,7 @@ static pt_dump* take(pt_ctx* c, pt_trigger trig, uint64_t round, pt_dump_meta* m
       .nranks = c->nranks > 0 ? c->nranks : 0,
       .nnodes = c->nnodes > 0 ? c->nnodes : 0, .comm_hash = atomic_load(&c->comm_hash),
       .comm_name = c->name[0] ? c->name : NULL, .host_lib = host_lib_name(*lib), .profiler_api = c->api,
+      .stock_raw_steps = pt_api_raw_steps(c->api),
       .trigger = pt_trigger_name(trig), .seq = atomic_fetch_add(&dump_seq, 1) + 1, .round = round,
       .stall_ms = pt_dump_settings_get()->stall_ms, .lost_dumps = pt_sink_lost(),
       .last_progress_ticks = pt_trace_last_progress(c->trace)};

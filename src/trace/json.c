@@ -73,6 +73,7 @@ static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
       (d->notes & PT_NOTE_DIAG_MISMATCH) ? "mismatch" : (d->notes & PT_NOTE_DIAG_MISSING) ? "missing" : "ok",
       (d->notes & (PT_NOTE_MASK_CHANGED | PT_NOTE_MASK_OFF)) ? "true" : "false",
       (d->notes & PT_NOTE_MASK_OFF) ? "true" : "false");
+  pt_jput(j, ",\"stepUnit\":\"%s\"", pt_dump_step_unit(d, m));
   pt_jput(j, ",\"lostDumps\":%" PRIu64 ",\"rotatedDumps\":%" PRIu64, m->lost_dumps, m->rotated_dumps);
   if (m->episode_seq) pt_jput(j, ",\"stallEpisodeSeq\":%" PRIu64, m->episode_seq);
   else pt_jput(j, ",\"stallEpisodeSeq\":null");
@@ -124,7 +125,8 @@ static __attribute__((noinline)) char* user_tag(char* q, const pt_dump* d, const
  * formats of schema 1 gave, at a fraction of their cost. Its longest form is
  * about 1.3 KiB (fixed names, one key, integers of at most 20 digits):
  * PT_LINES_ROOM holds it. Returns its end. */
-static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq, pt_line_memo* memo) {
+static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq, int stock_raw,
+               pt_line_memo* memo) {
   const pt_rec_view* v = &e->v;
   LIT(q, "{\"type\":\"op\",\"dumpSeq\":");
   q = pt_put_u64(q, seq);
@@ -161,6 +163,8 @@ static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq,
   q = pt_put_name(q, pt_status_label(pt_rec_status(v)));
   LIT(q, "\",\"nSteps\":");
   q = pt_put_i64(q, v->nsteps);
+  if (v->origin == PT_ORIGIN_HOST || stock_raw) LIT(q, ",\"stepUnit\":\"rawSteps\"");
+  else LIT(q, ",\"stepUnit\":\"transfers\"");
   LIT(q, ",\"nBytes\":");
   q = pt_put_u64_same(q, v->nbytes, &memo->size[0]);
   LIT(q, ",\"func\":");
@@ -220,7 +224,7 @@ static int print_json(const pt_dump* d, const pt_dump_meta* m, pt_lines* l) {
   for (size_t i = 0; i < d->n; i++) {
     pt_dump_prefetch(d, i + PT_DUMP_PREFETCH);
     char* q = pt_lines_begin(l, PT_LINES_ROOM);
-    pt_lines_end(l, op(q, d, pt_dump_at(d, i), m->seq, &memo));
+    pt_lines_end(l, op(q, d, pt_dump_at(d, i), m->seq, m->stock_raw_steps, &memo));
   }
   const int progress = pt_progress_json(d, m, l); /* progress_out.c */
   j.len = 0;
@@ -239,6 +243,27 @@ int pt_dump_json_out(const pt_dump* d, const pt_dump_meta* m, pt_out* o) {
   return print_json(d, m, &l);
 }
 
+/* Ops of origin "host" carry RCCL's rawProxyNsteps and ProxyDiag values,
+ * raw steps (spec rccl-proxytrace.md §2.4, §4.2); the others the host's
+ * descriptor nSteps and step numbers, whose unit the plugin takes from the
+ * profiler API the host bound (src/plugin/host.c). */
+const char* pt_step_unit_name(const pt_dump_meta* m, int origin) {
+  return origin == PT_ORIGIN_HOST || m->stock_raw_steps ? "rawSteps" : "transfers";
+}
+
+const char* pt_dump_step_unit(const pt_dump* d, const pt_dump_meta* m) {
+  const unsigned host = 1u << PT_ORIGIN_HOST;
+  const unsigned o = d->origins;
+  if (!o) /* no ops: those of an RCCL whose ProxyDiag fields are taken, else stock ones */
+    return pt_step_unit_name(m, m->host_lib && !strcmp(m->host_lib, "rccl") &&
+                                        !(d->notes & (PT_NOTE_DIAG_MISSING | PT_NOTE_DIAG_MISMATCH))
+                                    ? PT_ORIGIN_HOST
+                                    : PT_ORIGIN_NONE);
+  if (!(o & ~host)) return pt_step_unit_name(m, PT_ORIGIN_HOST);
+  if (!(o & host) || m->stock_raw_steps) return pt_step_unit_name(m, PT_ORIGIN_NONE);
+  return "mixed";
+}
+
 int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n) {
   return pt_dump_banner_lines(d, m, pt_dump_text_lines(d), buf, n);
 }
@@ -246,8 +271,8 @@ int pt_dump_banner(const pt_dump* d, const pt_dump_meta* m, char* buf, size_t n)
 int pt_dump_banner_lines(const pt_dump* d, const pt_dump_meta* m, int lines, char* buf, size_t n) {
   int len = snprintf(buf, n,
                      "proxytrace dump seq=%" PRIu64 " trigger=%s time_ns=%" PRId64
-                     " host=%s pid=%ld rank=%d nRanks=%d commHash=%" PRIu64 " hostLib=%s lines=%d",
+                     " host=%s pid=%ld rank=%d nRanks=%d commHash=%" PRIu64 " hostLib=%s lines=%d stepUnit=%s",
                      m->seq, m->trigger, d->time_ns, m->host ? m->host : "?", m->pid, d->rank, m->nranks,
-                     m->comm_hash, m->host_lib, lines);
+                     m->comm_hash, m->host_lib, lines, pt_dump_step_unit(d, m));
   return len < (int)n ? len : (int)n - 1;
 }

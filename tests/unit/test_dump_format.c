@@ -501,7 +501,8 @@ static void put_time_ref(char* b, size_t n, const char* key, const pt_clock_cal*
 }
 
 /* The op line of schema 1 as printf formats (docs/dump-json.md). */
-static void reference_json(char* b, size_t n, const pt_dump* d, const pt_dump_entry* e, uint64_t seq) {
+static void reference_json(char* b, size_t n, const pt_dump* d, const pt_dump_entry* e, uint64_t seq,
+                           int stock_raw) {
   static const char* const names[PT_CNT_NUM] = {"posted",      "kernelCopyReady", "rtrRecv",  "rtsSend",
                                                 "received",    "transmitted",     "flushed",  "done",
                                                 "recvTail",    "tailOrHead",      "fifoSzOrHeadCache"};
@@ -514,14 +515,15 @@ static void reference_json(char* b, size_t n, const pt_dump* d, const pt_dump_en
   int l = snprintf(b, n,
                    "{\"type\":\"op\",\"dumpSeq\":%" PRIu64 ",\"rank\":%d,\"peer\":%d,\"channel\":%d,\"dir\":\"%s\","
                    "\"commHash\":\"%" PRIu64 "\",\"opCount\":%" PRId64 ",\"opId\":%" PRId64 ",\"key\":\"%s\","
-                   "\"state\":\"%s\",\"status\":\"%s\",\"nSteps\":%d,\"nBytes\":%u,\"func\":%d,\"proto\":%d,"
+                   "\"state\":\"%s\",\"status\":\"%s\",\"nSteps\":%d,\"stepUnit\":\"%s\",\"nBytes\":%u,\"func\":%d,\"proto\":%d,"
                    "\"pattern\":%d,\"totalBytes\":%u,\"chunkSize\":%u,\"opCountFrom\":\"%s\",\"coll\":",
                    seq, d->rank, v->peer, v->channel, v->op_type == PT_OP_SEND ? "send" : "recv", v->comm_hash,
                    v->op_count, v->op_id, key,
                    e->state == PT_SLOT_FINISHED   ? "finished"
                    : e->state == PT_SLOT_DETACHED ? "detached"
                                                   : "active",
-                   pt_status_name(pt_rec_status(v)), v->nsteps, v->nbytes, v->func_idx, v->protocol, v->pattern,
+                   pt_status_name(pt_rec_status(v)), v->nsteps,
+                   v->origin == PT_ORIGIN_HOST || stock_raw ? "rawSteps" : "transfers", v->nbytes, v->func_idx, v->protocol, v->pattern,
                    v->total_bytes, v->chunk_size, origin);
   if (v->origin == PT_ORIGIN_COLL)
     l += snprintf(b + l, n - (size_t)l, "\"%s\",\"seq\":%" PRId64, pt_func_name((int)(v->op_count % PT_FUNC_NUM)),
@@ -630,7 +632,7 @@ static void test_dump_lines_match_printf(void** state) {
     pt_format_key(key, sizeof key, &e->v);
     reference_line(ref, sizeof ref, &e->v, key, d->rank, &d->cal);
     assert_string_equal(text + text_starts[first_text + (int)i], ref);
-    reference_json(ref, sizeof ref, d, e, m.seq);
+    reference_json(ref, sizeof ref, d, e, m.seq, m.stock_raw_steps);
     assert_string_equal(json + json_starts[1 + i], ref);
   }
   /* the same bytes written in place into a file's buffer, flushed when full */

@@ -233,6 +233,22 @@ static void test_stock_ops_and_watchdog_inputs(void** state) {
   pt_dump_text(d, count_lines, &emitted);
   assert_true(emitted > 3);
   assert_int_equal(atoi(strstr(banner, " lines=") + 7), emitted);
+  /* the unit of the stock ops' steps: the profiler API's (v4: transfers),
+   * in the banner, the header and every op; v1 (NCCL 2.23): raw steps */
+  assert_non_null(strstr(banner, " stepUnit=transfers"));
+  assert_non_null(strstr(js.buf, "\"maskOff\":false,\"stepUnit\":\"transfers\","));
+  assert_non_null(strstr(js.buf, "\"nSteps\":4,\"stepUnit\":\"transfers\","));
+  assert_null(strstr(js.buf, "rawSteps"));
+  /* host.c's table: v1 (2.23) raw steps, v2-v7 network transfers */
+  assert_int_equal(pt_api_raw_steps(1), 1);
+  for (int api = 2; api <= 7; api++) assert_int_equal(pt_api_raw_steps(api), 0);
+  m.stock_raw_steps = pt_api_raw_steps(1);
+  pt_dump_banner(d, &m, banner, sizeof banner);
+  assert_non_null(strstr(banner, " stepUnit=rawSteps"));
+  sinkbuf raw = {.lines = 0};
+  pt_dump_json(d, &m, to_buf, &raw);
+  assert_null(strstr(raw.buf, "transfers"));
+  assert_non_null(strstr(raw.buf, "\"maskOff\":false,\"stepUnit\":\"rawSteps\","));
   pt_dump_free(d);
   pt_ctx_destroy(c);
 }
