@@ -239,8 +239,13 @@ typedef struct {
   int64_t announced, read;  /* short: records the header announces / read; -1     */
   int64_t behind_ms, stall_ms; /* stale; -1                                        */
   int may_hold_fault;       /* 1: the fault of a hang may be on this rank, unseen
-                               (every gap but a stale stall dump: a stall dump is
+                               (every gap but a stale stall dump, or a damaged
+                               dump read in place of a whole one: a stall dump is
                                taken once its rank no longer moves)              */
+  int64_t read_instead;     /* cut, short: the damaged dump came after a whole one of
+                               the same process, whose dumpSeq this is: that one is
+                               the rank's word (a damaged file shows nothing of what
+                               the rank did); -1 = the damaged dump is the one read */
 } pt_gap;
 
 PT_EXTERN size_t pt_analysis_gap_count(const pt_analysis* a);

@@ -236,6 +236,7 @@ static an_gap* add_gap(pt_analysis* a, pt_gap_kind kind, uint64_t comm, int rank
   g->pub.rank = g->pub.rank_last = rank;
   g->pub.dump_seq = g->pub.announced = g->pub.read = g->pub.behind_ms = g->pub.stall_ms = -1;
   g->pub.may_hold_fault = kind != PT_GAP_UNREADABLE;
+  g->pub.read_instead = -1;
   return g;
 }
 
@@ -364,6 +365,13 @@ int an_complete(pt_analysis* a) {
         continue;
       }
       if (!d) continue; /* a dump without records: an empty or rank-unknown one */
+      if (k->cut) { /* named; the whole dump before it is judged below */
+        an_gap* g = add_gap(a, k->cut->cut ? PT_GAP_CUT : PT_GAP_SHORT, c->comm, r);
+        if (!g) return PT_AN_ENOMEM;
+        where(a, g, k->cut);
+        g->pub.may_hold_fault = 0;
+        g->pub.read_instead = d->seq >= 0 ? d->seq : 0;
+      }
       if (d->cut) {
         an_gap* g = add_gap(a, PT_GAP_CUT, c->comm, r);
         if (!g) return PT_AN_ENOMEM;

@@ -413,13 +413,15 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
 
 /* A rank's dump without progress lines beside peers' with them: the host
  * sends the task events (its peers got them), so the rank has made no call
- * yet — the plugin prints the lines from the first one on. */
+ * yet — the plugin prints the lines from the first one on. Not a cut dump:
+ * its progress lines come after its records, and the cut may have taken
+ * them. */
 static void no_call_yet(const an_comm* c) {
   int any = 0;
   for (int r = 0; r < c->nranks && !any; r++) any = c->ranks[r].dump && c->ranks[r].dump->has_progress;
   for (int r = 0; r < c->nranks && any; r++) {
     an_dump* d = (an_dump*)c->ranks[r].dump;
-    if (d && !d->has_progress) d->has_progress = 1; /* n_calls 0, no task, no channel */
+    if (d && !d->has_progress && !d->cut) d->has_progress = 1; /* n_calls 0, no task, no channel */
   }
 }
 

@@ -39,7 +39,7 @@
 const char* an_wait_name(an_wait w) {
   static const char* const names[AN_W_COUNT] = {"none",     "gpu",          "credit",       "network",
                                                 "data",     "consume",      "not_posting",  "peer_missing",
-                                                "peer_behind", "peer_no_op"};
+                                                "peer_behind", "peer_no_op",   "peer_cut"};
   return w >= 0 && w < AN_W_COUNT ? names[w] : "none";
 }
 
@@ -71,6 +71,9 @@ static an_wait peer_wait(const an_comm* c, const an_op* op, int want_send) {
   if (peer < 0 || peer >= c->nranks || !c->ranks[peer].present) return AN_W_PEER_MISSING;
   const an_rank* r = &c->ranks[peer];
   if (want_send && r->foreign > 0) return AN_W_PEER_NO_OP;
+  /* A cut dump ends where its file does: its records stop there, not the
+   * rank's operations. */
+  if (r->dump && r->dump->cut) return AN_W_PEER_CUT;
   const an_rank* me = op->rank >= 0 && op->rank < c->nranks ? &c->ranks[op->rank] : NULL;
   if (r->host_counts && (!me || me->host_counts))
     return op->op_count >= 0 && r->max_op_count < op->op_count ? AN_W_PEER_BEHIND : AN_W_PEER_NO_OP;
@@ -134,7 +137,8 @@ static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x)
  * sender, the network or the peer, or posts no buffer. */
 static int starved_recv(const an_item* x) {
   return !x->op->is_send && (x->wait == AN_W_DATA || x->wait == AN_W_NETWORK || x->wait == AN_W_PEER_MISSING ||
-                             x->wait == AN_W_PEER_BEHIND || x->wait == AN_W_PEER_NO_OP || x->wait == AN_W_NOT_POSTING);
+                             x->wait == AN_W_PEER_BEHIND || x->wait == AN_W_PEER_NO_OP || x->wait == AN_W_PEER_CUT ||
+                             x->wait == AN_W_NOT_POSTING);
 }
 
 /* A stuck receive elsewhere whose send, from a rank of x's node, is not in
@@ -143,7 +147,7 @@ static int32_t unrecorded_send_from_node(const pt_analysis* a, const an_comm* c,
   if (x->node < 0) return -1;
   for (size_t j = c->first_item; j < c->first_item + c->n_items; j++) {
     const an_item* y = &a->items[j];
-    if (!y->stuck || y->op->is_send || (y->wait != AN_W_PEER_NO_OP && y->wait != AN_W_PEER_BEHIND)) continue;
+    if (!y->stuck || y->op->is_send || (y->wait != AN_W_PEER_NO_OP && y->wait != AN_W_PEER_BEHIND && y->wait != AN_W_PEER_CUT)) continue;
     if (y->op->comm != x->op->comm || y->op->channel != x->op->channel || y->op->op_count != x->op->op_count) continue;
     if (y->op->peer >= 0 && y->op->peer < c->nranks && c->ranks[y->op->peer].node == x->node) return (int32_t)j;
   }
@@ -335,7 +339,7 @@ static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, const i
     case AN_W_NETWORK: set_origin(x, org, PT_CAUSE_NETWORK, sender(op)); break;
     case AN_W_NOT_POSTING: set_origin(x, org, PT_CAUSE_NO_RECEIVE_POSTED, op->rank); break;
     case AN_W_PEER_MISSING: set_origin(x, org, PT_CAUSE_RANK_MISSING, op->peer); break;
-    case AN_W_PEER_BEHIND: set_origin(x, org, PT_CAUSE_RANK_BEHIND, op->peer); break;
+    case AN_W_PEER_BEHIND: case AN_W_PEER_CUT: set_origin(x, org, PT_CAUSE_RANK_BEHIND, op->peer); break;
     case AN_W_PEER_NO_OP:
       set_origin(x, org, op->is_send ? PT_CAUSE_NO_RECEIVE_POSTED : PT_CAUSE_SEND_MISSING, op->peer);
       break;
@@ -748,7 +752,12 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
       if (rk && rk->placed) appendf(s, n, "; by rank numbering it is on %s", a->hosts.names[rk->node]);
       break;
     case PT_CAUSE_RANK_BEHIND:
-      if (rk && rk->host_counts)
+      if (rk && rk->dump && rk->dump->cut)
+        appendf(s, n,
+                "%s: its dump is cut (\"not seen\" below) before anything of %s — rank %d waits for it there on "
+                "channel %d; whether it reached the operation is not in the file",
+                me, opw, op->rank, op->channel);
+      else if (rk && rk->host_counts)
         appendf(s, n, "%s is behind: its records stop at opCount %lld — rank %d waits for it on channel %d in %s", me,
                 (long long)rk->max_op_count, op->rank, op->channel, opw);
       else

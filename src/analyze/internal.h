@@ -259,6 +259,10 @@ typedef struct {
   int rank;
   an_dump* latest;
   an_dump* previous;
+  /* A damaged (cut, short) dump of the process whose whole dump is
+   * `latest`, written after it: it shows that a file was damaged, not what
+   * the rank did; reported as a gap, `latest` speaks for the rank (merge.c) */
+  an_dump* cut;
   uint32_t n_dumps;
 } an_slot;
 
@@ -348,6 +352,7 @@ typedef enum {
   AN_W_PEER_MISSING, /* the peer wrote no dump                           */
   AN_W_PEER_BEHIND,  /* the peer's records stop before this operation    */
   AN_W_PEER_NO_OP,   /* the peer has no matching op                      */
+  AN_W_PEER_CUT,     /* the peer's dump is cut: it cannot show the match */
   AN_W_COUNT
 } an_wait;
 
@@ -448,6 +453,7 @@ typedef struct {
 /* What the analysis knows of one rank of a communicator. */
 typedef struct {
   const an_dump* dump;  /* latest; NULL: no dump with records */
+  const an_dump* cut;   /* a damaged dump after `dump` (an_slot's cut); NULL */
   int present;          /* it dumped (records or not) */
   int node;             /* host id; -1 unknown */
   int placed;           /* no dump, node inferred from its neighbours' */

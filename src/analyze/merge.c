@@ -214,6 +214,46 @@ static void keep_every(pt_analysis* a, const an_dump* d) {
   an_input_error(a, d->input, d->line, "out of memory: this dump's records are not among the records kept");
 }
 
+static int same_process(const an_dump* x, const an_dump* y) {
+  return x->pid > 0 && x->pid == y->pid && !strcmp(x->host, y->host);
+}
+
+static void keep_cut(pt_analysis* a, an_slot* s, an_dump* d) {
+  if (s->cut && !later(d, s->cut)) {
+    an_dump_free(a, d);
+    return;
+  }
+  an_dump_free(a, s->cut);
+  keep_active(a, d); /* kept to be named, not read */
+  s->cut = d;
+}
+
+/* A damaged dump (cut, short: its file was cut or lost lines) written
+ * after a whole one of the same process proves that the file was damaged,
+ * nothing about the rank: what it lacks is not what the rank lacked (no
+ * progress lines read is not "no collective call", records cut off are not
+ * ops that never started). The whole dump stays the rank's word, and the
+ * damaged one is kept aside to be reported (complete.c). 1 if d was taken
+ * here. */
+static int set_aside(pt_analysis* a, an_slot* s, an_dump* d) {
+  an_dump* l = s->latest;
+  if (!l || !same_process(d, l)) return 0;
+  const int dd = an_dump_damaged(d), dl = an_dump_damaged(l);
+  if (dd && !dl && later(d, l)) {
+    keep_cut(a, s, d);
+    return 1;
+  }
+  /* the whole dump read after the damaged one: it takes the latest's
+   * place, unless a dump between them is kept (previous: its finished ops
+   * are no longer held) */
+  if (!dd && dl && later(l, d) && (!s->previous || later(d, s->previous))) {
+    s->latest = d;
+    keep_cut(a, s, l);
+    return 1;
+  }
+  return 0;
+}
+
 void an_merge(pt_analysis* a, an_dump* d) {
   if (d->n_ops && d->n_ops < d->cap_ops) { /* no growth slack in what is kept */
     an_op* fit = an_realloc(&a->mem, d->ops, d->n_ops * sizeof *fit);
@@ -250,6 +290,7 @@ void an_merge(pt_analysis* a, an_dump* d) {
     keep_active(a, s->previous);
     return;
   }
+  if (set_aside(a, s, d)) return;
   if (!s->latest || later(d, s->latest)) {
     an_dump_free(a, s->previous);
     s->previous = s->latest;
@@ -261,6 +302,10 @@ void an_merge(pt_analysis* a, an_dump* d) {
     keep_active(a, d);
   } else {
     an_dump_free(a, d);
+  }
+  if (s->cut && s->latest && later(s->latest, s->cut)) { /* a whole dump after the damaged one */
+    an_dump_free(a, s->cut);
+    s->cut = NULL;
   }
 }
 
@@ -290,6 +335,7 @@ void an_merge_free(pt_analysis* a) {
   for (size_t i = 0; i < a->n_slots; i++) {
     an_dump_free(a, a->slots[i].latest);
     an_dump_free(a, a->slots[i].previous);
+    an_dump_free(a, a->slots[i].cut);
   }
   an_free(&a->mem, a->slots);
   a->slots = NULL;

@@ -276,6 +276,7 @@ int an_build(pt_analysis* a) {
       const an_dump* d = order[k]->latest;
       an_rank* rk = &c->ranks[order[k]->rank];
       rk->dump = d;
+      rk->cut = order[k]->cut;
       rk->present = 1;
       rk->node = an_host_id(a, d->host);
       for (size_t q = 0; q < d->n_ops; q++) {

@@ -52,6 +52,7 @@ static const char* const wait_color[AN_W_COUNT] = {
     "#7f7f7f", /* peer missing */
     "#bcbd22", /* peer behind */
     "#e377c2", /* peer no op */
+    "#c7c7c7", /* peer cut */
 };
 
 static const char* const wait_words[AN_W_COUNT] = {
@@ -65,6 +66,7 @@ static const char* const wait_words[AN_W_COUNT] = {
     "a peer that wrote no dump",
     "a peer whose records stop before",
     "a peer with no matching op",
+    "a peer whose dump is cut",
 };
 
 /* The page's scratch memory, counted like the analysis's and freed at once. */

@@ -288,7 +288,9 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     fprintf(f, ",\"behindMs\":");
     if (g->behind_ms >= 0) fprintf(f, "%lld,\"stallMs\":%lld", (long long)g->behind_ms, (long long)g->stall_ms);
     else fputs("null,\"stallMs\":null", f);
-    fprintf(f, ",\"mayHoldFault\":%s}", g->may_hold_fault ? "true" : "false");
+    fprintf(f, ",\"mayHoldFault\":%s,\"readInstead\":", g->may_hold_fault ? "true" : "false");
+    if (g->read_instead >= 0) fprintf(f, "%lld}", (long long)g->read_instead);
+    else fputs("null}", f);
   }
   fprintf(f, "],\n\"finished\":{\"cleanRanks\":%d,\"ranks\":%d},\n\"unknown_rank_dumps\":[", a->clean_ranks,
           a->all_ranks);

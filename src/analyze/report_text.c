@@ -40,6 +40,7 @@ static void waits_for(char* buf, size_t n, const pt_analysis* a, const an_item* 
         snprintf(buf, n, "rank %d, whose latest dump is older than this op", op->peer);
       break;
     case AN_W_PEER_NO_OP: snprintf(buf, n, "rank %d, which has no matching %s", op->peer, op->is_send ? "receive" : "send"); break;
+    case AN_W_PEER_CUT: snprintf(buf, n, "rank %d, whose dump is cut before it could show the %s", op->peer, op->is_send ? "receive" : "send"); break;
     default: snprintf(buf, n, "-"); break;
   }
 }
@@ -144,13 +145,13 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
           else fprintf(f, "  rank %d", g->rank);
           fprintf(f, " of communicator %" PRIu64 ": no dump\n", g->comm_hash);
           break;
-        case PT_GAP_CUT: fprintf(f, "  rank %d: %s has no end: cut (%s:%u)\n", g->rank, seq, PT_TEXT(g->path, PATH_SHOWN), g->line); break;
+        case PT_GAP_CUT: fprintf(f, "  rank %d: %s has no end: cut (%s:%u)", g->rank, seq, PT_TEXT(g->path, PATH_SHOWN), g->line); break;
         case PT_GAP_SHORT:
           if (g->announced >= 0)
-            fprintf(f, "  rank %d: %s announces %lld records, %lld were read (%s:%u)\n", g->rank, seq,
+            fprintf(f, "  rank %d: %s announces %lld records, %lld were read (%s:%u)", g->rank, seq,
                     (long long)g->announced, (long long)g->read, PT_TEXT(g->path, PATH_SHOWN), g->line);
           else
-            fprintf(f, "  rank %d: lines of %s could not be read (%s:%u)\n", g->rank, seq, PT_TEXT(g->path, PATH_SHOWN),
+            fprintf(f, "  rank %d: lines of %s could not be read (%s:%u)", g->rank, seq, PT_TEXT(g->path, PATH_SHOWN),
                     g->line);
           break;
         case PT_GAP_STALE:
@@ -163,6 +164,11 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
                   "calls since are not recorded (%s:%u)\n", g->rank, seq, PT_TEXT(g->path, PATH_SHOWN), g->line);
           break;
         default: break;
+      }
+      if (g->kind == PT_GAP_CUT || g->kind == PT_GAP_SHORT) {
+        if (g->read_instead >= 0)
+          fprintf(f, "; dump %lld before it, whole, is read instead", (long long)g->read_instead);
+        fputc('\n', f);
       }
     }
     if (!verbose && a->n_gaps > GAPS_SHOWN) fprintf(f, "  … %zu more (-v lists them all)\n", a->n_gaps - GAPS_SHOWN);

@@ -243,11 +243,12 @@ int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
   if (!a || !f) return PT_AN_EINVAL;
   if (an_failed(a)) return PT_AN_ENOMEM;
   uint64_t dumps = 0, records = 0;
-  for (size_t i = 0; i < a->n_slots; i++) dumps += !!a->slots[i].latest + !!a->slots[i].previous;
+  for (size_t i = 0; i < a->n_slots; i++) dumps += !!a->slots[i].latest + !!a->slots[i].previous + !!a->slots[i].cut;
   dumps += a->n_empty + a->n_unknown;
   for (size_t i = 0; i < a->n_slots; i++) {
     if (a->slots[i].latest) records += a->slots[i].latest->n_ops;
     if (a->slots[i].previous) records += a->slots[i].previous->n_ops;
+    if (a->slots[i].cut) records += a->slots[i].cut->n_ops;
   }
   char host[256] = "";
   if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
@@ -264,6 +265,7 @@ int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
   for (size_t i = 0; i < a->n_slots; i++) {
     if (a->slots[i].previous) dump_whole(f, a, a->slots[i].previous, "previous", &written);
     if (a->slots[i].latest) dump_whole(f, a, a->slots[i].latest, "latest", &written);
+    if (a->slots[i].cut) dump_whole(f, a, a->slots[i].cut, "cut", &written); /* damaged, after latest */
   }
   for (size_t i = 0; i < a->n_empty; i++) {
     const an_empty* e = &a->empty_ranks[i];

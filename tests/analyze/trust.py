@@ -18,12 +18,17 @@ Then each job's folder is copied and damaged at random, one to three times
 per variant: a file cut at a random byte, every file of a rank deleted, a
 file duplicated into a subfolder, or a rank's older dumps mixed in (the
 first dumps of its JSON file, in a subfolder, with or without its newest
-ones). Each variant is analyzed (`--json`), and the test fails when
+ones), or stray text put beside the dumps (this repository's README and
+documents, whose examples look like dumps). Each variant is analyzed
+(`--json`), and the test fails when
   - the ground truth says the job hung and the analysis says "ok", or
   - a culprit is named that the ground truth does not name (by rank, or
     among the culprit's candidates), unless the analysis marks it
     `possible` and its rank, a candidate or a rank it gives as the reason
     (`possibleBecause`) is one whose dumps were damaged or absent;
+  - a rank whose file was cut (and not deleted) is named as one that never
+    called the collective (`not_entered`) or wrote no dump (`rank_missing`):
+    a cut file proves that the file was cut, nothing about the rank;
   - the command crashes, or its exit status does not match its verdict.
 "incomplete", "unusable", fewer culprits, or a possible culprit on a
 damaged rank are honest answers. Slowness is judged only in slow-link jobs
@@ -53,6 +58,8 @@ HOSTS = ["rccl", "nccl-2.30", "nccl-2.29", "nccl-2.28", "nccl-2.27", "nccl-2.26"
 TOPOS = [(2, 1), (2, 2), (2, 4), (3, 2), (4, 1), (3, 3)]
 EXIT = {"ok": 0, "hang": 1, "slow": 1, "unusable": 2, "incomplete": 4}
 RANK_RE = re.compile(r"-r(-?\d+)-")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STRAY = [os.path.join(ROOT, p) for p in ("README.md", "docs/dump-json.md", "docs/metrics.md", "docs/analyze.md")]
 
 
 def cli(args, **kw):
@@ -122,7 +129,7 @@ def rank_of(name):
 NAMED = {"true": 0, "possible": 0}
 
 
-def judge(truth, rc, doc, damaged, absent):
+def judge(truth, rc, doc, damaged, absent, cut=frozenset()):
     """What is false in the answer (a list of reasons; empty: trustworthy).
     Counts the culprits named rightly and those named as possible."""
     if doc is None or rc not in EXIT.values():
@@ -136,6 +143,9 @@ def judge(truth, rc, doc, damaged, absent):
     named = {c["rank"] for c in truth.get("culprits", [])} | set(truth.get("deadRanks", []))
     unseen = damaged | absent
     for c in doc["culprits"]:
+        if c["rank"] in cut and c["cause"] in ("not_entered", "rank_missing"):
+            bad.append("culprit rank %d (%s), whose file was only cut" % (c["rank"], c["cause"]))
+            continue
         ranks = {c["rank"]} | set(c.get("candidates") or [])
         if ranks & named:
             NAMED["true"] += 1
@@ -165,14 +175,14 @@ def dumps_of(path):
 
 def damage(rng, src, dst):
     """Copies the job's files to dst, damaged 1-3 times. Returns (what was
-    done, ranks whose dumps were touched)."""
+    done, ranks whose dumps were touched, ranks of a cut file)."""
     shutil.copytree(src, dst)
-    done, touched = [], set()
+    done, touched, cut = [], set(), set()
     for _ in range(rng.randint(1, 3)):
         names = sorted(n for n in os.listdir(dst) if n.endswith((".jsonl", ".txt")))
         if not names:
             break
-        what = rng.choice(["cut", "delete", "dup", "older"])
+        what = rng.choice(["cut", "delete", "dup", "older", "stray"])
         name = rng.choice(names)
         r = rank_of(name)
         path = os.path.join(dst, name)
@@ -182,6 +192,8 @@ def damage(rng, src, dst):
             with open(path, "r+b") as f:
                 f.truncate(at)
             done.append("cut %s at %d of %d bytes" % (name, at, size))
+            if r is not None:
+                cut.add(r)
         elif what == "delete":
             if r is None:
                 continue
@@ -190,6 +202,13 @@ def damage(rng, src, dst):
                 if tag in n:
                     os.unlink(os.path.join(dst, n))
             done.append("deleted rank %d" % r)
+            cut.discard(r)
+        elif what == "stray":
+            os.makedirs(os.path.join(dst, "notes"), exist_ok=True)
+            for doc in STRAY:
+                shutil.copy(doc, os.path.join(dst, "notes", os.path.basename(doc)))
+            done.append("stray documents put beside the dumps")
+            continue  # touches no rank
         elif what == "dup":
             os.makedirs(os.path.join(dst, "dup"), exist_ok=True)
             shutil.copy(path, os.path.join(dst, "dup", name))
@@ -219,7 +238,7 @@ def damage(rng, src, dst):
             touched.add(r)
         elif what != "dup":
             touched.add(-1)
-    return done, touched
+    return done, touched, cut
 
 
 def ranks_named(folder):
@@ -270,13 +289,13 @@ def main():
                 vd = os.path.join(top, "v")
                 if os.path.isdir(vd):
                     shutil.rmtree(vd)
-                done, touched = damage(random.Random("%d/%d/%d" % (SEED, tries, v)), files, vd)
+                done, touched, cut = damage(random.Random("%d/%d/%d" % (SEED, tries, v)), files, vd)
                 absent = set(range(nranks)) - ranks_named(vd)
                 rc, doc, err = analyze(vd, kind)
                 counts["variants"] += 1
                 if doc:
                     verdicts[doc["verdict"]] = verdicts.get(doc["verdict"], 0) + 1
-                bad = judge(truth, rc, doc, touched, absent)
+                bad = judge(truth, rc, doc, touched, absent, cut)
                 if bad:
                     counts["failures"] += 1
                     print("FALSE (seed %d, job %d, variant %d): sim %s; damage: %s" %
