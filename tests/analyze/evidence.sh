@@ -5,7 +5,8 @@
 # ranks as possible culprits; dumps in subfolders (dumps/node0/…) are read;
 # dumps of ranks the plugin did not know (…-r-1-…, NCCL 2.26) are not dead
 # ranks; --chrome never overwrites an input and fails, before any report,
-# when it cannot be written. $1: the build folder.
+# when it cannot be written; a cut file is not a rank that never called the
+# collective, nor one behind or dead. $1: the build folder.
 B=${1:-build}
 PT="$(cd "$B" && pwd)/proxytrace"
 RUN=${PROXYTRACE_EMULATOR:-}
@@ -112,4 +113,40 @@ if ls "$T/u"/*-r-1-*.jsonl >/dev/null 2>&1; then
 assert all(c['cause']!='rank_missing' for c in d['culprits']); assert d['unknown_rank_dumps'][0]['covered']" \
     "$T/u.json" || fail "a rank-unknown dump is read as a missing rank"
 fi
+# ---- a cut file is not a rank that never called the collective ----
+# RCCL 16x2, two GPUs stalled; rank 26's newest file cut inside its second
+# dump, its first (a whole hook dump of the hung call) before it: the
+# report is the uncut one's, and the cut is named with the dump read
+# instead. Then the rank's only dump cut inside its records: rank 26 is
+# named possible, as cut — never "never called" nor dead.
+$RUN "$PT" sim --host rccl --plugin "$PLUGIN" --nodes 16 --ranks-per-node 2 --channels 4 --seed 555 \
+  --stall 21:2:104 --stall 5:0:0 --env PROXYTRACE_DUMP_DIR="$T/c" --env PROXYTRACE_STALL_MS=200 --hold 2 \
+  --quiet >"$T/sim.out" 2>&1
+ls "$T/c"/*-r26-*[0-9].jsonl >/dev/null 2>&1 || fail "the 16x2 job wrote no dumps of rank 26"
+$RUN "$PT" analyze "$T/c" >"$T/whole" 2>&1
+grep -q "^culprit 1: rank 5 " "$T/whole" || fail "the uncut 16x2 job: $(head -2 "$T/whole")"
+cut_at() { # cut_at FILE LINE EXTRA: keep LINE whole lines and EXTRA bytes
+  head -c $(($(head -n "$2" "$1" | wc -c) + $3)) "$1" >"$1.cut" && mv "$1.cut" "$1"
+}
+for f in "$T/c"/*-r26-*[0-9].jsonl "$T/c"/*-r26-*[0-9].txt; do cut_at "$f" 60 37; done
+$RUN "$PT" analyze "$T/c" >"$T/out" 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "the 16x2 job with a cut file exits $rc: $(head -2 "$T/out")"
+sed -n '1,/^$/p' "$T/whole" >"$T/whole.head"
+sed -n '1,/^$/p' "$T/out" >"$T/out.head"
+cmp -s "$T/whole.head" "$T/out.head" || fail "a cut newest dump changes the culprits: $(diff "$T/whole.head" "$T/out.head")"
+grep -q "rank 26: dump [0-9]* has no end: cut (.*); dump [0-9]* before it, whole, is read instead" "$T/out" ||
+  fail "the set-aside cut dump is not named: $(grep 'rank 26' "$T/out")"
+rm "$T/c"/*-r26-*.1.*
+for f in "$T/c"/*-r26-*[0-9].jsonl "$T/c"/*-r26-*[0-9].txt; do cut_at "$f" 20 40; done
+$RUN "$PT" analyze --json "$T/c" >"$T/c.json" 2>/dev/null
+python3 - "$T/c.json" <<'PY' || fail "rank 26's only dump cut"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["culprits"][0]["rank"] == 5, d["culprits"][0]
+for c in d["culprits"]:
+    if c["rank"] == 26:
+        assert c["cause"] not in ("not_entered", "rank_missing") and c["possible"], c
+waits = {o["wait"] for e in d["stuck_edges"] for o in (e.get("send"), e.get("recv")) if o and o["peer"] == 26}
+assert "peer_behind" not in waits and "peer_cut" in waits, waits
+PY
 echo "ok"
