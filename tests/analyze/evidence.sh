@@ -149,4 +149,17 @@ for c in d["culprits"]:
 waits = {o["wait"] for e in d["stuck_edges"] for o in (e.get("send"), e.get("recv")) if o and o["peer"] == 26}
 assert "peer_behind" not in waits and "peer_cut" in waits, waits
 PY
+# ---- later evidence settles an earlier stall dump ----
+# A healthy 32-rank job whose stall watchdog (5 ms) fires through its
+# descheduled proxy threads: hundreds of stall dumps with active ops, then
+# every rank's finalize dump with all ops done and its metrics file's final
+# record. The later evidence speaks: ok, every rank finished cleanly.
+$RUN "$PT" sim --host nccl-2.25 --plugin "$PLUGIN" --nodes 32 --ranks-per-node 1 --channels 4 \
+  --ops sendrecv:4M,allreduce:1M --seed 9001 --env PROXYTRACE_DUMP_DIR="$T/l" --env PROXYTRACE_STALL_MS=5 \
+  --env PROXYTRACE_METRICS_INTERVAL_MS=100 --noise-deschedule 8:20 --poll-us 200 --truth-json "$T/l.truth" \
+  --quiet >"$T/sim.out" 2>&1
+[ "$(grep -l '"trigger":"stall"' "$T/l"/*.jsonl | wc -l)" -ge 16 ] || fail "the healthy job's watchdog wrote no stall dumps"
+$RUN "$PT" analyze --expect "$T/l.truth" "$T/l" >"$T/out" 2>"$T/err"; rc=$?
+[ $rc -eq 0 ] || fail "a healthy job with stall dumps exits $rc: $(head -3 "$T/out")"
+grep -q "^proxytrace analyze: OK — 32/32 ranks finished cleanly" "$T/out" || fail "the healthy job: $(head -1 "$T/out")"
 echo "ok"
