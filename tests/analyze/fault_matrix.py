@@ -82,7 +82,11 @@ SIZES = ["256K", "1M", "2M", "4M"]
 KINDS = ["none", "stall", "stall", "stall", "no-recv", "kill", "slow-link", "slow-gpu", "slow-host", "pxn", "pxn+stall",
          "leak+stall", "stall+stall", "kill+stall", "stall+no-recv", "skip", "mismatch"]
 MISMATCHES = ["allgather", "reducescatter", "broadcast", "half"]
-TIMING = ("slow-link", "slow-gpu", "slow-host")
+# Two and three slow faults at once (slow links, GPUs, proxy threads on
+# distinct ranks, each 16x or 32x): drawn only when --kinds names them
+# (fault-matrix.sh's multi-slow slice), so that the default draws stay.
+MULTI_SLOW = ("slow+slow", "slow+slow+slow")
+TIMING = ("slow-link", "slow-gpu", "slow-host") + MULTI_SLOW
 HOLD = 0.4   # seconds a hung job is held (--hold)
 SUMMARIES = False  # --summaries: each job analyzed from per-node summaries too
 
@@ -98,6 +102,9 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
     # ranks one job took minutes
     while kind in TIMING and (not timing or nranks > 32) and any(k not in TIMING for k in kinds):
         kind = rng.choice(kinds)
+    if kind in TIMING and nranks > 32:  # only timing kinds to draw from (--kinds)
+        nodes, rpn = rng.choice(SMALL)
+        nranks = nodes * rpn
     if kind.startswith("pxn") and rpn < 2:
         kind = "stall"
     channels = rng.randint(1, 8) if nranks <= 64 else rng.randint(1, 2)
@@ -127,6 +134,9 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
         job["faults"].append(["slow-link", "%d:%d" % (rank(), rng.choice([16, 32]))])
     elif kind in ("slow-gpu", "slow-host"):
         job["faults"].append([kind, "%d:%d" % (rank(), rng.choice([16, 32]))])
+    elif kind in MULTI_SLOW:
+        for r in rng.sample(range(nranks), min(nranks, kind.count("slow"))):
+            job["faults"].append([rng.choice(TIMING[:3]), "%d:%d" % (r, rng.choice([16, 32]))])
     elif kind.startswith("pxn"):
         node = rng.randrange(nodes)
         r, h = rng.sample(range(node * rpn, node * rpn + rpn), 2)
@@ -458,8 +468,8 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
     kinds = o.kinds.split(",") if o.kinds else None
-    if kinds and any(k not in KINDS for k in kinds):
-        ap.error("--kinds: each one of " + ", ".join(sorted(set(KINDS))))
+    if kinds and any(k not in KINDS + list(MULTI_SLOW) for k in kinds):
+        ap.error("--kinds: each one of " + ", ".join(sorted(set(KINDS + list(MULTI_SLOW)))))
     global SUMMARIES
     SUMMARIES = o.summaries
     if o.corpus:
@@ -547,7 +557,10 @@ def parse_job(text):
             job["faults"].append([name, val])
     kinds = [n for n, _ in job["faults"]]
     timing = [k for k in kinds if k in TIMING]
-    job["kind"] = timing[0] if timing and len(kinds) == 1 else "+".join(kinds) if kinds else "none"
+    if timing and len(timing) == len(kinds) and len(kinds) in (2, 3):
+        job["kind"] = MULTI_SLOW[len(kinds) - 2]
+    else:
+        job["kind"] = timing[0] if timing and len(kinds) == 1 else "+".join(kinds) if kinds else "none"
     return job
 
 
