@@ -26,11 +26,12 @@ int an_open_regular(const char* path, FILE** out, struct stat* sb) {
   if (fd < 0) return -1;
   struct stat here;
   if (!sb) sb = &here;
-  if (fstat(fd, sb) != 0 || an_not_regular(sb)) {
+  const int looked = fstat(fd, sb) == 0;
+  if (!looked || an_not_regular(sb)) {
     const int e = errno;
     close(fd);
     errno = e;
-    return an_not_regular(sb) ? 1 : -1;
+    return looked ? 1 : -1;
   }
   /* a regular file's reads never wait; the flag goes for what comes after */
   const int fl = fcntl(fd, F_GETFL);
