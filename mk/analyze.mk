@@ -90,6 +90,14 @@ install-analyze: build-all
 #   summary.sh    analyze --summary: a generated 2 048-rank job analyzed
 #                 from its nodes' summaries (and summaries of those) as
 #                 from its dumps; a damaged node's gaps carried; the options
+#   outputs.sh    --chrome, --html and --summary FILE into a FIFO (with a
+#                 reader), a link, a relative link, /dev/null (stays a
+#                 character device), a directory and a link into nowhere
+#                 (exit 2), a regular file (replaced whole)
+#   planted.sh    a FIFO, a link to /dev/zero and a 16 MiB line planted in a
+#                 job's folder: analyze, --summary, --follow (--for, SIGTERM)
+#                 and top --once end, each within a bound, and hold no line
+#                 over 1 MiB
 #   threads.sh    a directory read on 1, 2 and 3 threads (analyze
 #                 --threads): the same report, records, summary and exit
 #                 status, over emulated jobs drawn at random and damaged
@@ -123,7 +131,8 @@ $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT_SLOW_METRICS:%=%.o) $
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
   tests/analyze/evidence.sh tests/analyze/stray.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
-  tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/threads.sh tests/regress/corpus.sh tests/real-time.sh
+  tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/planted.sh tests/analyze/outputs.sh tests/analyze/threads.sh \
+  tests/regress/corpus.sh tests/real-time.sh
 
 # The full-size randomized fault matrix, for the closing figures: the
 # commit's seed unless FAULT_MATRIX_SEED says another, every core.

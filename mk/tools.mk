@@ -7,8 +7,12 @@ CLI := $(B)/proxytrace
 CLI_OBJS += $(B)/tools/proxytrace.o $(B)/tools/exec.o $(B)/tools/top.o
 ALL_TARGETS += $(CLI)
 # `proxytrace doctor` (tools/doctor.c) names the plugin's tick source with
-# the plugin's own clock code.
-CLI_OBJS += $(B)/tools/doctor.o $(B)/src/trace/clock.o
+# the plugin's own clock code, and judges the PROXYTRACE_* values with the
+# plugin's own reading of them (config.c, and host.c for its logger's
+# level), linked in.
+CLI_OBJS += $(B)/tools/doctor.o $(B)/src/trace/clock.o $(B)/src/plugin/config.o $(B)/src/plugin/host.o
+CLI_LIBS += $(TRACE_A)
+CLI_DEPS += $(TRACE_A)
 
 # The README's pictures (docs/img/*.png), remade from the emulator with
 # headless chromium: the --html page of a hang and of a slow link, and a

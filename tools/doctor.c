@@ -13,13 +13,18 @@
  *              writable, and whether its filesystem is one other nodes can
  *              read (NFS, Lustre, GPFS, BeeGFS, CephFS, ...) or node-local
  *   log level  NCCL_DEBUG as RCCL needs it (WARN or more verbose)
- *   variables  every PROXYTRACE_* set, a name the code does not read refused
+ *   variables  every PROXYTRACE_* set, a name the code does not read refused,
+ *              each value judged by the plugin's own reading of its
+ *              environment (src/plugin/config.c, run here with a logger
+ *              that keeps what it says): a value it rejects fails
  *   clock      the tick source the plugin would use (PROXYTRACE_CLOCK), and
  *              whether the system clock is synchronised (dump times of
  *              different nodes are compared)
  *
  * Each line starts with "ok", "warn" or "FAIL"; a FAIL line ends with the
- * fix. Exit status 0 when nothing failed, 1 otherwise, 2 for a bad option.
+ * fix. What comes from the environment or the command line (values, names,
+ * --host) is printed escaped (src/escape/): no control byte or invalid
+ * UTF-8 reaches the terminal. Exit status 0 when nothing failed, 1 otherwise, 2 for a bad option.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,6 +39,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "escape/escape.h"
+#include "plugin/plugin.h"
 #include "proxytrace/loader.h"
 #include "trace/clock.h"
 
@@ -54,12 +61,16 @@ static int failures;
 
 static void say(const char* level, const char* check, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(const char* level, const char* check, const char* fmt, ...) {
+  /* values from the environment, torch and --host are in the line:
+   * escaped as a whole, one rule for every check */
+  char line[8192];
   va_list ap;
   va_start(ap, fmt);
-  printf("%-4s %-10s ", level, check);
-  vprintf(fmt, ap);
-  putchar('\n');
+  vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
+  printf("%-4s %-10s ", level, check);
+  pt_text_str(stdout, line);
+  putchar('\n');
   if (!strcmp(level, "FAIL")) failures++;
 }
 
@@ -325,7 +336,38 @@ static void check_log_level(const found_host* h) {
   else say("ok", "log level", "NCCL_DEBUG=%s: not needed, the dumps go to PROXYTRACE_DUMP_DIR", d ? d : "(unset)");
 }
 
+/* What the plugin's reading of its environment (pt_config_load, the one
+ * parser of its variables) warns about, kept: each warning names its
+ * variable first ("proxytrace: NAME='value' is not ..."). */
+#define SAID_MAX 32
+static char plugin_said[SAID_MAX][768];
+static int n_said;
+
+static void keep_warning(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt,
+                         ...) {
+  (void)flags, (void)file, (void)line;
+  if ((int)level != pt_host_warn_level(keep_warning) || n_said == SAID_MAX) return; /* its INFO line: the clock */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(plugin_said[n_said++], sizeof plugin_said[0], fmt, ap);
+  va_end(ap);
+}
+
+/* The plugin's warning about variable name[0..len), without its
+ * "proxytrace: " prefix, or NULL. */
+static const char* plugin_warning(const char* name, size_t len) {
+  for (int i = 0; i < n_said; i++) {
+    const char* w = plugin_said[i];
+    if (!strncmp(w, "proxytrace: ", 12)) w += 12;
+    if (!strncmp(w, name, len) && (w[len] == '=' || w[len] == ' ')) return w;
+  }
+  return NULL;
+}
+
 static void check_variables(void) {
+  pt_plugin_config cfg;
+  n_said = 0;
+  pt_config_load(&cfg, keep_warning);
   int n = 0;
   for (char** e = environ; *e; e++) {
     if (strncmp(*e, "PROXYTRACE_", 11) != 0) continue;
@@ -335,12 +377,17 @@ static void check_variables(void) {
     for (size_t i = 0; i < sizeof known_vars / sizeof known_vars[0] && !known; i++)
       known = strlen(known_vars[i]) == len && !strncmp(known_vars[i], *e, len);
     n++;
+    const char* said = known ? plugin_warning(*e, len) : NULL;
     if (!known)
       say("FAIL", "variables", "%.*s is not a variable proxytrace reads — fix: check the name (README, \"Environment\")",
           (int)len, *e);
     else if (!strncmp(*e, "PROXYTRACE_CLOCK=", 17) && pt_clock_parse(eq + 1) == PT_CLOCK_BAD)
       say("FAIL", "variables", "PROXYTRACE_CLOCK=%s is not a clock of this machine — fix: %s, or unset it", eq + 1,
           pt_clock_accepted());
+    else if (said && strstr(said, "using the default"))
+      say("FAIL", "variables", "%s rejected by the plugin: %s — fix: a value it accepts, or unset it", *e, said);
+    else if (said)
+      say("warn", "variables", "%s: %s", *e, said);
     else
       say("ok", "variables", "%s", *e);
   }
@@ -387,14 +434,15 @@ int pt_cmd_doctor(int argc, char** argv) {
       else if (!strcmp(s, "--python")) python = v;
       else rccl_dir = v;
     } else {
-      fprintf(stderr, "proxytrace doctor: unknown option '%s' (see --help)\n", s);
+      fprintf(stderr, "proxytrace doctor: unknown option '%s' (see --help)\n", PT_TEXT(s, 256));
       return 2;
     }
   }
   if (host_opt) {
     pt_host h;
     if (pt_host_parse(host_opt, &h) != PT_OK) {
-      fprintf(stderr, "proxytrace doctor: --host %s is not a profile (see proxytrace probe --help)\n", host_opt);
+      fprintf(stderr, "proxytrace doctor: --host %s is not a profile (see proxytrace probe --help)\n",
+              PT_TEXT(host_opt, 256));
       return 2;
     }
   }

@@ -291,8 +291,11 @@ PT_EXTERN char* pt_analysis_json(const pt_analysis* a);
  * temporary file beside it, renamed to `path` once whole, so that a failed
  * write leaves what was there. A path that is one of the files read (the
  * same file, by any name) is refused with PT_AN_EINPUT and nothing is
- * written: the dumps are the evidence. PT_AN_EIO (errno says why) when it
- * cannot be written. */
+ * written: the dumps are the evidence. A path that is not a regular file
+ * is written as a shell redirect would: a link's target gets the file
+ * (made where the link points if it is not there; the link stays), a device or a FIFO is written into (no temporary file, no
+ * rename), a directory is PT_AN_EIO with EISDIR. PT_AN_EIO (errno says
+ * why) when it cannot be written. */
 PT_EXTERN int pt_analysis_write_chrome_path(const pt_analysis* a, const char* path);
 /* The HTML page to a file, the same way (never over an input, renamed once
  * whole). */

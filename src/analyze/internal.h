@@ -649,6 +649,21 @@ void an_input_free(pt_analysis* a, an_input* in); /* what it holds */
 void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The longest line any reader keeps (a dump's, a metrics file's); a longer
+ * one is skipped, said, and costs no more memory than this. */
+#define AN_MAX_LINE (1u << 20)
+
+/* open.c: only regular files are read (a FIFO would block, a device such
+ * as /dev/zero never end). an_not_regular: NULL for a regular file, else
+ * why not (AN_NOT_REGULAR). an_open_regular: 0 and *f open for reading;
+ * 1 when `path` is not a regular file (nothing opened, nothing waited
+ * for); -1 with errno when it cannot be opened. sb (may be NULL) gets the
+ * opened file's status. */
+#define AN_NOT_REGULAR "not a regular file (a fifo, socket or device)"
+struct stat;
+const char* an_not_regular(const struct stat* sb);
+int an_open_regular(const char* path, FILE** f, struct stat* sb);
+
 /* The parser's state, shared by jsonl.c and legacy.c. */
 #define AN_MAX_OPEN 64
 typedef struct {

@@ -35,7 +35,6 @@
 #define AN_BLOCK 65536
 #define AN_MAX_DEPTH 8
 #define AN_MAX_DEPTH_TEXT "8"
-#define AN_MAX_LINE (1u << 20)
 
 void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* fmt, ...) {
   an_input* in = &a->inputs[input];
@@ -476,11 +475,13 @@ static int skip(pt_analysis* a, const char* path, const char* why) {
 
 /* Opens and parses input `in`. */
 static int read_file(pt_analysis* a, uint32_t in, const char* path) {
-  FILE* f = fopen(path, "rb");
-  if (!f) {
-    if (an_mem_errno(&a->mem, errno)) return PT_AN_ENOMEM; /* the FILE itself */
+  FILE* f;
+  const int opened = an_open_regular(path, &f, NULL);
+  if (opened != 0) {
+    if (opened < 0 && an_mem_errno(&a->mem, errno)) return PT_AN_ENOMEM; /* the FILE itself */
     char buf[256];
-    snprintf(buf, sizeof buf, "cannot open: %s", strerror(errno));
+    if (opened > 0) snprintf(buf, sizeof buf, "%s: not read", AN_NOT_REGULAR);
+    else snprintf(buf, sizeof buf, "cannot open: %s", strerror(errno));
     a->inputs[in].error = an_strdup(&a->mem, buf);
     a->inputs[in].format = "unreadable";
     a->errors++;
@@ -928,10 +929,10 @@ static int add_dir(pt_analysis* a, const char* path, const struct stat* sb, cons
       rc = walk_skip(a, names[i], errno == ENOENT ? "a link to nothing: not read" : "cannot be looked at: not read");
     } else if (S_ISDIR(fb.st_mode)) {
       rc = add_dir(a, names[i], &fb, &here, depth + 1);
-    } else if (S_ISREG(fb.st_mode)) {
-      rc = walk_file(a, names[i], &fb);
+    } else if (an_not_regular(&fb)) {
+      rc = walk_skip(a, names[i], AN_NOT_REGULAR ": not read");
     } else {
-      rc = walk_skip(a, names[i], "not a regular file (a fifo, socket or device): not read");
+      rc = walk_file(a, names[i], &fb);
     }
     an_free(&a->mem, names[i]);
   }

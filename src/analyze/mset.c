@@ -139,34 +139,65 @@ int pt_mset_line(pt_mset* s, const char* line) {
   return 1;
 }
 
-/* The next line of f into *line (grown as needed): 1, 0 at the end, -1
- * out of memory. */
-static int next_line(an_mem* m, FILE* f, char** line, size_t* cap) {
+/* The next line of f into *line (grown as needed, its '\n' dropped, NUL
+ * terminated): 1, 0 at the end, -1 out of memory. A line longer than
+ * AN_MAX_LINE is read past to its end, kept to nothing, and *too_long
+ * set: what a planted file costs is one such line, however long its
+ * lines. A NUL byte is a byte like any other (the line is then not a
+ * metrics line). */
+static int next_line(an_mem* m, FILE* f, char** line, size_t* cap, int* too_long) {
   size_t n = 0;
-  for (;;) {
+  int c;
+  *too_long = 0;
+  while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+    if (*too_long) continue;
+    if (n == AN_MAX_LINE) {
+      *too_long = 1;
+      continue;
+    }
     if (*cap - n < 2) {
-      size_t c = *cap ? *cap * 2 : 4096;
-      char* nl = an_realloc(m, *line, c);
+      size_t k = *cap ? *cap * 2 : 4096;
+      if (k > AN_MAX_LINE + 1) k = AN_MAX_LINE + 1;
+      char* nl = an_realloc(m, *line, k);
       if (!nl) return -1;
       *line = nl;
-      *cap = c;
+      *cap = k;
     }
-    if (!fgets(*line + n, (int)(*cap - n), f)) return n > 0;
-    n += strlen(*line + n);
-    if (n && (*line)[n - 1] == '\n') return 1;
+    (*line)[n++] = (char)c;
   }
+  if (c == EOF && n == 0 && !*too_long) return 0;
+  if (*too_long) n = 0;
+  if (*cap < 1) {
+    char* nl = an_realloc(m, *line, 4096);
+    if (!nl) return -1;
+    *line = nl;
+    *cap = 4096;
+  }
+  (*line)[n] = 0;
+  return 1;
 }
 
+/* One metrics file: a file that is not a regular one (a FIFO, a link to
+ * a device, left in a shared folder) is passed over, counted. */
 static int read_file(pt_mset* s, const char* path) {
-  FILE* f = fopen(path, "r");
-  if (!f) {
+  FILE* f;
+  const int opened = an_open_regular(path, &f, NULL);
+  if (opened > 0) {
+    s->not_regular++;
+    return 0;
+  }
+  if (opened < 0) {
     an_mem_errno(&s->mem, errno);
     return -1;
   }
   char* line = NULL;
   size_t cap = 0;
-  int rc = 0, got;
-  while ((got = next_line(&s->mem, f, &line, &cap)) > 0) {
+  int rc = 0, got, too_long;
+  while ((got = next_line(&s->mem, f, &line, &cap, &too_long)) > 0) {
+    if (too_long) {
+      s->bad_lines++;
+      continue;
+    }
     int r = pt_mset_line(s, line);
     if (r < 0) break;
     if (r == 0) s->bad_lines++;
@@ -188,7 +219,11 @@ static int is_metrics_name(const char* name) {
 int pt_mset_read(pt_mset* s, const char* path) {
   struct stat st;
   if (stat(path, &st) != 0) return -1;
-  if (!S_ISDIR(st.st_mode)) return read_file(s, path);
+  if (!S_ISDIR(st.st_mode)) {
+    if (!an_not_regular(&st)) return read_file(s, path);
+    errno = ENOTDIR; /* neither the folder asked for nor a metrics file */
+    return -1;
+  }
   DIR* d = opendir(path);
   if (!d) {
     an_mem_errno(&s->mem, errno);

@@ -98,6 +98,7 @@ typedef struct {
   size_t n_buckets, cap_buckets;
   size_t files;      /* metrics headers read */
   size_t bad_lines;  /* lines that are not metrics JSON */
+  size_t not_regular; /* files of a metrics name that are not regular files: not read */
   /* the header being read */
   uint64_t comm;
   char host[64];
@@ -110,7 +111,10 @@ typedef struct {
  * metrics line, 0 if not, -1 out of memory. */
 int pt_mset_line(pt_mset* s, const char* line);
 /* Every proxytrace-metrics-*.jsonl of `dir` (or `path` itself if it is
- * such a file). 0, or -1 with errno. */
+ * such a file) that is a regular file (others are counted in not_regular,
+ * and a `path` that is neither a folder nor a regular file is ENOTDIR);
+ * a line longer than AN_MAX_LINE is skipped as a bad line. 0, or -1 with
+ * errno. */
 int pt_mset_read(pt_mset* s, const char* path);
 void pt_mset_free(pt_mset* s);
 

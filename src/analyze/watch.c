@@ -158,6 +158,12 @@ int pt_watch_update(pt_watch* w, const pt_mset* now, pt_watch_fn fn, void* arg) 
   memmove(w->snap, w->snap + base, (w->n_snaps - base) * sizeof *w->snap);
   memmove(w->snap_ns, w->snap_ns + base, (w->n_snaps - base) * sizeof *w->snap_ns);
   w->n_snaps -= base;
+  /* Files rewritten faster than the window needs: the newest kept snapshot
+   * is replaced by this one while it is within a slice of the one before
+   * it, so that at most PT_WATCH_SLICES + 2 are held, however often the
+   * files change (a window starts at most a slice early). */
+  if (w->n_snaps >= 2 && w->snap_ns[w->n_snaps - 1] - w->snap_ns[w->n_snaps - 2] < w->window_ns / PT_WATCH_SLICES)
+    pt_mset_free(&w->snap[--w->n_snaps]);
   if (w->n_snaps == PT_WATCH_SNAPS) { /* reads faster than the window needs: thin the middle */
     pt_mset_free(&w->snap[1]);
     memmove(w->snap + 1, w->snap + 2, (w->n_snaps - 2) * sizeof *w->snap);

@@ -36,6 +36,10 @@
 #define PT_WATCH_ALPHA (0.01 / 1000)
 #define PT_WATCH_CONFIRM 2
 #define PT_WATCH_SNAPS 64 /* snapshots kept at most: the window's start is among them */
+/* Snapshots are kept a window's slice apart at least (the newest aside):
+ * memory is a few snapshots, bounded by the window, not by how often the
+ * files are rewritten. */
+#define PT_WATCH_SLICES 8
 
 enum { PT_WATCH_EDGE = 0, PT_WATCH_CULPRIT = 1, PT_WATCH_CHANGE = 2 };
 enum { PT_WATCH_SLOW = 1, PT_WATCH_RECOVERED = 2 };

@@ -570,6 +570,33 @@ static void test_watch(void** state) {
   free(j);
 }
 
+/* Files rewritten far faster than the window (every 0.3 s, a 30 s
+ * window, 200 rewrites): the snapshots held stay a few (a slice of the
+ * window apart), not one a rewrite — memory follows the window, not the
+ * number of rewrites — and a slow link is still said. */
+static void test_watch_rewrites(void** state) {
+  (void)state;
+  uint64_t seed = 12;
+  job* j = calloc(1, sizeof *j);
+  pt_watch w;
+  pt_watch_init(&w, 30);
+  seen s = {0};
+  size_t most = 0;
+  for (int k = 1; k <= 200; k++) {
+    run_steps(j, 20, k > 100 ? 2 : -1, 1.5, &seed);
+    pt_mset now;
+    snapshot(j, 0.3 * k, &now);
+    assert_int_equal(pt_watch_update(&w, &now, on_event, &s), 1);
+    pt_mset_free(&now);
+    if (w.n_snaps > most) most = w.n_snaps;
+  }
+  printf("at most %zu snapshots held over 200 rewrites of a 30 s window\n", most);
+  assert_true(most <= PT_WATCH_SLICES + 2);
+  assert_int_equal(s.slow, 1);
+  pt_watch_free(&w);
+  free(j);
+}
+
 /* Rank 1's link `link` times slow, and the GPU waits on rank 2's two
  * edges: its receive from rank 1 `carried` times as long, its send `own`
  * times. */
@@ -866,7 +893,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_buckets),         cmocka_unit_test(test_binomial_tail), cmocka_unit_test(test_mild_slow_link),
       cmocka_unit_test(test_not_enough_data), cmocka_unit_test(test_too_few_samples), cmocka_unit_test(test_no_false_alarms), cmocka_unit_test(test_since),
-      cmocka_unit_test(test_watch),           cmocka_unit_test(test_changed),
+      cmocka_unit_test(test_watch),           cmocka_unit_test(test_watch_rewrites), cmocka_unit_test(test_changed),
       cmocka_unit_test(test_watch_change),    cmocka_unit_test(test_slow_edge_without_culprit),
       cmocka_unit_test(test_side),            cmocka_unit_test(test_watch_thread),
       cmocka_unit_test(test_gpu_carried_by_network), cmocka_unit_test(test_gpu_one_edge_able),

@@ -3,7 +3,9 @@
 # its own NCCL (a stand-in torch package on PYTHONPATH), torch built for
 # ROCm (RCCL's auto-load beside torch's lib/), a libnccl.so.2 found on
 # LD_LIBRARY_PATH, no NCCL at all; the plugin loading or not; dump folders
-# missing, not writable, node-local; a misspelt PROXYTRACE_* name; NCCL_DEBUG
+# missing, not writable, node-local; a misspelt PROXYTRACE_* name; values
+# the plugin rejects (judged by its own reading of them); control bytes and
+# invalid UTF-8 from the environment and --host, escaped; NCCL_DEBUG
 # for RCCL; and `python3 -m proxytrace doctor` asking its own interpreter.
 # Each FAIL line must carry a fix; the exit status is 1 exactly when a check
 # failed. Usage: doctor.sh BUILD-DIR
@@ -119,6 +121,34 @@ has '^FAIL variables .*PROXYTRACE_DUMPDIR is not a variable' "the unknown name i
 doc 1 "a clock of another machine" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps" \
   PROXYTRACE_CLOCK=sundial
 has '^FAIL variables .*PROXYTRACE_CLOCK=sundial' "a bad PROXYTRACE_CLOCK fails"
+# Values the plugin rejects (and replaces by its default) fail, in the
+# plugin's own words: doctor asks the plugin's own reading of them.
+for v in PROXYTRACE_MAX_OPS=abc PROXYTRACE_STALL_MS=-1 PROXYTRACE_DUMP_MAX_MB=0 PROXYTRACE_DUMP_SIGNAL=NOPE \
+  PROXYTRACE_METRICS_INTERVAL_MS=1e3 PROXYTRACE_MAX_MEMORY_MB=0 PROXYTRACE_RCCL_DIAG=99:1 PROXYTRACE_METRICS_CHANNELS=2; do
+  doc 1 "$v, rejected by the plugin" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps" "$v"
+  has "^FAIL variables  $v rejected by the plugin: ${v%%=*}='${v#*=}' .*using the default" "$v: the plugin's words"
+done
+doc 0 "values the plugin takes" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps" \
+  PROXYTRACE_MAX_OPS=100 PROXYTRACE_STALL_MS=0 PROXYTRACE_DUMP_MAX_MB=0.5 PROXYTRACE_DUMP_SIGNAL=USR2
+has "^ok   variables  PROXYTRACE_DUMP_SIGNAL=USR2" "a good value is ok"
+# Control bytes and invalid UTF-8 from the environment and --host never
+# reach the terminal raw.
+ESC=$(printf '\033')
+doc 1 "a value with escape sequences" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps" \
+  "PROXYTRACE_MAX_OPS=$(printf '1\033]0;owned\007\377')" "NCCL_DEBUG=$(printf 'WARN\033[2J')" \
+  "PROXYTRACE_METRICS_DIR=$(printf '%s/x\033[31m' "$T")"
+if grep -q "$ESC\|$(printf '\007')\|$(printf '\377')" "$T/out" "$T/err"; then
+  fail "a control byte or an invalid byte printed raw"; od -c "$T/out" | grep -m3 '033\|377'
+else
+  echo "ok   no control or invalid byte printed raw"
+fi
+has 'PROXYTRACE_MAX_OPS=1\\x1b\]0;owned\\x07\\xff rejected' "the value shown escaped"
+env -i PATH="$PATH" $RUN "$PT" doctor --host "$(printf 'x\033[31m')" >"$T/out" 2>"$T/err"
+if [ $? -eq 2 ] && grep -q 'x\\x1b\[31m is not a profile' "$T/err" && ! grep -q "$ESC" "$T/err"; then
+  echo "ok   --host shown escaped"
+else
+  fail "--host with an escape sequence"; od -c "$T/err" | head -5
+fi
 DARGS="--no-torch --host 2.30.7"
 doc 0 "--host instead of finding the release" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps"
 has '^ok   plugin .*nccl-2.30 loads' "the --host release is the one probed"
