@@ -62,8 +62,8 @@ $(ST_TESTS): $(ST)/%: $(ST)/%.o $(ST_HELPER) $(SIM_OBJS) $(LOADER_A) $(ST_PLUGIN
 # The slow-edge matrix names slow edges from the metrics files (src/analyze/mset.c,
 # its test in src/analyze/slow_test.c, its index src/analyze/map.c,
 # which allocates through src/analyze/memory.c).
-$(ST)/test_slow_matrix: ST_EXTRA := $(B)/src/analyze/mset.o $(B)/src/analyze/slow_test.o $(B)/src/analyze/map.o $(B)/src/analyze/memory.o $(B)/src/analyze/json.o
-$(ST)/test_slow_matrix: $(B)/src/analyze/mset.o $(B)/src/analyze/slow_test.o $(B)/src/analyze/map.o $(B)/src/analyze/memory.o $(B)/src/analyze/json.o
+$(ST)/test_slow_matrix: ST_EXTRA := $(B)/src/analyze/mset.o $(B)/src/analyze/slow_test.o $(B)/src/analyze/map.o $(B)/src/analyze/memory.o $(B)/src/analyze/json.o $(B)/src/analyze/open.o
+$(ST)/test_slow_matrix: $(B)/src/analyze/mset.o $(B)/src/analyze/slow_test.o $(B)/src/analyze/map.o $(B)/src/analyze/memory.o $(B)/src/analyze/json.o $(B)/src/analyze/open.o
 
 TEST_TARGETS += $(ST_PLUGINS) $(ST_TESTS)
 TEST_RUNS += $(ST_TESTS) tests/sim/cli.sh tests/sim/dump-files.sh tests/sim/dump-rotation.sh tests/sim/metrics-files.sh \
