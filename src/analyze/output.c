@@ -36,19 +36,27 @@ static int is_input(const pt_analysis* a, const char* path) {
   return 0;
 }
 
+/* The report through fd, which this closes: 0 or PT_AN_EIO, the errno of
+ * the failure in *e. */
+static int write_fd(const pt_analysis* a, int fd, int (*write)(const pt_analysis*, FILE*), int* e) {
+  FILE* f = fdopen(fd, "w");
+  int rc = f ? write(a, f) : PT_AN_EIO;
+  *e = errno;
+  if (f && fclose(f) != 0 && rc == 0) {
+    rc = PT_AN_EIO;
+    *e = errno;
+  }
+  if (!f) close(fd);
+  return rc;
+}
+
 /* The report into what is not a regular file (a device, a FIFO): opened
  * for writing as it is, no temporary file, no rename. */
 static int write_into(const pt_analysis* a, const char* path, int (*write)(const pt_analysis*, FILE*)) {
   const int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return PT_AN_EIO;
-  FILE* f = fdopen(fd, "w");
-  int rc = f ? write(a, f) : PT_AN_EIO;
-  int e = errno;
-  if (f && fclose(f) != 0 && rc == 0) {
-    rc = PT_AN_EIO;
-    e = errno;
-  }
-  if (!f) close(fd);
+  int e;
+  int rc = write_fd(a, fd, write, &e);
   if (rc == PT_AN_EIO && e == ENOMEM) rc = PT_AN_ENOMEM;
   errno = e;
   return rc;
@@ -69,14 +77,8 @@ static int write_replacing(const pt_analysis* a, const char* path, int (*write)(
     return PT_AN_EIO;
   }
   (void)fchmod(fd, 0644); /* what a plain fopen would give under the usual umask */
-  FILE* f = fdopen(fd, "w");
-  int rc = f ? write(a, f) : PT_AN_EIO;
-  int e = errno;
-  if (f && fclose(f) != 0 && rc == 0) {
-    rc = PT_AN_EIO;
-    e = errno;
-  }
-  if (!f) close(fd);
+  int e;
+  int rc = write_fd(a, fd, write, &e);
   if (rc == 0 && rename(tmp, path) != 0) {
     rc = PT_AN_EIO;
     e = errno;
