@@ -91,11 +91,22 @@ int pt_follow(const char* dir, long interval_ms, double window_s, double for_s) 
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   const int64_t until = for_s > 0 ? mono_ms() + (int64_t)(for_s * 1000) : 0;
-  int rc = 0, waiting_said = 0;
+  int rc = 0, waiting_said = 0, missing_said = 0;
   while (!stop) {
     pt_mset s = {0};
-    if (pt_mset_read(&s, dir) != 0 && errno != ENOMEM) {
-      fprintf(stderr, "proxytrace analyze: --follow %s: cannot read it: %s\n", dir, strerror(errno));
+    const int read_rc = pt_mset_read(&s, dir);
+    if (read_rc != 0 && errno == ENOENT) {
+      /* started with the job: the plugin makes the folder when it first
+       * writes, so it is waited for (said once) */
+      if (!missing_said++) {
+        printf("proxytrace analyze: --follow %s: not there yet; waiting for the plugin to create it "
+               "(PROXYTRACE_METRICS_DIR)\n",
+               PT_TEXT(dir, 4096));
+        fflush(stdout);
+      }
+      pt_mset_free(&s);
+    } else if (read_rc != 0 && errno != ENOMEM) {
+      fprintf(stderr, "proxytrace analyze: --follow %s: cannot read it: %s\n", PT_TEXT(dir, 4096), strerror(errno));
       pt_mset_free(&s);
       rc = 2;
       break;

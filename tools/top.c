@@ -140,16 +140,38 @@ static void fmt_rate(char* b, size_t n, double bps, uint64_t bytes) {
   else snprintf(b, n, "%.1f kB/s", bps / 1e3);
 }
 
+static int by_u64(const void* x, const void* y) {
+  const uint64_t a = *(const uint64_t*)x, b = *(const uint64_t*)y;
+  return (a > b) - (a < b);
+}
+
+/* The communicators the edges belong to (each rank of one writes its own
+ * file: files are not communicators); 0 without memory to count them. */
+static size_t communicators(const pt_mset* s) {
+  if (!s->n) return 0;
+  uint64_t* c = malloc(s->n * sizeof *c);
+  if (!c) return 0;
+  for (size_t i = 0; i < s->n; i++) c[i] = s->e[i].comm;
+  qsort(c, s->n, sizeof *c, by_u64);
+  size_t n = 1;
+  for (size_t i = 1; i < s->n; i++) n += c[i] != c[i - 1];
+  free(c);
+  return n;
+}
+
 static void frame(FILE* out, const view* v, const char* dir, int max_rows, int clear) {
   if (clear) fputs("\x1b[H\x1b[2J", out);
   char when[32];
   time_t now = time(NULL);
   strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
-  fprintf(out, "proxytrace top  %s  %zu communicators, %zu edges  %s  (slowest first; q quits)\n", dir,
-          v->set.files, v->rows, when);
+  const size_t comms = communicators(&v->set);
+  fprintf(out, "proxytrace top  %s  %zu communicator%s, %zu edges  %s  (slowest first; q quits)\n",
+          PT_TEXT(dir, 4096), comms, comms == 1 ? "" : "s", v->rows, when);
   fprintf(out, "%-5s %-5s %-4s %-4s %8s %11s %9s %9s %5s %5s  %s\n", "RANK", "PEER", "DIR", "CH", "STEPS",
           "THROUGHPUT", "STEP p50", "STEP p99", "GPU%", "NET%", "HOST / NOTE");
-  if (!v->rows) fprintf(out, "(no metrics yet: PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR=%s)\n", dir);
+  if (!v->rows)
+    fprintf(out, "(no metrics yet: waiting for them in %s — PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR)\n",
+            PT_TEXT(dir, 4096));
   for (size_t k = 0; k < v->rows && (max_rows <= 0 || (int)k < max_rows); k++) {
     const size_t i = v->order[k];
     const pt_ms_edge* r = &v->set.e[i];
@@ -225,9 +247,12 @@ static void usage(FILE* f) {
           "  --rows N        rows shown (default: what the terminal holds; --once: all)\n"
           "  --channels      also one row per channel (PROXYTRACE_METRICS_CHANNELS=1)\n"
           "\n"
+          "A live view started before the job waits for DIR to appear (the plugin\n"
+          "creates it when it first writes) and for the metrics in it.\n"
+          "\n"
           "Keys: q quits. Exit status: 0; 1 when DIR cannot be read; 2 for a bad option;\n"
-          "3 when DIR holds no metrics with --once (a live view waits for them), or is a\n"
-          "file that is not a metrics file.\n");
+          "3 when DIR is not there or holds no metrics with --once (a live view waits\n"
+          "for them), or is a file that is not a metrics file.\n");
 }
 
 int pt_cmd_top(int argc, char** argv) {
@@ -274,16 +299,25 @@ int pt_cmd_top(int argc, char** argv) {
   }
   view cur = {0}, prev = {0};
   pt_watch_init(&g_watch, 30);
+  int missing = 0; /* DIR not there yet: the plugin makes it when it first writes */
   if (load(&cur, dir, channels, NULL) != 0) {
-    fprintf(stderr, "proxytrace top: cannot read %s: %s\n", dir, strerror(errno));
+    missing = errno == ENOENT;
+    if (!missing || once) {
+      if (missing)
+        fprintf(stderr, "proxytrace top: %s is not there (yet): the plugin creates it when it first writes "
+                "(PROXYTRACE_METRICS_DIR); a live view waits for it\n", PT_TEXT(dir, 4096));
+      else
+        fprintf(stderr, "proxytrace top: cannot read %s: %s\n", PT_TEXT(dir, 4096), strerror(errno));
+      view_free(&cur);
+      pt_watch_free(&g_watch);
+      return missing ? 3 : 1;
+    }
     view_free(&cur);
-    pt_watch_free(&g_watch);
-    return 1;
   }
   /* Nothing to show: said, with a status a script can test. A directory
    * may still fill in (the live view waits); a file will not. */
   struct stat st;
-  const int is_file = stat(dir, &st) == 0 && !S_ISDIR(st.st_mode);
+  const int is_file = !missing && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode);
   if (cur.set.n == 0 && (once || is_file)) {
     if (is_file)
       fprintf(stderr,

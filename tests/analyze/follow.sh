@@ -34,7 +34,11 @@ expect_rc 2 "a number 100..3600000" --follow "$T/empty" --interval 5
 expect_rc 2 "go with --follow" "$T/empty" --window 5
 expect_rc 2 "watches DIR alone" --follow "$T/empty" "$T/empty"
 expect_rc 2 "watches DIR alone" --follow "$T/empty" --json
-expect_rc 2 "cannot read it" --follow "$T/nowhere" --for 1
+expect_rc 0 "" --follow "$T/nowhere" --for 1 --interval 100
+grep -q "not there yet; waiting for the plugin to create it" "$T/out" || { cat "$T/out"; fail "--follow of a folder not there yet"; }
+[ "$(grep -c "not there yet" "$T/out")" -eq 1 ] || { cat "$T/out"; fail "--follow said more than once that the folder is not there"; }
+mkfifo "$T/fifo"
+expect_rc 2 "cannot read it" --follow "$T/fifo" --for 1
 expect_rc 0 "" --follow "$T/empty" --for 0.5 --interval 100
 [ ! -s "$T/out" ] || { cat "$T/out"; fail "--follow of an empty folder printed something"; }
 
@@ -50,6 +54,15 @@ job "$T/gpu" --slow-gpu 3:4
 expect_rc 1 "" --follow "$T/gpu" --for 1 --interval 200
 grep -q "culprit   rank 3 (.*): its GPU" "$T/out" || { cat "$T/out"; fail "slow GPU: no culprit line for rank 3's GPU"; }
 [ "$(grep -c culprit "$T/out")" -eq 1 ] || { cat "$T/out"; fail "slow GPU: more than one culprit"; }
+# started before the job: the folder appears later (a copy of the slow
+# GPU job's, made while --follow waits), and is then read
+$RUN "$PT" analyze --follow "$T/later" --for 4 --interval 200 >"$T/later.out" 2>&1 &
+fpid=$!
+sleep 1
+cp -r "$T/gpu" "$T/later"
+wait $fpid
+grep -q "not there yet" "$T/later.out" && grep -q "culprit   rank 3 (.*): its GPU" "$T/later.out" ||
+  { cat "$T/later.out"; fail "--follow started before the folder existed"; }
 job "$T/ok"
 expect_rc 0 "" --follow "$T/ok" --for 1 --interval 200
 ! grep -q "culprit\|slow " "$T/out" || { cat "$T/out"; fail "healthy job: a slow line"; }

@@ -36,6 +36,13 @@ first=$(sed -n 3p "$T/once")
 echo "$first" | awk '{exit !($1 == 3)}' && echo "$first" | grep -q "GPU-side" ||
   { cat "$T/once"; fail "slow GPU: first row is not rank 3, GPU-side"; }
 
+# one 6-rank communicator, one metrics file a rank: the header counts communicators
+head -1 "$T/once" | grep -q " 1 communicator, " || { head -1 "$T/once"; fail "the header does not count 1 communicator"; }
+
+# started before the job: --once says DIR is not there yet (exit 3)
+$RUN "$PT" top "$T/not-yet" --once >"$T/once" 2>"$T/err"; rc=$?
+[ $rc -eq 3 ] && grep -q "is not there (yet)" "$T/err" || { cat "$T/err"; fail "top --once on a folder not there yet: exit $rc"; }
+
 job "$T/ok"
 $RUN "$PT" top "$T/ok" --once >"$T/once" || fail "top --once exits non-zero"
 ! grep -q "slow [0-9]" "$T/once" || { cat "$T/once"; fail "healthy job: an edge marked slow"; }
@@ -51,8 +58,9 @@ grep -q '\\x1b]0;owned\\x07' "$T/once" || { cat "$T/once"; fail "planted host: t
 ! grep -q "$(printf '\033')" "$T/once" || fail "planted host: top printed an ESC byte"
 
 # Bad input.
-$RUN "$PT" top "$T/none" --once >/dev/null 2>"$T/err"
-[ $? -eq 1 ] && grep -q "cannot read" "$T/err" || fail "missing directory: want exit 1 and a message"
+mkfifo "$T/fifo"
+$RUN "$PT" top "$T/fifo" --once >/dev/null 2>"$T/err"
+[ $? -eq 1 ] && grep -q "cannot read" "$T/err" || fail "a FIFO for DIR: want exit 1 and a message"
 mkdir "$T/empty"
 $RUN "$PT" top "$T/empty" --once >/dev/null 2>"$T/err"
 [ $? -eq 3 ] && grep -q "no step metrics in" "$T/err" || fail "no metrics: want exit 3 and a message"
