@@ -318,11 +318,16 @@ static void concurrent(const pt_analysis* a, timed* t, size_t n, when_t* when) {
         start = when[k].create;
         last_start = k;
       }
+      when[k].create = (int64_t)win; /* reused: its window */
+      /* Only ops of ordinary speed make a window: a slow link's or GPU's
+       * ops and its peers' with it lag behind together, and counted here
+       * they would make a window, and a baseline, of their own — one slow
+       * rank's ops the measure of another's. */
+      if ((double)t[when[k].q].dur >= a->slow_factor * (double)mid) continue;
       in_win++;
       int r = t[when[k].q].rank, seen = 0;
       for (int x = 0; x < n_ranks && !seen; x++) seen = ranks[x] == r;
       if (!seen && n_ranks < AN_SLOW_WINDOW_RANKS) ranks[n_ranks++] = r;
-      when[k].create = (int64_t)win; /* reused: its window */
     }
     if (win > 0 && (in_win < AN_SLOW_MIN_GROUP || n_ranks < AN_SLOW_WINDOW_RANKS))
       for (size_t k = last_start; k < m; k++) when[k].create = (int64_t)win - 1;
