@@ -30,6 +30,7 @@
  * the same cause on the same rank and channel make one culprit; culprits
  * are ranked by how many stuck ops wait on them.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,6 +659,74 @@ static void op_words(char* buf, size_t n, const an_op* op) {
   else snprintf(buf, n, "the operation in flight");
 }
 
+/* The smallest of v[0..m) above prev; INT_MAX when none. */
+static int next_above(const int* v, int m, int prev) {
+  int best = INT_MAX;
+  for (int i = 0; i < m; i++)
+    if (v[i] > prev && v[i] < best) best = v[i];
+  return best;
+}
+
+/* Ranks in ascending runs: "24-31", "0, 2, 5-7". */
+static void rank_runs(char* buf, size_t n, const int* v, int m) {
+  buf[0] = 0;
+  for (int r = next_above(v, m, INT_MIN), first = 1; r != INT_MAX; r = next_above(v, m, r), first = 0) {
+    int e = r, nx;
+    while ((nx = next_above(v, m, e)) == e + 1) e = nx;
+    appendf(buf, n, "%s%d", first ? "" : ", ", r);
+    if (e > r) appendf(buf, n, "%s%d", e == r + 1 ? ", " : "-", e);
+    r = e;
+  }
+}
+
+/* A GPU culprit the records place on a node but on none of its ranks: the
+ * hops inside a node have no proxy ops, so a stall anywhere on the node's
+ * stretch of the ring looks the same as one at the rank whose op shows it.
+ * The node and its ranks come first, so that the line a person reads first
+ * names no rank alone; then the op that shows it, and what in the dumps
+ * could tell the ranks apart (desync.c reads the progress lines: a rank
+ * that never called the collective, a GPU that never took it up). */
+static void node_level(const pt_analysis* a, const an_comm* c, an_culprit* k, const an_op* op, const char* me,
+                       const char* opw) {
+  const pt_culprit* p = &k->pub;
+  const an_rank* rk = &c->ranks[p->rank]; /* scope_node: a rank with a node */
+  char* s = k->summary;
+  const size_t n = sizeof k->summary;
+  char runs[256];
+  rank_runs(runs, sizeof runs, k->cand, p->n_candidates);
+  appendf(s, n, "a GPU of %s%s — one of ranks %s, the records cannot tell which: channel %d stops inside the node, "
+                "where the data passes GPU to GPU without proxy ops; ",
+          a->hosts.names[rk->node], rk->numbered ? " (nodes by rank numbering)" : "", runs, op->channel);
+  if (p->cause == PT_CAUSE_GPU_NOT_PRODUCING)
+    appendf(s, n, "%s sends to rank %d off the node and waits for its GPU's data at step %lld/%lld of %s", me, op->peer,
+            (long long)p->step, (long long)op->n_steps, opw);
+  else
+    appendf(s, n, "%s receives from rank %d off the node: %lld received, %lld consumed of %lld steps, %s", me, op->peer,
+            (long long)C(op, AN_C_RECEIVED), (long long)p->step, (long long)op->n_steps, opw);
+  if (p->dependents > 0) appendf(s, n, "; %d stuck op%s wait%s on it", p->dependents, p->dependents == 1 ? "" : "s",
+                                 p->dependents == 1 ? "s" : "");
+  int kernel = 0, any = 0, changed = 0;
+  for (int i = 0; i < p->n_candidates; i++) {
+    const an_dump* d = k->cand[i] >= 0 && k->cand[i] < c->nranks ? c->ranks[k->cand[i]].dump : NULL;
+    any |= d && d->has_progress;
+    kernel |= d && d->n_kch;
+  }
+  for (int r = 0; r < c->nranks; r++) changed |= c->ranks[r].dump && c->ranks[r].dump->mask_changed;
+  if (changed)
+    appendf(s, n, "; the plugin's progress lines cannot tell which either: the host changed the event mask during the "
+                  "job, so the calls each rank recorded cannot be compared");
+  else if (!any)
+    appendf(s, n, "; their dumps hold no calls (the host sent the plugin no Coll event): with Coll and kernel-channel "
+                  "events (NCCL 2.26+) the plugin's progress lines name a rank that never called the collective or "
+                  "whose GPU never took it up");
+  else if (!kernel)
+    appendf(s, n, "; their dumps hold no kernel-channel events (NCCL before 2.26, or a mask without KernelCh): with "
+                  "them the plugin's progress lines name a GPU that never took the collective up");
+  else
+    appendf(s, n, "; the plugin's progress lines cannot tell which either: each of them called the collective and "
+                  "its kernels took it up, so they wait on each other inside it");
+}
+
 static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_item* o) {
   const an_op* op = o->op;
   pt_culprit* p = &k->pub;
@@ -705,6 +774,10 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
   size_t n = sizeof k->summary;
   s[0] = 0;
   long long N = (long long)op->n_steps, st = (long long)p->step;
+  if (p->scope_node) { /* GPU causes only: a cycle's candidates come after (explain_comm) */
+    node_level(a, c, k, op, me, opw);
+    return;
+  }
   switch (p->cause) {
     case PT_CAUSE_GPU_NOT_PRODUCING:
       appendf(s, n, "%s, channel %d: its GPU stopped producing data — its send to rank %d is at step %lld/%lld of %s",
@@ -785,30 +858,4 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
   }
   if (p->dependents > 0) appendf(s, n, "; %d stuck op%s wait%s on it", p->dependents, p->dependents == 1 ? "" : "s",
                                  p->dependents == 1 ? "s" : "");
-  if (p->scope_node) {
-    appendf(s, n, "; inside %s the data passes GPU to GPU without proxy ops, so the GPU that stopped may also be ",
-            k->host[0] && rk && !rk->numbered ? k->host : "its node");
-    if (p->n_candidates == 2) appendf(s, n, "rank %d's", k->cand[1]);
-    else appendf(s, n, "one of ranks");
-    for (int i = 1; p->n_candidates > 2 && i < p->n_candidates; i++) appendf(s, n, "%s %d", i == 1 ? "" : ",", k->cand[i]);
-    /* Why the progress lines (desync.c) do not narrow it down. */
-    int kernel = 0, any = 0;
-    for (int i = 0; i < p->n_candidates; i++) {
-      const an_dump* d = k->cand[i] >= 0 && k->cand[i] < c->nranks ? c->ranks[k->cand[i]].dump : NULL;
-      any |= d && d->has_progress;
-      kernel |= d && d->n_kch;
-    }
-    int changed = 0;
-    for (int r = 0; r < c->nranks; r++) changed |= c->ranks[r].dump && c->ranks[r].dump->mask_changed;
-    if (changed)
-      appendf(s, n, " (the host changed the event mask during the job: the calls each rank recorded cannot be "
-                    "compared)");
-    else if (!any)
-      appendf(s, n, " (their dumps hold no calls: the host sent the plugin no Coll event)");
-    else if (!kernel)
-      appendf(s, n, " (their dumps hold no kernel-channel events: NCCL before 2.26, or a mask without KernelCh)");
-    else
-      appendf(s, n, " (each of them called the collective and its kernels took it up: they wait on each other "
-                    "inside it)");
-  }
 }

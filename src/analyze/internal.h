@@ -438,7 +438,7 @@ typedef struct {
 typedef struct {
   pt_culprit pub;
   int* cand;
-  char summary[768];
+  char summary[1024];
   char host[64];
   int32_t origin; /* item index */
   int comm_index;

@@ -299,13 +299,16 @@ static int wait_graph(FILE* f, const pt_analysis* a, scratch* m) {
     }
   else
     for (int b = 0; b < nb; b++) {
-      int k = 0;
+      int k = 0, q = 0;
       for (int r = boxes[b].first; r < nr && !k; r++)
-        if (bx[r] == b && is_culprit_rank(a, c->comm, r)) k = r + 1;
+        if (bx[r] == b && (q = is_culprit_rank(a, c->comm, r))) k = r + 1;
+      /* A node-level culprit: the node, not the rank whose op shows it. */
       if (k)
         fprintf(f, "<g class=\"rank culprit\" data-rank=\"%d\" data-culprit=\"1\"><text x=\"%.1f\" y=\"%.1f\" "
-                   "fill=\"#d62728\" font-weight=\"bold\">culprit: rank %d</text></g>\n",
-                k - 1, boxes[b].x + 4, boxes[b].y + boxes[b].h - 6, k - 1);
+                   "fill=\"#d62728\" font-weight=\"bold\">%s %d%s</text></g>\n",
+                k - 1, boxes[b].x + 4, boxes[b].y + boxes[b].h - 6,
+                a->culprits[q - 1].pub.scope_node ? "culprit: a GPU of this node (rank" : "culprit: rank", k - 1,
+                a->culprits[q - 1].pub.scope_node ? " shows it)" : "");
     }
 #undef RX
 #undef RY
@@ -500,8 +503,9 @@ int pt_analysis_write_html(const pt_analysis* a, FILE* f) {
   if (nl) *nl = '\n';
   for (size_t k = 0; k < a->n_culprits; k++) {
     const an_culprit* q = &a->culprits[k];
-    fprintf(f, "<div class=\"culprit\" data-culprit-rank=\"%d\" data-cause=\"%s\"><b>%s %zu:</b> ", q->pub.rank,
-            q->pub.cause_name ? q->pub.cause_name : "", k ? "also" : "culprit", k + 1);
+    fprintf(f, "<div class=\"culprit\" data-culprit-rank=\"%d\" data-cause=\"%s\" data-scope=\"%s\"><b>%s %zu:</b> ",
+            q->pub.rank, q->pub.cause_name ? q->pub.cause_name : "", q->pub.scope_node ? "node" : "rank",
+            k ? "also" : "culprit", k + 1);
     pt_html_str(f, q->summary);
     if (q->pub.possible) fputs(" <i>(possible only: its evidence touches ranks whose dumps are not all there)</i>", f);
     fputs("</div>\n", f);

@@ -43,7 +43,9 @@ assert d['culprits']==[{'rank':3,'channel':0,'cause':'gpu_not_producing','exact'
 $RUN "$PT" analyze "$T/stall" >"$T/text" 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "analyze of a hung job exits $rc, want 1"
 head -1 "$T/text" | grep -q "^proxytrace analyze: HANG" || fail "the verdict is not the first line"
-sed -n 2p "$T/text" | grep -q "^culprit 1: rank 3 ([^,]*, pid [0-9]*), channel 0: its GPU stopped producing data" ||
+# the stall is inside node 0's part of the ring: the headline names the node
+# and its ranks, then rank 3, whose send leaves the node
+sed -n 2p "$T/text" | grep -q "^culprit 1: a GPU of [^ ]*.* — one of ranks 0-3, the records cannot tell which: .*; rank 3 ([^,]*, pid [0-9]*) sends to rank 4 off the node and waits for its GPU's data" ||
   fail "the culprit is not named first: $(sed -n 2p "$T/text")"
 grep -q "3 -> 4 .*send  10/56 .*its GPU to produce data  \[1, origin\]" "$T/text" || fail "no stuck-edge row for 3 -> 4"
 $RUN "$PT" analyze --expect "$T/stall.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
@@ -54,6 +56,37 @@ $RUN "$PT" analyze --expect "$T/wrong.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 3 ] || fail "--expect that differs exits $rc, want 3"
 $RUN "$PT" analyze --expect "$T/missing.truth" "$T/stall" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--expect of a missing file exits $rc, want 2"
+
+# ---- the headline names the node when the records can name no rank ----
+# README's 8x8 job: rank 27's GPU stalls inside node 3's part of channel 0's
+# ring (ranks 24-31), where no proxy op sees it; rank 31's send leaves the
+# node. A person reads the culprit's line first, so that line names the node
+# and all its ranks, never rank 31 alone; the JSON keeps rank 31 in "rank"
+# and says "scope": "node".
+$RUN "$PT" sim --plugin "$PLUGIN" --nodes 8 --ranks-per-node 8 --stall 27:0:5 --dump-dir "$T/8x8" --quiet \
+  >"$T/out" 2>&1; rc=$?
+[ $rc -eq 3 ] || fail "the 8x8 stall exits $rc, want 3"
+$RUN "$PT" analyze "$T/8x8" >"$T/8x8.txt" 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "analyze of the 8x8 stall exits $rc, want 1"
+sed -n 2p "$T/8x8.txt" | grep -q "^culprit 1: a GPU of [^ ]* (nodes by rank numbering) — one of ranks 24-31, the records cannot tell which: channel 0 stops inside the node, where the data passes GPU to GPU without proxy ops; rank 31 ([^)]*) sends to rank 32 off the node and waits for its GPU's data at step [0-9]*/[0-9]* of opCount 6 (AllReduce); 15 stuck ops wait on it; the plugin's progress lines cannot tell which either: each of them called the collective and its kernels took it up" ||
+  fail "the 8x8 stall's headline does not name the node first: $(sed -n 2p "$T/8x8.txt")"
+$RUN "$PT" analyze --json "$T/8x8" >"$T/8x8.json"; rc=$?
+[ $rc -eq 1 ] || fail "--json of the 8x8 stall exits $rc, want 1"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['culprits'][0]; \
+assert (c['rank'], c['cause'], c['scope'], sorted(c['candidates'])) == (31, 'gpu_not_producing', 'node', list(range(24, 32))), c; \
+assert c['candidates'][0] == 31, c['candidates']; \
+assert c['summary'].startswith('a GPU of ') and 'one of ranks 24-31, the records cannot tell which' in c['summary'], c['summary']; \
+assert d['summary'] == c['summary'], d['summary']" "$T/8x8.json" || fail "the 8x8 stall's JSON culprit"
+# an exact culprit (one rank a node: a network op shows the GPU first-hand)
+# keeps its headline: the rank first, scope "rank"
+$RUN "$PT" sim --plugin "$PLUGIN" --nodes 4 --ranks-per-node 1 --stall 2:0:5 --dump-dir "$T/4x1" --quiet \
+  >"$T/out" 2>&1
+$RUN "$PT" analyze "$T/4x1" >"$T/4x1.txt" 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "analyze of the 4x1 stall exits $rc, want 1"
+sed -n 2p "$T/4x1.txt" | grep -q "^culprit 1: rank 2 ([^,]*, pid [0-9]*), channel 0: its GPU stopped producing data — its send to rank 3 is at step [0-9]*/[0-9]* of opCount 6 (AllReduce); [0-9]* stuck ops\? waits\? on it$" ||
+  fail "an exact culprit's headline changed: $(sed -n 2p "$T/4x1.txt")"
+$RUN "$PT" analyze --json "$T/4x1" | python3 -c "import json,sys; c=json.load(sys.stdin)['culprits'][0]; \
+assert (c['rank'], c['scope'], c['candidates']) == (2, 'rank', [2]), c" || fail "an exact culprit's JSON scope"
 
 # ---- the JSON document ----
 $RUN "$PT" analyze --json "$T/stall" >"$T/a.json"; rc=$?
@@ -137,13 +170,13 @@ assert d['culprits'][0]['cause']=='rank_missing' and d['culprits'][0]['rank']==5
 
 # ---- the demo: the analyzer's verdict from the dumps, checked ----
 $RUN "$PT" demo --plugin "$PLUGIN" --out "$T/demo" >"$T/demo.txt" 2>&1 || fail "demo exits $?"
-grep -q "culprit 1: rank 3" "$T/demo.txt" || fail "the demo's verdict does not name rank 3"
+grep -q "culprit 1: a GPU of .* one of ranks 0-3, .* rank 3 " "$T/demo.txt" || fail "the demo's verdict does not name rank 3's node"
 grep -q "agrees with the ground truth" "$T/demo.txt" || fail "the demo does not check its verdict: $(cat "$T/demo.txt")"
 
 # ---- JSON lines: the analyzer, and the sqlite3 example of docs/analyze.md ----
 $RUN "$PT" analyze "$DATA/ring-stall" >"$T/out"; rc=$?
 [ $rc -eq 1 ] || fail "analyze of the JSON ring exits $rc"
-sed -n 2p "$T/out" | grep -q "^culprit 1: rank 1 (node0, pid 4101), channel 0: its GPU stopped producing data" ||
+sed -n 2p "$T/out" | grep -q "^culprit 1: a GPU of node0 — one of ranks 0, 1, the records cannot tell which: .*; rank 1 (node0, pid 4101) sends to rank 2 off the node" ||
   fail "the JSON ring's culprit: $(sed -n 2p "$T/out")"
 # The shared library as Python's ctypes loads it (docs/analyze.md, "From C
 # and other languages"), when it is of this machine's architecture. An ASan

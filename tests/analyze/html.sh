@@ -61,6 +61,10 @@ else
 fi
 grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$T/hang.html" && ok "a CSP forbids loading anything" ||
   fail "no Content-Security-Policy"
+# rank 3's stall is inside node 0's part of the ring: the culprit's line
+# names the node and its ranks first, as the text report's does
+grep -q '<div class="culprit" data-culprit-rank="3" data-cause="gpu_not_producing" data-scope="node"><b>culprit 1:</b> a GPU of [^ ]*.* — one of ranks 0-3, the records cannot tell which: ' "$T/hang.html" &&
+  ok "a node-level culprit's line names the node first (data-scope=\"node\")" || fail "the node-level culprit's line"
 
 # What the page must show: the culprit's rank and every stuck edge.
 python3 - "$T/hang.json" >"$T/want" <<'PY' || fail "the JSON report"
@@ -174,7 +178,8 @@ $RUN "$PT" analyze --html "$T/big.html" "$T/big" >/dev/null; rc=$?
 size=$(wc -c <"$T/big.html")
 [ $rc -eq 1 ] && [ "$size" -lt 1048576 ] && grep -q 'data-mode="nodes"' "$T/big.html" &&
   grep -q 'data-rank="79" data-culprit="1"' "$T/big.html" &&
-  ok "1024 ranks: drawn node by node, culprit rank 79 marked, $size bytes" || fail "1024 ranks: exit $rc, $size bytes"
+  grep -q '>culprit: a GPU of this node (rank 79 shows it)</text>' "$T/big.html" &&
+  ok "1024 ranks: drawn node by node, culprit rank 79's node marked, $size bytes" || fail "1024 ranks: exit $rc, $size bytes"
 
 [ "$failures" -eq 0 ] && echo "html.sh: all passed" || echo "html.sh: $failures failed"
 [ "$failures" -eq 0 ]
