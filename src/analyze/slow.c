@@ -279,10 +279,10 @@ static size_t evidence(pt_analysis* a, timed* t) {
  * (t sorted by group and duration) split, in the order they were created,
  * into windows of AN_SLOW_WINDOW times the operation's median duration —
  * a window closes only once it holds AN_SLOW_MIN_GROUP ops of
- * AN_SLOW_WINDOW_RANKS ranks, and a last one with fewer joins the one
- * before, so that a rank that lags behind (a slow one does), whose late ops
- * would make a window of their own, is still compared with the others (slow ops do not count towards closing one: below). The ranks of a large job are far apart in
- * time — one may run an operation seconds after another, while the machine
+ * AN_SLOW_WINDOW_RANKS ranks of ordinary speed, and a last one with fewer
+ * joins the one before, so that a rank that lags behind (a slow one does),
+ * whose late ops would make a window of their own, is still compared with
+ * the others. The ranks of a large job are far apart in time — one may run an operation seconds after another, while the machine
  * was otherwise busy — and what slowed the machine then slowed the ops
  * that ran with it alike. `when` is scratch for the largest operation's ops. */
 typedef struct {
