@@ -269,9 +269,9 @@ static void check_dir(const char* var, const char* fallback_note) {
     say("ok", "dump dir", "%s=%s: writable, shared (%s): other nodes read it too; give each node a folder of its own",
         var, dir, fsw);
   else if (shared == 0)
-    say("ok", "dump dir",
-        "%s=%s: writable, node-local (%s): other nodes cannot read it; copy every node's folder to one place"
-        " before `proxytrace analyze`",
+    say("warn", "dump dir",
+        "%s=%s: writable, node-local (%s): other nodes cannot read it — for a job of several nodes, copy every"
+        " node's folder to one place before `proxytrace analyze` (or name a shared folder)",
         var, dir, fsw);
   else
     say("ok", "dump dir", "%s=%s: writable (%s): cannot tell whether other nodes read it", var, dir, fsw);
@@ -298,11 +298,16 @@ static void check_plugin(const found_host* h, const char* rccl_dir_opt) {
     return;
   }
   const int rccl = pt_host_info_of(host) && (pt_host_info_of(host)->flags & PT_HOSTF_AUTOLOAD);
-  if (rc == PT_OK) {
-    say("ok", "plugin", "%s loads %s (ncclProfiler_v%d%s)%s", pt_host_name(host), res->realpath ? res->realpath : res->path,
-        res->api_version, res->has_dump_hook ? ", with the ProxyTrace dump hook" : "",
-        res->via_home ? " — only through PROXYTRACE_HOME, which NCCL and RCCL never read" : "");
-    if (res->via_home) failures++;
+  if (rc == PT_OK && res->via_home) {
+    /* found, but only where the job's NCCL will not look: it will not load */
+    const char* file = res->realpath ? res->realpath : res->path;
+    say("FAIL", "plugin",
+        "%s would load no plugin: %s is found only through PROXYTRACE_HOME, which NCCL and RCCL never read — fix: "
+        "export NCCL_PROFILER_PLUGIN=%s",
+        pt_host_name(host), file, file);
+  } else if (rc == PT_OK) {
+    say("ok", "plugin", "%s loads %s (ncclProfiler_v%d%s)", pt_host_name(host), res->realpath ? res->realpath : res->path,
+        res->api_version, res->has_dump_hook ? ", with the ProxyTrace dump hook" : "");
   } else {
     const char* why = "";
     for (size_t i = 0; i < res->n_candidates; i++)

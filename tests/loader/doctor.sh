@@ -29,6 +29,8 @@ doc() {
   got=$?
   if [ "$got" -ne "$want" ]; then
     fail "$what: exit $got, want $want"; sed 's/^/    /' "$T/out" "$T/err"
+  elif [ "$got" -eq 1 ] && ! grep -q '^FAIL' "$T/out"; then
+    fail "$what: exit 1 (a check failed) without a FAIL line"; sed 's/^/    /' "$T/out"
   elif grep '^FAIL' "$T/out" | grep -v -q 'fix:'; then
     fail "$what: a FAIL line without a fix"; sed 's/^/    /' "$T/out"
   else
@@ -59,7 +61,7 @@ doc 0 "torch's NCCL, plugin by path, shared-or-local dump dir" -- PYTHONPATH="$T
   NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps"
 has '^ok   host .*NCCL 2.28.9 bundled with torch 2.6.0+cu124' "the host is torch's NCCL"
 has "^ok   plugin .*nccl-2.28 loads .*librccl-profiler-proxytrace.so (ncclProfiler_v" "the plugin and its API"
-has "^ok   dump dir .*PROXYTRACE_DUMP_DIR=$T/dumps: writable" "the dump folder is writable"
+has "^\(ok  \|warn\) dump dir .*PROXYTRACE_DUMP_DIR=$T/dumps: writable" "the dump folder is writable"
 has "^ok   variables  PROXYTRACE_DUMP_DIR=$T/dumps" "every PROXYTRACE_* value is shown"
 has '^ok   log level .*not needed' "NVIDIA needs no NCCL_DEBUG with a dump folder"
 has '^.... clock ' "the clock is checked"
@@ -112,9 +114,17 @@ fi
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
   S=$(mktemp -d /dev/shm/pt-doctor-XXXXXX)
   doc 0 "a node-local (tmpfs) dump folder" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$S"
-  has '^ok   dump dir .*node-local (tmpfs): other nodes cannot read it' "tmpfs is node-local"
+  has '^warn dump dir .*node-local (tmpfs): other nodes cannot read it' "tmpfs is node-local, a warning"
   rmdir "$S"
 fi
+# The pip set-up: the plugin under PROXYTRACE_HOME, no NCCL_PROFILER_PLUGIN.
+# NCCL never reads PROXYTRACE_HOME: the job would load no plugin — a FAIL
+# whose fix names the file.
+mkdir -p "$T/home/lib"
+cp "$PLUGIN" "$T/home/lib/librccl-profiler-proxytrace.so.1"
+doc 1 "the plugin only under PROXYTRACE_HOME" -- PROXYTRACE_HOME="$T/home" PROXYTRACE_DUMP_DIR="$T/dumps"
+has "^FAIL plugin .*only through PROXYTRACE_HOME.*fix: export NCCL_PROFILER_PLUGIN=$T/home/lib/librccl-profiler-proxytrace.so.1" \
+  "a plugin found only through PROXYTRACE_HOME fails, with the variable that loads it"
 doc 1 "a misspelt PROXYTRACE_ variable" -- NCCL_PROFILER_PLUGIN="$PLUGIN" PROXYTRACE_DUMP_DIR="$T/dumps" \
   PROXYTRACE_DUMPDIR=/x
 has '^FAIL variables .*PROXYTRACE_DUMPDIR is not a variable' "the unknown name is named"
