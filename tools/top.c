@@ -159,38 +159,76 @@ static size_t communicators(const pt_mset* s) {
   return n;
 }
 
-static void frame(FILE* out, const view* v, const char* dir, int max_rows, int clear) {
+/* The columns a frame shows, narrowest terminal last: what fits drops
+ * STEPS, then CH, then STEP p50, and the host gives way to a row's note. */
+enum { COL_CH = 1, COL_STEPS = 2, COL_P50 = 4, COL_HOST = 8 };
+
+/* One line of a frame, cut at `width` columns (0: not cut) — never
+ * wrapped, so that each row stays on its line and the header on the screen.
+ * The text is ASCII but for what PT_TEXT escaped: cut by bytes. */
+static void put_line(FILE* out, const char* line, int width) {
+  const size_t n = strlen(line);
+  fprintf(out, "%.*s\n", width > 0 && n > (size_t)width ? width : (int)n, line);
+}
+
+static void frame(FILE* out, const view* v, const char* dir, int max_rows, int width, int clear) {
   if (clear) fputs("\x1b[H\x1b[2J", out);
-  char when[32];
+  char when[32], line[1024];
   time_t now = time(NULL);
   strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
   const size_t comms = communicators(&v->set);
-  fprintf(out, "proxytrace top  %s  %zu communicator%s, %zu edges  %s  (slowest first; q quits)\n",
-          PT_TEXT(dir, 4096), comms, comms == 1 ? "" : "s", v->rows, when);
-  fprintf(out, "%-5s %-5s %-4s %-4s %8s %11s %9s %9s %5s %5s  %s\n", "RANK", "PEER", "DIR", "CH", "STEPS",
-          "THROUGHPUT", "STEP p50", "STEP p99", "GPU%", "NET%", "HOST / NOTE");
-  if (!v->rows)
-    fprintf(out, "(no metrics yet: waiting for them in %s — PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR)\n",
-            PT_TEXT(dir, 4096));
+  snprintf(line, sizeof line, "proxytrace top  %s  %zu communicator%s, %zu edges  %s  (slowest first; q quits)",
+           PT_TEXT(dir, 200), comms, comms == 1 ? "" : "s", v->rows, when);
+  put_line(out, line, width);
+  /* The fixed columns take 76 characters, the note up to 32. */
+  int cols = COL_CH | COL_STEPS | COL_P50 | COL_HOST;
+  if (width > 0 && width < 110) cols &= ~COL_STEPS;
+  if (width > 0 && width < 100) cols &= ~COL_CH;
+  if (width > 0 && width < 90) cols &= ~COL_P50;
+  if (width > 0 && width < 100) cols &= ~COL_HOST;
+  char head[160] = "";
+  size_t h = (size_t)snprintf(head, sizeof head, "%-5s %-5s %-4s", "RANK", "PEER", "DIR");
+  if (cols & COL_CH) h += (size_t)snprintf(head + h, sizeof head - h, " %-4s", "CH");
+  if (cols & COL_STEPS) h += (size_t)snprintf(head + h, sizeof head - h, " %8s", "STEPS");
+  h += (size_t)snprintf(head + h, sizeof head - h, " %11s", "THROUGHPUT");
+  if (cols & COL_P50) h += (size_t)snprintf(head + h, sizeof head - h, " %9s", "STEP p50");
+  snprintf(head + h, sizeof head - h, " %9s %5s %5s  %s", "STEP p99", "GPU%", "NET%",
+           cols & COL_HOST ? "HOST / NOTE" : "NOTE");
+  put_line(out, head, width);
+  if (!v->rows) {
+    snprintf(line, sizeof line,
+             "(no metrics yet: waiting for them in %s — PROXYTRACE_METRICS_INTERVAL_MS and PROXYTRACE_METRICS_DIR)",
+             PT_TEXT(dir, 200));
+    put_line(out, line, width);
+  }
   for (size_t k = 0; k < v->rows && (max_rows <= 0 || (int)k < max_rows); k++) {
     const size_t i = v->order[k];
     const pt_ms_edge* r = &v->set.e[i];
-    char tp[24], p50[16], p99[16], ch[16], note[96] = "";
+    char tp[24], p50[16], p99[16], note[96] = "";
     fmt_rate(tp, sizeof tp, v->rate[i], r->bytes);
     fmt_time(p50, sizeof p50, r->p50_ns[PT_MS_STEP]);
     fmt_time(p99, sizeof p99, r->p99_ns[PT_MS_STEP]);
-    if (r->channel < 0) snprintf(ch, sizeof ch, "all");
-    else snprintf(ch, sizeof ch, "%d", r->channel);
     const double both = (double)r->sum_ns[PT_MS_GPU] + (double)r->sum_ns[PT_MS_NET];
     const int gpu = both > 0 ? (int)(100.0 * (double)r->sum_ns[PT_MS_GPU] / both + 0.5) : 0;
     if (v->side[i] >= 0 && v->changed[i])
-      snprintf(note, sizeof note, "  <- %s %.1fx its own before", v->side[i] == PT_MS_GPU ? "GPU wait" : "network",
+      snprintf(note, sizeof note, "<- %s %.1fx its own before", v->side[i] == PT_MS_GPU ? "GPU wait" : "network",
                v->factor[i]);
     else if (v->side[i] >= 0)
-      snprintf(note, sizeof note, "  <- slow %.1fx, %s-side", v->factor[i], v->side[i] == PT_MS_GPU ? "GPU" : "network");
-    fprintf(out, "%-5d %-5d %-4s %-4s %8llu %11s %9s %9s %4d%% %4d%%  %s%s\n", r->rank, r->peer,
-            r->send ? "send" : "recv", ch, (unsigned long long)r->steps, tp, p50, p99, gpu,
-            both > 0 ? 100 - gpu : 0, PT_TEXT(r->host, sizeof r->host), note);
+      snprintf(note, sizeof note, "<- slow %.1fx, %s-side", v->factor[i], v->side[i] == PT_MS_GPU ? "GPU" : "network");
+    size_t n = (size_t)snprintf(line, sizeof line, "%-5d %-5d %-4s", r->rank, r->peer, r->send ? "send" : "recv");
+    if (cols & COL_CH) {
+      if (r->channel < 0) n += (size_t)snprintf(line + n, sizeof line - n, " %-4s", "all");
+      else n += (size_t)snprintf(line + n, sizeof line - n, " %-4d", r->channel);
+    }
+    if (cols & COL_STEPS) n += (size_t)snprintf(line + n, sizeof line - n, " %8llu", (unsigned long long)r->steps);
+    n += (size_t)snprintf(line + n, sizeof line - n, " %11s", tp);
+    if (cols & COL_P50) n += (size_t)snprintf(line + n, sizeof line - n, " %9s", p50);
+    n += (size_t)snprintf(line + n, sizeof line - n, " %9s %4d%% %4d%%  ", p99, gpu, both > 0 ? 100 - gpu : 0);
+    if (cols & COL_HOST)
+      snprintf(line + n, sizeof line - n, "%s%s%s", PT_TEXT(r->host, sizeof r->host), note[0] ? "  " : "", note);
+    else
+      snprintf(line + n, sizeof line - n, "%s", note);
+    put_line(out, line, width);
   }
   fflush(out);
 }
@@ -223,6 +261,13 @@ static void raw_mode(void) {
   }
 }
 
+/* The terminal's width, a column short of it (a terminal may wrap at the
+ * last one); 0 when not a terminal. */
+static int term_cols(void) {
+  struct winsize w;
+  return ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20 ? w.ws_col - 1 : 0;
+}
+
 static int term_rows(void) {
   struct winsize w;
   return ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_row > 3 ? w.ws_row - 3 : 0;
@@ -248,7 +293,9 @@ static void usage(FILE* f) {
           "  --channels      also one row per channel (PROXYTRACE_METRICS_CHANNELS=1)\n"
           "\n"
           "A live view started before the job waits for DIR to appear (the plugin\n"
-          "creates it when it first writes) and for the metrics in it.\n"
+          "creates it when it first writes) and for the metrics in it. It fits the\n"
+          "terminal's width: no line wraps; a narrow one leaves out STEPS, CH, STEP p50\n"
+          "and HOST, in that order.\n"
           "\n"
           "Keys: q quits. Exit status: 0; 1 when DIR cannot be read; 2 for a bad option;\n"
           "3 when DIR is not there or holds no metrics with --once (a live view waits\n"
@@ -334,7 +381,7 @@ int pt_cmd_top(int argc, char** argv) {
     return 3;
   }
   if (once) {
-    frame(stdout, &cur, dir, rows, 0);
+    frame(stdout, &cur, dir, rows, 0, 0);
     view_free(&cur);
     pt_watch_free(&g_watch);
     return 0;
@@ -344,7 +391,7 @@ int pt_cmd_top(int argc, char** argv) {
   raw_mode();
   int keys = 1; /* stdin still open: read keys from it */
   while (!quit) {
-    frame(stdout, &cur, dir, rows > 0 ? rows : term_rows(), 1);
+    frame(stdout, &cur, dir, rows > 0 ? rows : term_rows(), term_cols(), 1);
     struct pollfd p = {.fd = keys ? STDIN_FILENO : -1, .events = POLLIN};
     if (poll(&p, 1, (int)interval) > 0 && (p.revents & (POLLIN | POLLHUP))) {
       char c;

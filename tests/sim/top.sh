@@ -86,4 +86,19 @@ screen | grep -q "^RANK  PEER" || fail "no column header on the screen"
 tmux -L "$SOCK" send-keys -t 0 q
 for _ in $(seq 1 50); do [ -f "$T/exited" ] && break; sleep 0.1; done
 [ -f "$T/exited" ] || { screen; fail "q did not quit"; }
+
+# At 80x24 no row wraps: the header stays on the first line, every row
+# holds its rank, peer and direction, and the slow mark sits on its row.
+rm -f "$T/exited"
+tmux -L "$SOCK" kill-server 2>/dev/null
+tmux -L "$SOCK" new-session -d -x 80 -y 24 "$RUN $PT top $T/live --interval 200; echo exited >$T/exited; sleep 30" ||
+  fail "tmux cannot start at 80x24"
+waitfor "network-side"
+screen >"$T/narrow"
+head -1 "$T/narrow" | grep -q "^proxytrace top " || { cat "$T/narrow"; fail "80 columns: the header is not the first line"; }
+sed -n 2p "$T/narrow" | grep -q "^RANK  PEER" || { cat "$T/narrow"; fail "80 columns: the column header is not the second line"; }
+awk 'NR > 2 && NF && !/^[0-9]+ +[0-9]+ +(send|recv) / {bad = 1} END {exit bad}' "$T/narrow" ||
+  { cat "$T/narrow"; fail "80 columns: a line that is not a row (a wrapped one)"; }
+grep -q "^[0-9].*<- slow [0-9.]*x, network-side" "$T/narrow" || { cat "$T/narrow"; fail "80 columns: the slow mark is not on its row"; }
+tmux -L "$SOCK" send-keys -t 0 q
 echo "top: all checks passed"
