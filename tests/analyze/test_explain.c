@@ -315,6 +315,18 @@ static void test_slow(void** state) {
   char why[256];
   const char* truth = "{\"type\":\"truth\",\"verdict\":\"slow\",\"culprits\":[{\"rank\":2,\"channel\":-1,\"cause\":\"slow_link\",\"exact\":true}]}";
   assert_int_equal(pt_analysis_compare_truth(a, truth, why, sizeof why), PT_TRUTH_EXACT);
+  /* A slow culprit the truth marks exact must be named as it is: rank 5,
+   * the link's other end, is only a candidate of rank 2's culprit — enough
+   * at node level where the truth says not exact (two nodes), not where it
+   * says exact. */
+  int five = 0;
+  for (int i = 0; i < c->n_candidates; i++) five |= c->candidates[i] == 5;
+  assert_true(five);
+  const char* other_end = "{\"type\":\"truth\",\"verdict\":\"slow\",\"culprits\":[{\"rank\":5,\"channel\":-1,\"cause\":\"slow_link\",\"exact\":true}]}";
+  assert_int_equal(pt_analysis_compare_truth(a, other_end, why, sizeof why), PT_TRUTH_DIFFERS);
+  assert_non_null(strstr(why, "no culprit names rank 5"));
+  const char* other_end_node = "{\"type\":\"truth\",\"verdict\":\"slow\",\"culprits\":[{\"rank\":5,\"channel\":-1,\"cause\":\"slow_link\",\"exact\":false}]}";
+  assert_int_equal(pt_analysis_compare_truth(a, other_end_node, why, sizeof why), PT_TRUTH_NODE);
   pt_analysis_free(a);
   coll = "AllReduce";
 }

@@ -776,6 +776,11 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   fputs("],\"culprits\":[", f);
   int n = 0;
   const int seen = hang_seen(job);
+  /* Whether the records can show what the culprits did at all: a hang
+   * that every network op finishes cannot, whatever the fault; a job that
+   * does not hang shows its slowness in the times of the ops it runs (a
+   * rank without any is "seen": false on its own). */
+  const int shows = job->hung_batch < 0 || seen;
   for (int i = 0; i < c->n_faults; i++) {
     const pt_sim_fault* ft = &c->faults[i];
     const char* cause = NULL;
@@ -825,7 +830,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
      * not name it is within a documented limit. */
     const int unseen = fault_unseen(c, job, i);
     fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d", n++ ? "," : "",
-            ft->rank, channel, cause, exact && seen && !unseen ? "true" : "false", i);
+            ft->rank, channel, cause, exact && shows && !unseen ? "true" : "false", i);
     const int beside = ft->kind == PT_FAULT_STALL && job->hung_batch >= 0 ? dead_on_node(job, ft->rank) : -1;
     if (unseen) fprintf(f, ",\"seen\":false,\"limit\":\"%s\"", unseen_why(job, i));
     else if (limit) fprintf(f, ",\"limit\":\"%s\"", limit);
