@@ -4,8 +4,9 @@
  *
  * An expected culprit marked "exact" must be named as it is by at least
  * one culprit: same rank, same cause (a GPU that stopped producing or
- * consuming is one: a stalled GPU does neither, and its proxy ops show
- * whichever they wait for), same channel (when the fault has one). One marked not exact is a fault the proxy records cannot place on
+ * consuming is one: a stalled GPU of a ring forwards nothing, so it
+ * consumes nothing more either, and its proxy ops show whichever they
+ * wait for), same channel (when the fault has one). One marked not exact is a fault the proxy records cannot place on
  * its rank — a GPU inside a node's part of a ring, a send progressed by
  * another process's proxy (PXN) — so a culprit on the same channel whose
  * rank, or whose candidate ranks on the node, include it is enough. A
@@ -65,7 +66,8 @@ static int has_candidate(const pt_culprit* q, int rank) {
 static int channel_ok(const expect* e, const pt_culprit* q) { return e->channel < 0 || q->channel == e->channel; }
 
 /* The same cause: one name, or a GPU that stopped — producing or
- * consuming, whichever its proxy ops show (a stalled GPU does neither). */
+ * consuming, whichever its proxy ops show (a stalled GPU of a ring,
+ * which consumes what it forwards, does neither). */
 static int same_cause(const char* got, const char* want) {
   if (!strcmp(got, want)) return 1;
   int g = !strcmp(got, "gpu_not_producing") || !strcmp(got, "gpu_not_consuming");

@@ -188,6 +188,15 @@ import json, sys
 t = json.load(open(sys.argv[1]))
 assert [(c["rank"], c["exact"]) for c in t["culprits"]] == [(3, True)], t["culprits"]
 PY
+# A stalled GPU stops producing, not consuming: under send/recv its
+# receive takes up all that arrives (the p2p kernel's receives run beside
+# its sends), and only its send and its peer's receive are stuck.
+truth p2p-consumes --ranks-per-node 1 --ops sendrecv:16M --stall 1:0:3 --truth
+grep -q "^truth: op rank=1 peer=0 chan=0 R .* recvd=32 trans=32 done=32 status=DONE$" "$T/out" ||
+  fail "a stalled GPU's receive is not consumed: $(grep '^truth: op' "$T/out")"
+[ "$(grep -c '^truth: stuck' "$T/out")" -eq 2 ] &&
+  grep -q "^truth: stuck rank=1 peer=0 chan=0 S .* trans=3 done=3 status=WAITING_GPU" "$T/out" ||
+  fail "a stalled GPU under send/recv: $(grep '^truth: stuck' "$T/out")"
 # A job that does not hang: a slow GPU or proxy thread is exact (its waits
 # are the rank's own), a slow link from 3 nodes on (with two, a rank's one
 # peer times the same transfers); a rank without a network op cannot show
