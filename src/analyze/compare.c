@@ -4,8 +4,9 @@
  *
  * An expected culprit marked "exact" must be named as it is by at least
  * one culprit: same rank, same cause (a GPU that stopped producing or
- * consuming is one: a stalled GPU does neither, and its proxy ops show
- * whichever they wait for), same channel (when the fault has one). One marked not exact is a fault the proxy records cannot place on
+ * consuming is one: a stalled GPU of a ring forwards nothing, so it
+ * consumes nothing more either, and its proxy ops show whichever they
+ * wait for), same channel (when the fault has one). One marked not exact is a fault the proxy records cannot place on
  * its rank — a GPU inside a node's part of a ring, a send progressed by
  * another process's proxy (PXN) — so a culprit on the same channel whose
  * rank, or whose candidate ranks on the node, include it is enough. A
@@ -25,8 +26,11 @@
  * without a dump and no culprit; a slow link or GPU the
  * analysis did not judge because the evidence a timing judgement needs is
  * not there (millisecond times, too few or too short timed ops: slow.c),
- * and a slow GPU that op durations name as its rank's slow links (only the
- * step metrics tell the GPU's wait from the network's).
+ * a slow GPU or proxy thread that op durations name as its rank's slow
+ * links (only the step metrics tell the GPU's wait from the network's; no
+ * metrics, or none that could test the rank's edges), and a slow proxy
+ * thread named by the one side of its waits the metrics could test (both
+ * sides slow are what tell it from a slow GPU or NIC).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -62,7 +66,8 @@ static int has_candidate(const pt_culprit* q, int rank) {
 static int channel_ok(const expect* e, const pt_culprit* q) { return e->channel < 0 || q->channel == e->channel; }
 
 /* The same cause: one name, or a GPU that stopped — producing or
- * consuming, whichever its proxy ops show (a stalled GPU does neither). */
+ * consuming, whichever its proxy ops show (a stalled GPU of a ring,
+ * which consumes what it forwards, does neither). */
 static int same_cause(const char* got, const char* want) {
   if (!strcmp(got, want)) return 1;
   int g = !strcmp(got, "gpu_not_producing") || !strcmp(got, "gpu_not_consuming");
@@ -103,6 +108,24 @@ static int dead_listed(const pt_analysis* a, const an_jobj* o) {
     any = 1;
   }
   return any;
+}
+
+/* A slow proxy thread (slow_host) the analysis names by one side only —
+ * its GPU (slow_gpu) or its network (slow_link) — where the step metrics
+ * could not test the rank's own edges on the other side: the thread is
+ * told from a slow GPU or NIC only by both sides slow, so no more could be
+ * said. Not where the other side was tested and found healthy, nor where
+ * neither side was (op durations named it: the limit of the op times). */
+static int slow_side_only(const pt_analysis* a, uint64_t comm, int rank) {
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    const pt_culprit* q = &a->culprits[k].pub;
+    if (q->rank != rank || (q->cause != PT_CAUSE_SLOW_GPU && q->cause != PT_CAUSE_SLOW_LINK)) continue;
+    const int side = q->cause == PT_CAUSE_SLOW_GPU ? PT_MS_GPU : PT_MS_NET;
+    if (pt_ms_rank_able(&a->mset, &a->mslow, comm, rank, 1u << side, 0) > 0 &&
+        pt_ms_rank_able(&a->mset, &a->mslow, comm, rank, 1u << (PT_MS_GPU + PT_MS_NET - side), 0) <= 0)
+      return 1;
+  }
+  return 0;
 }
 
 /* 2: names it exactly; 1: at its node (its rank or a candidate on the
@@ -221,14 +244,19 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   int listed = -1; /* a dead rank not named, listed among the possible culprits */
   int limited = -1; /* named by its rank only, where the truth says the records cannot do more */
   int instead = -1;  /* not named, a dead rank of its node named in its place */
+  int one_side = -1; /* a slow proxy thread named by the one side its metrics could judge */
+  const char* comm_text = an_json_str(o, "commHash");
+  const uint64_t comm = comm_text ? strtoull(comm_text, NULL, 10) : 0;
   for (int i = 0; i < n; i++) {
     int best = 0;
     for (size_t k = 0; k < a->n_culprits; k++) {
       int m = matches(&e[i], &a->culprits[k].pub);
       if (m > best) best = m;
     }
-    if (best == 1 && (!strcmp(e[i].cause, "slow_gpu") || !strcmp(e[i].cause, "slow_host")) && !a->mset.n) {
-      /* op durations time the op, not which side of it waits */
+    if (best == 1 && (!strcmp(e[i].cause, "slow_gpu") || !strcmp(e[i].cause, "slow_host")) &&
+        (!a->mset.n || pt_ms_rank_able(&a->mset, &a->mslow, comm, e[i].rank, 1u << PT_MS_GPU | 1u << PT_MS_NET, 0) <= 0)) {
+      /* op durations time the op, not which side of it waits (the step
+       * metrics, where there are some, could test no edge of the rank) */
       int slow_rank = 0;
       for (size_t k = 0; k < a->n_culprits; k++)
         slow_rank |= a->culprits[k].pub.cause == PT_CAUSE_SLOW_LINK &&
@@ -237,6 +265,11 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
         worst = PT_TRUTH_LIMIT;
         continue;
       }
+    }
+    if (best == 1 && !strcmp(e[i].cause, "slow_host") && a->mset.n && slow_side_only(a, comm, e[i].rank)) {
+      worst = PT_TRUTH_LIMIT;
+      if (one_side < 0) one_side = i;
+      continue;
     }
     if (!best && e[i].unseen) {
       worst = PT_TRUTH_LIMIT;
@@ -288,6 +321,12 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   else if (worst == PT_TRUTH_LIMIT && limited >= 0)
     say(why, why_len, "within a documented limit: %s; rank %d (%s) is named by its rank only — %s", verdict,
         e[limited].rank, e[limited].cause, e[limited].limit);
+  else if (worst == PT_TRUTH_LIMIT && one_side >= 0)
+    say(why, why_len,
+        "within a documented limit: %s; rank %d's slow proxy thread is named by the side of its waits the step "
+        "metrics could judge — its edges on the other side could not be tested (too few samples or comparable "
+        "edges), and only both sides slow tell a late thread from a slow GPU or NIC",
+        verdict, e[one_side].rank);
   else if (worst == PT_TRUTH_LIMIT && listed >= 0)
     say(why, why_len,
         "within a documented limit: %s; rank %d died, and every stuck op beside it waits on another culprit: it is "
@@ -296,7 +335,8 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   else if (worst == PT_TRUTH_LIMIT)
     say(why, why_len,
         "within a documented limit: %s; a slow GPU or proxy thread is named as its rank's slow links — op "
-        "durations cannot tell a GPU's wait or a late thread from the network's (the step metrics can)",
+        "durations cannot tell a GPU's wait or a late thread from the network's (the step metrics can, where they "
+        "test the rank's edges)",
         verdict);
   else if (worst == PT_TRUTH_EXACT)
     say(why, why_len, "agrees with the ground truth: %s%s", verdict, n ? ", every culprit by rank, channel and cause" : "");

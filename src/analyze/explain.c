@@ -502,15 +502,18 @@ static int explain_comm(pt_analysis* a, size_t ci) {
    * own buffers hold no data: its GPU stopped too (with credit withheld, a
    * GPU that runs still fills the buffers its proxy posted from the user's
    * buffer). Its wait leads to the receiver; the GPU is a culprit of its
-   * own. A ring's GPU may hold back for want of received data, which a
-   * finished or moving receive of its node need not show: there only a
-   * stuck receive of the node that holds what the send needs (starving()
-   * does not hold) shows the GPU stopped with its data there. */
+   * own. The same where the receiver, with a dump, has no matching receive
+   * at all (it never posted one: no buffer either). A ring's GPU may hold
+   * back for want of received data, which a finished or moving receive of
+   * its node need not show: there only a stuck receive of the node that
+   * holds what the send needs (starving() does not hold) shows the GPU
+   * stopped with its data there. */
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     const an_op* op = x->op;
     int64_t T = C(op, AN_C_TRANSMITTED);
-    if (!x->stuck || !op->is_send || x->wait != AN_W_CREDIT || T >= op->n_steps || C(op, AN_C_POSTED) <= T ||
+    const int no_buffer = x->wait == AN_W_CREDIT || (x->wait == AN_W_PEER_NO_OP && an_op_p2p(op));
+    if (!x->stuck || !op->is_send || !no_buffer || T >= op->n_steps || C(op, AN_C_POSTED) <= T ||
         C(op, AN_C_KERNEL_COPY_READY) > T || !data_ready_known(x->dump))
       continue;
     if (!an_op_p2p(op)) {

@@ -210,6 +210,26 @@ static void test_no_receive(void** state) {
   expect_culprit(a, 1, PT_CAUSE_NO_RECEIVE_POSTED, 0, 1);
   assert_non_null(strstr(at_culprit(a)->summary, "stopped at 4 posted of 64 steps"));
   pt_analysis_free(a);
+  /* Point-to-point: the send's own buffers hold no data though its proxy
+   * posted 8 to its GPU — a GPU that runs fills them whatever the receiver
+   * does, so it stopped too, and is named beside the receiver that has no
+   * receive; with the data there, the receiver alone. */
+  coll = "Send";
+  for (int ready = 0; ready < 2; ready++) {
+    opd p2p[] = {{0, 1, 0, 1, 9, 64, 8, ready ? 8 : 0, 0, 0, 0, NULL, 0, 0},
+                 {1, 0, 0, 1, 9, 64, 64, 64, 0, 64, 64, "finished", 0, 0}};
+    a = job(2, two_hosts, p2p, 2, NULL);
+    expect_culprit(a, 1, PT_CAUSE_NO_RECEIVE_POSTED, 0, 1);
+    assert_int_equal(pt_analysis_culprit_count(a), ready ? 1 : 2);
+    if (!ready) {
+      const pt_culprit* g = pt_analysis_culprit(a, 1);
+      assert_int_equal(g->rank, 0);
+      assert_int_equal(g->cause, PT_CAUSE_GPU_NOT_PRODUCING);
+      assert_int_equal(g->channel, 0);
+    }
+    pt_analysis_free(a);
+  }
+  coll = "AllReduce";
 }
 
 /* No send on record, and the peer's node refused foreign ops (PXN). */
@@ -315,6 +335,18 @@ static void test_slow(void** state) {
   char why[256];
   const char* truth = "{\"type\":\"truth\",\"verdict\":\"slow\",\"culprits\":[{\"rank\":2,\"channel\":-1,\"cause\":\"slow_link\",\"exact\":true}]}";
   assert_int_equal(pt_analysis_compare_truth(a, truth, why, sizeof why), PT_TRUTH_EXACT);
+  /* A slow culprit the truth marks exact must be named as it is: rank 5,
+   * the link's other end, is only a candidate of rank 2's culprit — enough
+   * at node level where the truth says not exact (two nodes), not where it
+   * says exact. */
+  int five = 0;
+  for (int i = 0; i < c->n_candidates; i++) five |= c->candidates[i] == 5;
+  assert_true(five);
+  const char* other_end = "{\"type\":\"truth\",\"verdict\":\"slow\",\"culprits\":[{\"rank\":5,\"channel\":-1,\"cause\":\"slow_link\",\"exact\":true}]}";
+  assert_int_equal(pt_analysis_compare_truth(a, other_end, why, sizeof why), PT_TRUTH_DIFFERS);
+  assert_non_null(strstr(why, "no culprit names rank 5"));
+  const char* other_end_node = "{\"type\":\"truth\",\"verdict\":\"slow\",\"culprits\":[{\"rank\":5,\"channel\":-1,\"cause\":\"slow_link\",\"exact\":false}]}";
+  assert_int_equal(pt_analysis_compare_truth(a, other_end_node, why, sizeof why), PT_TRUTH_NODE);
   pt_analysis_free(a);
   coll = "AllReduce";
 }

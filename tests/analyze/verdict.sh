@@ -13,9 +13,9 @@
 #   - a stall whose receiver died: the stall is still named (its send has
 #     buffers posted and no data ready: it waits for its GPU) beside the
 #     dead rank;
-#   - a stalled GPU under send/recv whose send waits for a receiver that
-#     posts nothing: its receive, which its GPU does not consume, names it
-#     beside that receiver;
+#   - a stalled GPU under send/recv whose send waits, before its stall's
+#     step, for a receiver that posts nothing: the receiver alone is named
+#     (a stall stops sends only; the stalled GPU consumes what it receives);
 #   - a hang on 64 ranks with completed ops before it: no slow link beside
 #     it (the comparison fails on any culprit the truth does not name; left
 #     out where run times are not the program's, or other work holds the
@@ -72,7 +72,7 @@ job "kill under LL128" --host rccl --nodes 5 --ranks-per-node 3 --channels 3 \
   --ops allreduce:2M,sendrecv:2M,allreduce:256K --proto LL128 --iters 2 --seed 23 --kill 0:6
 job "a stall beside a dead receiver" --host nccl-2.27 --nodes 2 --ranks-per-node 16 --channels 2 \
   --ops allreduce:1M,sendrecv:4M --iters 2 --seed 555 --stall 15:0:0 --kill 16:117
-job "a stalled GPU beside a receiver that posts nothing (send/recv)" --host nccl-2.25 --nodes 2 --ranks-per-node 3 \
+job "a stall held before its step by a receiver that posts nothing (send/recv)" --host nccl-2.25 --nodes 2 --ranks-per-node 3 \
   --channels 2 --ops sendrecv:4M --iters 1 --seed 619037 --stall 5:all:3 --no-recv 2:all:1
 job "a stall and a no-recv on one edge at one step (send/recv)" --host nccl-2.30 --nodes 2 --ranks-per-node 1 \
   --channels 3 --proto LL --ops sendrecv:4M --iters 1 --seed 295719 --stall 1:all:0 --no-recv 0:1:0

@@ -188,6 +188,41 @@ import json, sys
 t = json.load(open(sys.argv[1]))
 assert [(c["rank"], c["exact"]) for c in t["culprits"]] == [(3, True)], t["culprits"]
 PY
+# A stalled GPU stops producing, not consuming: under send/recv its
+# receive takes up all that arrives (the p2p kernel's receives run beside
+# its sends), and only its send and its peer's receive are stuck.
+truth p2p-consumes --ranks-per-node 1 --ops sendrecv:16M --stall 1:0:3 --truth
+grep -q "^truth: op rank=1 peer=0 chan=0 R .* recvd=32 trans=32 done=32 status=DONE$" "$T/out" ||
+  fail "a stalled GPU's receive is not consumed: $(grep '^truth: op' "$T/out")"
+[ "$(grep -c '^truth: stuck' "$T/out")" -eq 2 ] &&
+  grep -q "^truth: stuck rank=1 peer=0 chan=0 S .* trans=3 done=3 status=WAITING_GPU" "$T/out" ||
+  fail "a stalled GPU under send/recv: $(grep '^truth: stuck' "$T/out")"
+# A job that does not hang: a slow GPU or proxy thread is exact (its waits
+# are the rank's own), a slow link from 3 nodes on (with two, a rank's one
+# peer times the same transfers); a rank without a network op cannot show
+# its slowness at all (seen: false, not exact).
+slow_truth() { # slow_truth NAME OPTIONS...: a slow job's --truth-json
+  name=$1; shift
+  $RUN "$PT" sim --plugin "$PLUGIN" --quiet --channels 1 --iters 2 --poll-us 100 "$@" \
+    --truth-json "$T/$name.json" >"$T/out" 2>&1 || fail "$name: sim exits $?: $(cat "$T/out")"
+}
+slow_truth slow-gpu --nodes 2 --slow-gpu 2:4
+slow_truth slow-host --nodes 2 --slow-host 2:4
+slow_truth slow-link2 --nodes 2 --slow-link 2:4
+slow_truth slow-link3 --nodes 3 --slow-link 2:4
+slow_truth slow-inside --nodes 2 --ranks-per-node 3 --ops allreduce:1M --slow-gpu 1:4
+python3 - "$T" <<'PY' || fail "a slow culprit's exact is not the one docs/sim.md defines"
+import json, sys
+def culprits(name):
+    t = json.load(open(f"{sys.argv[1]}/{name}.json"))
+    assert t["verdict"] == "slow" and t["hangSeen"] is None, t
+    return [(c["rank"], c["cause"], c["exact"], c.get("seen", True)) for c in t["culprits"]]
+assert culprits("slow-gpu") == [(2, "slow_gpu", True, True)], culprits("slow-gpu")
+assert culprits("slow-host") == [(2, "slow_host", True, True)], culprits("slow-host")
+assert culprits("slow-link2") == [(2, "slow_link", False, True)], culprits("slow-link2")
+assert culprits("slow-link3") == [(2, "slow_link", True, True)], culprits("slow-link3")
+assert culprits("slow-inside") == [(1, "slow_gpu", False, False)], culprits("slow-inside")
+PY
 
 # The demo: our plugin, one stalled GPU, stuck ops from the dumps.
 $RUN "$PT" demo --bogus >"$T/out" 2>&1; rc=$?

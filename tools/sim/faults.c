@@ -3,7 +3,9 @@
  * a scenario file, and their one-line descriptions.
  *
  *   stall RANK:CHANNEL:STEP    RANK's GPU stops producing data on CHANNEL
- *                              ("all" = every channel) from STEP on
+ *                              ("all" = every channel) from STEP on; it
+ *                              still consumes what a send/recv receives
+ *                              (a ring consumes what it forwards: truth.c)
  *
  * STEP counts transfers: a transfer is sliceSteps raw steps (2 for a SIMPLE
  * all-reduce, 1 otherwise), the unit NCCL 2.24+ number their ProxyStep

@@ -284,7 +284,6 @@ typedef struct {
    * struck: the data got as far as its step, so it is what stops the edge,
    * not a fault upstream that starved it first. */
   uint64_t fault_struck[PT_SIM_MAX_FAULTS];
-  uint64_t fault_consume[PT_SIM_MAX_FAULTS]; /* channels where a stall struck a send/recv's receiving end */
   uint64_t fault_shown[PT_SIM_MAX_FAULTS];   /* channels where a network op shows its stop first-hand */
   uint64_t fault_held[PT_SIM_MAX_FAULTS];    /* channels where a stall's node sends out nothing more for
                                                 another fault downstream (ring_shown)         */

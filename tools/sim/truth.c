@@ -20,7 +20,9 @@
  *   sent; every send op is then limited there, every receive op to what
  *   arrives and what its GPU consumes.
  *
- *   sendrecv, per (channel, pair): the same rules without forwarding.
+ *   sendrecv, per (channel, pair): the same rules without forwarding; the
+ *   receiver's GPU consumes all that arrives unless its rank died (a stall
+ *   stops a GPU's sends only: NCCL's p2p kernel receives beside them).
  *
  * From those limits follow each op's final counters, its legacy status
  * (rccl-proxytrace.md §3.6) and the reason it stops. Batches before the
@@ -366,9 +368,15 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
 
   int hung = 0;
   const pt_sim_call* call = &c->calls[c->fault_call];
-  int* F = malloc(sizeof(int) * (size_t)n * 5);
+  int* F = malloc(sizeof(int) * (size_t)n * 6);
   if (!F) return -1;
   ringstate st = {F, F + n, F + 2 * n, F + 3 * n, F + 4 * n};
+  /* Per rank, the transfers its GPU consumes at most on a send/recv: only
+   * a death stops it. A stalled GPU stops producing, not consuming: the
+   * p2p kernel's receives run beside its sends, and take up all that
+   * arrives. (In a ring a transfer is consumed by being forwarded, so the
+   * ring's rules stop a stalled GPU's receive where its sends stop.) */
+  int* C = F + 5 * n;
   for (int ch = 0; ch < job->channels; ch++) {
     /* The batch's ops of this channel share the geometry. */
     pt_sim_op* any = NULL;
@@ -384,7 +392,7 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         return -2;
       }
     for (int r = 0; r < n; r++) {
-      F[r] = U;
+      F[r] = C[r] = U;
       st.post_lim[r] = U;
     }
     /* Per rank first (F, post_lim indexed by rank), moved to ring
@@ -394,6 +402,7 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
       if (!fault_hits(ft, ft->rank, ch)) continue;
       if (ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_KILL)
         F[ft->rank] = imin(F[ft->rank], ft->step);
+      if (ft->kind == PT_FAULT_KILL) C[ft->rank] = imin(C[ft->rank], ft->step);
       if (ft->kind == PT_FAULT_NO_RECV) st.post_lim[ft->rank] = imin(st.post_lim[ft->rank], ft->step);
       /* A rank out of the call (--skip, --mismatch) sends and posts nothing. */
       if (ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH) {
@@ -455,7 +464,7 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         int A = op->is_send ? op->rank : op->peer, B = op->is_send ? op->peer : op->rank;
         int gpu = imin(U, F[A]), post_lim = st.post_lim[B], sent = U;
         for (int it = 0; it < U + 2; it++) {
-          int cons = imin(sent, F[B]);
+          int cons = imin(sent, C[B]);
           int s = imin(gpu, imin(U, imin(cons + W / op->slice, post_lim)));
           if (s == sent) break;
           sent = s;
@@ -466,17 +475,11 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           if (!fault_hits(ft, ft->rank, ch) || ft->step >= U) continue;
           const int end = ft->kind == PT_FAULT_STALL ? A : ft->kind == PT_FAULT_NO_RECV ? B : -1;
           if (end == ft->rank && sent == ft->step) job->fault_struck[f] |= job->fault_shown[f] |= 1ull << ch;
-          /* A stalled GPU also stops consuming: it struck the receiving
-           * end too where data arrived past its step and waits there. */
-          if (ft->kind == PT_FAULT_STALL && B == ft->rank && sent > ft->step && imin(sent, F[B]) == ft->step) {
-            job->fault_struck[f] |= job->fault_shown[f] |= 1ull << ch;
-            job->fault_consume[f] |= 1ull << ch;
-          }
         }
         if (op->is_send) {
           set_send(op, gpu, sent, W);
         } else {
-          set_recv(op, post_lim, sent, imin(sent, F[B]), W);
+          set_recv(op, post_lim, sent, imin(sent, C[B]), W);
           /* A rank that never posts a receive for the whole call never
            * calls ncclRecv: there is no op at all. */
           if (post_lim == 0) op->absent = 1;
@@ -713,10 +716,6 @@ static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, i
     if (op->batch != job->hung_batch || op->kind != PT_OPK_NET || op->rank != f->rank) continue;
     if (op->channel >= 64 || !(struck >> op->channel & 1)) continue;
     if (f->kind == PT_FAULT_STALL && op->is_send && !op->foreign && op->why == PT_WHY_GPU) *exact = 1;
-    /* A send/recv receive whose GPU consumes no more names it (in a ring
-     * the same wait may be a rank downstream inside the node: not exact) */
-    if (f->kind == PT_FAULT_STALL && !op->is_send && op->why == PT_WHY_CONSUME && (job->fault_consume[fi] >> op->channel & 1))
-      *exact = 1;
     if (f->kind == PT_FAULT_NO_RECV && !op->is_send && (op->why == PT_WHY_POST || op->absent)) *exact = 1;
   }
 }
@@ -776,6 +775,11 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
   fputs("],\"culprits\":[", f);
   int n = 0;
   const int seen = hang_seen(job);
+  /* Whether the records can show what the culprits did at all: a hang
+   * that every network op finishes cannot, whatever the fault; a job that
+   * does not hang shows its slowness in the times of the ops it runs (a
+   * rank without any is "seen": false on its own). */
+  const int shows = job->hung_batch < 0 || seen;
   for (int i = 0; i < c->n_faults; i++) {
     const pt_sim_fault* ft = &c->faults[i];
     const char* cause = NULL;
@@ -825,7 +829,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
      * not name it is within a documented limit. */
     const int unseen = fault_unseen(c, job, i);
     fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d", n++ ? "," : "",
-            ft->rank, channel, cause, exact && seen && !unseen ? "true" : "false", i);
+            ft->rank, channel, cause, exact && shows && !unseen ? "true" : "false", i);
     const int beside = ft->kind == PT_FAULT_STALL && job->hung_batch >= 0 ? dead_on_node(job, ft->rank) : -1;
     if (unseen) fprintf(f, ",\"seen\":false,\"limit\":\"%s\"", unseen_why(job, i));
     else if (limit) fprintf(f, ",\"limit\":\"%s\"", limit);
