@@ -110,19 +110,31 @@ static int dead_listed(const pt_analysis* a, const an_jobj* o) {
   return any;
 }
 
+/* The rank's own aggregate edges the step metrics could test on `side`. */
+static int able_edges(const pt_analysis* a, uint64_t comm, int rank, int side) {
+  int n = 0;
+  for (size_t i = 0; i < a->mset.n && a->mslow.able; i++) {
+    const pt_ms_edge* e = &a->mset.e[i];
+    n += e->comm == comm && e->rank == rank && e->channel < 0 && (a->mslow.able[i] & (1u << side));
+  }
+  return n;
+}
+
 /* A slow proxy thread (slow_host) the analysis names by one side only —
  * its GPU (slow_gpu) or its network (slow_link) — where the step metrics
- * could not test the rank's own edges on the other side: the thread is
- * told from a slow GPU or NIC only by both sides slow, so no more could be
- * said. Not where the other side was tested and found healthy, nor where
- * neither side was (op durations named it: the limit of the op times). */
+ * could test fewer than two of the rank's own edges on the other side: the
+ * thread is told from a slow GPU or NIC only by both sides slow, on two
+ * edges at least (mset.c, host_side: one edge slow on both sides may be a
+ * GPU and the link it feeds), so no more could be said. Not where the
+ * other side was tested on two edges and found healthy, nor where neither
+ * side was (op durations named it: the limit of the op times). */
 static int slow_side_only(const pt_analysis* a, uint64_t comm, int rank) {
   for (size_t k = 0; k < a->n_culprits; k++) {
     const pt_culprit* q = &a->culprits[k].pub;
     if (q->rank != rank || (q->cause != PT_CAUSE_SLOW_GPU && q->cause != PT_CAUSE_SLOW_LINK)) continue;
     const int side = q->cause == PT_CAUSE_SLOW_GPU ? PT_MS_GPU : PT_MS_NET;
     if (pt_ms_rank_able(&a->mset, &a->mslow, comm, rank, 1u << side, 0) > 0 &&
-        pt_ms_rank_able(&a->mset, &a->mslow, comm, rank, 1u << (PT_MS_GPU + PT_MS_NET - side), 0) <= 0)
+        able_edges(a, comm, rank, PT_MS_GPU + PT_MS_NET - side) < 2)
       return 1;
   }
   return 0;

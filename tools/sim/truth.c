@@ -810,12 +810,15 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
         }
       }
     } else if (ft->kind == PT_FAULT_SLOW_LINK) {
-      /* Send/recv pairs a rank with the rank of its local index on the
-       * next node and on the previous one: with two nodes that is one
-       * peer, and one link's ops time both of its ends alike. */
+      /* Not exact: one link's ops time both of its ends alike, and the
+       * records may show a slow link on one of its links only — a
+       * pipelined ring's edges all wait for its slowest one, and a rank's
+       * send/recv edges may hold too few steps to judge — so naming the
+       * link with either end is all they may allow (the analysis names
+       * the rank where two of its links show it). */
       cause = "slow_link";
       hits = 1;
-      exact = job->nodes >= 3;
+      exact = 0;
       channel = -1;
     } else if (ft->kind == PT_FAULT_SLOW_GPU || ft->kind == PT_FAULT_SLOW_HOST) {
       /* A GPU wait is the rank's own, and so are all the waits its proxy
