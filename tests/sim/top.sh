@@ -10,7 +10,7 @@ RUN=${PROXYTRACE_EMULATOR:-}
 PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
 T=$(mktemp -d)
 SOCK="pt-top-$$"
-trap 'tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$T"' EXIT
+trap 'tmux -L "pt-top-$$" kill-server 2>/dev/null; tmux -L "pt-top-$$-80" kill-server 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # Real time at 5 ms a poll: the step times of a healthy job then differ by
@@ -89,8 +89,10 @@ for _ in $(seq 1 50); do [ -f "$T/exited" ] && break; sleep 0.1; done
 
 # At 80x24 no row wraps: the header stays on the first line, every row
 # holds its rank, peer and direction, and the slow mark sits on its row.
+# A server of its own (the first one may still be exiting).
 rm -f "$T/exited"
 tmux -L "$SOCK" kill-server 2>/dev/null
+SOCK="pt-top-$$-80"
 tmux -L "$SOCK" new-session -d -x 80 -y 24 "$RUN $PT top $T/live --interval 200; echo exited >$T/exited; sleep 30" ||
   fail "tmux cannot start at 80x24"
 waitfor "network-side"
