@@ -551,27 +551,27 @@ static void end_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
  * keeps: the metrics reader (mset.c) takes them whole. */
 static int starts(const char* s, const char* prefix) { return !strncmp(s, prefix, strlen(prefix)); }
 
-static int metrics_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
+static int metrics_line(an_parser* p, const char* line, uint32_t lineno) {
   const int header = starts(line, "{\"type\":\"metrics\"");
   if (!header && !starts(line, "{\"type\":\"edge\"") && !starts(line, "{\"type\":\"end\",\"edges\""))
     return 0;
-  /* The plugin writes each line whole, a header first: a line cut short,
-   * or edges with no header before them in the same input (a document's
-   * example), are not a metrics file's. */
-  if (!an_json_whole(line, len)) {
-    an_input_error(p->a, p->input, lineno, "metrics line that is not a whole JSON object (cut?): skipped");
-    return 1;
-  }
+  /* A header first: edges with no header before them in the same input
+   * (a document's example) are not a metrics file's. */
   if (!header && !p->metrics_header) {
     an_input_error(p->a, p->input, lineno, "metrics line with no metrics header before it: skipped");
     return 1;
   }
-  p->metrics_header |= header;
   if (p->a->defer) { /* a reading thread's: the analysis reads this file itself */
     p->a->serial_needed = 1;
     return 1;
   }
-  if (pt_mset_line(&p->a->mset, line) < 0) return -1;
+  const int r = pt_mset_line(&p->a->mset, line);
+  if (r < 0) return -1;
+  if (r == 0) { /* the reader takes whole lines only */
+    an_input_error(p->a, p->input, lineno, "metrics line that is not a whole JSON object (cut?): skipped");
+    return 1;
+  }
+  p->metrics_header |= header;
   an_input* in = &p->a->inputs[p->input];
   if (!in->dumps) in->format = "metrics";
   return 1;
@@ -695,7 +695,7 @@ static int flat_line(an_parser* p, const char* line, size_t len, uint32_t lineno
 
 void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno) {
   if (len > 13 && !memcmp(line, "{\"type\":\"op\",", 13) && fast_op_line(p, line, len, lineno)) return;
-  const int m = metrics_line(p, line, len, lineno);
+  const int m = metrics_line(p, line, lineno);
   if (m < 0) an_input_error(p->a, p->input, lineno, "out of memory reading a metrics line: skipped");
   if (m) return;
   if (len > 12 && !memcmp(line, "{\"type\":\"", 9) && (line[9] == 'e' || line[9] == 'c' || line[9] == 'p' || line[9] == 'k') &&

@@ -108,7 +108,8 @@ typedef struct {
 } pt_mset;
 
 /* One JSON line of a metrics file (others are ignored): 1 if it was a
- * metrics line, 0 if not, -1 out of memory. */
+ * metrics line, 0 if not (a line cut short is not: the plugin writes each
+ * whole), -1 out of memory. */
 int pt_mset_line(pt_mset* s, const char* line);
 /* Every proxytrace-metrics-*.jsonl of `dir` (or `path` itself if it is
  * such a file) that is a regular file (others are counted in not_regular,

@@ -125,7 +125,13 @@ static __attribute__((noinline)) char* user_tag(char* q, const pt_dump* d, const
  * formats of schema 1 gave, at a fraction of their cost. Its longest form is
  * about 1.3 KiB (fixed names, one key, integers of at most 20 digits):
  * PT_LINES_ROOM holds it. Returns its end. */
-static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq, int stock_raw,
+/* Ops of origin "host" carry RCCL's rawProxyNsteps and ProxyDiag values,
+ * raw steps (spec rccl-proxytrace.md §2.4, §4.2); the others the host's
+ * descriptor nSteps and step numbers, whose unit the plugin takes from the
+ * profiler API the host bound (src/plugin/host.c). */
+static int raw_steps(const pt_dump_meta* m, int origin) { return origin == PT_ORIGIN_HOST || m->stock_raw_steps; }
+
+static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq, const pt_dump_meta* m,
                pt_line_memo* memo) {
   const pt_rec_view* v = &e->v;
   LIT(q, "{\"type\":\"op\",\"dumpSeq\":");
@@ -163,7 +169,7 @@ static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq,
   q = pt_put_name(q, pt_status_label(pt_rec_status(v)));
   LIT(q, "\",\"nSteps\":");
   q = pt_put_i64(q, v->nsteps);
-  if (v->origin == PT_ORIGIN_HOST || stock_raw) LIT(q, ",\"stepUnit\":\"rawSteps\"");
+  if (raw_steps(m, v->origin)) LIT(q, ",\"stepUnit\":\"rawSteps\"");
   else LIT(q, ",\"stepUnit\":\"transfers\"");
   LIT(q, ",\"nBytes\":");
   q = pt_put_u64_same(q, v->nbytes, &memo->size[0]);
@@ -224,7 +230,7 @@ static int print_json(const pt_dump* d, const pt_dump_meta* m, pt_lines* l) {
   for (size_t i = 0; i < d->n; i++) {
     pt_dump_prefetch(d, i + PT_DUMP_PREFETCH);
     char* q = pt_lines_begin(l, PT_LINES_ROOM);
-    pt_lines_end(l, op(q, d, pt_dump_at(d, i), m->seq, m->stock_raw_steps, &memo));
+    pt_lines_end(l, op(q, d, pt_dump_at(d, i), m->seq, m, &memo));
   }
   const int progress = pt_progress_json(d, m, l); /* progress_out.c */
   j.len = 0;
@@ -243,12 +249,8 @@ int pt_dump_json_out(const pt_dump* d, const pt_dump_meta* m, pt_out* o) {
   return print_json(d, m, &l);
 }
 
-/* Ops of origin "host" carry RCCL's rawProxyNsteps and ProxyDiag values,
- * raw steps (spec rccl-proxytrace.md §2.4, §4.2); the others the host's
- * descriptor nSteps and step numbers, whose unit the plugin takes from the
- * profiler API the host bound (src/plugin/host.c). */
 const char* pt_step_unit_name(const pt_dump_meta* m, int origin) {
-  return origin == PT_ORIGIN_HOST || m->stock_raw_steps ? "rawSteps" : "transfers";
+  return raw_steps(m, origin) ? "rawSteps" : "transfers";
 }
 
 const char* pt_dump_step_unit(const pt_dump* d, const pt_dump_meta* m) {
