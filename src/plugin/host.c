@@ -68,8 +68,9 @@ int pt_host_warn_level(ncclDebugLogger_t log) {
 /* The unit of a stock op's nSteps and step numbers, by the profiler API
  * the host bound: one row per version, its source beside it. RCCL's
  * ProxyDiag ops are counted in raw steps whatever the table
- * (rawProxyNsteps, the values of its ProxyDiag updates: spec
- * rccl-proxytrace.md §2.4); the trace core knows them by their origin. */
+ * (rawProxyNsteps, the values of its ProxyDiag updates: RCCL's
+ * plugins/profiler/proxytrace/proxytrace_plugin.cc); the trace core knows
+ * them by their origin. */
 static const struct {
   int api;
   int raw_steps; /* 1: raw steps (sliceSteps to a network transfer); 0: network transfers */
@@ -87,8 +88,8 @@ static const struct {
     /* 2.28: as 2.24 (v2.28.9-1 src/plugin/profiler.cc, ncclProfilerStartProxyOpEvent) */
     {5, 0},
     /* 2.29-2.30, and RCCL's ops without ProxyDiag fields: as 2.24
-     * (v2.29.7-1 src/plugin/profiler.cc; RCCL's core sets the same
-     * DIVUP: spec rccl-proxytrace.md §1, the proxyOp arm) */
+     * (v2.29.7-1 src/plugin/profiler.cc; RCCL's src/plugin/profiler.cc
+     * sets the same DIVUP for its ProxyOp events) */
     {6, 0},
     /* 2.31-2.32: as 2.29 (v2.31 src/plugin/profiler.cc) */
     {7, 0},

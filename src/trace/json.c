@@ -126,7 +126,7 @@ static __attribute__((noinline)) char* user_tag(char* q, const pt_dump* d, const
  * about 1.3 KiB (fixed names, one key, integers of at most 20 digits):
  * PT_LINES_ROOM holds it. Returns its end. */
 /* Ops of origin "host" carry RCCL's rawProxyNsteps and ProxyDiag values,
- * raw steps (spec rccl-proxytrace.md §2.4, §4.2); the others the host's
+ * raw steps (RCCL's plugins/profiler/proxytrace/proxytrace_plugin.cc); the others the host's
  * descriptor nSteps and step numbers, whose unit the plugin takes from the
  * profiler API the host bound (src/plugin/host.c). */
 static int raw_steps(const pt_dump_meta* m, int origin) { return origin == PT_ORIGIN_HOST || m->stock_raw_steps; }
