@@ -231,6 +231,30 @@ static int egress_held(const pt_sim_job* job, int fb, int ch, const int* ring, i
 }
 
 
+/* Whether the ring edge from position p has a network op (an edge inside
+ * a node has none). */
+static int edge_on_net(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int p) {
+  const int a = ring[p], b = ring[(p + 1) % n];
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch == fb && op->channel == ch && op->kind == PT_OPK_NET &&
+        ((op->rank == a && op->peer == b) || (op->rank == b && op->peer == a)))
+      return 1;
+  }
+  return 0;
+}
+
+/* The sign of a GPU at position p that stopped forwarding (a stall there,
+ * or a sender whose receiver posts nothing): what arrives is no longer
+ * consumed, and back-pressure climbs the edges inside the node (no proxy
+ * op) to the first network edge upstream, whose receive then holds data
+ * its GPU does not consume. */
+static int upstream_sign(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int p) {
+  int e = (p - 1 + n) % n;
+  for (int k = 0; k < n && !edge_on_net(job, fb, ch, ring, n, e); k++) e = (e - 1 + n) % n;
+  return edge_stuck(job, fb, ch, ring, n, e);
+}
+
 /* Where each fault that struck on this ring shows first-hand: on a stuck
  * network op of the edges its stop reaches before another fault's stop
  * takes over — from its position (a stall, with the edge into it, whose
@@ -256,12 +280,17 @@ static void ring_shown(const pt_sim_config* c, pt_sim_job* job, int fb, int ch, 
     while (q < n && ring[q] != ft->rank) q++;
     if (q == n) continue;
     const int start = ft->kind == PT_FAULT_STALL ? q : (q - 1 + n) % n;
-    int shown = ft->kind == PT_FAULT_STALL && edge_stuck(job, fb, ch, ring, n, (q - 1 + n) % n);
+    /* Upstream: a stall's own receive, or — where the edge into a rank
+     * that posts no receive stays inside the node — its sender's. */
+    int shown = ft->kind == PT_FAULT_STALL ? edge_stuck(job, fb, ch, ring, n, (q - 1 + n) % n)
+                                           : !edge_on_net(job, fb, ch, ring, n, start) &&
+                                                 upstream_sign(job, fb, ch, ring, n, start);
     if (shown && egress_held(job, fb, ch, ring, n, q)) {
       shown = 0;
       job->fault_held[f] |= 1ull << ch;
     }
     for (int k = 0, p = start; k < n && !shown; k++, p = (p + 1) % n) {
+      if (st->sent[p] >= U) break;           /* all its data passed: not stopped here */
       if (k && binds_at(st, n, U, p)) break; /* another fault's stretch */
       const int next = (p + 1) % n;
       if (k && ring[next] != ft->rank && gpu_binds(st, U, next)) break; /* the edge into another stall */
