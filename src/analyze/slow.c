@@ -83,6 +83,22 @@ static int by_rank_ratio(const void* x, const void* y) {
 static int sender(const an_op* op) { return op->is_send ? op->rank : op->peer; }
 static int receiver(const an_op* op) { return op->is_send ? op->peer : op->rank; }
 
+/* One end of a transfer on an edge: the edge (index into a->slow), the
+ * operation, and where the op is in the timed array. */
+typedef struct {
+  int32_t edge;
+  int32_t q;
+  int64_t op_count;
+} transfer_end;
+
+static int by_edge_transfer(const void* x, const void* y) {
+  const transfer_end* a = x;
+  const transfer_end* b = y;
+  if (a->edge != b->edge) return a->edge - b->edge;
+  if (a->op_count != b->op_count) return a->op_count < b->op_count ? -1 : 1;
+  return a->q - b->q;
+}
+
 /* The edge of an op in a->slow (added if new), through the index. */
 static an_slow_edge* edge_of(pt_analysis* a, an_map* idx, const an_op* op) {
   uint64_t key = an_mix(an_mix(an_mix(0x5ed9e, op->comm), (uint64_t)(uint32_t)op->channel),
@@ -451,7 +467,7 @@ int an_slow(pt_analysis* a) {
   timed* t = an_alloc(&a->mem, cap * sizeof *t);
   touch* tc = NULL;
   rank_ratio* rr = NULL;
-  double *global = NULL, *gp = NULL, *pv = NULL, *loo = NULL;
+  double *global = NULL, *gp = NULL, *pv = NULL, *loo = NULL, *xmin = NULL;
   double* dp = an_alloc(&a->mem, (AN_SLOW_DP_MAX + 1) * sizeof *dp); /* an_upper_tail: k <= AN_SLOW_DP_MAX */
   when_t* when = NULL;
   int32_t *kept = NULL, *pos = NULL;
@@ -569,6 +585,40 @@ int an_slow(pt_analysis* a) {
   /* Each op's ratio with its rank left out (no rank excluded), for the
    * edges of the slow ranks. */
   if (a->n_culprits > first) rank_ratios(a, t, n, first, first, tc, rr, loo, kept, pos);
+  /* With no slow rank, an edge's op counts slow only where every timed end
+   * of its transfer is: a slow link times both ends of its transfers
+   * alike, while a proxy thread that lost the CPU, or one heavy-tailed
+   * step, stretches one end's op only (the two ends of one transfer are
+   * one piece of evidence, not two). xmin: per timed op, the least ratio
+   * among the ends of its transfer. */
+  if (a->n_culprits == first && rc == 0) {
+    transfer_end* te = an_alloc(&a->mem, cap * sizeof *te);
+    xmin = an_alloc(&a->mem, cap * sizeof *xmin);
+    if (!te || !xmin) {
+      an_free(&a->mem, te);
+      rc = PT_AN_ENOMEM;
+      goto out;
+    }
+    size_t m = 0;
+    for (size_t q = 0; q < n; q++) {
+      if (global[q] == 0) continue;
+      const an_op* op = a->items[t[q].item].op;
+      an_slow_edge* e = edge_of(a, &idx, op);
+      if (!e) {
+        rc = PT_AN_ENOMEM;
+        break;
+      }
+      te[m++] = (transfer_end){(int32_t)(e - a->slow), (int32_t)q, op->op_count};
+    }
+    qsort(te, m, sizeof *te, by_edge_transfer);
+    for (size_t i = 0, j; i < m; i = j) {
+      double lo = global[te[i].q];
+      for (j = i; j < m && te[j].edge == te[i].edge && te[j].op_count == te[i].op_count; j++)
+        if (global[te[j].q] < lo) lo = global[te[j].q];
+      for (size_t k = i; k < j; k++) xmin[te[k].q] = lo;
+    }
+    an_free(&a->mem, te);
+  }
   /* Their edges; or, with no slow rank, the edges that are slow alone. */
   for (size_t q = 0; q < n && rc == 0; q++) {
     const an_op* op = a->items[t[q].item].op;
@@ -583,7 +633,7 @@ int an_slow(pt_analysis* a) {
     if (!e->ops) e->slow_op_count = -1;
     e->ops++;
     e->p_sum += a->n_culprits > first ? 0 : gp[q];
-    if (x >= a->slow_factor) {
+    if (x >= a->slow_factor && (!xmin || xmin[q] >= a->slow_factor)) {
       e->slow_ops++;
       if (x > e->ratio) e->ratio = x;
       if (e->slow_op_count < 0) e->slow_op_count = op->op_count;
@@ -652,6 +702,7 @@ out:
   an_free(&a->mem, pv);
   an_free(&a->mem, dp);
   an_free(&a->mem, when);
+  an_free(&a->mem, xmin);
   an_map_free(&a->mem, &idx);
   return rc;
 }
