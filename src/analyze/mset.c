@@ -743,12 +743,21 @@ static int by_rank_factor(const void* x, const void* y) {
   return (a->factor > b->factor) - (a->factor < b->factor);
 }
 
+/* An edge of a rank's own that could be judged on `side` (too few samples
+ * say nothing either way: they neither confirm nor clear its GPU). */
+static int own_edge(const pt_ms_edge* x, int side) {
+  return x->channel < 0 && comparable(x, side) && x->count[side] >= PT_MS_MIN_SAMPLES;
+}
+
 /* A culprit named on one side whose own records are slow on the other side
  * too — every own aggregate edge it has there tested, two at least, each
- * slow at the confirmation level (the claim was made on the first side)
- * and by half the first side's factor at least, in octaves (the square
- * root: a thread late to see every end slows both alike) — is its proxy
- * thread: every wait the thread times is long, GPU and network alike. A
+ * slow at the confirmation level (the claim was made on the first side),
+ * and most of them, two at least, by half the first side's factor at
+ * least, in octaves (the square root: a thread late to see every end
+ * slows both alike; not each of them: a pipelined ring's edge is compared
+ * with the ring's other edges, which wait on the same slow thread, so its
+ * factor comes out small, 2.1x beside three edges of 15x or more from a
+ * 16x thread) — is its proxy thread: every wait the thread times is long, GPU and network alike. A
  * slow GPU leaves its own network waits alone, a slow NIC its GPU waits
  * (a ring's send GPU wait rises beside a slow link, its receive's does
  * not; a 4x GPU on a busy machine once read as its thread, its own network
@@ -758,11 +767,18 @@ static int by_rank_factor(const void* x, const void* y) {
  * side could have been found slow (none tested, or none with the samples
  * to stand out however slow), the culprit says so (other_untested): that
  * side says nothing either way. */
-static void host_side(const vec* sl, const tally* t, double min_factor, double* factors, pt_ms_culprit* c) {
+static void host_side(const pt_mset* s, const double* conf, const vec* sl, const tally* t, double min_factor,
+                      double* factors, pt_ms_culprit* c) {
   const int other = c->side == PT_MS_GPU ? PT_MS_NET : PT_MS_GPU;
   c->other_untested = t->able[other] == 0;
   const double floor = fmax(min_factor, sqrt(c->factor));
-  if (t->own[other] < 2 || t->tested[other] < t->own[other] || t->least[other] < floor) return;
+  if (t->own[other] < 2 || t->tested[other] < t->own[other] || t->least[other] < min_factor) return;
+  size_t high = 0; /* its own edges there (as the tally counts them) at the floor */
+  for (size_t q = 0; q < s->n; q++) {
+    const pt_ms_edge* x = &s->e[q];
+    high += x->comm == c->comm && x->rank == c->rank && own_edge(x, other) && conf[2 * q + other] >= floor;
+  }
+  if (high < 2 || 2 * high <= t->own[other]) return;
   c->side = PT_MS_HOST;
   c->peer = -1;
   c->factor = median_factor(sl, c->comm, PT_MS_HOST, c->rank, -1, NULL, factors, &c->edges);
@@ -807,7 +823,7 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     /* its own edges that could be judged (too few samples say nothing
      * either way: they neither confirm nor clear its GPU) */
     for (int side = PT_MS_GPU; side <= PT_MS_NET; side++)
-      if (x->channel < 0 && comparable(x, side) && x->count[side] >= PT_MS_MIN_SAMPLES) {
+      if (own_edge(x, side)) {
         const double f = conf[2 * q + side];
         t->own[side]++;
         t->tested[side] += f >= 0;
@@ -858,7 +874,7 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
      * not scheduled. */
     if (c.edges >= 2 || c.edges >= t->able[PT_MS_GPU]) {
       t->gpu_named = 1;
-      host_side(&sl, t, min_factor, factors, &c);
+      host_side(s, conf, &sl, t, min_factor, factors, &c);
       where(s, t, &c);
       if (add_culprit(v, &c) != 0) goto out;
     }
@@ -902,12 +918,12 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     pt_ms_culprit c = {.comm = comm, .rank = r, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
     c.factor = median_factor(&sl, comm, PT_MS_NET, r, -1, skip, factors, &c.edges);
     const tally* at = best;
-    host_side(&sl, at, min_factor, factors, &c);
+    host_side(s, conf, &sl, at, min_factor, factors, &c);
     if (c.side == PT_MS_NET && c.peer >= 0) { /* a link: either end's thread */
       pt_ms_culprit h = c;
       h.rank = c.peer;
       at = tally_of(&ts, comm, c.peer, 0);
-      host_side(&sl, at, min_factor, factors, &h);
+      host_side(s, conf, &sl, at, min_factor, factors, &h);
       if (h.side == PT_MS_HOST) c = h;
       else at = best;
     }
