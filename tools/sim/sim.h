@@ -287,6 +287,8 @@ typedef struct {
   uint64_t fault_shown[PT_SIM_MAX_FAULTS];   /* channels where a network op shows its stop first-hand */
   uint64_t fault_held[PT_SIM_MAX_FAULTS];    /* channels where a stall's node sends out nothing more for
                                                 another fault downstream (ring_shown)         */
+  uint64_t fault_below[PT_SIM_MAX_FAULTS];   /* of those, channels where its receive consumed less than
+                                                the hold alone lets it (a run without the stall) */
 } pt_sim_job;
 
 int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err);

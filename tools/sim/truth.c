@@ -270,8 +270,24 @@ static int upstream_sign(const pt_sim_job* job, int fb, int ch, const int* ring,
  * holds no network op, or only edges a fault upstream stopped first, is
  * one no dump can show: the proxies see the ring stop where the other
  * fault stopped it. */
+/* Whether position q consumed less from the edge into it than it would
+ * without its stall: the same ring, the stall taken out (the hold and
+ * every other fault kept). -1: out of memory. */
+static int below_hold(const ringstate* st, int n, int U, int k, int S, int W, int q) {
+  int* F = malloc(sizeof(int) * (size_t)n * 5);
+  if (!F) return -1;
+  ringstate alt = {F, F + n, F + 2 * n, F + 3 * n, F + 4 * n};
+  memcpy(alt.F, st->F, sizeof(int) * (size_t)n);
+  memcpy(alt.post_lim, st->post_lim, sizeof(int) * (size_t)n);
+  alt.F[q] = U;
+  ring_fixed_point(&alt, n, U, k, S, W);
+  const int below = st->cons[q] < alt.cons[q];
+  free(F);
+  return below;
+}
+
 static void ring_shown(const pt_sim_config* c, pt_sim_job* job, int fb, int ch, const int* ring, const ringstate* st,
-                       int U) {
+                       int U, int k_xfers, int S, int W) {
   const int n = job->nranks;
   for (int f = 0; f < c->n_faults; f++) {
     const pt_sim_fault* ft = &c->faults[f];
@@ -288,6 +304,10 @@ static void ring_shown(const pt_sim_config* c, pt_sim_job* job, int fb, int ch, 
     if (shown && egress_held(job, fb, ch, ring, n, q)) {
       shown = 0;
       job->fault_held[f] |= 1ull << ch;
+      /* unless the hold alone would have let it consume more: a channel
+       * of the same ring and hold, not stalled, shows how much (below) */
+      if (ft->kind == PT_FAULT_STALL && ft->channel >= 0 && below_hold(st, n, U, k_xfers, S, W, q) == 1)
+        job->fault_below[f] |= 1ull << ch;
     }
     for (int k = 0, p = start; k < n && !shown; k++, p = (p + 1) % n) {
       if (st->sent[p] >= U) break;           /* all its data passed: not stopped here */
@@ -485,7 +505,7 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         if (op->is_send) set_send(op, st.gpu[q], st.sent[q], W);
         else set_recv(op, st.post_lim[q], st.sent[(q - 1 + n) % n], st.cons[q], W);
       }
-      if (ch < 64) ring_shown(c, job, fb, ch, ring, &st, U);
+      if (ch < 64) ring_shown(c, job, fb, ch, ring, &st, U, k, S, W / any->slice);
     } else {
       for (size_t i = 0; i < job->n_ops; i++) {
         pt_sim_op* op = &job->ops[i];
@@ -517,6 +537,24 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     }
   }
   free(F);
+  /* A stall held from downstream shows where its receive consumed less
+   * than the hold allows and a channel of the same ring, the same hold and
+   * no stall shows how much that is: the records compare the two. */
+  for (int f = 0; f < c->n_faults; f++) {
+    const pt_sim_fault* ft = &c->faults[f];
+    for (int ch = 0; ch < job->channels && ch < 64; ch++) {
+      if (!(job->fault_below[f] >> ch & 1)) continue;
+      const int* ring = &job->ring[ch * n];
+      int q = 0;
+      while (q < n && ring[q] != ft->rank) q++;
+      for (int o = 0; o < job->channels && o < 64 && q < n; o++)
+        if (o != ch && !(job->fault_struck[f] >> o & 1) && !memcmp(ring, &job->ring[o * n], sizeof(int) * (size_t)n) &&
+            egress_held(job, fb, o, ring, n, q)) {
+          job->fault_shown[f] |= 1ull << ch;
+          break;
+        }
+    }
+  }
   /* The dead, and what never runs after a hang. */
   for (int r = 0; r < n; r++)
     if (job->dead_rank[r]) hung = 1;
