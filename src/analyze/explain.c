@@ -155,11 +155,15 @@ static int32_t unrecorded_send_from_node(const pt_analysis* a, const an_comm* c,
   return -1;
 }
 
-static uint64_t node_key(const an_item* x) {
+/* The key of x's node (its rank where the node is not known), a channel
+ * and x's operation. */
+static uint64_t node_key_on(const an_item* x, int ch) {
   int64_t node = x->node >= 0 ? x->node : -2 - (int64_t)x->op->rank;
   uint64_t h = an_mix(an_mix(0x40de, x->op->comm), (uint64_t)node);
-  return an_mix(an_mix(h, (uint64_t)(uint32_t)x->op->channel), (uint64_t)x->op->op_count);
+  return an_mix(an_mix(h, (uint64_t)(uint32_t)ch), (uint64_t)x->op->op_count);
 }
+
+static uint64_t node_key(const an_item* x) { return node_key_on(x, x->op->channel); }
 
 static int same_place(const an_item* x, const an_item* y) {
   return x->op->comm == y->op->comm && x->op->channel == y->op->channel && x->op->op_count == y->op->op_count &&
@@ -180,6 +184,34 @@ static int32_t on_node(const pt_analysis* a, const an_map* idx, const an_item* x
     if (other < 0) other = j;
   }
   return other;
+}
+
+/* A stuck ring receive x holding data its GPU has not consumed, whose
+ * node's send on the channel (s) waits for the receiver's buffer: the
+ * hold explains the unconsumed data only as far as it holds alike on the
+ * other channels of the operation. Another channel whose send is held as
+ * far back or further, and whose receive of the same rank from the same
+ * peer consumed more than x did, shows that the hold lets the node take
+ * that much in: x's GPU stopped short of it on its own. */
+static int held_alike_consumed_more(const pt_analysis* a, const an_map* idx, const an_item* x, const an_item* s,
+                                    int max_channel) {
+  if (s->wait != AN_W_CREDIT) return 0;
+  const int64_t D = C(x->op, AN_C_DONE), T = C(s->op, AN_C_TRANSMITTED);
+  for (int ch = 0; ch <= max_channel; ch++) {
+    if (ch == x->op->channel) continue;
+    int recv_more = 0, held_too = 0;
+    for (int32_t j = an_map_first(idx, node_key_on(x, ch)); j >= 0; j = an_map_next(idx, j)) {
+      const an_item* y = &a->items[j];
+      if (y->op->comm != x->op->comm || y->op->op_count != x->op->op_count || y->op->channel != ch) continue;
+      if (!y->op->is_send && y->op->rank == x->op->rank && y->op->peer == x->op->peer && C(y->op, AN_C_DONE) > D)
+        recv_more = 1;
+      if (y->op->is_send && y->op->rank == s->op->rank && y->op->peer == s->op->peer && y->wait == AN_W_CREDIT &&
+          C(y->op, AN_C_TRANSMITTED) <= T)
+        held_too = 1;
+    }
+    if (recv_more && held_too) return 1;
+  }
+  return 0;
 }
 
 static int stuck_send(const an_item* x, const an_item* y, int64_t hops) {
@@ -424,9 +456,11 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     for (int r = 0; r < c->nranks; r++)
       if (c->ranks[r].node >= 0 && (size_t)c->ranks[r].node < a->hosts.n) per_node[c->ranks[r].node]++;
   }
+  int max_channel = 0;
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     if (!x->stuck) continue;
+    if (x->op->channel > max_channel) max_channel = x->op->channel;
     x->wait = (int8_t)wait_of(a, c, x);
     if (an_map_add(&a->mem, &idx, node_key(x), (int32_t)i) != 0) rc = PT_AN_ENOMEM;
   }
@@ -536,8 +570,24 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (!x->stuck || op->is_send || !starved_recv(x) || x->wait == AN_W_NOT_POSTING ||
         C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED))
       continue;
-    if (!an_op_p2p(op) && on_node(a, &idx, x, stuck_send, 0) >= 0) continue;
+    int32_t held;
+    if (!an_op_p2p(op) && (held = on_node(a, &idx, x, stuck_send, 0)) >= 0 &&
+        !held_alike_consumed_more(a, &idx, x, &a->items[held], max_channel))
+      continue;
     rc = gpu_too(a, first, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
+  }
+  /* A ring receive whose GPU does not consume, where nothing recorded on
+   * its node holds the forward back but a rank of the node without a dump
+   * may (its hop inside the node has no record): a GPU of the node that
+   * stopped reads the same, so the GPU is a culprit of its own beside the
+   * missing rank (one of the node's, as describe() says). */
+  for (size_t i = lo; i < hi && rc == 0; i++) {
+    an_item* x = &a->items[i];
+    if (!x->stuck || x->op->is_send || x->wait != AN_W_CONSUME || an_op_p2p(x->op) ||
+        on_node(a, &idx, x, stuck_send, 0) >= 0)
+      continue;
+    if (unrecorded_send_from_node(a, c, x) >= 0 || missing_on_node(c, x->node) >= 0)
+      rc = gpu_too(a, first, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
   }
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
