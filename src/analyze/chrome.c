@@ -148,6 +148,7 @@ int pt_analysis_write_chrome(const pt_analysis* a, FILE* f) {
       an_put_str(f, a->culprits[x->culprit].summary);
     }
     for (int k = 0; k < AN_C_COUNT; k++) fprintf(f, ",\"%s\":%" PRId64, an_counter_json[k], op->cnt[k]);
+    an_put_steps(f, x->dump, op); /* the counters' unit, and the steps in network transfers */
     fputs("}}", f);
   }
   /* Flows: send -> receive. */

@@ -188,6 +188,10 @@ int an_op_slice_steps(const struct an_dump* d, const an_op* op);
 /* op's steps in network transfers: its nSteps (AN_C_COUNT) or a step
  * counter k converted; -1 when the unit or sliceSteps is not known. */
 int64_t an_op_transfers(const struct an_dump* d, const an_op* op, int k);
+/* The op's steps as JSON members: ,"stepUnit":…,"sliceSteps":…,"transfers":
+ * {nSteps and the step counters in network transfers} (null where the unit
+ * or sliceSteps is not known) — analyze --records and the Perfetto trace. */
+void an_put_steps(FILE* f, const struct an_dump* d, const an_op* op);
 
 /* The progress lines of a dump (docs/dump-json.md, "Progress"; progress.c):
  * a collective or p2p call the rank made, and a channel's kernel. */

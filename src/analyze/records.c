@@ -39,23 +39,7 @@ static void record_json(FILE* f, const pt_analysis* a, const an_dump* d, const a
   fputs(",\"seq\":", f);
   put_int_or_null(f, op->coll_seq, -1);
   /* the steps as the dump counts them, and in network transfers */
-  const char* unit = an_unit_name(an_op_step_unit(d, op));
-  fputs(",\"stepUnit\":", f);
-  if (unit) an_put_str(f, unit);
-  else fputs("null", f);
-  fputs(",\"sliceSteps\":", f);
-  put_int_or_null(f, an_op_slice_steps(d, op), 0);
-  fputs(",\"transfers\":", f);
-  if (an_op_transfers(d, op, AN_C_COUNT) < 0) {
-    fputs("null", f);
-  } else {
-    static const int step_counters[] = {AN_C_POSTED, AN_C_KERNEL_COPY_READY, AN_C_RECEIVED, AN_C_TRANSMITTED,
-                                        AN_C_FLUSHED, AN_C_DONE};
-    fprintf(f, "{\"nSteps\":%" PRId64, an_op_transfers(d, op, AN_C_COUNT));
-    for (size_t i = 0; i < sizeof step_counters / sizeof step_counters[0]; i++)
-      fprintf(f, ",\"%s\":%" PRId64, an_counter_json[step_counters[i]], an_op_transfers(d, op, step_counters[i]));
-    fputc('}', f);
-  }
+  an_put_steps(f, d, op);
   fputs(",\"counters\":{", f);
   for (int k = 0; k < AN_C_COUNT; k++)
     fprintf(f, "%s\"%s\":%" PRId64, k ? "," : "", an_counter_json[k], op->cnt[k]);

@@ -16,6 +16,8 @@
  * RCCL's record (func, proto, pattern) or the dump's Coll event (algo,
  * proto). Elsewhere it is not known and the raw count is left as it is.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "analyze/internal.h"
@@ -71,4 +73,25 @@ int64_t an_op_transfers(const an_dump* d, const an_op* op, int k) {
   const int s = an_op_slice_steps(d, op);
   if (s <= 0) return -1;
   return v > 0 ? (v + s - 1) / s : v; /* DIVUP, as the host converts nSteps */
+}
+
+void an_put_steps(FILE* f, const an_dump* d, const an_op* op) {
+  const char* unit = an_unit_name(an_op_step_unit(d, op));
+  fputs(",\"stepUnit\":", f);
+  if (unit) an_put_str(f, unit);
+  else fputs("null", f);
+  const int slice = an_op_slice_steps(d, op);
+  if (slice > 0) fprintf(f, ",\"sliceSteps\":%d", slice);
+  else fputs(",\"sliceSteps\":null", f);
+  fputs(",\"transfers\":", f);
+  if (an_op_transfers(d, op, AN_C_COUNT) < 0) {
+    fputs("null", f);
+    return;
+  }
+  static const int step_counters[] = {AN_C_POSTED, AN_C_KERNEL_COPY_READY, AN_C_RECEIVED, AN_C_TRANSMITTED,
+                                      AN_C_FLUSHED, AN_C_DONE};
+  fprintf(f, "{\"nSteps\":%" PRId64, an_op_transfers(d, op, AN_C_COUNT));
+  for (size_t i = 0; i < sizeof step_counters / sizeof step_counters[0]; i++)
+    fprintf(f, ",\"%s\":%" PRId64, an_counter_json[step_counters[i]], an_op_transfers(d, op, step_counters[i]));
+  fputc('}', f);
 }

@@ -3,7 +3,8 @@
 # 2) stuck at the same transfer on NCCL 2.23 (raw steps), 2.25 (network
 # transfers) and RCCL (ProxyDiag: raw steps). Each dump's banner, JSON header
 # and op records name the unit its host sends; `analyze --records` gives the
-# same transfers for all three; and dumps of earlier versions, which name no
+# same transfers for all three, and so does the Perfetto trace (--chrome);
+# and dumps of earlier versions, which name no
 # unit, read the same (the unit from the profiler API and RCCL's fields).
 # $1: the build folder.
 B=${1:-build}
@@ -44,6 +45,24 @@ for host in nccl-2.23 nccl-2.25 rccl; do
   $RUN "$PT" analyze --records "$T/$host" >"$T/$host.rec" 2>/dev/null
   grep -q "\"stepUnit\":\"$unit\",\"sliceSteps\":2," "$T/$host.rec" || fail "$host: records: $(head -1 "$T/$host.rec")"
   transfers <"$T/$host.rec" >"$T/$host.tr" || fail "$host: records without transfers"
+  # the Perfetto trace: each span's args name the unit and give the transfers
+  $RUN "$PT" analyze --chrome "$T/$host.trace.json" "$T/$host" >/dev/null 2>&1
+  python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+rows = []
+for e in ev:
+    if e.get("ph") != "X" or e.get("cat") != "proxy":
+        continue
+    a = e["args"]
+    if a.get("stepUnit") != sys.argv[2]:
+        sys.exit("a span without unit %s: %s" % (sys.argv[2], a))
+    t = a["transfers"]
+    rows.append("%s %d %d %d %d" % ("send" if e["name"].lstrip("STUCK ").startswith("send") else "recv",
+                                    e["pid"] - 1, t["nSteps"], t["posted"], t["done"]))
+print("\n".join(sorted(rows)))' "$T/$host.trace.json" $unit >"$T/$host.chrome.tr" || fail "$host: Perfetto: $(cat "$T/$host.chrome.tr")"
+  cmp -s "$T/$host.tr" "$T/$host.chrome.tr" || fail "$host: Perfetto's transfers differ from --records': $(cat "$T/$host.chrome.tr")"
   # an older dump: no stepUnit anywhere — the JSON alone, then the text alone
   mkdir "$T/$host.old-json" "$T/$host.old-text"
   for f in "$T/$host"/*.jsonl; do
