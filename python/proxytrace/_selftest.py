@@ -10,8 +10,9 @@ end, one line per check, each failure with its fix:
                (where the backend knows them), and `analyze` says ok
   gpu-stall    one rank's GPU spins before a collective, longer than the
                stall time: its stall watchdog dumps while it hangs, and
-               `analyze` names that rank, its GPU not producing data, the
-               channel, and no other culprit
+               `analyze` names that rank, its GPU not producing data (or
+               never taking the collective up), the channel, and no other
+               culprit
   not-entered  one rank sleeps on the host instead of calling the
                collective: `analyze` names it `not_entered`
   cost         the same all-reduce loop with and without the plugin, side
@@ -293,9 +294,10 @@ def _culprits_text(a):
                      for c in a.culprits) or "no culprit"
 
 
-def judge_fault(check, spec, result, analyzer, cause, what):
+def judge_fault(check, spec, result, analyzer, causes, what):
     """The fault jobs: the watchdog dumped while it hung, and analyze names
-    the planted rank with `cause`, and nothing else."""
+    the planted rank with one of `causes`, on a channel where the cause has
+    one, and nothing else."""
     if not _ran(check, result):
         return check
     want = spec.fault.rank
@@ -314,8 +316,8 @@ def judge_fault(check, spec, result, analyzer, cause, what):
         return check.fail("analyze says %s, not a hang, on the dumps taken during the fault (%s): %s"
                           % (a.verdict, what, a.summary),
                           "read %s; keep the folder and report it" % report)
-    named = [c for c in a.culprits if c.rank == want and c.cause == cause]
-    others = [c for c in a.culprits if not (c.rank == want and c.cause == cause)]
+    named = [c for c in a.culprits if c.rank == want and c.cause in causes]
+    others = [c for c in a.culprits if not (c.rank == want and c.cause in causes)]
     if not named or others:
         why = ""
         if any(m.rank <= want <= m.rankLast for m in a.missing_ranks or []):
@@ -324,7 +326,7 @@ def judge_fault(check, spec, result, analyzer, cause, what):
                           "read %s: either the fault did not strike rank %d as planned (the job's logs: %s) "
                           "or the analysis misjudged it; keep %s and report it"
                           % (report, want, ", ".join(result.logs), result.dumps))
-    if cause == "gpu_not_producing" and any(c.channel is None for c in named):
+    if spec.fault.kind == jobs.GPU_STALL and any(c.channel is None for c in named):
         return check.fail("analyze names rank %d's GPU but no channel" % want,
                           "keep %s and report it (%s)" % (result.dumps, report))
     chans = sorted({c.channel for c in named if c.channel is not None})
@@ -332,7 +334,7 @@ def judge_fault(check, spec, result, analyzer, cause, what):
     signalled = check.figures["signalDumpRanks"]
     return check.ok("%s: stall dumps of ranks %s%s; analyze: rank %d%s, %s, no other culprit"
                     % (what, _ranks(stalled), "; signal dumps of ranks %s" % _ranks(signalled) if signalled else "",
-                       want, where, named[0].cause))
+                       want, where, "/".join(sorted({c.cause for c in named}))))
 
 
 def judge_cost(check, base, plugged, max_overhead):
@@ -382,11 +384,14 @@ def run_checks(backend, opts, analyzer=None, say=print):
             c = judge_healthy(Check(name, s.folder), s, backend.run(s), analyzer)
         elif name == "gpu-stall":
             s = spec(name, fault=jobs.Fault(jobs.GPU_STALL, fault_rank))
-            c = judge_fault(Check(name, s.folder), s, backend.run(s), analyzer, "gpu_not_producing",
+            # its send waits for its GPU's data; or, where the host posts the
+            # proxy ops only once the GPU reaches the collective, its GPU never
+            # took the collective up: either names its GPU
+            c = judge_fault(Check(name, s.folder), s, backend.run(s), analyzer, ("gpu_not_producing", "stopped"),
                             "rank %d's GPU held %g s before the all-reduce" % (fault_rank, opts.hang_s))
         elif name == "not-entered":
             s = spec(name, fault=jobs.Fault(jobs.NOT_ENTERED, fault_rank))
-            c = judge_fault(Check(name, s.folder), s, backend.run(s), analyzer, "not_entered",
+            c = judge_fault(Check(name, s.folder), s, backend.run(s), analyzer, ("not_entered",),
                             "rank %d kept %g s from calling the all-reduce" % (fault_rank, opts.hang_s))
         else:
             folder = os.path.join(opts.out, name)

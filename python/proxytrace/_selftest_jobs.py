@@ -238,7 +238,8 @@ class TorchBackend(Backend):
         self.plugin = plugin
         self.read_dumps = read_dumps  # proxytrace.read_dumps, to watch a hung job's folder
         self.start_timeout_s = start_timeout_s
-        self.settle_s = 1.0       # after the first stall dump, for the other ranks' watchdogs
+        self.settle_s = None      # after the first stall dump, for the other ranks' watchdogs
+                                  # (None: 3 of their polls, stall/20 each, 0.3..1 s)
         self.signal_wait_s = 5.0  # for the dumps asked by signal
         self.info = None
 
@@ -354,7 +355,8 @@ class TorchBackend(Backend):
 
     def _take_hung_dumps(self, spec, procs, res, deadline):
         """While the fault holds the job: once a rank's stall watchdog has
-        dumped, have every rank that has not dump on the signal (a rank that
+        dumped (and the others' had a moment to), have every rank that has
+        not dump on the signal (a rank that
         never entered the call has no op waiting, so its watchdog stays
         quiet), then copy the folder as it is: the dumps of the hang. The
         job then ends by itself (the spin or the sleep ends)."""
@@ -365,15 +367,18 @@ class TorchBackend(Backend):
                 return set()
             return {r.rank for r in recs if r.dump.trigger == trigger}
 
+        # Short: a rank that never dumps on its own is signalled after it,
+        # and its dump must not be older than the others' by the stall time
+        # (`analyze` would read the older ones as stale).
+        settle = self.settle_s if self.settle_s is not None else min(1.0, max(0.3, 3 * spec.stall_ms / 20000.0))
         stalled, first = set(), None
         while time.monotonic() < deadline and any(p.poll() is None for p in procs):
             stalled = dumped("stall")
             if stalled and first is None:
                 first = time.monotonic()
-            # the other watchdogs poll every stall/20: a second is plenty for theirs
-            if first is not None and (time.monotonic() - first > self.settle_s or len(stalled) == spec.ranks):
+            if first is not None and (time.monotonic() - first > settle or len(stalled) == spec.ranks):
                 break
-            time.sleep(0.2)
+            time.sleep(0.1)
         if not stalled:
             res.notes.append("no stall dump came while the job ran")
             return
@@ -384,7 +389,7 @@ class TorchBackend(Backend):
         if quiet:
             wait_until = min(deadline, time.monotonic() + self.signal_wait_s)
             while time.monotonic() < wait_until and not set(quiet) <= dumped("signal"):
-                time.sleep(0.2)
+                time.sleep(0.1)
             got = dumped("signal") & set(quiet)
             res.notes.append("ranks %s asked to dump by SIGUSR1 (PROXYTRACE_DUMP_SIGNAL)%s" % (
                 _ranks(quiet), "" if got == set(quiet) else "; no dump came from ranks %s" % _ranks(set(quiet) - got)))

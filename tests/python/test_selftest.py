@@ -2,7 +2,8 @@
 backend, in emulated time: the same result on every run.
 
 A planted GPU stall and a rank that never calls are named (rank, cause,
-channel, nothing else) with 2 and 3 ranks; and each way a check can fail
+channel, nothing else) with 2 and 3 ranks (a stall also as `stopped`, a
+GPU that never took the collective up); and each way a check can fail
 does fail, with its fix, and the command exits 1: a backend that plants the
 fault on the wrong rank, an analyzer whose verdict disagrees, a hang held
 shorter than the stall time, records whose counters are out of order or
@@ -192,6 +193,25 @@ class Emulated(unittest.TestCase):
         rc, lines, doc, _ = run(self, ["--emulate", "--checks", "healthy"], backend=emulator(),
                                 analyzer=Verdict(healthy_hangs))
         self.assertIn("analyze says hang on a healthy job: made up", self.failed(rc, lines, doc, "healthy"))
+
+    def test_a_stall_read_as_a_gpu_that_never_took_the_call_up(self):
+        # where the host posts the proxy ops only once the GPU reaches the
+        # collective, the analysis says `stopped`: that names the GPU too
+        def stopped(doc):
+            for c in doc["culprits"]:
+                c["cause"] = "stopped"
+        rc, lines, doc, _ = run(self, ["--emulate", "--checks", "gpu-stall,not-entered"], backend=emulator(),
+                                analyzer=Verdict(stopped))
+        self.assertIn("analyze: rank 1, channels 0, 1, stopped, no other culprit", lines[1])
+        self.assertIn("analyze names rank 1 stopped", self.failed(rc, lines, doc, "not-entered"))
+        self.assertEqual(check_of(doc, "gpu-stall")["status"], "ok")
+
+        def no_channel(doc):
+            for c in doc["culprits"]:
+                c["channel"] = None
+        rc, lines, doc, _ = run(self, ["--emulate", "--checks", "gpu-stall"], backend=emulator(),
+                                analyzer=Verdict(no_channel))
+        self.assertIn("analyze names rank 1's GPU but no channel", self.failed(rc, lines, doc, "gpu-stall"))
 
     def test_a_hang_shorter_than_the_stall_time_fails(self):
         rc, lines, doc, _ = run(self, ["--emulate", "--checks", "gpu-stall", "--stall-ms", "3000",
