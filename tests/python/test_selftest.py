@@ -12,7 +12,9 @@ claims. The checks are the same code for the torch backend: only the
 backend differs. Of the torch backend, what needs no GPU: each process's
 environment and arguments, and its handling of a hung job (a rank without
 a stall dump signalled, the folder copied) with the emulator's dumps and
-stand-in processes. Without torch, or with a torch that sees no GPU, the
+stand-in processes; and its jobs end to end with a stand-in torch (no GPU,
+no NCCL): the workers run, their results are read, and with no plugin
+loaded every check fails with its fix. Without torch, or with a torch that sees no GPU, the
 command says so and exits 3 (its worker asked the way it asks on a GPU
 machine, with a stand-in torch)."""
 
@@ -379,6 +381,108 @@ class TorchJobs(unittest.TestCase):
         self.backend()._take_hung_dumps(spec, procs, res, time.monotonic() + 30)
         self.assertEqual(res.notes, ["no stall dump came while the job ran"])
         self.assertEqual(res.dumps, spec.dump_dir)
+
+
+# A stand-in torch that runs the worker's code without a GPU or a network:
+# an all-reduce of N ranks multiplies by N, a spin returns at once, and no
+# NCCL (so no plugin) is ever loaded.
+STAND_IN_TORCH = {
+    "torch/__init__.py": (
+        '__version__ = "9.9.9+stand-in"\n'
+        'float32 = "float32"\n'
+        'class version:\n    hip = None\n    cuda = "0.0"\n'
+        'class device:\n    def __init__(self, kind, index=0):\n        self.index = index\n'
+        'class Tensor:\n'
+        '    def __init__(self, n):\n        self.n, self.value = n, 0.0\n'
+        '    def fill_(self, v):\n        self.value = v\n        return self\n'
+        '    def __getitem__(self, i):\n        return self.value\n'
+        'def empty(n, dtype=None, device=None):\n    return Tensor(n)\n'
+        'from . import cuda, distributed  # noqa\n'),
+    "torch/cuda/__init__.py": (
+        'spun = []\n'
+        'def is_available():\n    return True\n'
+        'def device_count():\n    return 1\n'
+        'def get_device_name(i):\n    return "a stand-in GPU"\n'
+        'def set_device(d):\n    pass\n'
+        'def synchronize():\n    pass\n'
+        'def _sleep(cycles):\n    spun.append(cycles)\n'
+        'class Event:\n'
+        '    def __init__(self, enable_timing=False):\n        pass\n'
+        '    def record(self):\n        pass\n'
+        '    def synchronize(self):\n        pass\n'
+        '    def elapsed_time(self, other):\n        return 10.0\n'
+        'class nccl:\n    @staticmethod\n    def version():\n        return (2, 99, 1)\n'),
+    "torch/distributed/__init__.py": (
+        '_n = [1]\n'
+        'def is_available():\n    return True\n'
+        'def is_nccl_available():\n    return True\n'
+        'def init_process_group(backend, rank, world_size, device_id=None):\n    _n[0] = world_size\n'
+        'def all_reduce(x):\n    x.value *= _n[0]\n'
+        'def destroy_process_group():\n    pass\n'),
+}
+
+
+class StandInTorch(unittest.TestCase):
+    """The torch backend's jobs end to end with a stand-in torch: each
+    worker runs its mode, the backend reads their results (the bytes of
+    the all-reduces, the timed loop) — and with no plugin ever loaded,
+    every check fails as on a machine whose NCCL does not load it, each
+    with its fix."""
+
+    def setUp(self):
+        d = ptest.tmpdir(self)
+        for name, text in STAND_IN_TORCH.items():
+            os.makedirs(os.path.join(d, os.path.dirname(name)), exist_ok=True)
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        # the workers inherit this process's environment
+        old = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = d + (os.pathsep + old if old else "")
+
+        def restore():
+            if old is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = old
+        self.addCleanup(restore)
+        import proxytrace
+        self.backend = _selftest_jobs.TorchBackend(ptest.PYTHON, ptest.PLUGIN, proxytrace.read_dumps)
+        self.backend.check()
+        self.d = d
+
+    def test_the_workers_and_their_results(self):
+        env = self.backend.environment()
+        self.assertEqual((env["torch"], env["gpu"], env["ncclVersion"]), ("9.9.9+stand-in", "a stand-in GPU", "2.99.1"))
+        for n in (2, 3):
+            spec = _selftest_jobs.JobSpec("h%d" % n, os.path.join(self.d, "h%d" % n), n, plugin=False)
+            res = self.backend.run(spec)
+            self.assertTrue(res.ran, (res.problem, res.fix))
+            per_rank = 8 * ((1 << 10) + (1 << 16) + (1 << 20) + (1 << 24))
+            self.assertEqual(res.payload_bytes, 2 * (n - 1) * per_rank)
+            self.assertIsNone(res.loop_seconds)
+        spec = _selftest_jobs.JobSpec("t", os.path.join(self.d, "t"), 2, plugin=False, timed=True)
+        res = self.backend.run(spec)
+        self.assertTrue(res.ran, (res.problem, res.fix))
+        self.assertEqual(len(res.loop_seconds), 2)
+        self.assertTrue(all(s >= 0 for s in res.loop_seconds))
+
+    def test_no_plugin_loaded_every_check_fails_with_its_fix(self):
+        out = os.path.join(self.d, "out")
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = _selftest.main(["--out", out, "--checks", "healthy,gpu-stall,not-entered", "--stall-ms", "100",
+                                 "--hang-s", "0.2"], backend=self.backend)
+        lines = buf.getvalue().splitlines()
+        self.assertEqual(rc, 1, lines)
+        self.assertIn("torch backend (torch 9.9.9+stand-in, ncclVersion 2.99.1, gpu a stand-in GPU)", lines[0])
+        self.assertRegex(lines[1], r"^FAIL healthy     ranks 0, 1 left no dump with a network op in .* — fix: the "
+                                   r"plugin did not load in those processes.*proxytrace doctor")
+        for i, name in ((2, "gpu-stall"), (3, "not-entered")):
+            self.assertRegex(lines[i], r"^FAIL %s +no stall watchdog dumped during the fault .* — fix: " % name)
+        with open(os.path.join(out, "selftest.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["failed"], ["healthy", "gpu-stall", "not-entered"])
+        self.assertEqual(check_of(doc, "gpu-stall")["notes"], ["no stall dump came while the job ran"])
 
 
 FAKE_TORCH = {  # a stand-in torch package, for what the worker asks before a job
