@@ -11,6 +11,11 @@ ALL_TARGETS += $(CLI)
 # plugin's own reading of them (config.c, and host.c for its logger's
 # level), linked in.
 CLI_OBJS += $(B)/tools/doctor.o $(B)/src/trace/clock.o $(B)/src/plugin/config.o $(B)/src/plugin/host.o
+# `proxytrace selftest` (tools/selftest.c) runs the Python package's
+# selftest (python/proxytrace/_selftest.py) with this build's plugin, which
+# it finds as the emulator does (tools/sim/locate.c).
+CLI_OBJS += $(B)/tools/selftest.o
+$(B)/tools/selftest.o: ALL_CFLAGS += -Itools -Itools/sim
 CLI_LIBS += $(TRACE_A)
 CLI_DEPS += $(TRACE_A)
 

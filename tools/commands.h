@@ -15,5 +15,6 @@ int pt_cmd_top(int argc, char** argv);   /* tools/top.c */
 int pt_follow(const char* dir, long interval_ms, double window_s, double for_s);
 int pt_cmd_analyze(int argc, char** argv); /* tools/analyze.c */
 int pt_cmd_doctor(int argc, char** argv);  /* tools/doctor.c */
+int pt_cmd_selftest(int argc, char** argv); /* tools/selftest.c: runs python/proxytrace/_selftest.py */
 
 #endif

@@ -15,6 +15,7 @@
 #pragma weak pt_cmd_top
 #pragma weak pt_cmd_analyze
 #pragma weak pt_cmd_doctor
+#pragma weak pt_cmd_selftest
 
 struct command {
   const char* name;
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
       {"analyze", pt_cmd_analyze, "read every rank's dumps, pair sends with receives, name the culprit"},
       {"demo", pt_cmd_demo, "run the demo job with the built plugin and summarise it"},
       {"top", pt_cmd_top, "a running job's step metrics per rank and peer, the slowest first"},
+      {"selftest", pt_cmd_selftest, "run a tiny job with the plugin on this machine's GPU and check it end to end"},
   };
   const size_t n = sizeof cmds / sizeof cmds[0];
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -6,6 +6,8 @@ arguments, and exits with its status: the options, the output and the exit
 codes are the program's own, never a copy of them kept in step by hand.
 Where the program is looked for: proxytrace/_native.py. `doctor` is told
 this interpreter (--python), so that it asks the torch of the job's Python.
+`selftest` runs here, in this interpreter (proxytrace/_selftest.py): its jobs
+use this Python's torch; `proxytrace selftest` starts it the same way.
 """
 
 import subprocess
@@ -26,6 +28,9 @@ def run_command(args):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["selftest"]:
+        from . import _selftest
+        return _selftest.main(argv[1:])
     if argv[:1] == ["doctor"] and "--python" not in argv and sys.executable:
         argv[1:1] = ["--python", sys.executable]
     try:

@@ -37,7 +37,8 @@ class OpRecord(Record):
     nBytes, func, proto, pattern, totalBytes, chunkSize, coll, seq,
     counters (the 11 ProxyDiag counters), lastCounter, create_ns, last_ns,
     posted_ns, send_ns, progress_ns, dump (format, nsTimes, host, pid, dev,
-    dumpSeq, time_ns, trigger) and source ("file:line"). str() is the key."""
+    dumpSeq, time_ns, trigger, drops: what the plugin had dropped or refused)
+    and source ("file:line"). str() is the key."""
 
     def __str__(self):
         return "%s %d->%d(%s) chan %d" % (self.key, self.rank, self.peer,

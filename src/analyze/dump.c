@@ -17,7 +17,8 @@
 
 const char* const an_drop_names[AN_DROP_COUNT] = {"opsDropped",     "opsReclaimed",   "zeroStepOps",
                                                   "staleHandle",    "badHandle",      "untrackedUpdate",
-                                                  "badCounterKind", "badState",       "foreignPid"};
+                                                  "badCounterKind", "badState",       "foreignPid",
+                                                  "wrongContext",   "opsOverBudget"};
 
 static const char* const trigger_names[AN_TRIG_COUNT] = {"unknown",  "stall", "signal", "periodic",
                                                          "finalize", "hook",  "api"};

@@ -141,7 +141,9 @@ enum {
   AN_TRIG_API,
   AN_TRIG_COUNT
 };
-enum { AN_DROP_COUNT = 9 };
+/* The plugin's drop counters (pt_drop_name), in its order: index 8 is
+ * foreignPid, which the merge and the pairing read. */
+enum { AN_DROP_COUNT = 11 };
 
 const char* an_trigger_name(int t);
 const char* an_state_name(int state); /* "active", "finished", "detached" */

@@ -8,7 +8,8 @@
  * with the option "all-dumps" those of every dump read (a dump seen twice
  * once). Grouped by communicator hash, then rank; dumps in the order read.
  * Each object is the dump's "op" line of docs/dump-json.md as the parser
- * holds it, plus the dump it came from and where it was read.
+ * holds it, plus the dump it came from (with what its plugin dropped) and
+ * where it was read.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -67,6 +68,15 @@ static void record_json(FILE* f, const pt_analysis* a, const an_dump* d, const a
   fputs(",\"trigger\":", f);
   if (d->trigger != AN_TRIG_UNKNOWN) an_put_str(f, an_trigger_name(d->trigger));
   else fputs("null", f);
+  /* what the plugin dropped or refused before this dump (its header's
+   * "drops", legacy's second line): a reader checking that nothing was
+   * lost needs no reader of the header of its own */
+  fputs(",\"drops\":", f);
+  if (!d->has_drops) fputs("null", f);
+  else
+    for (int i = 0; i < AN_DROP_COUNT; i++)
+      fprintf(f, "%s\"%s\":%" PRId64 "%s", i ? "," : "{", an_drop_names[i], d->drops[i],
+              i == AN_DROP_COUNT - 1 ? "}" : "");
   fputs("},\"source\":", f);
   char src[600];
   snprintf(src, sizeof src, "%s:%u", a->inputs[op->input].path, op->line);

@@ -203,6 +203,33 @@ class ReadDumps(unittest.TestCase):
                 self.assertEqual((rc, out), (2, ""))
                 self.assertIn("--records", err)
 
+    def test_drops_as_the_dump_header_says(self):
+        # a job whose plugin reclaims the slots of leaked ops: counts that
+        # differ from rank to rank, in both dump forms
+        job = ptest.sim_job(os.path.join(self.d, "drops"), [
+            "--host", "nccl-2.28", "--leak-ops", "10", "--env", "PROXYTRACE_MAX_OPS=16"])
+        dumps = os.path.join(job, "dumps")
+        for ext in (".jsonl", ".txt"):
+            with self.subTest(form=ext):
+                records = proxytrace.read_dumps(self.files(dumps, ext), all_dumps=True)
+                self.assertTrue(records)
+                for r in records:
+                    path = r.source.rsplit(":", 1)[0]
+                    with open(path) as f:
+                        text = f.read()
+                    if ext == ".jsonl":
+                        headers = [json.loads(line) for line in text.splitlines()
+                                   if '"type":"dump"' in line]
+                        want = [h["drops"] for h in headers if h["dumpSeq"] == r.dump.dumpSeq]
+                        self.assertEqual(len(want), 1)
+                        self.assertEqual(r.dump.drops.to_dict(), want[0])
+                        self.assertGreater(r.dump.drops.opsReclaimed, 0)
+                        self.assertEqual(r.dump.drops.opsDropped, 0)
+                        self.assertEqual(len(r.dump.drops.keys()), 11)
+                    else:  # the text has its drop line only once an op was dropped
+                        self.assertNotIn("dropped or refused events", text)
+                        self.assertIsNone(r.dump.drops)
+
     def test_str(self):
         r = proxytrace.read_dumps(self.inputs["rccl hook logs"])[0]
         self.assertEqual(str(r), "%s %d->%d(%s) chan %d" % (r.key, r.rank, r.peer,
