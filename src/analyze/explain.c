@@ -576,19 +576,6 @@ static int explain_comm(pt_analysis* a, size_t ci) {
       continue;
     rc = gpu_too(a, first, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
   }
-  /* A ring receive whose GPU does not consume, where nothing recorded on
-   * its node holds the forward back but a rank of the node without a dump
-   * may (its hop inside the node has no record): a GPU of the node that
-   * stopped reads the same, so the GPU is a culprit of its own beside the
-   * missing rank (one of the node's, as describe() says). */
-  for (size_t i = lo; i < hi && rc == 0; i++) {
-    an_item* x = &a->items[i];
-    if (!x->stuck || x->op->is_send || x->wait != AN_W_CONSUME || an_op_p2p(x->op) ||
-        on_node(a, &idx, x, stuck_send, 0) >= 0)
-      continue;
-    if (unrecorded_send_from_node(a, c, x) >= 0 || missing_on_node(c, x->node) >= 0)
-      rc = gpu_too(a, first, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
-  }
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     if (!x->stuck) continue;

@@ -26,8 +26,9 @@
 #   - a stall and a no-recv on one edge at one step on NCCL 2.25, whose
 #     SendRemFifoWait is the data-ready count: both named;
 #   - a stall no network op shows beside one that does, or whose node's
-#     data another fault holds: a documented limit the truth marks
-#     ("seen": false), the other one named.
+#     data another fault holds with no channel to compare: a documented
+#     limit the truth marks ("seen": false), the other one named; where
+#     another channel held alike consumed more, the stall is named too.
 # A killed rank's files are removed: every emulated rank lives in one
 # process, and a dead process writes nothing. $1: the build folder.
 B=${1:-build}
@@ -159,10 +160,15 @@ limited() {
     echo "FAILED: $name"; sed 's/^/  | /' "$d/analyze.out" | head -20; cat "$d/truth.json"; fail=1
   fi
 }
-limited "a stall whose node's outgoing send another fault holds" \
-  '"rank":2,"channel":0,"cause":"gpu_not_producing","exact":false,"fault":0,"seen":false,"limit":"it shows only in how far its node' \
-  hang "rank 0 .*posts no more receive buffers" --host nccl-2.30 --nodes 2 --ranks-per-node 2 --channels 5 --proto LL \
-  --ops allreduce:4M,sendrecv:256K --iters 3 --seed 481810 --stall 2:0:0 --no-recv 0:all:0 --fault-call 0 --fault-iter 2
+# A stall whose node's outgoing send another fault holds, where a channel
+# of the same ring and hold consumed more than the stalled one: both named
+# (the stall at node level: "received 2, consumed 0" beside "2, 2")
+job "a stall whose node's outgoing send another fault holds, shown beside another channel" --host nccl-2.30 \
+  --nodes 2 --ranks-per-node 2 --channels 5 --proto LL --ops allreduce:4M,sendrecv:256K --iters 3 --seed 481810 \
+  --stall 2:0:0 --no-recv 0:all:0 --fault-call 0 --fault-iter 2
+if ! grep -q "a GPU of node1 .* one of ranks 2, 3, .*channel 0 .*2 received, 0 consumed" "$d/analyze.out"; then
+  echo "FAILED: the held stall is not named at node level"; sed 's/^/  | /' "$d/analyze.out" | head -12; fail=1
+fi
 limited "a stall on a last transfer inside its node, beside another stall" \
   '"rank":1,"channel":0,"cause":"gpu_not_producing","exact":false,"fault":1,"seen":false' hang "a GPU of .* one of ranks 6-8, .*; rank 6 " \
   --host nccl-2.25 --nodes 4 --ranks-per-node 3 --channels 1 --proto LL128 --ops allreduce:1M,sendrecv:1M --iters 1 \
