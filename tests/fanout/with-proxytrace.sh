@@ -3,7 +3,10 @@
 # hung emulated job its dumps lead `proxytrace analyze` to the same verdict,
 # culprit and stuck edges as when the emulator loads proxytrace itself
 # (what depends on the clock — how many stall dumps a hold writes, the
-# timing section, the pid — is left out of the comparison); the children
+# timing section, the pid — is left out of the comparison, and so are the
+# host names: under the fan-out the emulator cannot name each rank's node,
+# so the dumps carry the machine's name and the nodes come from rank
+# numbering); the children
 # after it still get their events (their init and dump warnings absent).
 # $1: the build folder.
 B=${1:-build}
@@ -26,7 +29,8 @@ esac
 # these jobs are unpaced, and a sanitizer's or a loaded machine's timing
 # would decide it).
 verdict() {
-  $RUN "$PT" analyze --slow-factor 1000 "$1" | sed -e 's/pid [0-9]*/pid N/' -e '/^slow links:/d' -e '/^inputs:/d'
+  $RUN "$PT" analyze --slow-factor 1000 "$1" | sed -e 's/pid [0-9]*/pid N/' -e '/^slow links:/d' -e '/^inputs:/d' \
+    -e 's/([a-z0-9_.-]*, pid N)/(HOST, pid N)/g' -e 's/#\(node[0-9]*\) (nodes by rank numbering)/\1/g'
 }
 
 for host in rccl nccl-2.30 nccl-2.32; do

@@ -19,6 +19,7 @@
 set -u
 B=$(cd "$1" && pwd)
 PT=$B/proxytrace
+RUN=${PROXYTRACE_EMULATOR:-}
 PY=${PYTHON:-/usr/bin/python3}
 [ -x "$PY" ] || PY=$(command -v python3)
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +31,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # exit status WANT, every FAIL line with its fix.
 st() {
   want=$1; what=$2; shift 2
-  "$PT" selftest --python "$PY" "$@" >"$T/out" 2>"$T/err"
+  $RUN "$PT" selftest --python "$PY" "$@" >"$T/out" 2>"$T/err"
   got=$?
   if [ "$got" -ne "$want" ]; then
     fail "$what: exit $got, want $want"; sed 's/^/    /' "$T/out" "$T/err"; return 1
@@ -134,7 +135,7 @@ st 2 "an --out of other files" --emulate --out "$T/precious" &&
 [ "$(ls "$T/precious")" = notes.txt ] || fail "an --out of other files was written into"
 
 # ---- help ----
-"$PT" selftest --help >"$T/help" || fail "--help: exit $?"
+$RUN "$PT" selftest --help >"$T/help" || fail "--help: exit $?"
 PYTHONPATH=$REPO/python "$PY" -m proxytrace selftest --help >"$T/pyhelp" || fail "python --help: exit $?"
 grep -o -- '--[a-z][a-z-]*' "$T/pyhelp" | sort -u >"$T/opts"
 [ "$(wc -l <"$T/opts")" -ge 10 ] || fail "python --help names $(wc -l <"$T/opts") options"
@@ -143,7 +144,7 @@ while read -r opt; do
 done <"$T/opts"
 for opt in --python --emulate --json; do grep -q -- "^  $opt " "$T/help" || fail "--help: $opt"; done
 grep -q "^Exit status: 0 every check passed" "$T/help" || fail "--help: the exit statuses"
-"$PT" --help | grep -q "^  selftest " || fail "proxytrace --help does not list selftest"
+$RUN "$PT" --help | grep -q "^  selftest " || fail "proxytrace --help does not list selftest"
 
 [ $failures -eq 0 ] && echo "ok: proxytrace selftest"
 exit $((failures > 0))
