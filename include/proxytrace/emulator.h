@@ -8,7 +8,7 @@
  * the times the files state. The plugin exports one table for that,
  * `proxytraceEmulator_v2`, found with dlsym on the loaded plugin; a host
  * never uses it, and a plugin without it (any other) runs on real time.
- * `proxytraceEmulator_v1` is the same table without host(), for an
+ * `proxytraceEmulator_v1` is the same table without process(), for an
  * emulator that knows only that one.
  *
  *   attach(now, epoch_ns)
@@ -33,15 +33,20 @@
  *       a time), at the time the last call returned and whenever it has
  *       sent the dump signal.
  *
- *   host(name)
- *       The host name of the communicators the calling thread creates from
- *       now on, in place of the machine's (gethostname): an emulator runs
- *       every rank in one process, and names each emulated node as its
- *       logs do. The dumps' and metrics files' "host" and their file names
- *       carry it ('/' and ' ' replaced, cut at 63 bytes, as the machine's
- *       name is); a communicator keeps the name it was created with. Per
- *       thread, so that communicators created at once on several threads
- *       each get their own. NULL or "": the machine's name again.
+ *   process(host, pid)
+ *       The host name and pid of the communicators the calling thread
+ *       creates from now on, in place of the machine's (gethostname) and
+ *       this process's: an emulator runs every rank in one process, and
+ *       names each emulated node as its logs do — and, for a job whose
+ *       processes each hold several communicators, each emulated process
+ *       by a pid of its own, so that the files of one process carry the
+ *       same identity in every communicator it holds. The dumps' and
+ *       metrics files' "host" and "pid" and their file names carry them
+ *       (the host's '/' and ' ' replaced, cut at 63 bytes, as the
+ *       machine's name is); a communicator keeps what it was created with.
+ *       Per thread, so that communicators created at once on several
+ *       threads each get their own. host NULL or "": the machine's name
+ *       again; pid 0: this process's.
  *
  * The production cost is nil: on the CPU counter's path the hot path reads
  * the counter as before; the emulated clock is read only where the counter
@@ -70,7 +75,7 @@ typedef struct {
   const char* name; /* "proxytrace" */
   int (*attach)(const _Atomic uint64_t* now, int64_t epoch_ns);
   uint64_t (*tick)(void);
-  void (*host)(const char* name);
+  void (*process)(const char* host, long pid);
 } proxytraceEmulator_v2_t;
 
 #ifdef __cplusplus

@@ -274,7 +274,7 @@ PT_EXPORT const proxytraceEmulator_v2_t proxytraceEmulator_v2 = {
     .name = "proxytrace",
     .attach = emu_attach,
     .tick = emu_tick,
-    .host = pt_sink_name_thread_host,
+    .process = pt_sink_name_thread_process,
 };
 
 /* The same table for an emulator that knows v1 only: no host names. */

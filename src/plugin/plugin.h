@@ -143,7 +143,8 @@ typedef struct pt_ctx {
   int rank, nranks, nnodes;
   int api;                    /* N of the ncclProfiler_vN the host bound */
   char name[64];
-  char host[64]; /* an emulator's name for its host (pt_sink_name_thread_host); "": the machine's */
+  char host[64]; /* an emulator's name for its host (pt_sink_name_thread_process); "": the machine's */
+  long pid;      /* an emulator's pid for its process; 0: this process's */
   ncclDebugLogger_t log;
   _Atomic int host_lib;       /* PT_HOSTLIB_* */
   _Atomic uint32_t* p2p_seq;  /* per (peer, direction): P2p events so far */
@@ -310,12 +311,15 @@ const char* pt_sink_host_lib(pt_ctx* c);
  * the one an emulator named for the thread that created it, else the
  * machine's. */
 const char* pt_sink_host_name(const pt_ctx* c);
-/* An emulator's host name for the communicators this thread creates from
- * now on (proxytraceEmulator_v2.host); NULL or "": the machine's. */
-void pt_sink_name_thread_host(const char* name);
-/* Copies the name set for this thread into `out` (64 bytes), "" if none:
- * at a context's creation. */
-void pt_sink_thread_host(char out[64]);
+/* An emulator's host name and pid for the communicators this thread
+ * creates from now on (proxytraceEmulator_v2.process); NULL or "", 0: the
+ * machine's, this process's. */
+void pt_sink_name_thread_process(const char* host, long pid);
+/* Copies what was set for this thread into `host` (64 bytes, "" if none)
+ * and `pid` (0 if none): at a context's creation. */
+void pt_sink_thread_process(char host[64], long* pid);
+/* The pid `c`'s files carry: an emulator's for it, else this process's. */
+long pt_sink_pid(const struct pt_ctx* c);
 
 /* ---- step metrics files (metrics_sink.c) ---- */
 

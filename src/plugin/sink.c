@@ -68,13 +68,20 @@ static void read_host_name(void) {
  * (include/proxytrace/emulator.h, host()): per thread, read once when the
  * thread creates a communicator, which keeps it. */
 static _Thread_local char thread_host[64];
+static _Thread_local long thread_pid;
 
-void pt_sink_name_thread_host(const char* name) {
-  snprintf(thread_host, sizeof thread_host, "%s", name ? name : "");
+void pt_sink_name_thread_process(const char* host, long pid) {
+  snprintf(thread_host, sizeof thread_host, "%s", host ? host : "");
   file_safe(thread_host);
+  thread_pid = pid > 0 ? pid : 0;
 }
 
-void pt_sink_thread_host(char out[64]) { memcpy(out, thread_host, sizeof thread_host); }
+void pt_sink_thread_process(char host[64], long* pid) {
+  memcpy(host, thread_host, sizeof thread_host);
+  *pid = thread_pid;
+}
+
+long pt_sink_pid(const pt_ctx* c) { return c->pid > 0 ? c->pid : (long)pt_self_pid(); }
 
 /* The host library, settled from the ops once init could not tell. */
 static int host_lib(pt_ctx* c, const pt_dump* d) {
@@ -484,7 +491,7 @@ static pt_dump* take(pt_ctx* c, pt_trigger trig, uint64_t round, pt_dump_meta* m
   l->level = *lib == PT_HOSTLIB_RCCL ? RCCL_LOG_WARN : NCCL_LOG_WARN;
   if (trig == PT_TRIG_HOOK && *lib != PT_HOSTLIB_RCCL) trig = PT_TRIG_API;
   *m = (pt_dump_meta){
-      .host = pt_sink_host_name(c), .pid = (long)pt_self_pid(), .rank_from = c->rank >= 0 ? "init" : "event",
+      .host = pt_sink_host_name(c), .pid = pt_sink_pid(c), .rank_from = c->rank >= 0 ? "init" : "event",
       .nranks = c->nranks > 0 ? c->nranks : 0,
       .nnodes = c->nnodes > 0 ? c->nnodes : 0, .comm_hash = atomic_load(&c->comm_hash),
       .comm_name = c->name[0] ? c->name : NULL, .host_lib = host_lib_name(*lib), .profiler_api = c->api,

@@ -237,6 +237,9 @@ typedef struct {
 void sim_files_mark_rank(const char* dir, int rank, sim_files_mark* m);
 void sim_files_undo(const char* dir, int rank, const sim_files_mark* m);
 void sim_log_set_rank(int rank); /* the calling thread acts for `rank`   */
+/* The pid the files and log lines of `rank` carry: its process's in a layout
+ * (pt_sim_config.rank_pid), else this one's. */
+long sim_rank_pid(int rank);
 /* Emulated time (sched.c): the logger's clock, and the id it prints for
  * the calling thread (SIM_TID_*), in place of the machine's. */
 struct sim_sched_s;

@@ -58,6 +58,10 @@ void sim_log_setup(const pt_sim_config* c, const sim_host* h, int nranks, int rp
 
 void sim_log_set_rank(int rank) { tl_rank = rank; }
 
+long sim_rank_pid(int rank) {
+  return rank >= 0 && L.cfg && L.cfg->rank_pid ? L.cfg->rank_pid[rank] : (long)getpid();
+}
+
 /* Emulated time: the logger's times are the job's, and each thread's id
  * is the one the schedule gave it, so the lines are the same every run. */
 static const sim_sched* log_clock;
@@ -200,16 +204,18 @@ static void vlog(int lv, const char* file, int line, const char* fmt, va_list ap
     n += (int)strftime(buf, sizeof buf, "[%F %T] ", &tm);
   }
   /* A thread acting for no rank (the host's own setup) logs as "host". */
-  char where[32];
-  if (rank >= 0) snprintf(where, sizeof where, "node%d", rank / L.rpn);
+  char where[64];
+  if (rank >= 0 && L.cfg->rank_host) snprintf(where, sizeof where, "%s", L.cfg->rank_host[rank]);
+  else if (rank >= 0) snprintf(where, sizeof where, "node%d", rank / L.rpn);
   else snprintf(where, sizeof where, "host");
-  int dev = rank >= 0 ? rank % L.rpn : -1;
+  int dev = rank >= 0 ? (L.cfg->rank_dev ? L.cfg->rank_dev[rank] : rank % L.rpn) : -1;
+  const long pid = sim_rank_pid(rank);
   long tid = log_clock && tl_tid ? tl_tid : (long)syscall(SYS_gettid);
   if (lv <= PT_SIM_LOG_WARN)
-    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s:%d:%ld [%d] %s:%d NCCL %s ", where, (int)getpid(), tid,
-                  dev, file ? file : "", line, level_word(lv));
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s:%ld:%ld [%d] %s:%d NCCL %s ", where, pid, tid, dev,
+                  file ? file : "", line, level_word(lv));
   else
-    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s:%d:%ld [%d] NCCL %s ", where, (int)getpid(), tid, dev,
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s:%ld:%ld [%d] NCCL %s ", where, pid, tid, dev,
                   level_word(lv));
   if (n < (int)sizeof buf) vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
   /* One logger call is one line; a message that holds several lines is
@@ -259,7 +265,7 @@ static int rank_dumps(const char* dir, const char* files, int r, long long* plug
   while (f && fgets(line, sizeof line, f))
     if (strstr(line, "commDump for all active ops")) dumps++;
   if (f) fclose(f);
-  snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), r);
+  snprintf(tag, sizeof tag, "-%ld-r%d-", sim_rank_pid(r), r);
   DIR* d = files ? opendir(files) : NULL;
   for (struct dirent* e; d && (e = readdir(d)) != NULL;) {
     if (!dump_file(e->d_name, tag)) continue;
@@ -274,7 +280,7 @@ void sim_files_mark_rank(const char* dir, int rank, sim_files_mark* m) {
   char tag[64], path[4096];
   struct stat st;
   m->n = 0;
-  snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), rank);
+  snprintf(tag, sizeof tag, "-%ld-r%d-", sim_rank_pid(rank), rank);
   DIR* d = dir ? opendir(dir) : NULL;
   for (struct dirent* e; d && (e = readdir(d)) != NULL && m->n < 8;) {
     if (!dump_file(e->d_name, tag) || strlen(e->d_name) >= sizeof m->name[0]) continue;
@@ -287,7 +293,7 @@ void sim_files_mark_rank(const char* dir, int rank, sim_files_mark* m) {
 
 void sim_files_undo(const char* dir, int rank, const sim_files_mark* m) {
   char tag[64], path[4096];
-  snprintf(tag, sizeof tag, "-%d-r%d-", (int)getpid(), rank);
+  snprintf(tag, sizeof tag, "-%ld-r%d-", sim_rank_pid(rank), rank);
   DIR* d = dir ? opendir(dir) : NULL;
   for (struct dirent* e; d && (e = readdir(d)) != NULL;) {
     if (!dump_file(e->d_name, tag) || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)

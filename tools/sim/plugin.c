@@ -139,21 +139,23 @@ int sim_comm_init(sim_run* run, sim_rank* rk) {
   pthread_mutex_unlock(&p->mu);
   if (atomic_load(&p->off)) return -1;
   /* proxytrace's plugin names the rank's node as its host, as the logs
-   * do (log.c), not the machine every emulated rank runs on: its
-   * emulator table's host(), for the communicators this thread creates. */
+   * do (log.c), not the machine every emulated rank runs on — and, in a
+   * layout, its process by its own pid: its emulator table's process(),
+   * for the communicators this thread creates. */
   pthread_mutex_lock(&p->mu);
   const proxytraceEmulator_v2_t* emu =
       p->loaded && p->loaded->handle ? dlsym(p->loaded->handle, PT_EMULATOR_SYMBOL) : NULL;
   pthread_mutex_unlock(&p->mu);
   if (emu) {
-    char node[32];
-    snprintf(node, sizeof node, "node%d", rk->rank / run->job->rpn);
-    emu->host(node);
+    char node[64];
+    if (c->rank_host) snprintf(node, sizeof node, "%s", c->rank_host[rk->rank]);
+    else snprintf(node, sizeof node, "node%d", rk->rank / run->job->rpn);
+    emu->process(node, c->rank_pid ? c->rank_pid[rk->rank] : 0);
   }
   errno = 0;
   ncclResult_t r = sim_abi_init(p, &rk->ctx, run->job->comm_hash, c->comm_name, run->job->nodes,
                                 run->nranks, rk->rank, sim_logger);
-  if (emu) emu->host(NULL);
+  if (emu) emu->process(NULL, 0);
   if (r != ncclSuccess) {
     int e = errno;
     switch (h->init_fail) {

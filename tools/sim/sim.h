@@ -166,6 +166,19 @@ typedef struct {
   void (*at_destroy)(void* arg, int rank, void* ctx, ncclDebugLogger_t logfn);
   void* at_destroy_arg;
 
+  /* A parallel layout (--layout TPxPPxDP; layout.c): every communicator of
+   * it one job of pt_sim_run. layout_tp 0: none. The faults strike the
+   * communicator fault_comm_kind (0 tp, 1 pp, 2 dp; -1 none) number
+   * fault_comm_index, with its own rank numbers. */
+  int layout_tp, layout_pp, layout_dp;
+  int fault_comm_kind, fault_comm_index;
+  /* Per rank of this job, its process's host name, pid and GPU, as a
+   * layout's communicator sets them (NULL: node<N>, this process's pid,
+   * the rank's place on its node). */
+  const char* const* rank_host;
+  const long* rank_pid;
+  const int* rank_dev;
+
   char* owned[64];     /* strings read from scenario files               */
   int n_owned;
 } pt_sim_config;
@@ -287,6 +300,7 @@ typedef struct {
   uint64_t fault_shown[PT_SIM_MAX_FAULTS];   /* channels where a network op shows its stop first-hand */
   uint64_t fault_held[PT_SIM_MAX_FAULTS];    /* channels where a stall's node sends out nothing more for
                                                 another fault downstream (ring_shown)         */
+  int hung_no_net;   /* the hung batch has no op that leaves a node      */
   uint64_t fault_below[PT_SIM_MAX_FAULTS];   /* of those, channels where its receive consumed less than
                                                 the hold alone lets it (a run without the stall) */
 } pt_sim_job;
@@ -311,6 +325,13 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f);
  * reaches, and the culprits it names — each with whether the dumps can
  * show it on its own rank ("exact") or only on its node. */
 void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f);
+
+/* --layout: "TPxPPxDP" and "tp|pp|dp:INDEX" (0, or -1), and the run of
+ * every communicator of the layout (layout.c): 0 completed, 3 hung, 1 or 2
+ * as pt_cmd_sim. */
+int pt_sim_layout_parse(const char* s, int* tp, int* pp, int* dp);
+int pt_sim_fault_comm_parse(const char* s, int* kind, int* index);
+int pt_sim_layout_run(const pt_sim_config* c, FILE* out, FILE* err);
 
 /* ---------------------------------------------------------------------------
  * Running
