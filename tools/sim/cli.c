@@ -32,6 +32,7 @@ void pt_sim_config_init(pt_sim_config* c) {
   c->pace_us = -1; /* not given: pt_sim_parse_args decides */
   c->busy_node = -1;
   c->signal_after_s = -1;
+  c->fault_comm_kind = -1;
   c->fault_iter = -1;
   c->debug_level = PT_SIM_LOG_WARN;
   const char* d = getenv("NCCL_DEBUG");
@@ -94,6 +95,17 @@ void pt_sim_usage(FILE* f) {
 "  --comm-name NAME      the communicator's name (config.commName; default none)\n"
 "\n"
 "Job:\n"
+"  --layout TPxPPxDP     a parallel training job instead: TP x PP x DP processes,\n"
+"                        TP a node, each holding a TP communicator (all-reduce\n"
+"                        in its node), a PP one (send/recv between pipeline\n"
+"                        stages) and a DP one (all-reduce across replicas),\n"
+"                        called in that order every iteration; each one a job\n"
+"                        of its own into --dump-dir (needed), its logs in a\n"
+"                        folder of its name (tp0, pp1, dp2 ...)\n"
+"  --fault-comm KIND:I   with --layout: the communicator the faults strike\n"
+"                        (tp, pp or dp, the I-th of that kind), its ranks\n"
+"                        numbered inside it; a process stuck there never\n"
+"                        enters its later calls in the others\n"
 "  --nodes N             nodes (default 2)\n"
 "  --ranks-per-node N    ranks per node (default 4)\n"
 "  --ranks-per-process N  ranks of a node one process drives (JAX, one process\n"
@@ -279,7 +291,7 @@ static const struct {
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
-    {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
+    {"layout", 1}, {"fault-comm", 1}, {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
     {"ras-mask", 1},   {"noise", 0}, {"noise-deschedule", 1}, {"noise-busy-node", 1}, {"noise-late-dumps", 1},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
 };
 
@@ -383,6 +395,13 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (found < 0) return bad(err, opt, val, "NONE, ERROR, VERSION, WARN, INFO, ABORT or TRACE");
     c->debug_level = found;
   } else if (!strcmp(opt, "comm-name")) c->comm_name = val;
+  else if (!strcmp(opt, "layout")) {
+    if (pt_sim_layout_parse(val, &c->layout_tp, &c->layout_pp, &c->layout_dp))
+      return bad(err, opt, val, "TPxPPxDP, each 1.. (TP up to 64), 2..4096 processes (e.g. 2x2x2)");
+  } else if (!strcmp(opt, "fault-comm")) {
+    if (pt_sim_fault_comm_parse(val, &c->fault_comm_kind, &c->fault_comm_index))
+      return bad(err, opt, val, "tp:I, pp:I or dp:I (the I-th group of that kind)");
+  }
   else if (!strcmp(opt, "nodes")) {
     if (to_int(val, 1, 128, &c->nodes)) return bad(err, opt, val, "an integer 1..128");
   } else if (!strcmp(opt, "ranks-per-node")) {
@@ -689,6 +708,11 @@ int pt_cmd_sim(int argc, char** argv) {
   }
   char own[4096];
   default_plugin(&c, own, sizeof own);
+  if (c.layout_tp) {
+    rc = pt_sim_layout_run(&c, stdout, stderr);
+    pt_sim_config_release(&c);
+    return rc;
+  }
   pt_sim_result res;
   rc = pt_sim_run(&c, &res, stderr);
   if (rc == 0) {

@@ -737,6 +737,12 @@ void* sim_proxy_main(void* arg) {
         if (!o->finished) all_done = 0;
         if (!o->finished && !blocked(o)) all_blocked = 0;
       }
+      /* A hung call with no op that leaves a node (a communicator inside
+       * one node): the kernel of a rank in it waits for the one out of it,
+       * and never ends. */
+      if (all_done && px.n == 0 && b == run->job->hung_batch && run->job->hung_no_net &&
+          !sim_fault_desync(px.c, rk->rank, b))
+        all_done = 0;
       if (all_done) break;
       if (px.c->pace_us > 0) pace_idle(&px, moved);
       else if (run->sched.on) sim_sched_sleep_until(&run->sched, sim_now_ns(run) + SIM_ROUND_NS);

@@ -555,9 +555,13 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         }
     }
   }
-  /* The dead, and what never runs after a hang. */
+  /* The dead, and what never runs after a hang. A rank out of the call
+   * (--skip, --mismatch) holds the others in it whatever the transport,
+   * also where no op of the call leaves a node. */
   for (int r = 0; r < n; r++)
     if (job->dead_rank[r]) hung = 1;
+  for (int f = 0; f < c->n_faults; f++)
+    if (c->faults[f].kind == PT_FAULT_SKIP || c->faults[f].kind == PT_FAULT_MISMATCH) hung = 1;
   for (size_t i = 0; i < job->n_ops; i++) {
     pt_sim_op* op = &job->ops[i];
     /* a rank out of the call has no op of it at all */
@@ -572,6 +576,9 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     if (op->batch > fb && hung) not_run(op);
   }
   job->hung_batch = hung ? fb : -1;
+  job->hung_no_net = 1;
+  for (size_t i = 0; i < job->n_ops && hung; i++)
+    if (job->ops[i].batch == fb && job->ops[i].kind == PT_OPK_NET) job->hung_no_net = 0;
   return 0;
 }
 
@@ -579,10 +586,13 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
  * dumps are missing)? A stall on a rank's last transfers that stay inside
  * its node stops the GPUs, but every network op completes: the proxies
  * record a finished call and no stall dump comes. */
-static int hang_seen(const pt_sim_job* job) {
+static int hang_seen(const pt_sim_config* c, const pt_sim_job* job) {
   if (job->hung_batch < 0) return 0;
   for (int r = 0; r < job->nranks; r++)
     if (job->dead_rank[r]) return 1;
+  /* a rank out of the call: the progress lines show its peers in it */
+  for (int f = 0; f < c->n_faults; f++)
+    if (c->faults[f].kind == PT_FAULT_SKIP || c->faults[f].kind == PT_FAULT_MISMATCH) return 1;
   for (size_t i = 0; i < job->n_ops; i++) {
     const pt_sim_op* op = &job->ops[i];
     if (op->batch == job->hung_batch && op->kind == PT_OPK_NET && op->why != PT_WHY_NONE &&
@@ -735,7 +745,7 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
             pt_sim_call_name(c->calls[b % c->n_calls].kind), b / c->n_calls);
     for (int r = 0; r < job->nranks; r++)
       if (job->dead_rank[r]) fprintf(f, "truth: rank %d is dead: it dumps nothing\n", r);
-    if (!hang_seen(job)) fputs("truth: " UNSEEN_LIMIT "\n", f);
+    if (!hang_seen(c, job)) fputs("truth: " UNSEEN_LIMIT "\n", f);
     for (size_t i = 0; i < job->n_ops; i++) {
       const pt_sim_op* op = &job->ops[i];
       if (op->kind == PT_OPK_NET && op->why != PT_WHY_NONE && op->why != PT_WHY_NOT_RUN)
@@ -841,7 +851,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
     if (job->dead_rank[r]) fprintf(f, "%s%d", n++ ? "," : "", r);
   fputs("],\"culprits\":[", f);
   int n = 0;
-  const int seen = hang_seen(job);
+  const int seen = hang_seen(c, job);
   /* Whether the records can show what the culprits did at all: a hang
    * that every network op finishes cannot, whatever the fault; a job that
    * does not hang shows its slowness in the times of the ops it runs (a

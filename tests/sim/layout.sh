@@ -1,0 +1,88 @@
+#!/bin/sh
+# A 3D-parallel job (sim --layout 2x2x2): 8 processes on 4 nodes, each
+# holding a TP, a PP and a DP communicator; the GPU of rank 1 of DP group 1
+# (process 5: node2, GPU 1) stops in iteration 1. The hang spreads to the
+# TP, PP and DP groups whose members wait on a process stuck elsewhere.
+# Checked: the emulator's files carry one identity per process in every
+# communicator it holds; its ground truth names the origin and, per
+# communicator, the ranks stuck elsewhere; `analyze` names the origin
+# first, and every other communicator's culprit as a consequence of it
+# (text "follows 1:" with the chain, JSON consequenceOf), none as a culprit
+# of its own; the same job without the fault reads OK. Then the refusals:
+# --layout without a folder, faults without --fault-comm, a --kill.
+# $1: the build folder.
+B=${1:-build}
+PT="$B/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-}
+PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+sim() { $RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 2x2x2 --iters 3 --poll-us 200 --hold 0.4 \
+  --env PROXYTRACE_DUMP_INTERVAL_MS=50 --env PROXYTRACE_STALL_MS=100 "$@"; }
+
+mkdir "$T/hang"
+sim --fault-comm dp:1 --stall 1:0:3 --fault-iter 1 --dump-dir "$T/hang" --truth-json "$T/truth.json" >"$T/sim.out" 2>&1
+[ $? -eq 3 ] || fail "the job did not hang: $(cat "$T/sim.out")"
+# one identity per process: process 5 is node2, pid 1035, in TP, PP and DP
+n=$(ls "$T/hang"/proxytrace-node2-1035-r*.jsonl | wc -l)
+[ "$n" -eq 3 ] || fail "process 5 has $n JSON files, not one per communicator: $(ls "$T/hang" | head)"
+for d in tp0 tp3 pp0 pp3 dp0 dp3; do [ -d "$T/hang/$d" ] || fail "no log folder $d"; done
+python3 - "$T/truth.json" <<'PY' || exit 1
+import json, sys
+t = json.load(open(sys.argv[1]))
+def fail(m):
+    print("FAIL: truth: " + m); sys.exit(1)
+if t["verdict"] != "hang" or t["origin"]["communicator"] != "dp1" or t["origin"]["iteration"] != 1:
+    fail("origin %s" % t["origin"])
+c = {x["name"]: x for x in t["communicators"]}
+if len(c) != 12 or c["dp1"]["ranks"] != [1, 5] or not c["dp1"]["faulty"]:
+    fail("communicators %s" % sorted(c))
+p = {x["process"]: x for x in t["processList"]}
+if (p[5]["host"], p[5]["pid"], p[5]["gpu"]) != ("node2", 1035, 1):
+    fail("process 5 is %s" % p[5])
+# tp0 = processes 0, 1: process 1 is stuck in dp1 in iteration 1, so it
+# never enters tp0's call of iteration 2
+ne = c["tp0"]["notEntered"]
+if c["tp0"]["hungIteration"] != 2 or ne != [{"rank": 1, "process": 1, "stuckIn": "dp1", "stuckIteration": 1}]:
+    fail("tp0: %s %s" % (c["tp0"]["hungIteration"], ne))
+if c["tp1"]["hungIteration"] is not None or c["dp1"]["notEntered"]:
+    fail("tp1 or dp1: %s %s" % (c["tp1"], c["dp1"]["notEntered"]))
+print("ok: the truth names dp1's fault and where each waiting process is")
+PY
+$RUN "$PT" analyze "$T/hang" >"$T/an.txt" 2>&1
+[ $? -eq 1 ] || fail "analyze did not say hang: $(head -3 "$T/an.txt")"
+grep -q "^culprit 1: rank 1 (node2, pid 1035), channel 0: its GPU stopped producing data" "$T/an.txt" ||
+  fail "the origin is not culprit 1: $(sed -n 2,4p "$T/an.txt")"
+grep -q "^also " "$T/an.txt" && fail "a second culprit of its own: $(grep '^also' "$T/an.txt" | head -3)"
+follows=$(grep -c "^follows 1: " "$T/an.txt")
+[ "$follows" -ge 6 ] || fail "$follows consequences, want one per other hung communicator"
+grep -q "because communicator tp0 (.*) waits on rank 1 -> its process node0:1007 is rank 0 of communicator dp1" \
+  "$T/an.txt" || fail "no chain from tp0 to dp1: $(grep -A1 '^follows' "$T/an.txt" | head -4)"
+$RUN "$PT" analyze --json "$T/hang" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = d["culprits"]
+first = c[0]
+assert first["consequenceOf"] is None and first["rank"] == 1 and first["cause"] == "gpu_not_producing", first
+for x in c[1:]:
+    assert x["consequenceOf"] == 1 and "culprit 1" in x["chain"], x
+print("ok: JSON: %d consequences of culprit 1" % (len(c) - 1))' || fail "JSON"
+echo "ok: analyze names the origin and $follows consequences"
+
+# the same job, no fault: every communicator completes
+mkdir "$T/ok"
+sim --dump-dir "$T/ok" >"$T/ok.out" 2>&1 || fail "a healthy layout: $(cat "$T/ok.out")"
+$RUN "$PT" analyze "$T/ok" | head -1 | grep -q "^proxytrace analyze: OK" || fail "healthy: $($RUN "$PT" analyze "$T/ok" | head -2)"
+echo "ok: without the fault every communicator completes and reads OK"
+
+# refusals
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 2x2x2 >"$T/e1" 2>&1
+[ $? -eq 2 ] && grep -q "give --dump-dir" "$T/e1" || fail "no folder: $(cat "$T/e1")"
+sim --stall 0:0:0 --dump-dir "$T/ok" >"$T/e2" 2>&1
+[ $? -eq 2 ] && grep -q "needs --fault-comm" "$T/e2" || fail "no --fault-comm: $(cat "$T/e2")"
+sim --fault-comm pp:0 --kill 0:1 --dump-dir "$T/ok" >"$T/e3" 2>&1
+[ $? -eq 2 ] && grep -q "kill is not offered" "$T/e3" || fail "--kill: $(cat "$T/e3")"
+$RUN "$PT" sim --plugin "$PLUGIN" --layout 2x2 >"$T/e4" 2>&1
+[ $? -eq 2 ] && grep -q "TPxPPxDP" "$T/e4" || fail "a bad layout: $(cat "$T/e4")"
+echo "ok: layout refusals"
