@@ -132,7 +132,7 @@ TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
   tests/analyze/evidence.sh tests/analyze/stray.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
   tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/planted.sh tests/analyze/outputs.sh tests/analyze/threads.sh \
-  tests/regress/corpus.sh tests/real-time.sh
+  tests/analyze/layout-matrix.sh tests/regress/corpus.sh tests/real-time.sh
 
 # The full-size randomized fault matrix, for the closing figures: the
 # commit's seed unless FAULT_MATRIX_SEED says another, every core.

@@ -145,6 +145,11 @@ typedef struct {
   int possible;             /* 1: the evidence touches a rank whose dump is
                                missing, cut, short or older than its peers'
                                (pt_analysis_gap): the fault may be elsewhere    */
+  int consequence_of;       /* -1: a culprit of its own; else the index of the
+                               culprit it follows from: its rank only waits in
+                               another communicator its process holds           */
+  const char* chain;        /* a consequence's chain of waits to that culprit;
+                               "" for a culprit of its own                      */
 } pt_culprit;
 
 /* One input file as read. */

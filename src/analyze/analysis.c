@@ -136,6 +136,7 @@ int pt_analysis_run(pt_analysis* a) {
   if (!rc) rc = an_slow_metrics(a);
   if (!rc) rc = find_missing(a);
   if (!rc) rc = an_desync(a);
+  if (!rc) rc = an_origin(a);
   rc = an_outcome(a, rc);
   /* Pointers into the culprit array, now that it no longer moves. */
   for (size_t k = 0; k < a->n_culprits; k++) {
@@ -143,6 +144,7 @@ int pt_analysis_run(pt_analysis* a) {
     q->pub.candidates = q->cand;
     q->pub.host = q->host;
     q->pub.summary = q->summary;
+    q->pub.chain = q->chain;
     q->pub.cause_name = pt_cause_name(q->pub.cause);
   }
   /* Out of memory: no verdict rather than one from part of the records. */

@@ -291,10 +291,26 @@ static int mismatch(pt_analysis* a, size_t ci, unsigned char* mark) {
   return rc;
 }
 
+/* Whether the dump was taken at the communicator's end (finalize: PyTorch's
+ * watchdog aborts a communicator whose call timed out) with the kernel of
+ * its last call `seq` of `func` started and not ended on a channel. */
+static int ended_inside(const an_dump* d, const an_task* call) {
+  if (d->trigger != AN_TRIG_FINALIZE || !call) return 0;
+  for (size_t k = 0; k < d->n_kch; k++) {
+    const an_kch* x = &d->kch[k];
+    if (!x->start_p2p && !strcmp(x->start_func, call->func) && x->start_seq == call->seq &&
+        x->stops < x->starts)
+      return 1;
+  }
+  return 0;
+}
+
 /* Whether the communicator is stuck in its ranks' last call `top`, as far
  * as the analysis can say: ops stuck on it, or every rank that made that
  * call dumped because it stalled (a rank that never made it has nothing
- * waiting, so no stall dump of its own). */
+ * waiting, so no stall dump of its own), or was ended with its kernel
+ * still inside that call (a communicator inside one node has no proxy op
+ * to stall on: its kernels show where it is). */
 static int stuck(const an_comm* c, int64_t top) {
   if (c->stuck_op_count >= 0) return 1;
   int stall = 0, dumps = 0;
@@ -302,7 +318,7 @@ static int stuck(const an_comm* c, int64_t top) {
     const an_dump* d = c->ranks[r].dump;
     if (!d || !d->has_progress || d->n_calls[0] != top) continue;
     dumps++;
-    stall += d->trigger == AN_TRIG_STALL;
+    stall += d->trigger == AN_TRIG_STALL || ended_inside(d, coll_at(d, top - 1));
   }
   return dumps && stall == dumps;
 }

@@ -224,6 +224,7 @@ typedef struct an_dump {
   int rank;       /* -1 = unknown */
   int nranks, nnodes; /* 0 = unknown */
   char host[64];  /* "" = unknown */
+  char comm_name[32]; /* the communicator's name (config.commName), "" = none */
   int pid, dev;   /* 0 / -1 = unknown */
   int64_t seq;    /* dumpSeq, -1 = unknown */
   int64_t time_ns;
@@ -453,6 +454,13 @@ typedef struct {
    * the first AN_BECAUSE of them; n_because AN_BECAUSE + 1: more */
   int because[16];
   int n_because;
+  /* Across communicators (origin.c): the culprit in another communicator
+   * where its rank's process is stuck (-1), as which rank there; and, for
+   * a consequence (pub.consequence_of), the chain from it to its origin. */
+  int32_t waits_in;
+  int via_rank;
+  int32_t via_comm; /* the communicator (index) it is there in; -1 */
+  char chain[1024];
 } an_culprit;
 #define AN_BECAUSE 16
 
@@ -592,6 +600,7 @@ struct pt_analysis {
   size_t n_items;
   an_culprit* culprits;
   size_t n_culprits, cap_culprits;
+  size_t n_origins; /* culprits of their own: the first n_origins (origin.c) */
   an_rank_ref* missing;
   size_t n_missing, cap_missing;
   an_behind* behind;
@@ -632,6 +641,10 @@ void an_progress_text_fields(an_fields* f, const char* words);
  * that never called the one their peers are in (not_entered), or whose
  * GPU never took it up where their peers' did (stopped). 0 or -1 (memory). */
 int an_desync(pt_analysis* a);
+/* Culprits across communicators: a rank that is only absent where its
+ * process is stuck in another communicator follows from the culprit there;
+ * origins first (origin.c). */
+int an_origin(pt_analysis* a);
 
 /* ---------------------------------------------------------------------------
  * Between the stages

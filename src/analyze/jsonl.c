@@ -78,6 +78,7 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
     an_input_error(a, p->input, lineno, "dump schema %lld is newer than 1: reading the fields of schema 1",
                    (long long)schema);
   get_str(o, "host", d->host, sizeof d->host);
+  get_str(o, "commName", d->comm_name, sizeof d->comm_name);
   get_int(o, "pid", &d->pid);
   get_int(o, "rank", &d->rank);
   get_int(o, "nRanks", &d->nranks);

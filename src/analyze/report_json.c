@@ -77,6 +77,12 @@ static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   fputs(",\"channel\":", f);
   if (p->channel >= 0) fprintf(f, "%d", p->channel);
   else fputs("null", f);
+  fputs(",\"consequenceOf\":", f); /* 1-based, as the text report numbers culprits */
+  if (p->consequence_of >= 0) fprintf(f, "%d", p->consequence_of + 1);
+  else fputs("null", f);
+  fputs(",\"chain\":", f);
+  if (p->consequence_of >= 0) an_put_str(f, q->chain);
+  else fputs("null", f);
   fprintf(f, ",\"direction\":%s,\"cause\":", p->is_send < 0 ? "null" : p->is_send ? "\"send\"" : "\"recv\"");
   an_put_str(f, pt_cause_name(p->cause));
   fputs(",\"opCount\":", f);

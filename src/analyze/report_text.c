@@ -87,7 +87,12 @@ static int by_row(const void* p, const void* q, void* arg) {
 
 static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) {
   const an_culprit* q = &a->culprits[k];
-  fprintf(f, "%s %zu: %s\n", k == 0 ? "culprit" : "also   ", k + 1, PT_TEXT(q->summary, sizeof q->summary));
+  if (q->pub.consequence_of >= 0) { /* only waiting in another communicator its process holds */
+    fprintf(f, "follows %d: %s\n", q->pub.consequence_of + 1, PT_TEXT(q->summary, sizeof q->summary));
+    fprintf(f, "    because %s\n", PT_TEXT(q->chain, sizeof q->chain));
+  } else {
+    fprintf(f, "%s %zu: %s\n", k == 0 ? "culprit" : "also   ", k + 1, PT_TEXT(q->summary, sizeof q->summary));
+  }
   if (q->pub.possible && q->n_because) {
     fprintf(f, "    possible only: its evidence touches rank%s", q->n_because == 1 ? "" : "s");
     for (int i = 0; i < q->n_because && i < AN_BECAUSE; i++) fprintf(f, "%s %d", i ? "," : "", q->because[i]);

@@ -1,0 +1,320 @@
+/*
+ * origin.c — the origin of a hang across the communicators of one job.
+ *
+ * A process of a parallel job holds several communicators (tensor,
+ * pipeline, data parallel, the world). When one GPU stops, every
+ * communicator hangs: the data-parallel all-reduce waits on a rank that
+ * never entered it, because its process is still in its pipeline send,
+ * which waits on a stage whose tensor-parallel all-reduce never finished.
+ * Each communicator's own judgement (explain.c, desync.c) then names a
+ * rank that is only waiting elsewhere.
+ *
+ * The evidence is keyed by process as well as by communicator: a rank's
+ * dumps name its host and pid (and GPU, where the log prefix gives it), the
+ * same for every communicator the process holds. A culprit that is a rank
+ * behind the others (its records stop before the call: rank_behind) or one
+ * that never entered the call (not_entered) says only where that rank is
+ * not; where the same process has stuck ops in another communicator, it is
+ * there, and the culprit those ops lead to is what it waits on. Following
+ * those edges from culprit to culprit gives one wait graph over processes;
+ * the culprits none leads out of are the origins. Each other culprit is a
+ * consequence of the origin its edges reach (consequence_of), never a
+ * culprit of its own; the origins come first, each with the chain that
+ * leads to it from every communicator it holds up.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+/* The process of (comm, rank): its latest dump's host, pid and GPU. 0 when
+ * the dump does not say (no host or no pid). */
+static int process_of(const pt_analysis* a, size_t ci, int rank, const an_dump** out) {
+  const an_comm* c = &a->comms[ci];
+  if (rank < 0 || rank >= c->nranks) return 0;
+  const an_dump* d = c->ranks[rank].dump;
+  if (!d || !d->host[0] || d->pid <= 0) return 0;
+  *out = d;
+  return 1;
+}
+
+static int same_process(const an_dump* x, const an_dump* y) {
+  return x->pid == y->pid && !strcmp(x->host, y->host) && (x->dev < 0 || y->dev < 0 || x->dev == y->dev);
+}
+
+static uint64_t process_key(const an_dump* d) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (const char* s = d->host; *s; s++) h = an_mix(h, (uint64_t)(unsigned char)*s);
+  return an_mix(h, (uint64_t)(uint32_t)d->pid);
+}
+
+static size_t comm_index_of(const pt_analysis* a, uint64_t comm) {
+  for (size_t ci = 0; ci < a->n_comms; ci++)
+    if (a->comms[ci].comm == comm) return ci;
+  return a->n_comms;
+}
+
+static int says_absent(const pt_analysis* a, const an_culprit* q);
+
+/* Whether `rank` made the last call any rank of the communicator made:
+ * it is inside the call its communicator hangs in. */
+static int in_last_call(const an_comm* c, int rank) {
+  int64_t top = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (d && d->has_progress && d->n_calls[0] > top) top = d->n_calls[0];
+  }
+  const an_dump* d = c->ranks[rank].dump;
+  return top > 0 && d && d->has_progress && d->n_calls[0] == top;
+}
+
+/* Where a process is stuck in communicator ci (as `rank`): the culprit
+ * its stuck ops there lead to, the one that names that rank, or — inside
+ * the call the communicator hangs in, with no op of its own stuck (a
+ * communicator inside one node has none) — the communicator's first
+ * culprit; -1 if it is stuck nowhere there. */
+static int32_t stuck_in(const pt_analysis* a, size_t ci, int rank) {
+  const an_comm* c = &a->comms[ci];
+  for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
+    const an_item* x = &a->items[i];
+    if (x->stuck && x->op->rank == rank && x->culprit >= 0) return x->culprit;
+  }
+  int32_t first = -1;
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    const pt_culprit* p = &a->culprits[k].pub;
+    if (p->comm_hash != c->comm) continue;
+    if (p->rank == rank) {
+      if (says_absent(a, &a->culprits[k])) return -1; /* absent there too: not stuck there */
+      return (int32_t)k;
+    }
+    if (first < 0) first = (int32_t)k;
+  }
+  return first >= 0 && in_last_call(c, rank) ? first : -1;
+}
+
+/* "communicator NAME (HASH)", or "communicator HASH" where no dump names it. */
+static void comm_words(const pt_analysis* a, size_t ci, char* out, size_t n) {
+  if (ci >= a->n_comms) {
+    snprintf(out, n, "a communicator");
+    return;
+  }
+  const an_comm* c = &a->comms[ci];
+  const char* name = "";
+  for (int r = 0; r < c->nranks && !name[0]; r++)
+    if (c->ranks[r].dump) name = c->ranks[r].dump->comm_name;
+  if (name[0]) snprintf(out, n, "communicator %s (%llu)", name, (unsigned long long)c->comm);
+  else snprintf(out, n, "communicator %llu", (unsigned long long)c->comm);
+}
+
+/* A culprit that says only where its rank is not: behind, never entered,
+ * or without the op its peer waits for (no record of the send, or of any
+ * receive: it never called ncclRecv). */
+static int says_absent(const pt_analysis* a, const an_culprit* q) {
+  const pt_cause c = q->pub.cause;
+  if (c == PT_CAUSE_RANK_BEHIND || c == PT_CAUSE_NOT_ENTERED || c == PT_CAUSE_SEND_MISSING) return 1;
+  return c == PT_CAUSE_NO_RECEIVE_POSTED && q->origin >= 0 && (size_t)q->origin < a->n_items &&
+         a->items[q->origin].wait == AN_W_PEER_NO_OP;
+}
+
+/* What an_origin's search needs: every (communicator, rank) of a process. */
+typedef struct {
+  const pt_analysis* a;
+  const an_map* procs;
+  const int64_t* slot; /* ci << 32 | rank */
+} proc_index;
+
+/* Where process d is stuck, outside communicator `skip`: the culprit it
+ * waits on (not `self`), with the communicator and rank it is there as.
+ * Inside a communicator's last call where no culprit is named (one inside
+ * a node, on a host whose dumps cannot show its kernels in the call), it
+ * waits on the members that did not make that call: where their process
+ * is stuck, `depth` hops on. -1: stuck nowhere the dumps show. */
+static int32_t process_stuck(const proc_index* px, const an_dump* d, size_t skip, int32_t self, int depth,
+                             size_t* via_ci, int* via_rank) {
+  const pt_analysis* a = px->a;
+  for (int32_t j = an_map_first(px->procs, process_key(d)); j >= 0; j = an_map_next(px->procs, j)) {
+    const size_t cj = (size_t)(px->slot[j] >> 32);
+    const int r = (int)(px->slot[j] & 0xffffffff);
+    const an_dump* e;
+    if (cj == skip || !process_of(a, cj, r, &e) || !same_process(d, e)) continue;
+    const int32_t t = stuck_in(a, cj, r);
+    if (t >= 0 && t != self) {
+      *via_ci = cj;
+      *via_rank = r;
+      return t;
+    }
+    if (t >= 0 || depth <= 0 || !in_last_call(&a->comms[cj], r)) continue;
+    const an_comm* c = &a->comms[cj];
+    const int64_t top = c->ranks[r].dump->n_calls[0];
+    for (int r2 = 0; r2 < c->nranks; r2++) {
+      const an_dump* d2 = c->ranks[r2].dump;
+      size_t ci2;
+      int rank2;
+      if (r2 == r || !d2 || !d2->has_progress || d2->n_calls[0] >= top || !process_of(a, cj, r2, &d2)) continue;
+      const int32_t t2 = process_stuck(px, d2, cj, self, depth - 1, &ci2, &rank2);
+      if (t2 >= 0) {
+        *via_ci = cj;
+        *via_rank = r;
+        return t2;
+      }
+    }
+  }
+  return -1;
+}
+
+int an_origin(pt_analysis* a) {
+  const size_t n = a->n_culprits;
+  for (size_t k = 0; k < n; k++) {
+    an_culprit* q = &a->culprits[k];
+    q->pub.consequence_of = q->waits_in = q->via_rank = q->via_comm = -1;
+    q->chain[0] = 0;
+  }
+  a->n_origins = n;
+  if (a->n_comms < 2 || n < 2) return 0;
+  int32_t* next = an_alloc(&a->mem, n * sizeof *next);   /* the culprit this one's rank waits in */
+  int32_t* via = an_alloc(&a->mem, n * sizeof *via);     /* the rank of its process there */
+  int32_t* via_comm = an_alloc(&a->mem, n * sizeof *via_comm); /* and that communicator */
+  int32_t* origin = an_alloc(&a->mem, n * sizeof *origin);
+  int32_t* order = an_alloc(&a->mem, n * sizeof *order);
+  int32_t* where = an_alloc(&a->mem, n * sizeof *where);
+  an_map procs;
+  int rc = next && via && via_comm && origin && order && where ? an_map_init(&a->mem, &procs, 64) : PT_AN_ENOMEM;
+  if (rc) goto out;
+  /* Every (communicator, rank) under its process. */
+  size_t n_slots = 0;
+  for (size_t ci = 0; ci < a->n_comms; ci++) n_slots += (size_t)a->comms[ci].nranks;
+  int64_t* slot = an_alloc(&a->mem, (n_slots + 1) * sizeof *slot); /* ci << 32 | rank */
+  if (!slot) {
+    rc = PT_AN_ENOMEM;
+    goto out_map;
+  }
+  size_t m = 0;
+  for (size_t ci = 0; ci < a->n_comms && !rc; ci++)
+    for (int r = 0; r < a->comms[ci].nranks && !rc; r++) {
+      const an_dump* d;
+      if (!process_of(a, ci, r, &d)) continue;
+      slot[m] = (int64_t)ci << 32 | (uint32_t)r;
+      rc = an_map_add(&a->mem, &procs, process_key(d), (int32_t)m++);
+    }
+  /* Each culprit that says only where its rank is not: where its process
+   * is stuck instead. */
+  for (size_t k = 0; k < n && !rc; k++) {
+    next[k] = via[k] = via_comm[k] = -1;
+    const an_culprit* q = &a->culprits[k];
+    const size_t ci = comm_index_of(a, q->pub.comm_hash);
+    const an_dump* d;
+    if (!says_absent(a, q) || ci == a->n_comms || !process_of(a, ci, q->pub.rank, &d)) continue;
+    const proc_index px = {a, &procs, slot};
+    size_t via_ci = 0;
+    int via_rank = -1;
+    const int32_t t = process_stuck(&px, d, ci, (int32_t)k, 4, &via_ci, &via_rank);
+    if (t >= 0) {
+      next[k] = t;
+      via[k] = via_rank;
+      via_comm[k] = (int32_t)via_ci;
+    }
+  }
+  /* One process absent from several communicators and stuck in none of
+   * them (it is outside them all: in the application, or in a call of
+   * a communicator whose dumps are not here): one fault — the first of
+   * its culprits stands for it, the others follow it. */
+  for (size_t k = 0; k < n && !rc; k++) {
+    const an_culprit* q = &a->culprits[k];
+    const size_t ci = comm_index_of(a, q->pub.comm_hash);
+    const an_dump* d;
+    if (next[k] >= 0 || !says_absent(a, q) || ci == a->n_comms || !process_of(a, ci, q->pub.rank, &d))
+      continue;
+    for (size_t m2 = 0; m2 < k; m2++) {
+      const an_culprit* o = &a->culprits[m2];
+      const size_t cj = comm_index_of(a, o->pub.comm_hash);
+      const an_dump* e;
+      if (next[m2] >= 0 || !says_absent(a, o) || cj == a->n_comms || cj == ci ||
+          !process_of(a, cj, o->pub.rank, &e) || !same_process(d, e))
+        continue;
+      next[k] = (int32_t)m2;
+      via[k] = -2; /* the same process, absent there too */
+      break;
+    }
+  }
+  /* Follow the edges to where the waiting starts (a cycle: where it closes). */
+  for (size_t k = 0; k < n; k++) {
+    int32_t j = (int32_t)k;
+    for (size_t steps = 0; next[j] >= 0 && steps < n; steps++) j = next[j];
+    origin[k] = next[j] >= 0 ? (int32_t)k : j;
+  }
+  /* Origins first (in their order), each followed by nothing: the
+   * consequences after every origin, in theirs. */
+  size_t o = 0;
+  for (size_t k = 0; k < n; k++)
+    if (origin[k] == (int32_t)k) order[o++] = (int32_t)k;
+  const size_t n_origins = o;
+  if (n_origins == n) goto out_slot;
+  for (size_t k = 0; k < n; k++)
+    if (origin[k] != (int32_t)k) order[o++] = (int32_t)k;
+  for (size_t i = 0; i < n; i++) where[order[i]] = (int32_t)i;
+  an_culprit* sorted = an_alloc(&a->mem, n * sizeof *sorted);
+  if (!sorted) {
+    rc = PT_AN_ENOMEM;
+    goto out_slot;
+  }
+  for (size_t i = 0; i < n; i++) {
+    an_culprit* q = &sorted[i];
+    *q = a->culprits[order[i]];
+    const int32_t k = order[i];
+    q->pub.consequence_of = origin[k] == k ? -1 : where[origin[k]];
+    q->waits_in = next[k] >= 0 ? where[next[k]] : -1;
+    q->via_rank = via[k];
+    q->via_comm = via_comm[k];
+  }
+  memcpy(a->culprits, sorted, n * sizeof *sorted);
+  an_free(&a->mem, sorted);
+  for (size_t i = 0; i < a->n_items; i++)
+    if (a->items[i].culprit >= 0 && (size_t)a->items[i].culprit < n) a->items[i].culprit = where[a->items[i].culprit];
+  /* The chain of each consequence, from it to its origin. */
+  for (size_t i = n_origins; i < n; i++) {
+    an_culprit* q = &a->culprits[i];
+    size_t len = 0;
+    int32_t j = (int32_t)i;
+    for (size_t steps = 0; a->culprits[j].waits_in >= 0 && steps < n; steps++) {
+      const an_culprit* s = &a->culprits[j];
+      const an_culprit* t = &a->culprits[s->waits_in];
+      const size_t ci = comm_index_of(a, s->pub.comm_hash),
+                   cj = s->via_comm >= 0 ? (size_t)s->via_comm : comm_index_of(a, t->pub.comm_hash);
+      const an_dump* d = NULL;
+      if (ci < a->n_comms) process_of(a, ci, s->pub.rank, &d);
+      char gpu[24] = "";
+      if (d && d->dev >= 0) snprintf(gpu, sizeof gpu, " (GPU %d)", d->dev);
+      char from[96], to[96], in[48] = "";
+      comm_words(a, ci, from, sizeof from);
+      comm_words(a, cj, to, sizeof to);
+      if (cj < a->n_comms && a->comms[cj].stuck_op_count >= 0)
+        snprintf(in, sizeof in, ", stuck in opCount %lld", (long long)a->comms[cj].stuck_op_count);
+      int w = s->via_rank == -2
+                  ? snprintf(q->chain + len, sizeof q->chain - len,
+                             "%s%s waits on rank %d -> its process %s:%d%s is absent from %s too, and stuck in "
+                             "none of the communicators it holds",
+                             len ? " -> " : "", from, s->pub.rank, d ? d->host : "?", d ? d->pid : 0, gpu, to)
+                  : snprintf(q->chain + len, sizeof q->chain - len,
+                             "%s%s waits on rank %d -> its process %s:%d%s is rank %d of %s%s", len ? " -> " : "",
+                             from, s->pub.rank, d ? d->host : "?", d ? d->pid : 0, gpu, s->via_rank, to, in);
+      if (w < 0 || (size_t)w >= sizeof q->chain - len) break;
+      len += (size_t)w;
+      j = s->waits_in;
+    }
+    snprintf(q->chain + len, sizeof q->chain - len, " -> culprit %d", q->pub.consequence_of + 1);
+  }
+  a->n_origins = n_origins;
+out_slot:
+  an_free(&a->mem, slot);
+out_map:
+  an_map_free(&a->mem, &procs);
+out:
+  an_free(&a->mem, next);
+  an_free(&a->mem, via);
+  an_free(&a->mem, via_comm);
+  an_free(&a->mem, origin);
+  an_free(&a->mem, order);
+  an_free(&a->mem, where);
+  return rc;
+}

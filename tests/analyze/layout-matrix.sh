@@ -1,0 +1,20 @@
+#!/bin/sh
+# The origin of a hang across communicators (layout_matrix.py) as `make
+# test` runs it: a fixed-seed slice and one whose seed comes from the
+# commit being tested (printed; repeat it with
+# `python3 tests/analyze/layout_matrix.py build --seed N --jobs M`). Every
+# job runs on emulated time, so the same commit gives the same outcomes on
+# every run. Fails on any job whose first culprit is not the fault's, or
+# where another communicator's culprit stands as one of its own.
+# LAYOUT_MATRIX_JOBS sizes each slice (default 12). $1: the build folder.
+B=${1:-build}
+here=$(dirname "$0")
+py=$(command -v python3) || { echo "layout matrix: no python3"; exit 1; }
+# shellcheck source=tests/common/commit-seed.sh
+. "$here/../common/commit-seed.sh"
+jobs=${LAYOUT_MATRIX_JOBS:-12}
+[ -n "${PROXYTRACE_EMULATOR:-}" ] && jobs=$((jobs / 4 + 1)) # qemu: each job some 20 times slower
+rc=0
+"$py" "$here/layout_matrix.py" "$B" --seed 3 --jobs "$jobs" || rc=1
+"$py" "$here/layout_matrix.py" "$B" --seed "$(commit_seed)" --jobs "$jobs" || rc=1
+exit $rc
