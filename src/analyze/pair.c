@@ -23,7 +23,7 @@
  * number are on one node that has fewer ranks than the others: ranks are
  * numbered node by node in practice, and a dead rank's node then still
  * explains the stall it causes there. When the host names cannot tell the
- * nodes apart (an emulated job: one machine), the dumps' nNodes and that
+ * nodes apart (every rank on one machine), the dumps' nNodes and that
  * numbering, or the largest blocks of ranks that no network op joins, give
  * each rank its node.
  */
@@ -155,8 +155,8 @@ static int joined_in_block(const an_comm* c, const an_slot** slots, size_t n, in
 }
 
 /* Nodes when the dumps' host names cannot tell them apart: a network op
- * joins two ranks of one host name (every rank of an emulated job runs on
- * one machine; containers may share a name), or names are missing. Ranks
+ * joins two ranks of one host name (every rank of a job on one machine;
+ * containers may share a name), or names are missing. Ranks
  * are then taken to be numbered node by node: by the dumps' nNodes when
  * they give it, else in the largest blocks that no network op joins. */
 static void number_nodes(pt_analysis* a, an_comm* c, const an_slot** slots, size_t n) {

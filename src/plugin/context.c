@@ -175,6 +175,7 @@ pt_ctx* pt_ctx_create(uint64_t comm_hash, const char* comm_name, int nnodes, int
                              : api < 6                ? PT_HOSTLIB_NCCL
                                                       : PT_HOSTLIB_UNKNOWN);
   if (comm_name) strncpy(c->name, comm_name, sizeof c->name - 1);
+  pt_sink_thread_host(c->host);
   atomic_store(&c->magic, PT_CTX_MAGIC);
   char msgs[DEFERRED_MAX][512];
   pthread_mutex_lock(&lifecycle_lock);

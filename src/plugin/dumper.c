@@ -270,6 +270,14 @@ static uint64_t emu_tick(void) {
   return next == UINT64_MAX || next > UINT64_MAX / 1000000u ? UINT64_MAX : next * 1000000u;
 }
 
+PT_EXPORT const proxytraceEmulator_v2_t proxytraceEmulator_v2 = {
+    .name = "proxytrace",
+    .attach = emu_attach,
+    .tick = emu_tick,
+    .host = pt_sink_name_thread_host,
+};
+
+/* The same table for an emulator that knows v1 only: no host names. */
 PT_EXPORT const proxytraceEmulator_v1_t proxytraceEmulator_v1 = {
     .name = "proxytrace",
     .attach = emu_attach,

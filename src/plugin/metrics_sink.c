@@ -104,7 +104,7 @@ static int write_locked(pt_ctx* c, int final, int* err) {
   }
   pt_metrics_snap* snap = pt_trace_metrics_snapshot(c->trace);
   membuf prom = {0}, json = {0};
-  const pt_metrics_meta m = {.host = pt_sink_host_name(), .pid = (long)pt_self_pid(),
+  const pt_metrics_meta m = {.host = pt_sink_host_name(c), .pid = (long)pt_self_pid(),
                              .rank = pt_trace_rank(c->trace), .nranks = c->nranks > 0 ? c->nranks : 0,
                              .comm_hash = atomic_load(&c->comm_hash), .comm_name = c->name[0] ? c->name : NULL,
                              .host_lib = pt_sink_host_lib(c), .interval_ms = s->metrics_ms, .final = final};

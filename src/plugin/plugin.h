@@ -143,6 +143,7 @@ typedef struct pt_ctx {
   int rank, nranks, nnodes;
   int api;                    /* N of the ncclProfiler_vN the host bound */
   char name[64];
+  char host[64]; /* an emulator's name for its host (pt_sink_name_thread_host); "": the machine's */
   ncclDebugLogger_t log;
   _Atomic int host_lib;       /* PT_HOSTLIB_* */
   _Atomic uint32_t* p2p_seq;  /* per (peer, direction): P2p events so far */
@@ -305,8 +306,16 @@ void pt_sink_fork_unlock(void);
 uint64_t pt_sink_lost(void);
 /* The host library's name for the files ("rccl", "nccl", "unknown"). */
 const char* pt_sink_host_lib(pt_ctx* c);
-/* The host name as the files carry it ('/' and ' ' replaced). */
-const char* pt_sink_host_name(void);
+/* The host name of `c`'s files as they carry it ('/' and ' ' replaced):
+ * the one an emulator named for the thread that created it, else the
+ * machine's. */
+const char* pt_sink_host_name(const pt_ctx* c);
+/* An emulator's host name for the communicators this thread creates from
+ * now on (proxytraceEmulator_v2.host); NULL or "": the machine's. */
+void pt_sink_name_thread_host(const char* name);
+/* Copies the name set for this thread into `out` (64 bytes), "" if none:
+ * at a context's creation. */
+void pt_sink_thread_host(char out[64]);
 
 /* ---- step metrics files (metrics_sink.c) ---- */
 

@@ -53,11 +53,28 @@ static atomic_flag said[SAID_NUM];
 static char host_name[256];
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 
+/* It goes into a file name. */
+static void file_safe(char* s) {
+  for (char* p = s; *p; p++)
+    if (*p == '/' || *p == ' ') *p = '_';
+}
+
 static void read_host_name(void) {
   if (gethostname(host_name, sizeof host_name - 1) != 0 || !host_name[0]) strcpy(host_name, "unknown");
-  for (char* p = host_name; *p; p++)
-    if (*p == '/' || *p == ' ') *p = '_'; /* it goes into a file name */
+  file_safe(host_name);
 }
+
+/* An emulator runs every rank in one process and names each one's node
+ * (include/proxytrace/emulator.h, host()): per thread, read once when the
+ * thread creates a communicator, which keeps it. */
+static _Thread_local char thread_host[64];
+
+void pt_sink_name_thread_host(const char* name) {
+  snprintf(thread_host, sizeof thread_host, "%s", name ? name : "");
+  file_safe(thread_host);
+}
+
+void pt_sink_thread_host(char out[64]) { memcpy(out, thread_host, sizeof thread_host); }
 
 /* The host library, settled from the ops once init could not tell. */
 static int host_lib(pt_ctx* c, const pt_dump* d) {
@@ -76,7 +93,8 @@ static const char* host_lib_name(int lib) {
 
 const char* pt_sink_host_lib(pt_ctx* c) { return host_lib_name(atomic_load(&c->host_lib)); }
 
-const char* pt_sink_host_name(void) {
+const char* pt_sink_host_name(const pt_ctx* c) {
+  if (c->host[0]) return c->host;
   pthread_once(&host_once, read_host_name);
   return host_name;
 }
@@ -465,9 +483,8 @@ static pt_dump* take(pt_ctx* c, pt_trigger trig, uint64_t round, pt_dump_meta* m
   *lib = host_lib(c, d);
   l->level = *lib == PT_HOSTLIB_RCCL ? RCCL_LOG_WARN : NCCL_LOG_WARN;
   if (trig == PT_TRIG_HOOK && *lib != PT_HOSTLIB_RCCL) trig = PT_TRIG_API;
-  pthread_once(&host_once, read_host_name);
   *m = (pt_dump_meta){
-      .host = host_name, .pid = (long)pt_self_pid(), .rank_from = c->rank >= 0 ? "init" : "event",
+      .host = pt_sink_host_name(c), .pid = (long)pt_self_pid(), .rank_from = c->rank >= 0 ? "init" : "event",
       .nranks = c->nranks > 0 ? c->nranks : 0,
       .nnodes = c->nnodes > 0 ? c->nnodes : 0, .comm_hash = atomic_load(&c->comm_hash),
       .comm_name = c->name[0] ? c->name : NULL, .host_lib = host_lib_name(*lib), .profiler_api = c->api,

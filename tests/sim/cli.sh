@@ -36,6 +36,38 @@ grep -q "plugin \"ProxyTrace\" .* from $PLUGIN" "$T/out" || fail "sim does not d
 env -u NCCL_PROFILER_PLUGIN $RUN "$PT" sim $SMALL --stall 1:0:3 >"$T/out" 2>&1; rc=$?
 [ $rc -eq 3 ] || fail "a hung sim exits $rc, want 3"
 
+# Every emulated rank runs in this one process, yet each node has its host
+# name, the same in the logs' prefix and in what the plugin writes: the
+# dump files' names, their JSON and text headers, the metrics files (a
+# communicator created on one thread each, as in real time).
+for mode in "" "--real-time"; do
+  rm -rf "$T/hosts"
+  $RUN "$PT" sim --plugin "$PLUGIN" --nodes 3 --ranks-per-node 2 --iters 2 --quiet $mode --dump-dir "$T/hosts" \
+    --env PROXYTRACE_METRICS_INTERVAL_MS=60000 --env PROXYTRACE_METRICS_DIR="$T/hosts/metrics" >/dev/null 2>&1 ||
+    fail "the 3x2 sim $mode"
+  python3 - "$T/hosts" <<'PY' || fail "host names of the emulated nodes ($mode)"
+import glob, json, os, re, sys
+d = sys.argv[1]
+seen = set()
+for path in glob.glob(d + "/proxytrace-*") + glob.glob(d + "/metrics/proxytrace-metrics-*.jsonl"):
+    m = re.match(r"proxytrace-(?:metrics-)?([^-]*)-\d+-r(\d+)-", os.path.basename(path))
+    assert m, path
+    host, rank = m.group(1), int(m.group(2))
+    want = "node%d" % (rank // 2)
+    assert host == want, (path, want)
+    first = open(path).readline()
+    if path.endswith(".jsonl"):
+        assert json.loads(first)["host"] == want, (path, first[:120])
+    else:
+        assert " host=%s " % want in first, (path, first[:120])
+    seen.add((rank, path.endswith(".txt"), "metrics" in path))
+for r in range(6):
+    assert (r, True, False) in seen and (r, False, False) in seen and (r, False, True) in seen, (r, sorted(seen))
+    for line in open("%s/rank%d.log" % (d, r)):
+        assert line.startswith("node%d:" % (r // 2)), (r, line[:80])
+PY
+done
+
 # An option's value is never the next option; a step beyond the op is refused.
 (cd "$T" && $RUN "$PT" sim $SMALL --dump-dir --quiet >out 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "--dump-dir --quiet exits $rc, want 2"

@@ -359,7 +359,7 @@ struct sim_run {
   _Atomic int done;    /* every application and proxy thread has left     */
   _Atomic int64_t hang_ns; /* when the first rank hung (0 = none), for --hold */
   sim_sched sched;     /* the clock and, emulated, the schedule (sched.c)  */
-  const void* emu;     /* the plugin's proxytraceEmulator_v1, when emulated */
+  const void* emu;     /* the plugin's emulator table (v2 or v1), when emulated */
   pthread_t dumper;    /* emulated: the plugin's timers' actor             */
   sim_waitq dumper_idle; /* it waits here while the plugin has no timer    */
   int has_dumper;

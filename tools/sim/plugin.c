@@ -9,11 +9,13 @@
  * host does around it: the refcount, the log lines of §2.7, the release's
  * answer to a failing init (§4.3) and the finalize rule (§4.5).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+#include "proxytrace/emulator.h"
 
 static void log_load_failure(sim_plugin* p, const pt_result* res) {
   const sim_host* h = p->host;
@@ -136,9 +138,22 @@ int sim_comm_init(sim_run* run, sim_rank* rk) {
   p->live++;
   pthread_mutex_unlock(&p->mu);
   if (atomic_load(&p->off)) return -1;
+  /* proxytrace's plugin names the rank's node as its host, as the logs
+   * do (log.c), not the machine every emulated rank runs on: its
+   * emulator table's host(), for the communicators this thread creates. */
+  pthread_mutex_lock(&p->mu);
+  const proxytraceEmulator_v2_t* emu =
+      p->loaded && p->loaded->handle ? dlsym(p->loaded->handle, PT_EMULATOR_SYMBOL) : NULL;
+  pthread_mutex_unlock(&p->mu);
+  if (emu) {
+    char node[32];
+    snprintf(node, sizeof node, "node%d", rk->rank / run->job->rpn);
+    emu->host(node);
+  }
   errno = 0;
   ncclResult_t r = sim_abi_init(p, &rk->ctx, run->job->comm_hash, c->comm_name, run->job->nodes,
                                 run->nranks, rk->rank, sim_logger);
+  if (emu) emu->host(NULL);
   if (r != ncclSuccess) {
     int e = errno;
     switch (h->init_fail) {

@@ -338,9 +338,12 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
   snprintf(res->plugin_name, sizeof res->plugin_name, "%s", p->loaded->plugin_name ? p->loaded->plugin_name : "");
 
   /* Emulated time: the plugin's own table, attached before the first
-   * communicator (include/proxytrace/emulator.h). */
-  const proxytraceEmulator_v1_t* emu =
-      c->real_time || !p->loaded->handle ? NULL : dlsym(p->loaded->handle, PT_EMULATOR_SYMBOL);
+   * communicator (include/proxytrace/emulator.h); v2's starts as v1's. */
+  const proxytraceEmulator_v1_t* emu = NULL;
+  if (!c->real_time && p->loaded->handle) {
+    emu = dlsym(p->loaded->handle, PT_EMULATOR_SYMBOL);
+    if (!emu) emu = dlsym(p->loaded->handle, PT_EMULATOR_SYMBOL_V1);
+  }
   if (emu && emu->attach(&run.sched.now, (int64_t)(SIM_EPOCH_NS - SIM_CLOCK0_NS)) != 0) emu = NULL;
   run.emu = emu;
   res->emulated = emu != NULL;
