@@ -62,7 +62,8 @@ install-analyze: build-all
 #                 Prometheus files the plugin writes
 #   html.sh       --html in headless chromium: no console message, the DOM
 #                 holds the culprit and the stuck edges, a screenshot; a
-#                 dump's <script> escaped; the heatmap of a slow job; 1 024
+#                 dump's <script> escaped; the heatmap of a slow job, node
+#                 by node at 128 ranks as the wait graph groups them; 1 024
 #                 ranks node by node; never over an input
 #   page-scale.sh the page of a hang at 64, 512 and 16 384 ranks (the last
 #                 from bench/gen_job.c) in chromium: the culprit, the chain

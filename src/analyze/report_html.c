@@ -15,7 +15,8 @@
  *   heatmap      with step metrics files among the inputs: sender × receiver
  *                of each edge's p50 step time over the median of comparable
  *                edges; the slow edges outlined. Past HEAT_RANKS ranks, node
- *                × node (the largest ratio of the pairs).
+ *                × node (the largest ratio of the pairs), the nodes grouped
+ *                as the wait graph groups them.
  *   table        the stuck edges (the origins first), at most TABLE_ROWS
  *   text         the whole text report, folded
  *   Perfetto     how to open the timeline of `--chrome`
@@ -157,7 +158,8 @@ static const char* host_name(const pt_analysis* a, int node) {
 
 /* The graph's communicator grouped by node: each rank's node as the
  * analysis has it (its host, or the node it numbered the rank on), one
- * group per node; a rank whose node is unknown is a group of its own. */
+ * group per node; a rank whose node is unknown is a group of its own. The
+ * heatmap groups its ranks with the same routine. */
 typedef struct {
   int nr, ng;
   int* group; /* rank -> group */
@@ -672,6 +674,15 @@ static void heat(char* out, size_t n, double ratio, double factor) {
   snprintf(out, n, "rgb(%d,%d,%d)", 255, (int)(245 - 200 * t), (int)(240 - 220 * t));
 }
 
+/* Row or column j of the heatmap: a rank, or a node by the metrics' host
+ * names (`hosts`) or the analysis's groups. */
+static void node_label(FILE* f, const pt_analysis* a, int by_node, const char** hosts, const groups* g, int j) {
+  if (!by_node) fprintf(f, "%d", j);
+  else if (hosts) pt_html_str(f, hosts[j]);
+  else if (g->host[j] >= 0) pt_html_str(f, host_or(a, g->host[j], "?"));
+  else fprintf(f, "rank %d", g->first[j]);
+}
+
 /* Rank × peer (or node × node) of the step metrics. */
 static int heatmap(FILE* f, const pt_analysis* a, scratch* m) {
   const pt_mset* s = &a->mset;
@@ -687,20 +698,34 @@ static int heatmap(FILE* f, const pt_analysis* a, scratch* m) {
     }
   if (maxr < 0 || maxr >= AN_MAX_RANK) return 0;
   const int nr = maxr + 1;
-  /* Hosts of the ranks (their own lines name them), as indices. */
-  int* hid = grab(m, (size_t)nr * sizeof *hid);
-  const char** hosts = grab(m, (size_t)nr * sizeof *hosts);
-  if (!hid || !hosts) return PT_AN_ENOMEM;
+  /* The ranks' nodes: as the wait graph groups them (the analysis's nodes
+   * of the communicator, by host name or rank numbering) where the dumps
+   * hold the communicator; else by the host names of the metrics lines. */
+  const an_comm* hc = NULL;
+  for (size_t ci = 0; ci < a->n_comms && !hc; ci++)
+    if (a->comms[ci].comm == comm) hc = &a->comms[ci];
+  groups g = {0};
+  int* hid;
+  const char** hosts = NULL;
   int nh = 0;
-  for (int r = 0; r < nr; r++) hid[r] = -1;
-  for (size_t i = 0; i < s->n; i++) {
-    const pt_ms_edge* e = &s->e[i];
-    if (e->comm != comm || e->rank < 0 || hid[e->rank] >= 0) continue;
-    int h = -1;
-    for (int j = 0; j < nh && h < 0; j++)
-      if (!strcmp(hosts[j], e->host)) h = j;
-    if (h < 0) hosts[h = nh++] = e->host;
-    hid[e->rank] = h;
+  if (hc) {
+    if (node_groups(a, hc, nr, m, &g) != 0) return PT_AN_ENOMEM;
+    hid = g.group;
+    nh = g.ng;
+  } else {
+    hid = grab(m, (size_t)nr * sizeof *hid);
+    hosts = grab(m, (size_t)nr * sizeof *hosts);
+    if (!hid || !hosts) return PT_AN_ENOMEM;
+    for (int r = 0; r < nr; r++) hid[r] = -1;
+    for (size_t i = 0; i < s->n; i++) {
+      const pt_ms_edge* e = &s->e[i];
+      if (e->comm != comm || e->rank < 0 || hid[e->rank] >= 0) continue;
+      int h = -1;
+      for (int j = 0; j < nh && h < 0; j++)
+        if (!strcmp(hosts[j], e->host)) h = j;
+      if (h < 0) hosts[h = nh++] = e->host;
+      hid[e->rank] = h;
+    }
   }
   const int by_node = nr > HEAT_RANKS;
   const int n = by_node ? nh : nr;
@@ -742,12 +767,10 @@ static int heatmap(FILE* f, const pt_analysis* a, scratch* m) {
   for (int j = 0; j < n; j++) {
     if (n > 64 && j % 8) continue;
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 4, L + j * C + C / 2 + 3);
-    if (by_node) pt_html_str(f, hosts[j]);
-    else fprintf(f, "%d", j);
+    node_label(f, a, by_node, hosts, &g, j);
     fprintf(f, "</text><text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-60 %.1f %.1f)\">", L + j * C + C / 2,
             L - 4, L + j * C + C / 2, L - 4);
-    if (by_node) pt_html_str(f, hosts[j]);
-    else fprintf(f, "%d", j);
+    node_label(f, a, by_node, hosts, &g, j);
     fputs("</text>\n", f);
   }
   for (int r = 0; r < n; r++)
@@ -761,9 +784,9 @@ static int heatmap(FILE* f, const pt_analysis* a, scratch* m) {
               slow[k] ? " slow" : "", r, q, L + q * C, L + r * C, C, C, col, slow[k] ? "#000" : "#eee",
               slow[k] ? "2" : "0.5");
       if (by_node) {
-        pt_html_str(f, hosts[r]);
+        node_label(f, a, 1, hosts, &g, r);
         fputs(" → ", f);
-        pt_html_str(f, hosts[q]);
+        node_label(f, a, 1, hosts, &g, q);
       } else {
         fprintf(f, "rank %d → rank %d", r, q);
       }
