@@ -388,25 +388,22 @@ static int culprit_node(FILE* f, const pt_analysis* a, const an_comm* c, const g
   if (cr < 0 || cr >= g->nr) return 0;
   const int gr = g->group[cr];
   const int shown = g->count[gr] < CLOSE_RANKS ? g->count[gr] : CLOSE_RANKS;
-  int* col = grab(m, (size_t)g->nr * sizeof *col);
   int32_t(*ops)[CLOSE_OPS] = grab(m, (size_t)shown * sizeof *ops);
   int* n_ops = grab(m, (size_t)shown * sizeof *n_ops);
-  int* ranks = grab(m, (size_t)shown * sizeof *ranks);
-  if (!col || !ops || !n_ops || !ranks) return PT_AN_ENOMEM;
-  for (int r = 0, i = 0; r < g->nr; r++) {
-    col[r] = -1;
-    if (g->group[r] == gr && i < shown) {
-      ranks[i] = r;
-      col[r] = i++;
-    }
-  }
+  int* ranks = grab(m, (size_t)shown * sizeof *ranks); /* ascending */
+  if (!ops || !n_ops || !ranks) return PT_AN_ENOMEM;
+  for (int r = g->first[gr], i = 0; r < g->nr && i < shown; r++)
+    if (g->group[r] == gr) ranks[i++] = r;
   for (int pass = 0; pass < 2; pass++) /* origins first */
     for (size_t i = lo; i < hi; i++) {
       const an_item* it = &a->items[i];
       const int r = it->op->rank;
-      if (!it->stuck || r < 0 || r >= g->nr || col[r] < 0 || (it->origin != 0) != (pass == 0)) continue;
-      if (n_ops[col[r]] < CLOSE_OPS) ops[col[r]][n_ops[col[r]]] = (int32_t)i;
-      n_ops[col[r]]++;
+      if (!it->stuck || r < 0 || r >= g->nr || g->group[r] != gr || (it->origin != 0) != (pass == 0)) continue;
+      int col = 0;
+      while (col < shown && ranks[col] != r) col++;
+      if (col == shown) continue; /* past the ranks drawn */
+      if (n_ops[col] < CLOSE_OPS) ops[col][n_ops[col]] = (int32_t)i;
+      n_ops[col]++;
     }
   const char* hn = host_or(a, g->host[gr], NULL);
   fprintf(f, "<h3>Culprit %d's node up close: ", k + 1);
