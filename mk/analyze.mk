@@ -62,8 +62,13 @@ install-analyze: build-all
 #                 Prometheus files the plugin writes
 #   html.sh       --html in headless chromium: no console message, the DOM
 #                 holds the culprit and the stuck edges, a screenshot; a
-#                 dump's <script> escaped; the heatmap of a slow job; 1 024
+#                 dump's <script> escaped; the heatmap of a slow job, node
+#                 by node at 128 ranks as the wait graph groups them; 1 024
 #                 ranks node by node; never over an input
+#   page-scale.sh the page of a hang at 64, 512 and 16 384 ranks (the last
+#                 from bench/gen_job.c) in chromium: the culprit, the chain
+#                 and the culprit's node in the first screen, no label under
+#                 an arrow, under 1 MB
 #   evidence.sh   the command on cut dumps (exit 4), a hang beside missing
 #                 ranks, subfolders, rank-unknown dumps, --chrome that keeps
 #                 the inputs and fails before the report
@@ -129,7 +134,7 @@ $(AT_SLOW_METRICS): $(AT)/test_slow_metrics.o $(ANALYZE_A) $(TRACE_A)
 $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT_SLOW_METRICS:%=%.o) $(AT)/fixtures.o: | test-deps
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS)
-TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/grafana.sh \
+TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/page-scale.sh tests/analyze/grafana.sh \
   tests/analyze/evidence.sh tests/analyze/stray.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
   tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/planted.sh tests/analyze/outputs.sh tests/analyze/threads.sh \
   tests/analyze/layout-matrix.sh tests/regress/corpus.sh tests/real-time.sh

@@ -20,8 +20,8 @@ CLI_LIBS += $(TRACE_A)
 CLI_DEPS += $(TRACE_A)
 
 # The README's pictures (docs/img/*.png), remade from the emulator with
-# headless chromium: the --html page of a hang and of a slow link, and a
-# frame of `proxytrace top`.
+# headless chromium: the --html page of a hang of 64 and of 512 ranks and of
+# a slow link, and a frame of `proxytrace top`.
 .PHONY: screenshots
 screenshots: build-all
 	sh scripts/screenshots.sh $(B) docs/img

@@ -1,7 +1,8 @@
 #!/bin/sh
 # screenshots.sh — the pictures of the README, remade from the emulator
-# (`make screenshots`): the --html page of an emulated 8 nodes × 8 ranks hang
-# and of a slow link with the step metrics, and a frame of `proxytrace top`,
+# (`make screenshots`): the --html page of an emulated 8 nodes × 8 ranks hang,
+# of a 64 nodes × 8 ranks hang, of a slow link with the step metrics, and a
+# frame of `proxytrace top`,
 # each taken by Debian's headless chromium into docs/img/. Usage:
 # screenshots.sh BUILD-DIR OUT-DIR
 set -eu
@@ -26,6 +27,11 @@ shot() { # shot PAGE PNG WIDTH HEIGHT
 "$PT" sim --plugin "$PLUGIN" --nodes 8 --ranks-per-node 8 --stall 27:0:5 --dump-dir "$T/hang" --quiet >/dev/null 2>&1 || true
 "$PT" analyze --html "$T/hang.html" "$T/hang" >/dev/null || true
 shot "$T/hang.html" "$OUT/report-hang.png" 1200 1050
+# The same at 512 ranks: rank 77's GPU stops.
+"$PT" sim --plugin "$PLUGIN" --nodes 64 --ranks-per-node 8 --iters 1 --ops allreduce:32M --stall 77:0:5 \
+  --dump-dir "$T/hang512" --quiet >/dev/null 2>&1 || true
+"$PT" analyze --html "$T/hang512.html" "$T/hang512" >/dev/null || true
+shot "$T/hang512.html" "$OUT/report-hang-512.png" 1200 1000
 # A slow link, seen in the step metrics.
 "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 4 --ranks-per-node 2 --channels 2 --iters 6 \
   --ops sendrecv:8M --pace 400 --slow-link 5:4 --dump-dir "$T/slow" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \

@@ -75,7 +75,7 @@ static void walk(sink* o, const char* s, int out) {
       put(o, cp == '"' ? "\\\"" : "\\\\", 2);
     } else if (out == OUT_TEXT && cp == '\\') {
       put(o, "\\\\", 2);
-    } else if (out == OUT_HTML && strchr("<>&\"'", (int)cp) && cp) {
+    } else if (out == OUT_HTML && cp && cp < 0x80 && strchr("<>&\"'", (int)cp)) { /* strchr sees a char: U+2026's is '&' */
       const char* ent = cp == '<' ? "&lt;" : cp == '>' ? "&gt;" : cp == '&' ? "&amp;" : cp == '"' ? "&quot;" : "&#39;";
       put(o, ent, strlen(ent));
     } else {

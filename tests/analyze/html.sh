@@ -5,8 +5,9 @@
 # can fail), its DOM holds the culprit and every stuck edge the JSON report
 # names, and a screenshot is taken. Also: a dump whose host name holds
 # <script> (escaped, never an element), a slow job's heatmap outlining the
-# slow edges of the metrics, 1 024 ranks drawn node by node under 1 MB, the
-# page refused over an input and on a folder that cannot be written (exit
+# slow edges of the metrics (node x node at 128 ranks, grouped as the wait
+# graph groups them), 1 024 ranks node by node under 256 KB, the page
+# refused over an input and on a folder that cannot be written (exit
 # 2, nothing left), and the same verdict and exit status as without --html.
 # $1: the build folder. Without chromium (or one that cannot start) the
 # browser checks are skipped with a message; the rest still runs.
@@ -169,17 +170,58 @@ if [ $HAVE_BROWSER -eq 1 ]; then
     ok "chromium shows the heatmap, no console message" || fail "chromium and the heatmap"
 fi
 
-# 1 024 ranks on 128 nodes: one box per node, a page of a few hundred KB
-# (one call: the job hangs in it, and 2 048 emulated threads take turns
-# through it fast enough under TSan too).
+# A slow job of 128 ranks on 16 nodes: the heatmap is node x node, its
+# rows the nodes the dumps name (node0 … node15, as the wait graph groups
+# them), the slow link's edges outlined between node0 and its neighbours.
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 16 --ranks-per-node 8 --channels 1 --iters 3 \
+  --ops sendrecv:8M --poll-us 400 --slow-link 4:4 --dump-dir "$T/slow128" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
+  >/dev/null 2>&1
+$RUN "$PT" analyze --html "$T/slow128.html" "$T/slow128" >/dev/null; rc=$?
+python3 - "$T/slow128.html" <<'PY' && ok "128 ranks slow: a 16 x 16 node heatmap labelled node0 … node15, node0's edges outlined" ||
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+heat = page[page.index('<svg id="heatmap"'):]
+heat = heat[:heat.index("</svg>")]
+assert 'data-mode="nodes"' in heat, "not node x node"
+labels = re.findall(r'<text x="[^"]*" y="[^"]*" text-anchor="end">([^<]*)</text>', heat)
+assert labels == ["node%d" % k for k in range(16)], labels
+cells = re.findall(r'<rect class="cell( slow)?" data-from="(\d+)" data-to="(\d+)"', heat)
+assert cells and all(0 <= int(a) < 16 and 0 <= int(b) < 16 for _, a, b in cells), cells
+slow = sorted((int(a), int(b)) for s, a, b in cells if s)
+assert slow and all(0 in e for e in slow), slow
+PY
+  fail "the 128-rank slow job's heatmap (exit $rc)"
+# The same files as one machine would write them (every host "vm", no
+# logs): the wait graph's nodes are then numbered by rank (#node0 …), and
+# the heatmap groups by them too, not into one cell of "vm".
+mkdir "$T/slow128vm"
+for f in "$T"/slow128/proxytrace-*; do
+  sed 's/"host":"node[0-9]*"/"host":"vm"/g; s/ host=node[0-9]* / host=vm /; s/host="node[0-9]*"/host="vm"/g' "$f" \
+    >"$T/slow128vm/$(basename "$f" | sed 's/-node[0-9]*-/-vm-/')"
+done
+$RUN "$PT" analyze --html "$T/slow128vm.html" "$T/slow128vm" >/dev/null; rc=$?
+python3 - "$T/slow128vm.html" <<'PY' && ok "128 ranks on one host name: the heatmap's nodes are the wait graph's, #node0 … #node15" ||
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+heat = page[page.index('<svg id="heatmap"'):]
+labels = re.findall(r'<text x="[^"]*" y="[^"]*" text-anchor="end">([^<]*)</text>', heat[:heat.index("</svg>")])
+assert labels == ["#node%d" % k for k in range(16)], labels
+assert "vm" not in heat[:heat.index("</svg>")]
+PY
+  fail "the heatmap of 128 ranks on one host name (exit $rc)"
+
+# 1 024 ranks on 128 nodes: the culprit's node up close, the rest one cell
+# per node, a page of tens of KB (one call: the job hangs in it, and 2 048
+# emulated threads take turns through it fast enough under TSan too).
+# tests/analyze/page-scale.sh looks at such pages in the browser.
 $RUN "$PT" sim --plugin "$PLUGIN" --nodes 128 --ranks-per-node 8 --iters 1 --ops allreduce:32M --stall 77:0:5 \
   --dump-dir "$T/big" --quiet >/dev/null 2>&1
 $RUN "$PT" analyze --html "$T/big.html" "$T/big" >/dev/null; rc=$?
 size=$(wc -c <"$T/big.html")
-[ $rc -eq 1 ] && [ "$size" -lt 1048576 ] && grep -q 'data-mode="nodes"' "$T/big.html" &&
-  grep -q 'data-rank="79" data-culprit="1"' "$T/big.html" &&
-  grep -q '>culprit: a GPU of this node (rank 79 shows it)</text>' "$T/big.html" &&
-  ok "1024 ranks: drawn node by node, culprit rank 79's node marked, $size bytes" || fail "1024 ranks: exit $rc, $size bytes"
+[ $rc -eq 1 ] && [ "$size" -lt 262144 ] && grep -q '<h3>Culprit 1.s node up close: node9</h3>' "$T/big.html" &&
+  grep -q 'data-rank="79" data-culprit="1"' "$T/big.html" && grep -q '<p id="wait-counts" data-nodes="128" ' "$T/big.html" &&
+  [ "$(grep -c '<rect class="cell' "$T/big.html")" -eq 128 ] &&
+  ok "1024 ranks: culprit rank 79's node9 up close, 128 nodes in the strip, $size bytes" || fail "1024 ranks: exit $rc, $size bytes"
 
 [ "$failures" -eq 0 ] && echo "html.sh: all passed" || echo "html.sh: $failures failed"
 [ "$failures" -eq 0 ]

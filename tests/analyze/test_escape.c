@@ -115,6 +115,11 @@ static void test_html_has_no_markup(void** state) {
   char* h = written(pt_html_str, "<script>alert(\"x\" & 'y')</script>\xff\x1b");
   assert_string_equal(h, "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;\xef\xbf\xbd\\x1b");
   free(h);
+  /* A character whose low byte is one of <>&"' stays itself: … (U+2026),
+   * ‼ (U+203C), ➾ (U+27BE), Ȣ (U+0222), ħ (U+0127). */
+  h = written(pt_html_str, "a\xe2\x80\xa6 \xe2\x80\xbc \xe2\x9e\xbe \xc8\xa2 \xc4\xa7");
+  assert_string_equal(h, "a\xe2\x80\xa6 \xe2\x80\xbc \xe2\x9e\xbe \xc8\xa2 \xc4\xa7");
+  free(h);
   for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
     h = written(pt_html_str, hostile[i]);
     assert_true(valid_utf8(h));

@@ -260,6 +260,19 @@ static void test_html(void** state) {
   at_rmdir(dir);
 }
 
+/* --html on the hang: its chain, its culprit's node and the strip. */
+static void test_html_hang(void** state) {
+  (void)state;
+  need_interposed_malloc();
+  char* dir = at_mkdtemp();
+  assert_non_null(dir);
+  char page[4096];
+  snprintf(page, sizeof page, "%s/report.html", dir);
+  char* argv[] = {"analyze", READING "--html", page, hang_dir};
+  sweep("--html, GPU stall, 4 ranks", argv, 4 + N_READING, 1);
+  at_rmdir(dir);
+}
+
 /* The library's side: once an allocation failed, no call answers as if the
  * analysis were whole, and freeing it gives everything back. */
 static void test_library_after_failure(void** state) {
@@ -309,6 +322,7 @@ int main(void) {
       cmocka_unit_test(test_hang_records),
       cmocka_unit_test(test_slow_metrics),
       cmocka_unit_test(test_html),
+      cmocka_unit_test(test_html_hang),
       cmocka_unit_test(test_library_after_failure),
   };
   return cmocka_run_group_tests_name("analyze out of memory", tests, setup, teardown);
