@@ -3,7 +3,8 @@
 # its inputs: on RCCL and NCCL profiles, a --slow-gpu names that rank's GPU
 # (cause slow_gpu), a --slow-link that rank's links (slow_link), a
 # --slow-host that rank's proxy thread (slow_host), each with
-# its factor, and agrees with the emulator's ground truth (--expect); a
+# its factor, its slow edges in slow_edges (source "metrics") as in
+# metrics_slow_edges, and agrees with the emulator's ground truth (--expect); a
 # healthy job is "ok" (exit 0) and names no culprit; the metrics alone, without a dump, still
 # give the verdict; a hung job stays a hang, the metrics do not hide it.
 # $1: the build folder.
@@ -52,6 +53,13 @@ if cause:
     c = d["culprits"]
     assert len(c) == 1 and c[0]["cause"] == cause and c[0]["slowFactor"] >= 1.5, c  # a 4x fault: medians of whole phases
     e = d["metrics_slow_edges"]
+    # slow_edges holds them too, with a sender and a receiver as the op-duration edges have
+    m = [x for x in d["slow_edges"] if x["source"] == "metrics"]
+    assert e and [{k: v for k, v in x.items() if k not in ("source", "sender", "receiver", "senderProcess",
+                                                         "receiverProcess")} for x in m] == e, (m, e)
+    assert all((x["sender"], x["receiver"]) == ((x["rank"], x["peer"]) if x["direction"] == "send" else
+                                                (x["peer"], x["rank"])) for x in m), m
+    assert all(x["senderProcess"] and x["receiverProcess"] for x in m), m
     if cause == "slow_host":  # every wait of its own, both sides
         assert {x["side"] for x in e if x["rank"] == c[0]["rank"]} == {"gpu", "network"}, e
     else:
