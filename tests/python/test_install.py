@@ -1,8 +1,8 @@
 """Installing the package: `make install` puts it where Debian's python3
 looks for that prefix and the installed package finds the library, plugin
 and command installed with it (also when the tree was installed under
-DESTDIR); `make install-python PYTHON=... PYTHON_SITE=1` puts it into that
-interpreter's own site-packages, and a prefix off python3's path is said;
+DESTDIR); `make install-python PYTHON=...` puts it into that interpreter's
+own site-packages, and a prefix off python3's path is said;
 `pip install ./python` into a virtual environment works offline (no index,
 no build isolation) and gives the same package, and into a plain venv
 (build isolation, no index) too, leaving nothing in the source folder."""
@@ -37,7 +37,7 @@ class MakeInstall(unittest.TestCase):
     def install(self, prefix):
         dest = ptest.tmpdir(self)
         rc, out, err = ptest.run(["make", "-s", "install", "DESTDIR=" + dest, "PREFIX=" + prefix,
-                                  "SAN=" + ptest.SAN, "PYTHON=" + ptest.PYTHON],
+                                  "SAN=" + ptest.SAN, "PYTHON=" + ptest.PYTHON, "PYTHON_SITE=0"],
                                  cwd=ptest.REPO, env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None,
                                                                     LD_PRELOAD=None))
         self.assertEqual(rc, 0, out + err)
@@ -133,8 +133,9 @@ class AnyInterpreter(unittest.TestCase):
     def test_make_install_into_a_venv(self):
         d = ptest.tmpdir(self)
         vpy, venv = self.venv(d, "--without-pip")
+        # naming the interpreter is enough (the issue: it went to /usr/local)
         rc, out, err = ptest.run(["make", "-s", "install-python", "PREFIX=" + os.path.join(d, "prefix"),
-                                  "PYTHON=" + vpy, "PYTHON_SITE=1"], cwd=ptest.REPO,
+                                  "PYTHON=" + vpy], cwd=ptest.REPO,
                                  env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None, LD_PRELOAD=None))
         self.assertEqual(rc, 0, out + err)
         self.assertNotIn("note:", out + err)
@@ -148,13 +149,13 @@ class AnyInterpreter(unittest.TestCase):
     def test_prefix_off_the_path_is_said(self):
         d = ptest.tmpdir(self)
         rc, out, err = ptest.run(["make", "-s", "install-python", "PREFIX=" + os.path.join(d, "prefix"),
-                                  "PYTHON=" + ptest.PYTHON], cwd=ptest.REPO,
+                                  "PYTHON=" + ptest.PYTHON, "PYTHON_SITE=0"], cwd=ptest.REPO,
                                  env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None, LD_PRELOAD=None))
         self.assertEqual(rc, 0, out + err)
         notes = [x for x in (out + err).splitlines() if x.startswith("note:")]
         self.assertEqual(len(notes), 1, out + err)
         self.assertIn("is not on the sys.path", notes[0])
-        self.assertIn("PYTHON_SITE=1", notes[0])
+        self.assertIn("make install-python PYTHON=/path/to/bin/python", notes[0])
 
     def test_pip_in_a_plain_venv_offline(self):
         d = ptest.tmpdir(self)
