@@ -2,6 +2,8 @@
 # libproxytrace-loader through ctypes, `proxytrace analyze` for dumps. Nothing
 # to build; `make install` copies it, `make test` runs its tests
 # (tests/python/) against this build folder with Debian's python3.
+# (`pip install ./python` is the other way in: it ships the native parts in
+# the package, python/_build/proxytrace_build.py.)
 #
 #   make install [PYTHONDIR=...]
 #     PREFIX=/usr        -> /usr/lib/python3/dist-packages        (Debian's own packages' folder)
