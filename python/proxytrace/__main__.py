@@ -4,8 +4,9 @@ Every command (`probe`, `analyze`, `sim`, `demo`, `--help`, ...) runs the
 `proxytrace` program installed or built with this package, with the same
 arguments, and exits with its status: the options, the output and the exit
 codes are the program's own, never a copy of them kept in step by hand.
-Where the program is looked for: proxytrace/_native.py. `doctor` is told
-this interpreter (--python), so that it asks the torch of the job's Python.
+Where the program is looked for: proxytrace/_native.py. `doctor` and
+`probe` are told this interpreter (--python), so that they ask the torch of
+the job's Python for the NCCL or RCCL it loads.
 """
 
 import subprocess
@@ -26,7 +27,7 @@ def run_command(args):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["doctor"] and "--python" not in argv and sys.executable:
+    if argv[:1] in (["doctor"], ["probe"]) and "--python" not in argv and sys.executable:
         argv[1:1] = ["--python", sys.executable]
     try:
         return run_command(argv)
