@@ -85,7 +85,7 @@ class MakeInstall(unittest.TestCase):
         self.assertEqual(lines[3], dest + "/usr/local/bin/proxytrace")
         self.assertEqual(lines[4], os.path.join(lib, "librccl-profiler-proxytrace.so"))
         self.assertEqual(lines[5], "PT_OK")
-        rc, out, err = ptest.run([ptest.PYTHON, "-m", "proxytrace", "probe", "-i", "--json",
+        rc, out, err = ptest.run([ptest.PYTHON, "-m", "proxytrace", "probe", "--host", "rccl", "-i", "--json",
                                   "--path", lines[4]], env=clean_env(PYTHONPATH=site))
         self.assertEqual(rc, 0, err)
 
@@ -127,7 +127,7 @@ class PipInstall(unittest.TestCase):
         self.assertEqual(lines[3], os.path.join(pkg, "bin", "proxytrace"))
         self.assertEqual(lines[4], os.path.join(pkg, "lib", "librccl-profiler-proxytrace.so"))
         self.assertEqual(lines[5], "PT_OK")
-        rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "-i", "--path", lines[4]],
+        rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "--host", "rccl", "-i", "--path", lines[4]],
                                  env=env, cwd=d)
         self.assertEqual(rc, 0, err)
 
@@ -217,7 +217,7 @@ class AnyInterpreter(unittest.TestCase):
                   "proxytrace/lib/libproxytrace-loader.so.1", "proxytrace/lib/librccl-profiler-proxytrace.so"):
             self.assertIn(f, out)
         plugin = os.path.join(site_packages(venv), "proxytrace", "lib", "librccl-profiler-proxytrace.so")
-        rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "-i", "--path", plugin], env=env, cwd=d)
+        rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "--host", "rccl", "-i", "--path", plugin], env=env, cwd=d)
         self.assertEqual(rc, 0, out + err)  # the shipped program, as `proxytrace probe`
 
 
