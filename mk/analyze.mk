@@ -60,6 +60,9 @@ install-analyze: build-all
 #   metrics.sh    slow GPUs and links named from the step metrics files
 #   grafana.sh    the Grafana dashboard's metrics and labels against the
 #                 Prometheus files the plugin writes
+#   grafana-prometheus.sh  every panel of the dashboard evaluated by Debian's
+#                 Prometheus scraping node_exporter's textfile collector,
+#                 with and without per-channel metrics, against the files
 #   html.sh       --html in headless chromium: no console message, the DOM
 #                 holds the culprit and the stuck edges, a screenshot; a
 #                 dump's <script> escaped; the heatmap of a slow job, node
@@ -135,6 +138,7 @@ $(AT_UNIT:%=%.o) $(AT_ACCURACY:%=%.o) $(AT_OOM:%=%.o) $(AT_SLOW_METRICS:%=%.o) $
 
 TEST_TARGETS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS)
 TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyze/cli.sh tests/analyze/json-accuracy.sh tests/analyze/metrics.sh tests/analyze/html.sh tests/analyze/page-scale.sh tests/analyze/grafana.sh \
+  tests/analyze/grafana-prometheus.sh \
   tests/analyze/evidence.sh tests/analyze/stray.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
   tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/planted.sh tests/analyze/outputs.sh tests/analyze/threads.sh \
   tests/analyze/layout-matrix.sh tests/regress/corpus.sh tests/real-time.sh

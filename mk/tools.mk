@@ -5,6 +5,9 @@
 # been read.
 CLI := $(B)/proxytrace
 CLI_OBJS += $(B)/tools/proxytrace.o $(B)/tools/exec.o $(B)/tools/top.o
+# Which NCCL or RCCL a job here would load (tools/job_host.c): doctor's host
+# check and probe's default host.
+CLI_OBJS += $(B)/tools/job_host.o
 ALL_TARGETS += $(CLI)
 # `proxytrace doctor` (tools/doctor.c) names the plugin's tick source with
 # the plugin's own clock code, and judges the PROXYTRACE_* values with the

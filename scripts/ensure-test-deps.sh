@@ -3,7 +3,9 @@
 # unit tests, the Relacy verifier and a C++ compiler for the seqlock model
 # check, python3 for the golden-file helpers and JSON checks, sqlite3 for the
 # SQL example of docs/analyze.md, Debian's python3-prometheus-client (its
-# parser checks the metrics files), tmux (`proxytrace top` is tested in a
+# parser checks the metrics files), Debian's prometheus and
+# prometheus-node-exporter (the Grafana dashboard's queries are evaluated
+# on the metrics files as node_exporter serves them), tmux (`proxytrace top` is tested in a
 # real terminal), chromium (the HTML report is loaded in a headless
 # browser), and for the Python package's tests Debian's own
 # /usr/bin/python3 with venv and pip (an offline `pip install` into a
@@ -31,6 +33,8 @@ else
   missing="$missing python3 python3-venv python3-pip"
 fi
 [ -d /usr/lib/python3/dist-packages/prometheus_client ] || missing="$missing python3-prometheus-client"
+command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
+command -v prometheus-node-exporter >/dev/null 2>&1 || missing="$missing prometheus-node-exporter"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 case $arch in

@@ -26,7 +26,6 @@
  * --host) is printed escaped (src/escape/): no control byte or invalid
  * UTF-8 reaches the terminal. Exit status 0 when nothing failed, 1 otherwise, 2 for a bad option.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +39,7 @@
 
 #include "commands.h"
 #include "escape/escape.h"
+#include "job_host.h"
 #include "plugin/plugin.h"
 #include "proxytrace/loader.h"
 #include "trace/clock.h"
@@ -103,111 +103,6 @@ static void usage(FILE* f) {
           "\n"
           "Exit status: 0 no check failed (warn lines are advice), 1 a check failed,\n"
           "2 a bad option.\n");
-}
-
-/* What the job will load. */
-typedef struct {
-  char profile[80];  /* for pt_host_parse: "2.28.9", "rccl"; "" = none found */
-  char what[1280];   /* where it was found, in words */
-  char rccl_dir[4096];
-} found_host;
-
-/* torch: prints "nccl <version> <libdir>" or "rccl <torch version> <libdir>". */
-static const char torch_snippet[] =
-    "import os,sys\n"
-    "try:\n"
-    " import torch\n"
-    "except Exception:\n"
-    " sys.exit(3)\n"
-    "d=os.path.join(os.path.dirname(torch.__file__),'lib')\n"
-    "if getattr(getattr(torch,'version',None),'hip',None):\n"
-    " print('rccl',torch.__version__,d);sys.exit(0)\n"
-    "try:\n"
-    " v=torch.cuda.nccl.version()\n"
-    "except Exception:\n"
-    " sys.exit(4)\n"
-    "if isinstance(v,int): v=(v//1000,v%1000//100,v%100) if v<20900 else (v//10000,v%10000//100,v%100)\n"
-    "print('nccl','.'.join(str(x) for x in v[:3]),torch.__version__)\n";
-
-static int from_torch(const char* python, found_host* h) {
-  /* The snippet goes through a file: no quoting of it for the shell. */
-  char script[] = "/tmp/proxytrace-doctor-XXXXXX";
-  int fd = mkstemp(script);
-  if (fd < 0) return -1;
-  FILE* sf = fdopen(fd, "w");
-  if (!sf) {
-    close(fd);
-    unlink(script);
-    return -1;
-  }
-  fputs(torch_snippet, sf);
-  fclose(sf);
-  char cmd[8192];
-  /* python is the user's (an option): single-quoted, a quote inside escaped. */
-  size_t n = 0;
-  cmd[n++] = '\'';
-  for (const char* p = python; *p && n + 8 < sizeof cmd / 2; p++) {
-    if (*p == '\'') {
-      memcpy(cmd + n, "'\\''", 4);
-      n += 4;
-    } else {
-      cmd[n++] = *p;
-    }
-  }
-  snprintf(cmd + n, sizeof cmd - n, "' '%s' 2>/dev/null", script);
-  FILE* p = popen(cmd, "r");
-  char line[1024] = "";
-  int rc = -1;
-  if (p) {
-    if (!fgets(line, sizeof line, p)) line[0] = 0;
-    rc = pclose(p);
-  }
-  unlink(script);
-  char kind[8], ver[64], extra[900];
-  if (rc != 0 || sscanf(line, "%7s %63s %899s", kind, ver, extra) != 3) return -1;
-  if (!strcmp(kind, "rccl")) {
-    snprintf(h->profile, sizeof h->profile, "rccl");
-    snprintf(h->what, sizeof h->what, "RCCL of torch %s (ROCm build)", ver);
-    snprintf(h->rccl_dir, sizeof h->rccl_dir, "%s", extra);
-  } else {
-    snprintf(h->profile, sizeof h->profile, "%s", ver);
-    snprintf(h->what, sizeof h->what, "NCCL %s bundled with torch %s", ver, extra);
-  }
-  return 0;
-}
-
-/* libnccl.so.2 / librccl.so.1 as the dynamic linker finds them. */
-static int from_search_path(found_host* h) {
-  static const char* const libs[] = {"libnccl.so.2", "libnccl.so", "librccl.so.1", "librccl.so"};
-  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
-    void* lib = dlopen(libs[i], RTLD_LAZY | RTLD_LOCAL);
-    if (!lib) continue;
-    int (*get)(int*) = (int (*)(int*))dlsym(lib, "ncclGetVersion");
-    int v = 0;
-    char file[4096] = "?";
-    Dl_info info;
-    if (get && dladdr((void*)get, &info) && info.dli_fname) snprintf(file, sizeof file, "%s", info.dli_fname);
-    if (!get || get(&v) != 0 || v <= 0) {
-      dlclose(lib);
-      continue;
-    }
-    int rccl = !strncmp(libs[i], "librccl", 7);
-    int major = v >= 20900 ? v / 10000 : v / 1000, minor = v >= 20900 ? v % 10000 / 100 : v % 1000 / 100;
-    int patch = v % 100;
-    if (rccl) {
-      snprintf(h->profile, sizeof h->profile, "rccl");
-      snprintf(h->what, sizeof h->what, "RCCL %d.%d.%d (%s, from the search path)", major, minor, patch, file);
-      snprintf(h->rccl_dir, sizeof h->rccl_dir, "%s", file);
-      char* slash = strrchr(h->rccl_dir, '/');
-      if (slash) *slash = 0;
-    } else {
-      snprintf(h->profile, sizeof h->profile, "%d.%d.%d", major, minor, patch);
-      snprintf(h->what, sizeof h->what, "NCCL %d.%d.%d (%s, from the search path)", major, minor, patch, file);
-    }
-    dlclose(lib);
-    return 0;
-  }
-  return -1;
 }
 
 /* Filesystems other nodes can read (statfs f_type), by name. */
@@ -277,7 +172,7 @@ static void check_dir(const char* var, const char* fallback_note) {
     say("ok", "dump dir", "%s=%s: writable (%s): cannot tell whether other nodes read it", var, dir, fsw);
 }
 
-static void check_plugin(const found_host* h, const char* rccl_dir_opt) {
+static void check_plugin(const pt_job_host* h, const char* rccl_dir_opt) {
   pt_host host;
   if (pt_host_parse(h->profile, &host) != PT_OK) {
     say("FAIL", "plugin",
@@ -325,7 +220,7 @@ static void check_plugin(const found_host* h, const char* rccl_dir_opt) {
   pt_result_free(res);
 }
 
-static void check_log_level(const found_host* h) {
+static void check_log_level(const pt_job_host* h) {
   const char* d = getenv("NCCL_DEBUG");
   int warn_or_more = d && (!strcasecmp(d, "WARN") || !strcasecmp(d, "INFO") || !strcasecmp(d, "TRACE"));
   const char* dir = getenv("PROXYTRACE_DUMP_DIR");
@@ -452,17 +347,17 @@ int pt_cmd_doctor(int argc, char** argv) {
     }
   }
   failures = 0;
-  found_host h;
+  pt_job_host h;
   memset(&h, 0, sizeof h);
   if (host_opt) {
     snprintf(h.profile, sizeof h.profile, "%s", host_opt);
     snprintf(h.what, sizeof h.what, "%s (--host)", host_opt);
-  } else if ((torch && from_torch(python, &h) == 0) || from_search_path(&h) == 0) {
-  } else {
+  } else if (pt_job_host_find(torch ? python : NULL, &h) != 0) {
+    char none[512];
+    pt_job_host_none(none, sizeof none, torch ? python : NULL);
     say("FAIL", "host",
-        "no torch with NCCL/RCCL%s%s, no libnccl.so.2 or librccl.so.1 on the search path — fix: run this in the job's"
-        " environment (modules, venv, LD_LIBRARY_PATH), or name the release with --host",
-        torch ? " for " : "", torch ? python : "");
+        "%s — fix: run this in the job's environment (modules, venv, LD_LIBRARY_PATH), or name the release with --host",
+        none);
   }
   if (h.profile[0]) {
     say("ok", "host", "%s", h.what);

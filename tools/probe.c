@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "exec.h"
+#include "job_host.h"
 #include "fanout/explain.h"
 #include "proxytrace/loader.h"
 
@@ -44,8 +45,14 @@ static void usage(FILE* f) {
           "why each was refused. No plugin code runs unless --deep is given.\n"
           "\n"
           "Options:\n"
-          "  --host PROFILE      nccl-2.23 ... nccl-2.32, nccl-2.27.3, rccl, rccl-2.31\n"
-          "                      (default rccl)\n"
+          "  --host PROFILE      nccl-2.23 ... nccl-2.32, nccl-2.27.3, rccl, rccl-2.31, or a\n"
+          "                      release (2.28.9); default: the NCCL or RCCL a job here\n"
+          "                      loads, found as proxytrace doctor finds it (the torch of\n"
+          "                      --python, else libnccl.so.2 / librccl.so.1 on the\n"
+          "                      search path), else rccl; said on stderr\n"
+          "  --python EXE        the Python whose torch is asked for the default host\n"
+          "                      (default python3 on PATH; `python3 -m proxytrace probe`\n"
+          "                      passes its own)\n"
           "  --plugin VALUE      the NCCL_PROFILER_PLUGIN value to use\n"
           "  --path FILE         an explicit plugin path (must contain '/')\n"
           "  --name NAME         a short name: the host tries libnccl-profiler-NAME.so\n"
@@ -114,9 +121,11 @@ typedef struct {
   const char* rccl_dir;
   const char* home;
   const char* net_plugin;
+  const char* python;
   int major;
   int timeout_s; /* --deep: seconds the child may take */
   int ignore_env, no_conf, deep, in_process, json, quiet, fanout;
+  int host_given; /* --host on the command line; else found (job_host.c) */
   unsigned char* env_arg; /* env_arg[i]: argv[i] is -i, --deep or VAR=VALUE */
 } options;
 
@@ -179,6 +188,7 @@ static int parse(int argc, char** argv, options* o) {
       continue;
     } else if (!strcmp(a, "--host")) {
       dst = &o->host;
+      o->host_given = 1;
     } else if (!strcmp(a, "--plugin")) {
       dst = &o->plugin;
     } else if (!strcmp(a, "--path")) {
@@ -191,6 +201,8 @@ static int parse(int argc, char** argv, options* o) {
       dst = &o->home;
     } else if (!strcmp(a, "--net-plugin")) {
       dst = &o->net_plugin;
+    } else if (!strcmp(a, "--python")) {
+      dst = &o->python;
     } else if (!strcmp(a, "--major")) {
       const char* v = need_arg(argc, argv, &i, inline_value);
       char* end;
@@ -284,7 +296,7 @@ static int wait_child(pid_t pid, int seconds, int* st) {
 /* --deep: the same command, loading in a fresh process (a fresh dynamic
  * linker state, and LD_LIBRARY_PATH as set here). */
 static int run_deep(int argc, char** argv, const options* o, pt_host host) {
-  char** args = calloc((size_t)argc + 3, sizeof *args);
+  char** args = calloc((size_t)argc + 5, sizeof *args);
   if (!args) return EXIT_INTERNAL;
   int n = 0;
   args[n++] = "proxytrace";
@@ -292,6 +304,10 @@ static int run_deep(int argc, char** argv, const options* o, pt_host host) {
   args[n++] = "--in-process";
   for (int i = 1; i < argc; i++)
     if (!o->env_arg[i]) args[n++] = argv[i]; /* the environment is inherited */
+  if (!o->host_given) { /* the host found here, not found again */
+    args[n++] = "--host";
+    args[n++] = (char*)o->host;
+  }
   args[n] = NULL;
   /* Through PROXYTRACE_EMULATOR when this program runs under one. */
   const char* file;
@@ -408,9 +424,42 @@ static int probe_main(int argc, char** argv, const options* o) {
   return exit_code(rc);
 }
 
+/* Whether argv names the host itself, or asks only for help: then no
+ * host is looked for (and *python: the --python given, else python3).
+ * Read before parse(), which changes the environment (-i, VAR=VALUE): the
+ * host is found in the environment this command was started in, as the
+ * job's. */
+static int host_named(int argc, char** argv, const char** python) {
+  int named = 0;
+  *python = "python3";
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--host") || !strncmp(argv[i], "--host=", 7) || !strcmp(argv[i], "-h") ||
+        !strcmp(argv[i], "--help") || !strcmp(argv[i], "--in-process"))
+      named = 1;
+    if (!strncmp(argv[i], "--python=", 9) && argv[i][9]) *python = argv[i] + 9;
+    else if (!strcmp(argv[i], "--python") && i + 1 < argc && argv[i + 1][0] && argv[i + 1][0] != '-')
+      *python = argv[i + 1];
+  }
+  return named;
+}
+
 int pt_cmd_probe(int argc, char** argv) {
   options o;
-  int rc = parse(argc, argv, &o) == 0 ? probe_main(argc, argv, &o) : EXIT_USAGE;
+  pt_job_host found;
+  const char* python;
+  int have = 0;
+  if (!host_named(argc, argv, &python)) have = pt_job_host_find(python, &found) == 0;
+  int rc = parse(argc, argv, &o);
+  if (rc == 0 && !o.host_given) {
+    if (have) o.host = found.profile;
+    if (!o.quiet) {
+      char none[512];
+      if (!have) pt_job_host_none(none, sizeof none, python);
+      fprintf(stderr, "proxytrace probe: host %s: %s%s (--host names another)\n", have ? found.profile : o.host,
+              have ? found.what : none, have ? ", as proxytrace doctor finds it" : "; the default");
+    }
+  }
+  rc = rc == 0 ? probe_main(argc, argv, &o) : EXIT_USAGE;
   free(o.env_arg);
   return rc;
 }

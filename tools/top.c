@@ -10,9 +10,11 @@
  * The rows come from the JSON lines files (.jsonl), read whole at every
  * refresh (src/analyze/mset.c, which also names the slow edges as
  * `proxytrace analyze` does): the plugin replaces them by a rename, so a
- * read never sees half a file. Throughput is the bytes moved between two refreshes over the
- * time between them once there are two, else the file's own figure (bytes
- * over the time the edge had operations in flight).
+ * read never sees half a file. Throughput is bytes over the time the edge
+ * had operations in flight, as the files state it: between two refreshes
+ * once there are two and the edge was busy between them (an edge stuck with
+ * ops in flight shows 0), else the file's own figure over the edge's whole
+ * life (so an edge whose ops all finished shows what it moved at, not 0).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -112,8 +114,8 @@ static int load(view* v, const char* dir, int channels, const view* prev) {
     for (size_t j = 0; prev && j < prev->set.n; j++) {
       const pt_ms_edge* p = &prev->set.e[j];
       if (!same_edge(p, e)) continue;
-      if (e->time_ns > p->time_ns && e->bytes >= p->bytes)
-        v->rate[i] = (double)(e->bytes - p->bytes) * 1e9 / (double)(e->time_ns - p->time_ns);
+      if (e->busy_ns > p->busy_ns && e->bytes >= p->bytes)
+        v->rate[i] = (double)(e->bytes - p->bytes) * 1e9 / (double)(e->busy_ns - p->busy_ns);
       break;
     }
     if (channels || e->channel < 0) v->order[v->rows++] = i;
@@ -279,9 +281,10 @@ static void usage(FILE* f) {
           "\n"
           "A running job's step metrics, from the files the proxytrace plugin writes to\n"
           "DIR (PROXYTRACE_METRICS_DIR; PROXYTRACE_METRICS_INTERVAL_MS turns them on):\n"
-          "one row per rank, peer and direction, the slowest first — throughput, p50\n"
-          "and p99 step time, and the share of step time spent waiting for the GPU and\n"
-          "for the network. A row whose GPU wait or network time is slower than the\n"
+          "one row per rank, peer and direction, the slowest first — throughput (bytes\n"
+          "over the time the edge had operations in flight, since the last refresh if\n"
+          "it had any then, else over its life), p50 and p99 step time, and the share\n"
+          "of step time spent waiting for the GPU and for the network. A row whose GPU wait or network time is slower than the\n"
           "comparable rows' (same communicator, direction and step size) beyond\n"
           "chance is marked slow, GPU-side or network-side, by its median's factor,\n"
           "as `proxytrace analyze` names them (docs/metrics.md: the test); live, over\n"

@@ -4,10 +4,11 @@ Every command (`probe`, `analyze`, `sim`, `demo`, `--help`, ...) runs the
 `proxytrace` program installed or built with this package, with the same
 arguments, and exits with its status: the options, the output and the exit
 codes are the program's own, never a copy of them kept in step by hand.
-Where the program is looked for: proxytrace/_native.py. `doctor` is told
-this interpreter (--python), so that it asks the torch of the job's Python.
-`selftest` runs here, in this interpreter (proxytrace/_selftest.py): its jobs
-use this Python's torch; `proxytrace selftest` starts it the same way.
+Where the program is looked for: proxytrace/_native.py. `doctor` and
+`probe` are told this interpreter (--python), so that they ask the torch of
+the job's Python for the NCCL or RCCL it loads. `selftest` runs here, in
+this interpreter (proxytrace/_selftest.py): its jobs use this Python's
+torch; `proxytrace selftest` starts it the same way.
 """
 
 import subprocess
@@ -31,7 +32,7 @@ def main(argv=None):
     if argv[:1] == ["selftest"]:
         from . import _selftest
         return _selftest.main(argv[1:])
-    if argv[:1] == ["doctor"] and "--python" not in argv and sys.executable:
+    if argv[:1] in (["doctor"], ["probe"]) and "--python" not in argv and sys.executable:
         argv[1:1] = ["--python", sys.executable]
     try:
         return run_command(argv)

@@ -20,7 +20,9 @@ class Analysis(Record):
     summary, culprits (commHash, rank, host, pid, peer, channel, direction,
     cause, opCount, coll, step, nSteps, scope, candidates, dependents,
     slowFactor, possible, summary, evidence), stuck_edges, missing_ranks,
-    behind_ranks, slow_edges, communicators, gaps (what the dumps could not
+    behind_ranks, slow_edges (every slow edge: source "ops" for op durations,
+    "metrics" for the step metrics, each with sender, receiver, channel,
+    factor; metrics_slow_edges: the metrics ones alone), communicators, gaps (what the dumps could not
     show: kind "missing", "cut", "short", "stale", "unreadable" or "mask-off"),
     finished (cleanRanks, ranks), unknown_rank_dumps, no_communicator_dumps,
     skipped, counts,

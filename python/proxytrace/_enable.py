@@ -9,6 +9,7 @@ the one torch carries when torch is importable (torch.cuda.nccl.version(),
 RCCL on ROCm builds); torch is never required.
 """
 
+import difflib
 import os
 import sys
 
@@ -53,9 +54,28 @@ def _distributed_started():
         return False
 
 
+# The plugin's settings, enable()'s keywords: each sets PROXYTRACE_<NAME>,
+# the variables the plugin reads (src/plugin/config.c; README,
+# "Environment"; tests/python/test_enable.py checks the two agree).
+SETTINGS = ("dump_dir", "stall_ms", "dump_signal", "dump_interval_ms", "dump_max_mb",
+            "metrics_interval_ms", "metrics_dir", "metrics_channels", "max_ops",
+            "max_memory_mb", "clock", "rccl_diag")
+_ARGUMENTS = ("plugin_path", "host", "nccl_version")
+
+
 def _variable(key):
+    """PROXYTRACE_<NAME> for a keyword (stall_ms, or the variable's own
+    name); TypeError, naming the keywords enable() takes, for any other."""
     name = key.upper()
-    return name if name.startswith("PROXYTRACE_") else "PROXYTRACE_" + name
+    if name.startswith("PROXYTRACE_"):
+        name = name[len("PROXYTRACE_"):]
+    if name.lower() in SETTINGS:
+        return "PROXYTRACE_" + name
+    close = difflib.get_close_matches(name.lower(), SETTINGS + _ARGUMENTS, n=1)
+    raise TypeError("enable() got an unexpected keyword argument %r%s; it takes %s, and one keyword "
+                    "per setting of the plugin (PROXYTRACE_<NAME>): %s"
+                    % (key, " (did you mean %r?)" % close[0] if close else "",
+                       ", ".join(_ARGUMENTS), ", ".join(sorted(SETTINGS))))
 
 
 def _text(value):
@@ -78,7 +98,7 @@ def default_plugin():
     return path
 
 
-def enable(plugin_path=None, *, host=None, nccl_version=None, **dump_vars):
+def enable(plugin_path=None, *, host=None, nccl_version=None, **settings):
     """Set NCCL_PROFILER_PLUGIN (and PROXYTRACE_* variables) in this process
     and check that the NCCL/RCCL in use would load the plugin. Call it
     before torch.distributed.init_process_group().
@@ -87,13 +107,16 @@ def enable(plugin_path=None, *, host=None, nccl_version=None, **dump_vars):
     host          the loader's host profile ("nccl-2.28", "rccl", ...)
     nccl_version  or the NCCL release, "2.28.9" or (2, 28, 9); when neither
                   is given, the release torch carries
-    dump_vars     PROXYTRACE_* variables: dump_dir="dumps" sets
-                  PROXYTRACE_DUMP_DIR=dumps; None removes one
+    settings      the plugin's settings (SETTINGS), each a PROXYTRACE_*
+                  variable: dump_dir="dumps" sets PROXYTRACE_DUMP_DIR=dumps;
+                  None removes one. Another keyword (a typo, stal_ms=) is a
+                  TypeError that names the valid ones; nothing is set.
 
     Returns the loader's ProbeResult. Raises EnableError (the environment
     left as it was) when the host would not load the plugin, naming every
     file it tried and why each was refused.
     """
+    names = {key: _variable(key) for key in settings}
     if _distributed_started():
         raise EnableError("torch.distributed is already initialized: NCCL reads "
                           "NCCL_PROFILER_PLUGIN when it creates its first communicator, so "
@@ -120,8 +143,8 @@ def enable(plugin_path=None, *, host=None, nccl_version=None, **dump_vars):
 
     plugin = os.path.abspath(_text(plugin_path)) if plugin_path is not None else default_plugin()
     changes = {"NCCL_PROFILER_PLUGIN": plugin}
-    for key, value in dump_vars.items():
-        changes[_variable(key)] = None if value is None else _text(value)
+    for key, value in settings.items():
+        changes[names[key]] = None if value is None else _text(value)
 
     saved = {k: os.environ.get(k) for k in changes}
     for k, v in changes.items():

@@ -5,13 +5,14 @@ them in Python) and the `proxytrace` command (for `analyze`).
 Where they are looked for, in order (the error names every place):
 
   1. PROXYTRACE_LOADER_LIBRARY / PROXYTRACE_CLI: an explicit file;
-  2. where `make install` put them beside this package (the folders are
-     written into _paths.py at install time, relative to the package and
-     absolute);
+  2. where the install put them, as _paths.py says (written at install
+     time): `pip install` ships them in the package's own lib/ and bin/,
+     `make install` names its LIBDIR and BINDIR (relative to the package
+     and absolute);
   3. PROXYTRACE_HOME: <home>/lib, <home>/lib64, <home> (the library) and
      <home>/bin, <home> (the command), as for the plugin itself;
-  4. the build folder of the source checkout this package sits in
-     (python/proxytrace -> build/);
+  4. the build folder of the source checkout, when the package is the
+     python/proxytrace of one (python/pyproject.toml beside it) -> build/;
   5. the dynamic linker's own search for the library (LD_LIBRARY_PATH,
      /etc/ld.so.cache, the system folders), PATH for the command.
 
@@ -27,7 +28,7 @@ import threading
 
 from ._errors import LibraryNotFoundError, ProxytraceError
 
-try:  # written by `make install`; absent in the source tree and for pip
+try:  # written by `make install` and `pip install`; absent in the source tree
     from . import _paths
 except ImportError:  # pragma: no cover - depends on how it was installed
     _paths = None
@@ -40,7 +41,12 @@ COMMAND_NAME = "proxytrace"
 COMMAND_WHAT = "the proxytrace command"
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_CHECKOUT_BUILD = os.path.join(os.path.dirname(os.path.dirname(_PACKAGE_DIR)), "build")
+# Only a package that is the python/proxytrace of a source checkout has a
+# build folder to look in: an installed one (site-packages) has none.
+_CHECKOUT_BUILD = (os.path.join(os.path.dirname(os.path.dirname(_PACKAGE_DIR)), "build")
+                   if os.path.isfile(os.path.join(os.path.dirname(_PACKAGE_DIR), "pyproject.toml"))
+                   else None)
+_SHIPPED = bool(getattr(_paths, "SHIPPED", False))
 
 
 # ---- the C structures the binding fills or reads ---------------------------
@@ -223,19 +229,48 @@ def capture(print_fn, obj):
 # ---- finding ------------------------------------------------------------------
 
 def _installed_dirs(kind):
-    """Folders `make install` wrote for `kind` ("LIBDIR", "BINDIR"): relative
-    to the package first (a tree moved after DESTDIR), then absolute."""
+    """Folders the install wrote for `kind` ("LIBDIR", "BINDIR"): relative
+    to the package first (pip's lib/ and bin/, or a make install tree moved
+    after DESTDIR), then absolute."""
     if _paths is None:
         return []
+    where = ("shipped in this package by pip install" if _SHIPPED else
+             "installed with this package by make install (%s)" % kind)
     out = []
     rel = getattr(_paths, kind + "_REL", None)
     if rel:
-        out.append(("installed with this package (%s)" % kind,
-                    os.path.normpath(os.path.join(_PACKAGE_DIR, rel))))
+        out.append((where, os.path.normpath(os.path.join(_PACKAGE_DIR, rel))))
     absolute = getattr(_paths, kind, None)
     if absolute:
-        out.append(("installed with this package (%s)" % kind, absolute))
+        out.append((where, absolute))
     return out
+
+
+def _checkout_dirs():
+    if _CHECKOUT_BUILD is None:
+        return []
+    return [("the build folder of this source checkout", _CHECKOUT_BUILD)]
+
+
+def _hint(what, variable):
+    """What to do when `what` is found nowhere, for how this package was
+    installed."""
+    if _SHIPPED:
+        return ("pip install put this package in %s with %s in its lib/ or bin/; reinstall it "
+                "(pip install --force-reinstall PATH/python of a proxytrace checkout), or set %s to "
+                "the file or PROXYTRACE_HOME to a prefix it was installed in."
+                % (_PACKAGE_DIR, what, variable))
+    if _paths is not None:
+        return ("make install put this package in %s; install the native parts with it again "
+                "(make install, same PREFIX), or set %s to the file or PROXYTRACE_HOME to the "
+                "prefix they were installed in." % (_PACKAGE_DIR, variable))
+    if _CHECKOUT_BUILD is not None:
+        return ("Build it (make in %s), or set %s to the file or PROXYTRACE_HOME to the prefix "
+                "it was installed in." % (os.path.dirname(_CHECKOUT_BUILD), variable))
+    return ("This copy of the package was installed by neither pip nor make install: set %s to "
+            "the file or PROXYTRACE_HOME to the prefix the native parts were installed in "
+            "(make install), or install the package with pip install PATH/python of a "
+            "proxytrace checkout, which ships them." % variable)
 
 
 def _home_dirs(subdirs):
@@ -248,8 +283,7 @@ def _home_dirs(subdirs):
 def _loader_places():
     places = _installed_dirs("LIBDIR")
     places += _home_dirs(("lib", "lib64", ""))
-    places.append(("the build folder of this source checkout", _CHECKOUT_BUILD))
-    return places
+    return places + _checkout_dirs()
 
 
 _lock = threading.Lock()
@@ -317,10 +351,7 @@ def _find_loader():
         tried.append((where, str(e)))
     else:
         return Loader(LOADER_SONAME, cdll)
-    raise LibraryNotFoundError(
-        LOADER_SONAME, tried,
-        "Build it (make) or install it (make install), or set PROXYTRACE_LOADER_LIBRARY "
-        "to the file or PROXYTRACE_HOME to the prefix it was installed in.")
+    raise LibraryNotFoundError(LOADER_SONAME, tried, _hint(LOADER_SONAME, "PROXYTRACE_LOADER_LIBRARY"))
 
 
 def loader_dir():
@@ -351,8 +382,7 @@ def find_command():
                                                    "file" % explicit)],
                                    "PROXYTRACE_CLI must name the proxytrace program itself.")
     tried.append(("PROXYTRACE_CLI", "not set"))
-    places = _installed_dirs("BINDIR") + _home_dirs(("bin", ""))
-    places.append(("the build folder of this source checkout", _CHECKOUT_BUILD))
+    places = _installed_dirs("BINDIR") + _home_dirs(("bin", "")) + _checkout_dirs()
     for where, folder in places:
         if folder is None:
             tried.append((where, "not set"))
@@ -365,7 +395,4 @@ def find_command():
     if found:
         return found
     tried.append(("PATH", "no %s" % COMMAND_NAME))
-    raise LibraryNotFoundError(
-        COMMAND_WHAT, tried,
-        "Build it (make) or install it (make install), or set PROXYTRACE_CLI to the "
-        "program or PROXYTRACE_HOME to the prefix it was installed in.")
+    raise LibraryNotFoundError(COMMAND_WHAT, tried, _hint(COMMAND_WHAT, "PROXYTRACE_CLI"))

@@ -61,6 +61,44 @@ static void process_json(FILE* f, const pt_analysis* a, uint64_t comm, int rank)
   fputs("null", f);
 }
 
+/* The process of a rank named by the step metrics: its dump's, else the
+ * metrics file's (host and pid; no device). */
+static void metrics_process_json(FILE* f, const pt_analysis* a, uint64_t comm, int rank) {
+  for (size_t ci = 0; ci < a->n_comms; ci++)
+    if (a->comms[ci].comm == comm && rank >= 0 && rank < a->comms[ci].nranks && a->comms[ci].ranks[rank].dump) {
+      process_json(f, a, comm, rank);
+      return;
+    }
+  for (size_t i = 0; i < a->mset.n; i++) {
+    const pt_ms_edge* e = &a->mset.e[i];
+    if (e->comm != comm || e->rank != rank) continue;
+    fputs("{\"host\":", f);
+    if (e->host[0]) an_put_str(f, e->host);
+    else fputs("null", f);
+    if (e->pid > 0) fprintf(f, ",\"pid\":%ld,\"dev\":null}", e->pid);
+    else fputs(",\"pid\":null,\"dev\":null}", f);
+    return;
+  }
+  fputs("null", f);
+}
+
+/* A slow edge of the step metrics, its object left open; with its sender
+ * and receiver (>= 0) as in slow_edges. */
+static void metrics_slow_edge_json(FILE* f, const pt_ms_slow_edge* e, int sender, int receiver) {
+  fputs("{\"commHash\":", f);
+  an_put_hash(f, e->comm);
+  if (sender >= 0) fprintf(f, ",\"source\":\"metrics\",\"sender\":%d,\"receiver\":%d", sender, receiver);
+  fprintf(f, ",\"rank\":%d,\"peer\":%d,\"channel\":", e->rank, e->peer);
+  if (e->channel >= 0) fprintf(f, "%d", e->channel);
+  else fputs("null", f);
+  fprintf(f,
+          ",\"direction\":\"%s\",\"side\":\"%s\",\"factor\":%.2f,\"p50_ns\":%llu,\"median_ns\":%llu,"
+          "\"samples\":%llu,\"above\":%llu,\"share\":%.4f,\"tail\":%.3g",
+          e->send ? "send" : "recv", e->side == PT_MS_GPU ? "gpu" : "network", e->factor,
+          (unsigned long long)e->p50_ns, (unsigned long long)e->median_ns, (unsigned long long)e->samples,
+          (unsigned long long)e->above, e->share, e->tail);
+}
+
 static void culprit_json(FILE* f, const pt_analysis* a, const an_culprit* q) {
   const pt_culprit* p = &q->pub;
   fputs("{\"commHash\":", f);
@@ -212,35 +250,40 @@ int pt_analysis_write_json(const pt_analysis* a, FILE* f) {
     fprintf(f, ",\"rank\":%d,\"lastOpCount\":%" PRId64 ",\"waitedInOpCount\":%" PRId64 "}", a->behind[i].rank,
             a->behind[i].last_op_count, a->behind[i].needed);
   }
+  /* Every slow edge, by op durations ("source":"ops") and by the step
+   * metrics ("metrics"), with the fields both have — sender, receiver,
+   * channel, factor, the two processes — and those of its kind; the
+   * metrics ones again, alone, under metrics_slow_edges. */
   fputs("],\n\"slow_edges\":[", f);
   for (size_t i = 0; i < a->n_slow; i++) {
     const an_slow_edge* e = &a->slow[i];
     fputs(i ? "," : "", f);
     fputs("{\"commHash\":", f);
     an_put_hash(f, e->comm);
-    fprintf(f, ",\"sender\":%d,\"receiver\":%d,\"channel\":%d,\"ops\":%u,\"slowOps\":%u,\"factor\":%.2f", e->sender,
-            e->receiver, e->channel, e->ops, e->slow_ops, e->ratio);
+    fprintf(f, ",\"source\":\"ops\",\"sender\":%d,\"receiver\":%d,\"channel\":%d,\"ops\":%u,\"slowOps\":%u,\"factor\":%.2f",
+            e->sender, e->receiver, e->channel, e->ops, e->slow_ops, e->ratio);
     fputs(",\"senderProcess\":", f);
     process_json(f, a, e->comm, e->sender);
     fputs(",\"receiverProcess\":", f);
     process_json(f, a, e->comm, e->receiver);
     fputc('}', f);
   }
-  fputs("],\n\"metrics_slow_edges\":[", f);
   for (size_t i = 0; i < a->mslow.n_edges; i++) {
     const pt_ms_slow_edge* e = &a->mslow.edges[i];
+    const int sender = e->send ? e->rank : e->peer, receiver = e->send ? e->peer : e->rank;
+    fputs(i || a->n_slow ? "," : "", f);
+    metrics_slow_edge_json(f, e, sender, receiver);
+    fputs(",\"senderProcess\":", f);
+    metrics_process_json(f, a, e->comm, sender);
+    fputs(",\"receiverProcess\":", f);
+    metrics_process_json(f, a, e->comm, receiver);
+    fputc('}', f);
+  }
+  fputs("],\n\"metrics_slow_edges\":[", f);
+  for (size_t i = 0; i < a->mslow.n_edges; i++) {
     fputs(i ? "," : "", f);
-    fputs("{\"commHash\":", f);
-    an_put_hash(f, e->comm);
-    fprintf(f, ",\"rank\":%d,\"peer\":%d,\"channel\":", e->rank, e->peer);
-    if (e->channel >= 0) fprintf(f, "%d", e->channel);
-    else fputs("null", f);
-    fprintf(f,
-            ",\"direction\":\"%s\",\"side\":\"%s\",\"factor\":%.2f,\"p50_ns\":%llu,\"median_ns\":%llu,"
-            "\"samples\":%llu,\"above\":%llu,\"share\":%.4f,\"tail\":%.3g}",
-            e->send ? "send" : "recv", e->side == PT_MS_GPU ? "gpu" : "network", e->factor,
-            (unsigned long long)e->p50_ns, (unsigned long long)e->median_ns, (unsigned long long)e->samples,
-            (unsigned long long)e->above, e->share, e->tail);
+    metrics_slow_edge_json(f, &a->mslow.edges[i], -1, -1);
+    fputc('}', f);
   }
   fputs("],\n\"communicators\":[", f);
   for (size_t i = 0; i < a->n_comms; i++) {

@@ -796,7 +796,8 @@ static inline uint8_t live_step(pt_handle h) {
   return st;
 }
 
-/* NCCL 2.27+: the transfer's bytes at SendWait and RecvFlushWait. */
+/* The transfer's bytes at SendWait and RecvFlushWait: NCCL 2.27+, and
+ * RCCL's receive (RecvFlushWait) below. */
 static inline void step_bytes(pt_op* op, int64_t trans_size) {
   if (op->mop && trans_size >= 0) pt_metrics_size(op->lane->metrics, op, trans_size, 0);
 }
@@ -861,7 +862,17 @@ void pt_step_state(pt_handle h, int state, int64_t trans_size) {
   PT_STORE(s->state, (uint8_t)(state > 1 && state < 255 ? state : 1));
   pt_op* op = slot_of(h);
   /* SendGPUWait (8) moves nothing: a send step is posted at its start. */
-  if (st != PT_SLOT_ACTIVE || !PT_LOAD(op->step_driven) || state == 8) return;
+  if (st != PT_SLOT_ACTIVE || state == 8) return;
+  if (UNLIKELY(!PT_LOAD(op->step_driven))) {
+    /* RCCL: the ProxyDiag updates move the counters, but a receive's size
+     * is in no update (its FIFO_SZ_OR_HEAD_CACHE is the head, not a size):
+     * RecvFlushWait carries the bytes received, recorded just before the
+     * RECEIVED update that adds them to the edge (recvProxyProgress in
+     * RCCL's src/transport/net.cc sets sub->transSize to the size received,
+     * records RecvFlushWait, then advances `received`). */
+    if (state == 11) step_bytes(op, trans_size);
+    return;
+  }
   step_progress(op, s, h, state, trans_size);
 }
 

@@ -3,7 +3,9 @@
 # its inputs: on RCCL and NCCL profiles, a --slow-gpu names that rank's GPU
 # (cause slow_gpu), a --slow-link that rank's links (slow_link), a
 # --slow-host that rank's proxy thread (slow_host), each with
-# its factor, and agrees with the emulator's ground truth (--expect); a
+# its factor — what the factor measures and the steps' own slowdown beside
+# it in the summary —, its slow edges in slow_edges (source "metrics") as in
+# metrics_slow_edges, and agrees with the emulator's ground truth (--expect); a
 # healthy job is "ok" (exit 0) and names no culprit; the metrics alone, without a dump, still
 # give the verdict; a hung job stays a hang, the metrics do not hide it.
 # $1: the build folder.
@@ -52,6 +54,23 @@ if cause:
     c = d["culprits"]
     assert len(c) == 1 and c[0]["cause"] == cause and c[0]["slowFactor"] >= 1.5, c  # a 4x fault: medians of whole phases
     e = d["metrics_slow_edges"]
+    # slow_edges holds them too, with a sender and a receiver as the op-duration edges have
+    m = [x for x in d["slow_edges"] if x["source"] == "metrics"]
+    assert e and [{k: v for k, v in x.items() if k not in ("source", "sender", "receiver", "senderProcess",
+                                                         "receiverProcess")} for x in m] == e, (m, e)
+    assert all((x["sender"], x["receiver"]) == ((x["rank"], x["peer"]) if x["direction"] == "send" else
+                                                (x["peer"], x["rank"])) for x in m), m
+    assert all(x["senderProcess"] and x["receiverProcess"] for x in m), m
+    # the summary says what its factor measures, and the steps' own slowdown beside it
+    import re
+    what = {"slow_gpu": "the time its steps wait for the GPU is",
+            "slow_link": "spend in the network is",
+            "slow_host": "every wait it times is long, for its GPU and in the network alike:"}[cause]
+    s = c[0]["summary"]
+    f = re.search(re.escape(what) + r" ([0-9.]+)x comparable edges' \(the median of (that wait|that time|each wait)", s)
+    assert f and abs(float(f.group(1)) - c[0]["slowFactor"]) < 0.006, (s, c[0]["slowFactor"])
+    st = re.search(r"; its steps take ([0-9.]+)x as long as comparable edges' \(step time p50 [0-9.e+-]+ ms\)", s)
+    assert st and float(st.group(1)) > 1, s
     if cause == "slow_host":  # every wait of its own, both sides
         assert {x["side"] for x in e if x["rank"] == c[0]["rank"]} == {"gpu", "network"}, e
     else:

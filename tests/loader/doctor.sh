@@ -6,7 +6,8 @@
 # missing, not writable, node-local; a misspelt PROXYTRACE_* name; values
 # the plugin rejects (judged by its own reading of them); control bytes and
 # invalid UTF-8 from the environment and --host, escaped; NCCL_DEBUG
-# for RCCL; and `python3 -m proxytrace doctor` asking its own interpreter.
+# for RCCL; `python3 -m proxytrace doctor` asking its own interpreter; and
+# `proxytrace probe`'s default host, the one doctor finds.
 # Each FAIL line must carry a fix; the exit status is 1 exactly when a check
 # failed. Usage: doctor.sh BUILD-DIR
 set -u
@@ -96,6 +97,33 @@ if [ -f "$FAKE" ]; then
 else
   fail "$FAKE is not built (make test builds it)"
 fi
+
+# `proxytrace probe` without --host answers for the host doctor finds (one
+# finding, tools/job_host.c), and says which on stderr; --deep's child the
+# same; with --host nothing is looked for.
+same_host() { # same_host WHAT PROFILE ENV...: doctor's host and probe's default in env -i with ENV
+  what=$1 want=$2; shift 2
+  env -i PATH="$PATH" "$@" $RUN "$PT" doctor >"$T/out" 2>&1
+  dhost=$(sed -n 's/^ok   host  *//p' "$T/out")
+  for deep in "" --deep; do
+    # shellcheck disable=SC2086
+    env -i PATH="$PATH" "$@" $RUN "$PT" probe --json $deep >"$T/pjson" 2>"$T/perr"
+    phost=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["host"])' "$T/pjson" 2>/dev/null)
+    if [ -n "$dhost" ] && [ "$phost" = "$want" ] && grep -qF "proxytrace probe: host " "$T/perr" &&
+      grep -qF ": $dhost, as proxytrace doctor finds it" "$T/perr"; then
+      echo "ok   probe $deep without --host: $what, $want, as doctor's '$dhost'"
+    else
+      fail "probe $deep without --host, $what: host '$phost', want $want as doctor's '$dhost'"
+      sed 's/^/    /' "$T/perr" "$T/out"
+    fi
+  done
+}
+same_host "torch's NCCL" nccl-2.28 PYTHONPATH="$T/py"
+same_host "ROCm torch's RCCL" rccl PYTHONPATH="$T/rocm"
+[ -f "$FAKE" ] && same_host "libnccl.so.2 on LD_LIBRARY_PATH" nccl-2.28 LD_LIBRARY_PATH="$T/lib"
+env -i PATH="$PATH" PYTHONPATH="$T/py" $RUN "$PT" probe --host rccl >/dev/null 2>"$T/perr"
+if grep -q "proxytrace probe: host " "$T/perr"; then fail "probe --host rccl still looks for a host"; cat "$T/perr"
+else echo "ok   probe --host: no host looked for"; fi
 
 # Dump folders and variables.
 DARGS="--host nccl-2.28"
@@ -192,6 +220,10 @@ elif [ -n "$PY" ]; then
   rc=$?
   [ $rc -eq 0 ] && echo "ok   python3 -m proxytrace doctor (exit 0)" || { fail "python3 -m proxytrace doctor: exit $rc"; cat "$T/out"; }
   has '^ok   host .*bundled with torch 2.6.0+cu124' "python3 -m proxytrace doctor asks its own Python (no python3 on PATH)"
+  env -i PATH=/nonexistent PYTHONPATH="$SRC/python:$T/py" PROXYTRACE_CLI="$(cd "$B" && pwd)/proxytrace" \
+    "$PY" -m proxytrace probe >"$T/out" 2>&1
+  has '^proxytrace probe: host 2.28.9: NCCL 2.28.9 bundled with torch 2.6.0+cu124' \
+    "python3 -m proxytrace probe asks its own Python for the default host"
 fi
 
 [ "$failures" -eq 0 ] && echo "doctor.sh: all passed" || echo "doctor.sh: $failures failed"

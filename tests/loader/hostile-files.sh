@@ -26,14 +26,14 @@ agree=0 truncated=0
 for cut in $cuts; do
   [ "$cut" -le "$size" ] || continue
   head -c "$cut" "$good" >"$T/cut.so"
-  $RUN "$PT" probe -q -i NCCL_PROFILER_PLUGIN="$T/cut.so"; a=$?
-  $RUN "$PT" probe -q -i --deep NCCL_PROFILER_PLUGIN="$T/cut.so" 2>/dev/null; b=$?
+  $RUN "$PT" probe --host rccl -q -i NCCL_PROFILER_PLUGIN="$T/cut.so"; a=$?
+  $RUN "$PT" probe --host rccl -q -i --deep NCCL_PROFILER_PLUGIN="$T/cut.so" 2>/dev/null; b=$?
   if [ "$a" -eq 0 ] && [ "$b" -ne 0 ] || [ "$a" -ne 0 ] && [ "$b" -eq 0 ]; then
     fail "cut at $cut of $size bytes: probe exit $a, a real load exit $b"
   else
     agree=$((agree + 1))
   fi
-  if [ "$a" -ne 0 ] && $RUN "$PT" probe -i NCCL_PROFILER_PLUGIN="$T/cut.so" | grep -q "file is truncated"; then
+  if [ "$a" -ne 0 ] && $RUN "$PT" probe --host rccl -i NCCL_PROFILER_PLUGIN="$T/cut.so" | grep -q "file is truncated"; then
     truncated=$((truncated + 1))
   fi
 done
@@ -43,8 +43,8 @@ echo "ok   truncated copies: probe and dlopen agree on $agree cuts, $truncated n
 # ---- symlink loops ------------------------------------------------------
 ln -s loop-b.so "$T/loop-a.so"
 ln -s loop-a.so "$T/loop-b.so"
-$RUN "$PT" probe -i NCCL_PROFILER_PLUGIN="$T/loop-a.so" >"$T/out"; a=$?
-$RUN "$PT" probe -q -i --deep NCCL_PROFILER_PLUGIN="$T/loop-a.so" 2>/dev/null; b=$?
+$RUN "$PT" probe --host rccl -i NCCL_PROFILER_PLUGIN="$T/loop-a.so" >"$T/out"; a=$?
+$RUN "$PT" probe --host rccl -q -i --deep NCCL_PROFILER_PLUGIN="$T/loop-a.so" 2>/dev/null; b=$?
 [ "$a" -eq 6 ] || fail "a symlink loop as the value: exit $a, want 6 (load error)"
 [ "$a" -eq "$b" ] || fail "a symlink loop as the value: probe $a, --deep $b"
 grep -q "Too many levels of symbolic links" "$T/out" || fail "the loop is not named"
@@ -62,7 +62,7 @@ ln -s "$STEM.1.9" "$T/home/lib/$STEM.1.9"   # loops onto itself
 cp "$good" "$T/home/lib/$STEM.1.2"
 ln -s . "$T/home/lib/lib"                   # a directory that contains itself
 ln -s "$T/home" "$T/home/lib64"             # and one that goes back up
-$RUN "$PT" probe -i --home "$T/home" >"$T/out"; a=$?
+$RUN "$PT" probe --host rccl -i --home "$T/home" >"$T/out"; a=$?
 [ "$a" -eq 0 ] || { fail "PROXYTRACE_HOME with loops: exit $a, want 0"; cat "$T/out"; }
 grep -q "would load $T/home/lib/$STEM.1.2" "$T/out" || fail "the loop under PROXYTRACE_HOME is not skipped"
 grep -q "Too many levels of symbolic links" "$T/out" || fail "the loop under PROXYTRACE_HOME is not named"
@@ -72,37 +72,37 @@ echo "ok   symlink loops"
 mkdir -p "$T/open" "$T/sticky" "$T/home2/lib"
 cp "$good" "$T/open/p.so"; chmod 0777 "$T/open"
 cp "$good" "$T/sticky/p.so"; chmod 01777 "$T/sticky"
-$RUN "$PT" probe -i NCCL_PROFILER_PLUGIN="$T/open/p.so" >"$T/out"; a=$?
+$RUN "$PT" probe --host rccl -i NCCL_PROFILER_PLUGIN="$T/open/p.so" >"$T/out"; a=$?
 [ "$a" -eq 0 ] || fail "a plugin in a world-writable directory: exit $a (the host loads it: want 0)"
 grep -q "which every user can write (mode 0777, no sticky bit)" "$T/out" ||
   fail "no note about the world-writable directory"
-$RUN "$PT" probe -i NCCL_PROFILER_PLUGIN="$T/sticky/p.so" >"$T/out"
+$RUN "$PT" probe --host rccl -i NCCL_PROFILER_PLUGIN="$T/sticky/p.so" >"$T/out"
 grep -q "every user can write" "$T/out" && fail "a sticky directory (like /tmp) gets a note"
 chmod 0666 "$T/sticky/p.so"
-$RUN "$PT" probe -i NCCL_PROFILER_PLUGIN="$T/sticky/p.so" >"$T/out"
+$RUN "$PT" probe --host rccl -i NCCL_PROFILER_PLUGIN="$T/sticky/p.so" >"$T/out"
 grep -q "is writable by every user (mode 0666)" "$T/out" || fail "no note about a world-writable file"
 cp "$good" "$T/home2/lib/$STEM.1"; chmod 0777 "$T/home2/lib"
-$RUN "$PT" probe -i --home "$T/home2" >"$T/out"; a=$?
+$RUN "$PT" probe --host rccl -i --home "$T/home2" >"$T/out"; a=$?
 [ "$a" -eq 0 ] || fail "a world-writable PROXYTRACE_HOME: exit $a, want 0"
 grep -q "PROXYTRACE_HOME directory $T/home2/lib is writable by every user" "$T/out" ||
   fail "no note about the world-writable PROXYTRACE_HOME directory"
-$RUN "$PT" probe -i --deep NCCL_PROFILER_PLUGIN="$T/open/p.so" >"$T/out"
+$RUN "$PT" probe --host rccl -i --deep NCCL_PROFILER_PLUGIN="$T/open/p.so" >"$T/out"
 grep -q "every user can write" "$T/out" || fail "--deep (a real load) gives no note"
 echo "ok   world-writable files and directories"
 
 # ---- probe --deep with a constructor that never returns ------------------
 start=$(date +%s)
-$RUN "$PT" probe -i --deep --timeout 2 NCCL_PROFILER_PLUGIN="$PL/hang.so" >"$T/out" 2>"$T/err"; a=$?
+$RUN "$PT" probe --host rccl -i --deep --timeout 2 NCCL_PROFILER_PLUGIN="$PL/hang.so" >"$T/out" 2>"$T/err"; a=$?
 took=$(($(date +%s) - start))
 [ "$a" -eq 1 ] || fail "--deep on a hanging plugin: exit $a, want 1"
 [ "$took" -le 10 ] || fail "--deep --timeout 2 took $took s"
 grep -q "did not finish.*(after 2 s)" "$T/err" || fail "the hang is not explained"
-$RUN "$PT" probe -i --deep --json --timeout 1 NCCL_PROFILER_PLUGIN="$PL/hang.so" 2>/dev/null | python3 -c "import json,sys; o=json.load(sys.stdin); assert o[\"status\"] == \"hung\" and o[\"ok\"] is False" || fail "--deep --json on a hang prints no {\"status\":\"hung\"} object"
-$RUN "$PT" probe -i --deep --timeout 0 NCCL_PROFILER_PLUGIN="$PL/hang.so" 2>"$T/err"; a=$?
+$RUN "$PT" probe --host rccl -i --deep --json --timeout 1 NCCL_PROFILER_PLUGIN="$PL/hang.so" 2>/dev/null | python3 -c "import json,sys; o=json.load(sys.stdin); assert o[\"status\"] == \"hung\" and o[\"ok\"] is False" || fail "--deep --json on a hang prints no {\"status\":\"hung\"} object"
+$RUN "$PT" probe --host rccl -i --deep --timeout 0 NCCL_PROFILER_PLUGIN="$PL/hang.so" 2>"$T/err"; a=$?
 [ "$a" -eq 2 ] || fail "--timeout 0: exit $a, want 2 (usage)"
 grep -q "1..86400" "$T/err" || fail "a bad --timeout does not say what is accepted"
 # the file-level probe runs no code: the same plugin is fine there
-$RUN "$PT" probe -q -i NCCL_PROFILER_PLUGIN="$PL/hang.so" || fail "the file-level probe ran the constructor"
+$RUN "$PT" probe --host rccl -q -i NCCL_PROFILER_PLUGIN="$PL/hang.so" || fail "the file-level probe ran the constructor"
 echo "ok   --deep gives up on a hanging constructor after --timeout ($took s)"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

@@ -83,15 +83,15 @@ use "C: NCCL_PROFILER_PLUGIN=proxytrace (RCCL)" rccl "$L/libnccl-profiler-proxyt
 use "C: NCCL_PROFILER_PLUGIN=proxytrace (NCCL 2.30)" nccl-2.30 "$L/libnccl-profiler-proxytrace.so" \
   "" -- NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L"
 
-# The installed CLI predicts each of them, by files and by loading.
+# The installed CLI predicts each of them (RCCL), by files and by loading.
 for deep in "" --deep; do
-  $RUN "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN="$L/librccl-profiler-proxytrace.so" ||
+  $RUN "$P/bin/proxytrace" probe --host rccl -q -i $deep NCCL_PROFILER_PLUGIN="$L/librccl-profiler-proxytrace.so" ||
     fail "probe $deep A"
-  $RUN "$P/bin/proxytrace" probe -q -i $deep --rccl-dir "$L/librccl.so" RCCL_ENABLE_PROXY_TRACE=1 ||
+  $RUN "$P/bin/proxytrace" probe --host rccl -q -i $deep --rccl-dir "$L/librccl.so" RCCL_ENABLE_PROXY_TRACE=1 ||
     fail "probe $deep B"
-  $RUN "$P/bin/proxytrace" probe -q -i $deep NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L" ||
+  $RUN "$P/bin/proxytrace" probe --host rccl -q -i $deep NCCL_PROFILER_PLUGIN=proxytrace LD_LIBRARY_PATH="$L" ||
     fail "probe $deep C"
-  $RUN "$P/bin/proxytrace" probe -q -i $deep --home "$P" || fail "probe $deep PROXYTRACE_HOME"
+  $RUN "$P/bin/proxytrace" probe --host rccl -q -i $deep --home "$P" || fail "probe $deep PROXYTRACE_HOME"
 done
 
 # The example program of docs/loader.md, exactly as printed there.

@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # expect CODE DESCRIPTION -- ARGS...: runs the probe with a clean environment.
 expect() {
   want=$1; what=$2; shift 3
-  $RUN "$PT" probe -i "$@" >"$T/out" 2>"$T/err"
+  $RUN "$PT" probe --host rccl -i "$@" >"$T/out" 2>"$T/err"
   got=$?
   if [ "$got" -ne "$want" ]; then
     fail "$what: exit $got, want $want"; sed 's/^/    /' "$T/out" "$T/err"
@@ -59,27 +59,27 @@ expect 2 "missing --rccl-dir"                 -- --rccl-dir "$T/nowhere"
 expect 2 "bad --major"                        -- --major zero
 
 # Messages that say what to do.
-$RUN "$PT" probe -i --path good.so >"$T/out" 2>&1
+$RUN "$PT" probe --host rccl -i --path good.so >"$T/out" 2>&1
 grep -q "write './NAME'" "$T/out" || fail "path without '/' does not say to write ./NAME"
 $RUN "$PT" probe -i --host nccl-9.9 2>"$T/err"
 grep -q "nccl-2.23 ... nccl-2.32" "$T/err" || fail "unknown host does not list the profiles"
-$RUN "$PT" probe -i RCCL_ENABLE_PROXY_TRACE=on >"$T/out"
+$RUN "$PT" probe --host rccl -i RCCL_ENABLE_PROXY_TRACE=on >"$T/out"
 grep -q "RCCL_ENABLE_PROXY_TRACE=1" "$T/out" || fail "a bad RCCL_ENABLE_PROXY_TRACE gets no advice"
 $RUN "$PT" probe -i --host nccl-2.30 NCCL_PROFILER_PLUGIN="$long/libx.so" >"$T/out"
 grep -q "keeps only the first 254" "$T/out" || fail "over-long value is not explained"
 $RUN "$PT" probe --help | grep -q "Exit status" || fail "--help does not document the exit status"
 
 # PROXYTRACE_LOADER_DEBUG traces every decision on stderr.
-$RUN "$PT" probe -q -i PROXYTRACE_LOADER_DEBUG=1 NCCL_PROFILER_PLUGIN="$T/missing.so" 2>"$T/err"
+$RUN "$PT" probe --host rccl -q -i PROXYTRACE_LOADER_DEBUG=1 NCCL_PROFILER_PLUGIN="$T/missing.so" 2>"$T/err"
 grep -q "proxytrace-loader: probe rccl: candidate 1 '$T/missing.so' \[value\]: not found" "$T/err" ||
   fail "PROXYTRACE_LOADER_DEBUG=1 does not trace the candidates"
-$RUN "$PT" probe -q -i NCCL_PROFILER_PLUGIN="$T/missing.so" 2>"$T/err"
+$RUN "$PT" probe --host rccl -q -i NCCL_PROFILER_PLUGIN="$T/missing.so" 2>"$T/err"
 [ ! -s "$T/err" ] || fail "the probe writes to stderr without PROXYTRACE_LOADER_DEBUG"
 
 # -i really starts from an empty environment.
-NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe -q
+NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe --host rccl -q
 [ $? -eq 0 ] || fail "the probe does not read the environment"
-NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe -q -i
+NCCL_PROFILER_PLUGIN="$T/good.so" $RUN "$PT" probe --host rccl -q -i
 [ $? -eq 3 ] || fail "-i does not clear the environment"
 
 # The dump hook is reported only where the host calls it (RCCL): NVIDIA
@@ -95,7 +95,7 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["host_call
 # --json parses, and says what the exit code says.
 version=$($RUN "$PT" --version | sed -n 's/^proxytrace //p')
 [ -n "$version" ] || fail "proxytrace --version prints no version"
-$RUN "$PT" probe -i --json NCCL_PROFILER_PLUGIN="$T/good.so" >"$T/json"
+$RUN "$PT" probe --host rccl -i --json NCCL_PROFILER_PLUGIN="$T/good.so" >"$T/json"
 python3 - "$T/json" "$T/good.so" "$version" <<'PY' || fail "--json output is wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -124,7 +124,7 @@ for v in "$T/good.so" "$T/missing.so" "$T/v6only.so" "$T/text.so"; do
   $RUN "$PT" probe -q -i --host nccl-2.28 --deep NCCL_PROFILER_PLUGIN="$v"; b=$?
   [ $a -eq $b ] || fail "probe ($a) and --deep ($b) disagree on $v"
 done
-$RUN "$PT" probe -i --deep --json NCCL_PROFILER_PLUGIN="$T/good.so" | grep -q '"mode":"load"' ||
+$RUN "$PT" probe --host rccl -i --deep --json NCCL_PROFILER_PLUGIN="$T/good.so" | grep -q '"mode":"load"' ||
   fail "--deep did not load"
 # The child starts through PROXYTRACE_EMULATOR when one is set (a build for
 # another architecture under qemu-user). Natively, a stand-in that logs and
@@ -132,7 +132,7 @@ $RUN "$PT" probe -i --deep --json NCCL_PROFILER_PLUGIN="$T/good.so" | grep -q '"
 if [ -z "$RUN" ]; then
   printf '#!/bin/sh\necho "$@" >>"%s/emu.log"\nexec "$@"\n' "$T" >"$T/emu"
   chmod +x "$T/emu"
-  PROXYTRACE_EMULATOR="$T/emu" $RUN "$PT" probe -q -i --deep NCCL_PROFILER_PLUGIN="$T/good.so" ||
+  PROXYTRACE_EMULATOR="$T/emu" $RUN "$PT" probe --host rccl -q -i --deep NCCL_PROFILER_PLUGIN="$T/good.so" ||
     fail "--deep through an emulator exits $?"
   grep -q -- "proxytrace probe --in-process" "$T/emu.log" 2>/dev/null ||
     fail "--deep did not start its child through PROXYTRACE_EMULATOR"
@@ -166,7 +166,7 @@ $RUN "$PT" probe -i --host nccl-2.30 --rccl-dir "$T/rccl" >/dev/null 2>"$T/err"
 grep -q "rccl-dir does nothing for nccl-2.30" "$T/err" || fail "--rccl-dir under NCCL is not questioned"
 
 # A refused request does not claim the variable is unset.
-$RUN "$PT" probe -i --plugin a --path /b/c.so >"$T/out" 2>&1
+$RUN "$PT" probe --host rccl -i --plugin a --path /b/c.so >"$T/out" 2>&1
 grep -q "is not set" "$T/out" && fail "a refused request says NCCL_PROFILER_PLUGIN is not set"
 grep -q "the request was refused" "$T/out" || fail "a refused request is not called so"
 
@@ -174,7 +174,7 @@ grep -q "the request was refused" "$T/out" || fail "a refused request is not cal
 mkdir -p "$T/dup/lib"
 cp "$PL/nullinit.so" "$T/dup/lib/librccl-profiler-proxytrace.so.1.0.0"
 ln -s librccl-profiler-proxytrace.so.1.0.0 "$T/dup/lib/librccl-profiler-proxytrace.so.1"
-$RUN "$PT" probe -i --home "$T/dup" >"$T/out"
+$RUN "$PT" probe --host rccl -i --home "$T/dup" >"$T/out"
 grep -q "duplicate: not opened again: the same file as candidate [0-9]*, which was refused" "$T/out" ||
   fail "a duplicate does not say why it is not tried: $(grep -A1 duplicate "$T/out")"
 

@@ -1,12 +1,14 @@
 """proxytrace.analyze() is `proxytrace analyze --json`: on the emulator's
 fault scenarios (a stalled GPU, a rank that posts no receives, a dead rank,
-a slow link, PXN, never-stopped ops, desyncs, and no fault) the Python result equals
+a slow link, by op durations and by the step metrics, PXN, never-stopped
+ops, desyncs, and no fault) the Python result equals
 the command's document field for field, the command finds that document
 in agreement with the emulator's ground truth (exactly, at node level or
 within its documented limits: its own comparison, --expect; for the slow
 link not under a sanitizer, whose run times are not the program's, so
 that there no slowness is looked for), and
-`python3 -m proxytrace analyze` prints and exits as the command.
+`python3 -m proxytrace analyze` prints and exits as the command; a slow
+verdict from the step metrics lists its edges in slow_edges.
 Unreadable paths, no dump at all and refused options behave as the command
 says they do. Dumps whose strings hold bytes that are not UTF-8 and terminal
 escape sequences come back as strings that print and encode as UTF-8.
@@ -28,6 +30,7 @@ SCENARIOS = {  # jobs of the emulator on its default RCCL profile: 2 nodes x 4 r
     "no receives": ["--no-recv", "5"],
     "dead rank": ["--kill", "6:3"],
     "slow link": ["--slow-link", "2:8"],
+    "slow link, step metrics": ["--slow-link", "2:8", "--env", "PROXYTRACE_METRICS_INTERVAL_MS=1000"],
     "pxn and a stall": ["--pxn", "1:0", "--stall", "2:0:4"],
     "never-stopped ops and a stall": ["--leak-ops", "2", "--stall", "6:0:3"],
     "a rank that skips the call": ["--skip", "2"],
@@ -100,6 +103,20 @@ class Analyze(unittest.TestCase):
         self.assertIn(c.summary.split(":")[0], str(a))
         self.assertEqual(a["verdict"], "hang")
         self.assertIsInstance(c.evidence[0].counters.posted, int)
+
+    def test_slow_edges_of_the_step_metrics(self):
+        """A slow verdict from the step metrics lists its edges in slow_edges
+        (source "metrics", with sender and receiver), the same ones as
+        metrics_slow_edges."""
+        a = proxytrace.analyze(os.path.join(self.jobs["slow link, step metrics"], "dumps"))
+        self.assertEqual((a.verdict, a.culprits[0].rank, a.culprits[0].cause), ("slow", 2, "slow_link"))
+        m = [e for e in a.slow_edges if e.source == "metrics"]
+        self.assertTrue(m)
+        self.assertEqual([(e.rank, e.peer, e.direction, e.side, e.factor) for e in m],
+                         [(e.rank, e.peer, e.direction, e.side, e.factor) for e in a.metrics_slow_edges])
+        for e in m:
+            self.assertIn(2, (e.sender, e.receiver))
+            self.assertEqual((e.sender, e.receiver), (e.rank, e.peer) if e.direction == "send" else (e.peer, e.rank))
 
     def test_desync_culprits(self):
         """A desync names the rank first, with its cause and what it called."""

@@ -33,9 +33,10 @@ class ProbeMirror(unittest.TestCase):
         shutil.copy(ptest.test_plugin("good"), self.long)
 
     def same(self, want, *args, compare_out=True):
-        """Both commands, -i and args: the same exit status `want`, the same
-        stderr and (unless told otherwise) the same stdout."""
-        args = ["probe", "-i"] + list(args)
+        """Both commands, -i, --host rccl (args may name another) and args:
+        the same exit status `want`, the same stderr and (unless told
+        otherwise) the same stdout."""
+        args = ["probe", "-i", "--host", "rccl"] + list(args)
         c = ptest.c_cli(args)
         p = ptest.python_m(args)
         self.assertEqual(c[0], want, c)
@@ -88,8 +89,8 @@ class ProbeMirror(unittest.TestCase):
         """Without -i the variables come from the caller, as for the C command."""
         env = ptest.base_env(NCCL_PROFILER_PLUGIN="%s/good.so" % self.d,
                              NCCL_CONF_FILE=os.path.join(self.d, "none.conf"))
-        c = ptest.c_cli(["probe", "--json"], env=env)
-        p = ptest.python_m(["probe", "--json"], env=env)
+        c = ptest.c_cli(["probe", "--json", "--host", "rccl"], env=env)
+        p = ptest.python_m(["probe", "--json", "--host", "rccl"], env=env)
         self.assertEqual(p, c)
         self.assertEqual(p[0], 0)
 

@@ -1,4 +1,5 @@
-"""proxytrace.enable(): the variables it sets, the loader's check of the
+"""proxytrace.enable(): the variables it sets (one per setting of the
+plugin; another keyword is a TypeError that names them), the loader's check of the
 NCCL release in use, the error (with the environment left alone) when that
 release would not load the plugin, and the release read from torch.
 
@@ -7,6 +8,7 @@ the attributes enable() reads (torch.version.hip, torch.cuda.nccl.version(),
 torch.distributed) stands in for it, one per way torch reports its NCCL."""
 
 import os
+import re
 import shutil
 import sys
 import types
@@ -73,6 +75,29 @@ class Enable(unittest.TestCase):
         self.assertTrue(r.ok)
         self.assertEqual((r.host, r.api_version, r.value_origin), ("nccl-2.28", 5, "environment"))
         self.assertEqual(os.path.realpath(r.realpath), os.path.realpath(ptest.PLUGIN))
+
+    def test_an_unknown_keyword_is_refused(self):
+        """A typo is a TypeError naming the right keyword and every valid
+        one, before anything is set."""
+        with self.assertRaises(TypeError) as cm:
+            proxytrace.enable(host="nccl-2.28", dump_dir=self.d, stal_ms=5)
+        msg = str(cm.exception)
+        self.assertIn("'stal_ms'", msg)
+        self.assertIn("did you mean 'stall_ms'?", msg)
+        for name in _enable.SETTINGS + ("plugin_path", "host", "nccl_version"):
+            self.assertIn(name, msg)
+        for k in ("NCCL_PROFILER_PLUGIN", "PROXYTRACE_DUMP_DIR", "PROXYTRACE_STAL_MS"):
+            self.assertNotIn(k, os.environ)
+        with self.assertRaises(TypeError):
+            proxytrace.enable(host="nccl-2.28", PROXYTRACE_HOME="/opt")  # not a setting of the plugin
+
+    def test_the_keywords_are_the_plugins_settings(self):
+        """SETTINGS names exactly the PROXYTRACE_* variables the plugin's
+        configuration reads."""
+        with open(os.path.join(ptest.REPO, "src", "plugin", "config.c")) as f:
+            read = set(re.findall(r'"PROXYTRACE_([A-Z_]+)"', f.read()))
+        self.assertTrue(read)
+        self.assertEqual({x.upper() for x in _enable.SETTINGS}, read)
 
     def test_default_plugin_is_beside_the_loader(self):
         self.assertEqual(os.path.realpath(_enable.default_plugin()),

@@ -1,11 +1,14 @@
 """Installing the package: `make install` puts it where Debian's python3
 looks for that prefix and the installed package finds the library, plugin
 and command installed with it (also when the tree was installed under
-DESTDIR); `make install-python PYTHON=... PYTHON_SITE=1` puts it into that
-interpreter's own site-packages, and a prefix off python3's path is said;
+DESTDIR); `make install-python PYTHON=...` puts it into that interpreter's
+own site-packages, and a prefix off python3's path is said;
 `pip install ./python` into a virtual environment works offline (no index,
-no build isolation) and gives the same package, and into a plain venv
-(build isolation, no index) too, leaving nothing in the source folder."""
+no build isolation) and into a plain venv (build isolation, no index),
+ships the library, plugin and command, which the package then finds with no
+variable set, and leaves nothing in the source folder; the error of a
+package whose shipped library is gone names where it looked, and a python/
+folder outside a checkout is refused with a message."""
 
 import os
 import shutil
@@ -33,11 +36,23 @@ def clean_env(**extra):
     return ptest.base_env(**unset)
 
 
+def pip_env(**extra):
+    """clean_env() for pip and what it installs: offline, and without this
+    run's make and sanitizer settings (pip's make builds the checkout's
+    plain build/, whose parts the installed package loads)."""
+    return clean_env(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1",
+                     MAKEFLAGS=None, MFLAGS=None, MAKELEVEL=None, LD_PRELOAD=None, **extra)
+
+
+def site_packages(venv):
+    return os.path.join(venv, "lib", "python%s" % PY_MINOR, "site-packages")
+
+
 class MakeInstall(unittest.TestCase):
     def install(self, prefix):
         dest = ptest.tmpdir(self)
         rc, out, err = ptest.run(["make", "-s", "install", "DESTDIR=" + dest, "PREFIX=" + prefix,
-                                  "SAN=" + ptest.SAN, "PYTHON=" + ptest.PYTHON],
+                                  "SAN=" + ptest.SAN, "PYTHON=" + ptest.PYTHON, "PYTHON_SITE=0"],
                                  cwd=ptest.REPO, env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None,
                                                                     LD_PRELOAD=None))
         self.assertEqual(rc, 0, out + err)
@@ -70,7 +85,7 @@ class MakeInstall(unittest.TestCase):
         self.assertEqual(lines[3], dest + "/usr/local/bin/proxytrace")
         self.assertEqual(lines[4], os.path.join(lib, "librccl-profiler-proxytrace.so"))
         self.assertEqual(lines[5], "PT_OK")
-        rc, out, err = ptest.run([ptest.PYTHON, "-m", "proxytrace", "probe", "-i", "--json",
+        rc, out, err = ptest.run([ptest.PYTHON, "-m", "proxytrace", "probe", "--host", "rccl", "-i", "--json",
                                   "--path", lines[4]], env=clean_env(PYTHONPATH=site))
         self.assertEqual(rc, 0, err)
 
@@ -86,32 +101,58 @@ class MakeInstall(unittest.TestCase):
 
 class PipInstall(unittest.TestCase):
     def test_venv_offline(self):
+        """pip install ./python, in place, no build isolation: the package
+        finds its shipped library, plugin and command with no variable set."""
         d = ptest.tmpdir(self)
-        src = os.path.join(d, "src")
-        shutil.copytree(ptest.PACKAGE, src, ignore=shutil.ignore_patterns("__pycache__",
-                                                                          "_paths.py"))
         venv = os.path.join(d, "venv")
-        env = clean_env(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+        env = pip_env()
         rc, out, err = ptest.run([ptest.PYTHON, "-m", "venv", "--system-site-packages", venv],
                                  env=env)
         self.assertEqual(rc, 0, out + err)
         vpy = os.path.join(venv, "bin", "python")
+        before = tree(ptest.PACKAGE)
         rc, out, err = ptest.run([vpy, "-m", "pip", "install", "--no-index",
-                                  "--no-build-isolation", "--no-deps", src], env=env, cwd=d)
+                                  "--no-build-isolation", "--no-deps", ptest.PACKAGE], env=env, cwd=d)
         self.assertEqual(rc, 0, out + err)
+        self.assertEqual(tree(ptest.PACKAGE), before, "pip left files in the source folder")
         rc, out, err = ptest.run([vpy, "-m", "pip", "show", "proxytrace"], env=env)
         self.assertIn("Version: %s" % ptest.make_version(), out)
-        # The installed package, with the library of this build.
-        run_env = clean_env(PROXYTRACE_LOADER_LIBRARY=ptest.LOADER, PROXYTRACE_CLI=ptest.CLI)
-        rc, out, err = ptest.run([vpy, "-c", CHECK], env=run_env, cwd=d)
+        pkg = os.path.join(site_packages(venv), "proxytrace")
+        rc, out, err = ptest.run([vpy, "-c", CHECK], env=env, cwd=d)
         self.assertEqual(rc, 0, err)
         lines = out.splitlines()
-        self.assertTrue(lines[0].startswith(os.path.join(venv, "lib")), lines[0])
+        self.assertEqual(lines[0], os.path.join(pkg, "__init__.py"))
         self.assertEqual(lines[1], ptest.make_version())
+        self.assertEqual(lines[2], os.path.join(pkg, "lib", "libproxytrace-loader.so.1"))
+        self.assertEqual(lines[3], os.path.join(pkg, "bin", "proxytrace"))
+        self.assertEqual(lines[4], os.path.join(pkg, "lib", "librccl-profiler-proxytrace.so"))
         self.assertEqual(lines[5], "PT_OK")
-        rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "-i", "--path",
-                                  ptest.PLUGIN], env=run_env, cwd=d)
+        rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "--host", "rccl", "-i", "--path", lines[4]],
+                                 env=env, cwd=d)
         self.assertEqual(rc, 0, err)
+
+        # The shipped library gone: the error names the places looked in,
+        # the package's own lib/ among them, and no build folder.
+        os.remove(lines[2])
+        rc, out, err = ptest.run([vpy, "-c", CHECK], env=env, cwd=d)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("- shipped in this package by pip install: no libproxytrace-loader.so.1 in %s"
+                      % os.path.join(pkg, "lib"), err)
+        self.assertNotIn("build folder", err)
+        self.assertIn("pip install --force-reinstall", err)
+
+    def test_outside_a_checkout_is_refused(self):
+        """A python/ folder copied away from its checkout has nothing to
+        build the native parts from: pip says so."""
+        d = ptest.tmpdir(self)
+        src = os.path.join(d, "src")
+        shutil.copytree(ptest.PACKAGE, src, ignore=shutil.ignore_patterns("__pycache__"))
+        vpy, venv = AnyInterpreter.venv(self, d, "--system-site-packages")
+        rc, out, err = ptest.run([vpy, "-m", "pip", "install", "--no-build-isolation", "--no-deps", src],
+                                 env=pip_env(), cwd=d)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("is not inside one", out + err)
+        self.assertIn("pip install the python/ folder of a proxytrace checkout", out + err)
 
 
 def tree(folder):
@@ -133,8 +174,9 @@ class AnyInterpreter(unittest.TestCase):
     def test_make_install_into_a_venv(self):
         d = ptest.tmpdir(self)
         vpy, venv = self.venv(d, "--without-pip")
+        # naming the interpreter is enough (the issue: it went to /usr/local)
         rc, out, err = ptest.run(["make", "-s", "install-python", "PREFIX=" + os.path.join(d, "prefix"),
-                                  "PYTHON=" + vpy, "PYTHON_SITE=1"], cwd=ptest.REPO,
+                                  "PYTHON=" + vpy], cwd=ptest.REPO,
                                  env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None, LD_PRELOAD=None))
         self.assertEqual(rc, 0, out + err)
         self.assertNotIn("note:", out + err)
@@ -148,19 +190,19 @@ class AnyInterpreter(unittest.TestCase):
     def test_prefix_off_the_path_is_said(self):
         d = ptest.tmpdir(self)
         rc, out, err = ptest.run(["make", "-s", "install-python", "PREFIX=" + os.path.join(d, "prefix"),
-                                  "PYTHON=" + ptest.PYTHON], cwd=ptest.REPO,
+                                  "PYTHON=" + ptest.PYTHON, "PYTHON_SITE=0"], cwd=ptest.REPO,
                                  env=ptest.base_env(MAKEFLAGS=None, MFLAGS=None, LD_PRELOAD=None))
         self.assertEqual(rc, 0, out + err)
         notes = [x for x in (out + err).splitlines() if x.startswith("note:")]
         self.assertEqual(len(notes), 1, out + err)
         self.assertIn("is not on the sys.path", notes[0])
-        self.assertIn("PYTHON_SITE=1", notes[0])
+        self.assertIn("make install-python PYTHON=/path/to/bin/python", notes[0])
 
     def test_pip_in_a_plain_venv_offline(self):
         d = ptest.tmpdir(self)
         vpy, venv = self.venv(d)
         before = tree(ptest.PACKAGE)
-        env = clean_env(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+        env = pip_env()
         rc, out, err = ptest.run([vpy, "-m", "pip", "install", ptest.PACKAGE], env=env, cwd=d)
         self.assertEqual(rc, 0, out + err)
         self.assertEqual(tree(ptest.PACKAGE), before, "pip left files in the source folder")
@@ -171,8 +213,12 @@ class AnyInterpreter(unittest.TestCase):
         self.assertTrue(lines[0].startswith(os.path.join(venv, "lib")), lines[0])
         self.assertEqual(lines[1], ptest.make_version())
         rc, out, err = ptest.run([vpy, "-m", "pip", "show", "-f", "proxytrace"], env=env)
-        self.assertIn("proxytrace/_native.py", out)
-        self.assertNotIn("_paths.py", out)
+        for f in ("proxytrace/_native.py", "proxytrace/_paths.py", "proxytrace/bin/proxytrace",
+                  "proxytrace/lib/libproxytrace-loader.so.1", "proxytrace/lib/librccl-profiler-proxytrace.so"):
+            self.assertIn(f, out)
+        plugin = os.path.join(site_packages(venv), "proxytrace", "lib", "librccl-profiler-proxytrace.so")
+        rc, out, err = ptest.run([vpy, "-m", "proxytrace", "probe", "--host", "rccl", "-i", "--path", plugin], env=env, cwd=d)
+        self.assertEqual(rc, 0, out + err)  # the shipped program, as `proxytrace probe`
 
 
 if __name__ == "__main__":

@@ -32,16 +32,14 @@ for host in rccl nccl-2.25 nccl-2.28 nccl-2.30; do
   d="$T/$host"
   # shellcheck disable=SC2046
   sim --host "$host" $(metrics 50 "$d") >"$T/out" 2>&1 || { cat "$T/out"; fail "$host: sim failed"; }
-  rb=yes
-  [ "$host" = rccl ] && rb=no
-  "$PY" "$CHECK" "$d" --ranks 8 --recv-bytes "$rb" || fail "$host: metrics files"
+  "$PY" "$CHECK" "$d" --ranks 8 || fail "$host: metrics files"
 done
 
 # Per channel on request.
 # shellcheck disable=SC2046
 sim --host nccl-2.29 --iters 4 $(metrics 50 "$T/ch") --env PROXYTRACE_METRICS_CHANNELS=1 >"$T/out" 2>&1 ||
   fail "channels: sim failed"
-"$PY" "$CHECK" "$T/ch" --ranks 8 --channels --recv-bytes yes || fail "channels: metrics files"
+"$PY" "$CHECK" "$T/ch" --ranks 8 --channels || fail "channels: metrics files"
 
 # While a job hangs the dumper rewrites the files: not final yet, the stuck
 # ops in flight. Then finalize writes them once more, final.
@@ -58,7 +56,7 @@ wait $pid
 rc=$?
 [ "$rc" -eq 3 ] || { cat "$T/out"; fail "hang: sim exits $rc, want 3"; }
 [ -n "$seen" ] || fail "hang: no metrics file with ops in flight while the job was held"
-"$PY" "$CHECK" "$T/hang" --ranks 8 --recv-bytes no || fail "hang: metrics files"
+"$PY" "$CHECK" "$T/hang" --ranks 8 || fail "hang: metrics files"
 
 # An interval without a directory: said once, metrics off, no files.
 mkdir "$T/cwd"

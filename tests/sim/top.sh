@@ -1,8 +1,10 @@
 #!/bin/sh
 # `proxytrace top` on the metrics files of emulated jobs: --once names the
 # slow edge first, network-side for a slow link and GPU-side for a slow GPU;
-# and in a real terminal (tmux), as a person sees it: the view of an empty
-# directory fills in when the files come, and `q` leaves.
+# every row, receive rows too, has a throughput; and in a real terminal
+# (tmux), as a person sees it: the view of an empty directory fills in when
+# the files come, throughput between refreshes is bytes over busy time (an
+# idle edge keeps its file's figure, not 0), and `q` leaves.
 # $1: the build folder.
 B=${1:-build}
 PT="$(cd "$B" && pwd)/proxytrace"
@@ -46,6 +48,10 @@ $RUN "$PT" top "$T/not-yet" --once >"$T/once" 2>"$T/err"; rc=$?
 job "$T/ok"
 $RUN "$PT" top "$T/ok" --once >"$T/once" || fail "top --once exits non-zero"
 ! grep -q "slow [0-9]" "$T/once" || { cat "$T/once"; fail "healthy job: an edge marked slow"; }
+# RCCL (the default host) reports a receive's size too: every row, send or
+# receive, has a throughput.
+awk 'NR > 2 && NF && $6 == "-" {bad = 1} END {exit bad}' "$T/once" ||
+  { cat "$T/once"; fail "healthy job: a row without throughput"; }
 
 # A metrics file planted with a host holding ESC ]0; (a window title): the
 # view shows the escape, never the control bytes.
@@ -83,6 +89,33 @@ waitfor "no metrics yet"
 cp "$T/link"/proxytrace-metrics-* "$T/live/"
 waitfor "network-side"
 screen | grep -q "^RANK  PEER" || fail "no column header on the screen"
+# Throughput between refreshes is bytes over the time the edge was busy:
+# the files rewritten a second later, rank 0's send edge 1 GB more in 2 s
+# more busy time (500.0 MB/s), every other edge idle — which shows its
+# file's figure, as --once does, not 0.
+$RUN "$PT" top "$T/live" --once >"$T/before" || fail "top --once on the live folder"
+python3 - "$T/live" <<'PY' || fail "rewriting the metrics files"
+import glob, json, os, sys
+for f in glob.glob(sys.argv[1] + "/proxytrace-metrics-*.jsonl"):
+    out = []
+    for line in open(f):
+        o = json.loads(line)
+        if o.get("type") == "metrics":
+            o["time_ns"] += 10**9
+        if o.get("type") == "edge" and o["rank"] == 0 and o["dir"] == "send" and o["channel"] is None:
+            o["bytes"] += 10**9
+            o["busy_ns"] += 2 * 10**9
+        out.append(json.dumps(o, separators=(",", ":")))
+    tmp = os.path.join(os.path.dirname(f), "." + os.path.basename(f) + ".tmp")
+    open(tmp, "w").write("\n".join(out) + "\n")
+    os.rename(tmp, f)
+PY
+waitfor "500.0 MB/s"
+screen >"$T/after"
+grep -q "^0 .* send all .* 500.0 MB/s" "$T/after" || { cat "$T/after"; fail "rank 0's send row is not 500.0 MB/s"; }
+! grep -q " 0.0 kB/s" "$T/after" || { cat "$T/after"; fail "an idle edge shows 0.0 kB/s"; }
+row1=$(grep "^1 .* send all " "$T/before" | awk '{print $6, $7}')
+grep -q "^1 .* send all .* $row1 " "$T/after" || { cat "$T/before" "$T/after"; fail "an idle edge does not show its file's figure ($row1)"; }
 tmux -L "$SOCK" send-keys -t 0 q
 for _ in $(seq 1 50); do [ -f "$T/exited" ] && break; sleep 0.1; done
 [ -f "$T/exited" ] || { screen; fail "q did not quit"; }

@@ -172,26 +172,33 @@ static void test_rccl_send(void** state) {
 }
 
 /* RCCL recv: POSTED, RECEIVED (network slow), TRANSMITTED (to the GPU),
- * DONE (GPU fast); no sizes. */
+ * DONE (GPU fast); the size received comes with the step's RecvFlushWait,
+ * just before RECEIVED (no ProxyDiag update carries it). A RecvFlushWait
+ * without args sizes nothing. */
 static void test_rccl_recv(void** state) {
   (void)state;
   pt_trace* t = new_trace(PT_METRICS_ON);
-  pt_handle h = start(t, 3, 1, 0, 2, 0);
-  for (int s = 1; s <= 2; s++) {
+  pt_handle h = start(t, 3, 1, 0, 3, 0);
+  for (int s = 1; s <= 3; s++) {
     pt_op_update(h, PT_CNT_POSTED, s, 0);
+    pt_handle st = pt_step_start(t, h, s - 1);
+    pt_step_state(st, 10, 777); /* RecvWait: a stale size, ignored */
     sleep_us(2000);
+    pt_step_state(st, 11, s == 3 ? -1 : 4096 * s); /* RecvFlushWait: the bytes received */
     pt_op_update(h, PT_CNT_RECEIVED, s, 0);
+    pt_step_state(st, 12, 4096); /* RecvGPUWait: the same size again, ignored */
     pt_op_update(h, PT_CNT_TRANSMITTED, s, 0);
+    pt_handle_stop(st);
     pt_op_update(h, PT_CNT_DONE, s, 0);
   }
   edges x;
   const pt_metric_edge* e = find(&x, t, 3, -1, 0);
   assert_non_null(e);
-  assert_int_equal(e->steps, 2);
+  assert_int_equal(e->steps, 3);
   assert_true(pt_metric_time_quantile(e->h[PT_METRIC_NET], 0.5) >= 2000000);
   assert_true(e->sum_ns[PT_METRIC_GPU] < e->sum_ns[PT_METRIC_NET]);
-  assert_int_equal(e->bytes, 0);
-  assert_int_equal(e->sized_steps, 0);
+  assert_int_equal(e->bytes, 4096 + 8192);
+  assert_int_equal(e->sized_steps, 2);
   assert_null(find(&x, t, 3, 1, 0)); /* no channel edges unless asked */
   pt_trace_destroy(t);
 }
