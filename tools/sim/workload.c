@@ -233,7 +233,7 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         }
     }
   }
-  qsort(v.v, v.n, sizeof *v.v, by_batch_then_proxy);
+  if (v.n) qsort(v.v, v.n, sizeof *v.v, by_batch_then_proxy); /* a job inside one node has no op */
   job->ops = v.v;
   job->n_ops = v.n;
   size_t cells = (size_t)job->n_batches * (size_t)n;
