@@ -645,6 +645,9 @@ int an_desync(pt_analysis* a);
  * process is stuck in another communicator follows from the culprit there;
  * origins first (origin.c). */
 int an_origin(pt_analysis* a);
+/* "communicator NAME (HASH)" of communicator ci, or "communicator HASH"
+ * where no dump names it (origin.c). */
+void an_comm_words(const pt_analysis* a, size_t ci, char* out, size_t n);
 
 /* ---------------------------------------------------------------------------
  * Between the stages

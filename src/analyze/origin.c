@@ -93,8 +93,7 @@ static int32_t stuck_in(const pt_analysis* a, size_t ci, int rank) {
   return first >= 0 && in_last_call(c, rank) ? first : -1;
 }
 
-/* "communicator NAME (HASH)", or "communicator HASH" where no dump names it. */
-static void comm_words(const pt_analysis* a, size_t ci, char* out, size_t n) {
+void an_comm_words(const pt_analysis* a, size_t ci, char* out, size_t n) {
   if (ci >= a->n_comms) {
     snprintf(out, n, "a communicator");
     return;
@@ -286,8 +285,8 @@ int an_origin(pt_analysis* a) {
       char gpu[24] = "";
       if (d && d->dev >= 0) snprintf(gpu, sizeof gpu, " (GPU %d)", d->dev);
       char from[96], to[96], in[48] = "";
-      comm_words(a, ci, from, sizeof from);
-      comm_words(a, cj, to, sizeof to);
+      an_comm_words(a, ci, from, sizeof from);
+      an_comm_words(a, cj, to, sizeof to);
       if (cj < a->n_comms && a->comms[cj].stuck_op_count >= 0)
         snprintf(in, sizeof in, ", stuck in opCount %lld", (long long)a->comms[cj].stuck_op_count);
       int w = s->via_rank == -2

@@ -869,6 +869,15 @@ int pt_analysis_write_html(const pt_analysis* a, FILE* f) {
   if (nl) *nl = '\n';
   for (size_t k = 0; k < a->n_culprits; k++) {
     const an_culprit* q = &a->culprits[k];
+    if (q->pub.consequence_of >= 0) { /* another communicator's wait on it, with the chain */
+      fprintf(f, "<div class=\"consequence\" data-culprit-rank=\"%d\" data-follows=\"%d\"><b>follows %d:</b> ",
+              q->pub.rank, q->pub.consequence_of + 1, q->pub.consequence_of + 1);
+      pt_html_str(f, q->summary);
+      fputs("<br><small>because ", f);
+      pt_html_str(f, q->chain);
+      fputs("</small></div>\n", f);
+      continue;
+    }
     fprintf(f, "<div class=\"culprit\" data-culprit-rank=\"%d\" data-cause=\"%s\" data-scope=\"%s\"><b>%s %zu:</b> ",
             q->pub.rank, q->pub.cause_name ? q->pub.cause_name : "", q->pub.scope_node ? "node" : "rank",
             k ? "also" : "culprit", k + 1);

@@ -92,6 +92,23 @@ static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) 
     fprintf(f, "    because %s\n", PT_TEXT(q->chain, sizeof q->chain));
   } else {
     fprintf(f, "%s %zu: %s\n", k == 0 ? "culprit" : "also   ", k + 1, PT_TEXT(q->summary, sizeof q->summary));
+    /* the communicators it holds up: each consequence's, once */
+    size_t held = 0;
+    for (size_t j = 0; j < a->n_culprits; j++) {
+      const an_culprit* o = &a->culprits[j];
+      if (o->pub.consequence_of != (int)k) continue;
+      size_t i = 0;
+      while (i < j && !(a->culprits[i].pub.consequence_of == (int)k && a->culprits[i].pub.comm_hash == o->pub.comm_hash))
+        i++;
+      held += i == j;
+    }
+    if (held) {
+      char in[128] = "a communicator";
+      for (size_t ci = 0; ci < a->n_comms; ci++)
+        if (a->comms[ci].comm == q->pub.comm_hash) an_comm_words(a, ci, in, sizeof in);
+      fprintf(f, "    in %s; it holds up %zu other communicator%s, whose culprits follow from it (\"follows %zu\")\n",
+              in, held, held == 1 ? "" : "s", k + 1);
+    }
   }
   if (q->pub.possible && q->n_because) {
     fprintf(f, "    possible only: its evidence touches rank%s", q->n_because == 1 ? "" : "s");
@@ -269,7 +286,26 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
   } else {
     fprintf(f, " — no input held a dump\n");
   }
-  for (size_t k = 0; k < a->n_culprits; k++) culprit_block(f, a, k, verbose);
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    /* A communicator's consequences of one culprit: the first, with its
+     * chain, and how many more (its other channels and ranks wait the
+     * same way); --verbose lists each. */
+    const an_culprit* q = &a->culprits[k];
+    if (!verbose && q->pub.consequence_of >= 0) {
+      size_t seen = 0, more = 0;
+      for (size_t j = 0; j < a->n_culprits; j++) {
+        const an_culprit* o = &a->culprits[j];
+        if (o->pub.consequence_of != q->pub.consequence_of || o->pub.comm_hash != q->pub.comm_hash) continue;
+        if (j < k) seen++;
+        else if (j > k) more++;
+      }
+      if (seen) continue;
+      culprit_block(f, a, k, verbose);
+      if (more) fprintf(f, "    and %zu more of that communicator alike (--verbose lists them)\n", more);
+      continue;
+    }
+    culprit_block(f, a, k, verbose);
+  }
   gaps_block(f, a, verbose);
 
   if (a->n_stuck) {

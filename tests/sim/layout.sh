@@ -7,7 +7,8 @@
 # communicator it holds; its ground truth names the origin and, per
 # communicator, the ranks stuck elsewhere; `analyze` names the origin
 # first, and every other communicator's culprit as a consequence of it
-# (text "follows 1:" with the chain, JSON consequenceOf), none as a culprit
+# (text "follows 1:" with the chain, JSON consequenceOf, the page's
+# consequence blocks), none as a culprit
 # of its own; the same job without the fault reads OK. Then the refusals:
 # --layout without a folder, faults without --fault-comm, a --kill.
 # $1: the build folder.
@@ -68,7 +69,11 @@ assert first["consequenceOf"] is None and first["rank"] == 1 and first["cause"] 
 for x in c[1:]:
     assert x["consequenceOf"] == 1 and "culprit 1" in x["chain"], x
 print("ok: JSON: %d consequences of culprit 1" % (len(c) - 1))' || fail "JSON"
-echo "ok: analyze names the origin and $follows consequences"
+$RUN "$PT" analyze --html "$T/page.html" "$T/hang" >/dev/null 2>&1
+c=$(grep -c 'class="consequence"' "$T/page.html")
+[ "$c" -ge 6 ] && grep -q 'class="culprit" data-culprit-rank="1"' "$T/page.html" &&
+  ! grep -q '<b>also ' "$T/page.html" || fail "the page: $c consequences, or another culprit of its own"
+echo "ok: analyze names the origin and $follows consequences (text, JSON and the page)"
 
 # the same job, no fault: every communicator completes
 mkdir "$T/ok"
