@@ -397,7 +397,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   } else if (!strcmp(opt, "comm-name")) c->comm_name = val;
   else if (!strcmp(opt, "layout")) {
     if (pt_sim_layout_parse(val, &c->layout_tp, &c->layout_pp, &c->layout_dp))
-      return bad(err, opt, val, "TPxPPxDP, each 1.. (TP up to 64), 2..4096 processes (e.g. 2x2x2)");
+      return bad(err, opt, val, "TPxPPxDP, each 1.. (TP up to 64), 2..16384 processes (e.g. 2x2x2)");
   } else if (!strcmp(opt, "fault-comm")) {
     if (pt_sim_fault_comm_parse(val, &c->fault_comm_kind, &c->fault_comm_index))
       return bad(err, opt, val, "tp:I, pp:I or dp:I (the I-th group of that kind)");

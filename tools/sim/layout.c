@@ -61,7 +61,7 @@ typedef struct {
   int n_comms;
 } layout;
 
-/* Parses "TPxPPxDP" (each 1..1024, product 2..4096). 0, or -1. */
+/* Parses "TPxPPxDP" (each 1..1024, TP up to 64, product 2..16384). 0, or -1. */
 int pt_sim_layout_parse(const char* s, int* tp, int* pp, int* dp) {
   char x1, x2, end;
   if (sscanf(s, "%d%c%d%c%d%c", tp, &x1, pp, &x2, dp, &end) != 5 || (x1 != 'x' && x1 != 'X') ||
@@ -69,7 +69,7 @@ int pt_sim_layout_parse(const char* s, int* tp, int* pp, int* dp) {
     return -1;
   if (*tp < 1 || *pp < 1 || *dp < 1 || *tp > 64 || *pp > 1024 || *dp > 1024) return -1;
   const long procs = (long)*tp * *pp * *dp;
-  return procs >= 2 && procs <= 4096 ? 0 : -1;
+  return procs >= 2 && procs <= 16384 ? 0 : -1;
 }
 
 /* Parses "tp|pp|dp:INDEX". 0, or -1. */
