@@ -7,7 +7,7 @@
  *           DIR/proxytrace-<host>-<pid>-r<rank>-<commHash>.txt (the banner
  *           line, then the legacy lines) and .jsonl (docs/dump-json.md),
  *           appended per dump, each capped by PROXYTRACE_DUMP_MAX_MB and
- *           rotated to .1.txt / .1.jsonl past it (below, "rotation"). The directory is created (one level, 0755)
+ *           rotated to .1.txt / .1.jsonl past it (below, "rotation"). The directory is created (with every missing folder above it, 0755)
  *           at the first dump if missing. Files are opened O_NOFOLLOW and
  *           O_NONBLOCK and must be regular files, so a symlink or FIFO
  *           planted in a shared directory is refused, not followed or
@@ -199,10 +199,30 @@ static void fb_dump(fbuf* f, const pt_dump* d, const pt_dump_meta* m, int k, voi
   flush(&f->o);
 }
 
+/* mkdir -p, 0755 each: every missing folder of `dir`, the last one too (a
+ * job's dump folder under a path made per job). 0, or -1 with errno. */
+static int make_dirs(const char* dir) {
+  char path[4096];
+  const size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof path) {
+    errno = n ? ENAMETOOLONG : ENOENT;
+    return -1;
+  }
+  memcpy(path, dir, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (path[i] != '/' && path[i] != 0) continue;
+    const char c = path[i];
+    path[i] = 0;
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) return -1;
+    path[i] = c;
+  }
+  return 0;
+}
+
 static int ensure_dir(const char* dir, const logger* l) {
   struct stat st;
   if (stat(dir, &st) == 0) return 0; /* exists; whether it takes files, open says */
-  if (mkdir(dir, 0755) == 0 || errno == EEXIST) return 0;
+  if (make_dirs(dir) == 0 || errno == EEXIST) return 0;
   if (first_time(SAID_MKDIR))
     say(l, "proxytrace: cannot create PROXYTRACE_DUMP_DIR %s: %s; dumps go to the host log instead",
         dir, strerror(errno));

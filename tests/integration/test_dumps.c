@@ -79,6 +79,12 @@ static int log_count(const char* needle) {
   return n;
 }
 
+static mode_t current_umask(void) {
+  const mode_t m = umask(0);
+  umask(m);
+  return m;
+}
+
 /* ---- setup ---- */
 
 static const char* const vars[] = {"PROXYTRACE_STALL_MS", "PROXYTRACE_DUMP_SIGNAL",
@@ -507,6 +513,26 @@ static void test_finalize_record_under_rccl(void** state) {
   json_files_parse(dir);
 }
 
+/* A dump folder whose parents do not exist yet (a path made per job):
+ * every missing level is created, and the dump is written there. */
+static void test_missing_parent_folders(void** state) {
+  (void)state;
+  char deep[600];
+  snprintf(deep, sizeof deep, "%s/job-17/node3/dumps", dir);
+  setenv("PROXYTRACE_DUMP_DIR", deep, 1);
+  rh_op op;
+  void* ctx = comm_with_waiting_op(0x79, 0, safe_logger, &op);
+  plugin.dump(ctx, rh_logger);
+  plugin.p->finalize(ctx);
+  struct stat st;
+  assert_int_equal(stat(deep, &st), 0);
+  assert_true(S_ISDIR(st.st_mode));
+  assert_int_equal(st.st_mode & 0777, 0755 & ~current_umask());
+  assert_int_equal(rh_count_in_files(deep, ".txt", "trigger=hook"), 1);
+  assert_int_equal(rh_count_in_files(deep, ".jsonl", "\"trigger\":\"finalize\""), 1);
+  assert_int_equal(log_count("cannot create"), 0);
+}
+
 /* ---- refused sinks ---- */
 
 static void file_name(char* buf, size_t n, const char* d, int rank, uint64_t hash, const char* ext) {
@@ -663,6 +689,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_finalize_record_under_rccl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_finalize_record_without_files, setup, teardown),
       cmocka_unit_test_setup_teardown(test_planted_symlink_not_followed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_missing_parent_folders, setup, teardown),
       cmocka_unit_test_setup_teardown(test_directory_that_cannot_be_created, setup, teardown),
       cmocka_unit_test_setup_teardown(test_directory_that_cannot_be_written, setup, teardown),
       cmocka_unit_test_setup_teardown(test_over_long_directory, setup, teardown),
