@@ -190,6 +190,9 @@ int an_op_slice_steps(const struct an_dump* d, const an_op* op);
 /* op's steps in network transfers: its nSteps (AN_C_COUNT) or a step
  * counter k converted; -1 when the unit or sliceSteps is not known. */
 int64_t an_op_transfers(const struct an_dump* d, const an_op* op, int k);
+/* A step count v of op (its progress, say) in network transfers, as
+ * an_op_transfers; -1 when not known. */
+int64_t an_value_transfers(const struct an_dump* d, const an_op* op, int64_t v);
 /* The op's steps as JSON members: ,"stepUnit":…,"sliceSteps":…,"transfers":
  * {nSteps and the step counters in network transfers} (null where the unit
  * or sliceSteps is not known) — analyze --records and the Perfetto trace. */

@@ -800,14 +800,20 @@ static void side_cells(FILE* f, const pt_analysis* a, int32_t i) {
     return;
   }
   const an_op* op = a->items[i].op;
-  fprintf(f, "<td>%" PRId64 "/%" PRId64 "</td><td>%s</td>", an_op_progress(op), op->n_steps,
-          op->status >= 0 ? an_status_names[op->status] : "?");
+  const an_dump* d = a->items[i].dump;
+  /* in network transfers, one unit for every host; the host's own count
+   * (raw steps on NCCL 2.23 and RCCL) where sliceSteps is not known */
+  const int64_t p = an_value_transfers(d, op, an_op_progress(op)), n = an_value_transfers(d, op, op->n_steps);
+  if (p >= 0 && n >= 0) fprintf(f, "<td>%" PRId64 "/%" PRId64 "</td>", p, n);
+  else fprintf(f, "<td>%" PRId64 "/%" PRId64 " raw</td>", an_op_progress(op), op->n_steps);
+  fprintf(f, "<td>%s</td>", op->status >= 0 ? an_status_names[op->status] : "?");
 }
 
 static void edge_table(FILE* f, const pt_analysis* a) {
   if (!a->n_stuck) return;
   fputs("<h2>Stuck edges</h2>\n<table id=\"stuck-edges\"><tr><th>ch</th><th>opCount</th><th>sender → receiver</th>"
-        "<th>send step</th><th>send status</th><th>recv step</th><th>recv status</th><th>waits for</th>"
+        "<th>send step (transfers)</th><th>send status</th><th>recv step (transfers)</th><th>recv status</th>"
+        "<th>waits for</th>"
         "<th>culprit</th></tr>\n",
         f);
   size_t rows = 0, more = 0;

@@ -66,7 +66,10 @@ int an_op_slice_steps(const an_dump* d, const an_op* op) {
 }
 
 int64_t an_op_transfers(const an_dump* d, const an_op* op, int k) {
-  const int64_t v = k == AN_C_COUNT ? op->n_steps : op->cnt[k];
+  return an_value_transfers(d, op, k == AN_C_COUNT ? op->n_steps : op->cnt[k]);
+}
+
+int64_t an_value_transfers(const an_dump* d, const an_op* op, int64_t v) {
   const int unit = an_op_step_unit(d, op);
   if (unit == AN_UNIT_TRANSFERS) return v;
   if (unit != AN_UNIT_RAW) return -1;

@@ -3,7 +3,8 @@
 # 2) stuck at the same transfer on NCCL 2.23 (raw steps), 2.25 (network
 # transfers) and RCCL (ProxyDiag: raw steps). Each dump's banner, JSON header
 # and op records name the unit its host sends; `analyze --records` gives the
-# same transfers for all three, and so does the Perfetto trace (--chrome);
+# same transfers for all three, and so do the Perfetto trace (--chrome) and
+# the page's stuck edges (--html);
 # and dumps of earlier versions, which name no
 # unit, read the same (the unit from the profiler API and RCCL's fields).
 # $1: the build folder.
@@ -63,6 +64,11 @@ for e in ev:
                                     e["pid"] - 1, t["nSteps"], t["posted"], t["done"]))
 print("\n".join(sorted(rows)))' "$T/$host.trace.json" $unit >"$T/$host.chrome.tr" || fail "$host: Perfetto: $(cat "$T/$host.chrome.tr")"
   cmp -s "$T/$host.tr" "$T/$host.chrome.tr" || fail "$host: Perfetto's transfers differ from --records': $(cat "$T/$host.chrome.tr")"
+  # the page's stuck edges: their steps in transfers too
+  $RUN "$PT" analyze --html "$T/$host.html" "$T/$host" >/dev/null 2>&1
+  grep -o '<tr class="edge[^>]*>.*</tr>' "$T/$host.html" | sed 's/<[^>]*>/ /g; s/  */ /g' >"$T/$host.page"
+  [ -s "$T/$host.page" ] || fail "$host: the page has no stuck edge"
+  grep -q " raw " "$T/$host.page" && fail "$host: the page shows raw steps: $(cat "$T/$host.page")"
   # an older dump: no stepUnit anywhere — the JSON alone, then the text alone
   mkdir "$T/$host.old-json" "$T/$host.old-text"
   for f in "$T/$host"/*.jsonl; do
@@ -80,6 +86,8 @@ print("\n".join(sorted(rows)))' "$T/$host.trace.json" $unit >"$T/$host.chrome.tr
     fail "$host: an old text dump is not read"
   [ -s "$T/$host.old-text.rec" ] || fail "$host: an old text dump gives no records"
 done
+cmp -s "$T/nccl-2.23.page" "$T/nccl-2.25.page" || fail "the page: 2.23 and 2.25 differ: $(cat "$T/nccl-2.23.page") / $(cat "$T/nccl-2.25.page")"
+grep -q " 3/8 " "$T/nccl-2.25.page" || fail "the page: no edge at 3 of 8 transfers: $(cat "$T/nccl-2.25.page")"
 # the three agree, in transfers: the 8 of the all-reduce, stuck at the same place
 cmp -s "$T/nccl-2.23.tr" "$T/nccl-2.25.tr" || fail "2.23 and 2.25 differ: $(cat "$T/nccl-2.23.tr") / $(cat "$T/nccl-2.25.tr")"
 cmp -s "$T/rccl.tr" "$T/nccl-2.25.tr" || fail "RCCL and 2.25 differ: $(cat "$T/rccl.tr") / $(cat "$T/nccl-2.25.tr")"
