@@ -19,7 +19,9 @@ class Analysis(Record):
     version, verdict ("ok", "hang", "slow", "unusable", "incomplete"),
     summary, culprits (commHash, rank, host, pid, peer, channel, direction,
     cause, opCount, coll, step, nSteps, scope, candidates, dependents,
-    slowFactor, possible, summary, evidence), stuck_edges, missing_ranks,
+    slowFactor, possible, summary, evidence; consequenceOf and chain: a
+    culprit that only follows, across communicators, from culprit number
+    consequenceOf), stuck_edges, missing_ranks,
     behind_ranks, slow_edges (every slow edge: source "ops" for op durations,
     "metrics" for the step metrics, each with sender, receiver, channel,
     factor; metrics_slow_edges: the metrics ones alone), communicators, gaps (what the dumps could not
