@@ -129,6 +129,23 @@ class Analyze(unittest.TestCase):
                 self.assertEqual((a.verdict, c.rank, c.channel, c.cause), ("hang", rank, None, cause))
                 self.assertIn(words, c.summary)
 
+    def test_origin_across_communicators(self):
+        """A 3D-parallel job: the origin first, every other communicator's
+        culprit a consequence of it, with its chain."""
+        job = ptest.sim_job(os.path.join(self.d, "layout"), [
+            "--layout", "2x2x2", "--iters", "3", "--fault-comm", "dp:1", "--stall", "1:0:3", "--fault-iter", "1",
+            "--poll-us", "200", "--hold", "0.4", "--env", "PROXYTRACE_STALL_MS=100",
+            "--env", "PROXYTRACE_DUMP_INTERVAL_MS=50"])
+        a = proxytrace.analyze(os.path.join(job, "dumps"))
+        origins = [c for c in a.culprits if c.consequenceOf is None]
+        self.assertEqual([(c.rank, c.host, c.pid, c.cause) for c in origins],
+                         [(1, "node2", 1035, "gpu_not_producing")])
+        follows = [c for c in a.culprits if c.consequenceOf is not None]
+        self.assertGreaterEqual(len({c.commHash for c in follows}), 6)
+        for c in follows:
+            self.assertEqual(c.consequenceOf, 1)
+            self.assertIn("-> culprit 1", c.chain)
+
     def test_options_reach_the_command(self):
         dumps = os.path.join(self.jobs["slow link"], "dumps")
         chrome = os.path.join(self.d, "trace.json")
