@@ -252,7 +252,16 @@ static int edge_on_net(const pt_sim_job* job, int fb, int ch, const int* ring, i
 static int upstream_sign(const pt_sim_job* job, int fb, int ch, const int* ring, int n, int p) {
   int e = (p - 1 + n) % n;
   for (int k = 0; k < n && !edge_on_net(job, fb, ch, ring, n, e); k++) e = (e - 1 + n) % n;
-  return edge_stuck(job, fb, ch, ring, n, e);
+  /* its receive holds data it does not consume (one that waits for data
+   * shows a stop upstream of it, not this one) */
+  const int a = ring[e], b = ring[(e + 1) % n];
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch == fb && op->channel == ch && op->kind == PT_OPK_NET && !op->is_send && op->rank == b &&
+        op->peer == a)
+      return op->why == PT_WHY_CONSUME;
+  }
+  return 0;
 }
 
 /* Where each fault that struck on this ring shows first-hand: on a stuck
@@ -494,7 +503,12 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         /* A stall whose step is also all the data from upstream allows (a
          * tie) stops nothing of its own: starved, the GPU would stop there
          * anyway, and no record tells the two apart. */
-        const int starved = ft->kind == PT_FAULT_STALL && limit_up(st.sent[prev], U, k, S) <= ft->step;
+        int starved = ft->kind == PT_FAULT_STALL && limit_up(st.sent[prev], U, k, S) <= ft->step;
+        /* ... and a receive never posted, on an edge inside a node (no op
+         * of its own shows it), from the step its sender's data runs out
+         * at stops nothing either: the sender had no more */
+        if (ft->kind == PT_FAULT_NO_RECV && !edge_on_net(job, fb, ch, ring, n, prev))
+          starved = imin(st.F[prev], limit_up(st.sent[(prev - 1 + n) % n], U, k, S)) <= ft->step;
         if (reached == ft->step && !starved) job->fault_struck[f] |= 1ull << ch;
       }
       for (size_t i = 0; i < job->n_ops; i++) {
