@@ -350,13 +350,18 @@ static int taken_up_by_peer(const chan_rank* up, size_t n, int32_t channel, int 
 
 /* Ranks that never called the collective their peers are in, and ranks
  * whose GPU never took it up. */
-static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
-  const an_comm* c = &a->comms[ci];
+int64_t an_top_call(const an_comm* c) {
   int64_t top = 0;
   for (int r = 0; r < c->nranks; r++) {
     const an_dump* d = c->ranks[r].dump;
     if (d && d->has_progress && d->n_calls[0] > top) top = d->n_calls[0];
   }
+  return top;
+}
+
+static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
+  const an_comm* c = &a->comms[ci];
+  const int64_t top = an_top_call(c);
   if (!top || !stuck(c, top)) return 0;
   const an_task* call = NULL; /* the collective the most advanced ranks are in */
   memset(mark, 0, (size_t)c->nranks);

@@ -644,6 +644,9 @@ void an_progress_text_fields(an_fields* f, const char* words);
  * that never called the one their peers are in (not_entered), or whose
  * GPU never took it up where their peers' did (stopped). 0 or -1 (memory). */
 int an_desync(pt_analysis* a);
+/* The most collective calls any rank of c made (its progress lines); 0:
+ * none said (desync.c). */
+int64_t an_top_call(const an_comm* c);
 /* Culprits across communicators: a rank that is only absent where its
  * process is stuck in another communicator follows from the culprit there;
  * origins first (origin.c). */

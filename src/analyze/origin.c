@@ -49,22 +49,13 @@ static uint64_t process_key(const an_dump* d) {
   return an_mix(h, (uint64_t)(uint32_t)d->pid);
 }
 
-static size_t comm_index_of(const pt_analysis* a, uint64_t comm) {
-  for (size_t ci = 0; ci < a->n_comms; ci++)
-    if (a->comms[ci].comm == comm) return ci;
-  return a->n_comms;
-}
 
 static int says_absent(const pt_analysis* a, const an_culprit* q);
 
 /* Whether `rank` made the last call any rank of the communicator made:
  * it is inside the call its communicator hangs in. */
 static int in_last_call(const an_comm* c, int rank) {
-  int64_t top = 0;
-  for (int r = 0; r < c->nranks; r++) {
-    const an_dump* d = c->ranks[r].dump;
-    if (d && d->has_progress && d->n_calls[0] > top) top = d->n_calls[0];
-  }
+  const int64_t top = an_top_call(c);
   const an_dump* d = c->ranks[rank].dump;
   return top > 0 && d && d->has_progress && d->n_calls[0] == top;
 }
@@ -201,9 +192,9 @@ int an_origin(pt_analysis* a) {
   for (size_t k = 0; k < n && !rc; k++) {
     next[k] = via[k] = via_comm[k] = -1;
     const an_culprit* q = &a->culprits[k];
-    const size_t ci = comm_index_of(a, q->pub.comm_hash);
+    const size_t ci = (size_t)q->comm_index;
     const an_dump* d;
-    if (!says_absent(a, q) || ci == a->n_comms || !process_of(a, ci, q->pub.rank, &d)) continue;
+    if (!says_absent(a, q) || ci >= a->n_comms || !process_of(a, ci, q->pub.rank, &d)) continue;
     const proc_index px = {a, &procs, slot};
     size_t via_ci = 0;
     int via_rank = -1;
@@ -220,15 +211,15 @@ int an_origin(pt_analysis* a) {
    * its culprits stands for it, the others follow it. */
   for (size_t k = 0; k < n && !rc; k++) {
     const an_culprit* q = &a->culprits[k];
-    const size_t ci = comm_index_of(a, q->pub.comm_hash);
+    const size_t ci = (size_t)q->comm_index;
     const an_dump* d;
-    if (next[k] >= 0 || !says_absent(a, q) || ci == a->n_comms || !process_of(a, ci, q->pub.rank, &d))
+    if (next[k] >= 0 || !says_absent(a, q) || ci >= a->n_comms || !process_of(a, ci, q->pub.rank, &d))
       continue;
     for (size_t m2 = 0; m2 < k; m2++) {
       const an_culprit* o = &a->culprits[m2];
-      const size_t cj = comm_index_of(a, o->pub.comm_hash);
+      const size_t cj = (size_t)o->comm_index;
       const an_dump* e;
-      if (next[m2] >= 0 || !says_absent(a, o) || cj == a->n_comms || cj == ci ||
+      if (next[m2] >= 0 || !says_absent(a, o) || cj >= a->n_comms || cj == ci ||
           !process_of(a, cj, o->pub.rank, &e) || !same_process(d, e))
         continue;
       next[k] = (int32_t)m2;
@@ -278,8 +269,7 @@ int an_origin(pt_analysis* a) {
     for (size_t steps = 0; a->culprits[j].waits_in >= 0 && steps < n; steps++) {
       const an_culprit* s = &a->culprits[j];
       const an_culprit* t = &a->culprits[s->waits_in];
-      const size_t ci = comm_index_of(a, s->pub.comm_hash),
-                   cj = s->via_comm >= 0 ? (size_t)s->via_comm : comm_index_of(a, t->pub.comm_hash);
+      const size_t ci = (size_t)s->comm_index, cj = s->via_comm >= 0 ? (size_t)s->via_comm : (size_t)t->comm_index;
       const an_dump* d = NULL;
       if (ci < a->n_comms) process_of(a, ci, s->pub.rank, &d);
       char gpu[24] = "";

@@ -103,9 +103,8 @@ static void culprit_block(FILE* f, const pt_analysis* a, size_t k, int verbose) 
       held += i == j;
     }
     if (held) {
-      char in[128] = "a communicator";
-      for (size_t ci = 0; ci < a->n_comms; ci++)
-        if (a->comms[ci].comm == q->pub.comm_hash) an_comm_words(a, ci, in, sizeof in);
+      char in[128];
+      an_comm_words(a, (size_t)q->comm_index, in, sizeof in);
       fprintf(f, "    in %s; it holds up %zu other communicator%s, whose culprits follow from it (\"follows %zu\")\n",
               in, held, held == 1 ? "" : "s", k + 1);
     }
