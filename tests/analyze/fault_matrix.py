@@ -67,6 +67,7 @@ import os
 import random
 import re
 import shutil
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,12 @@ TIMING = ("slow-link", "slow-gpu", "slow-host") + MULTI_SLOW
 HOLD = 0.4   # seconds a hung job is held (--hold)
 SUMMARIES = False  # --summaries: each job analyzed from per-node summaries too
 
+
+
+def emulated(prog):
+    """The command that runs prog: under $PROXYTRACE_EMULATOR (qemu-aarch64
+    for a cross-built build) where make test names one."""
+    return shlex.split(os.environ.get("PROXYTRACE_EMULATOR", "")) + [prog]
 
 def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
     host = rng.choice(hosts)
@@ -221,7 +228,7 @@ def place_steps(job, pt, plugin, env):
         if not val.endswith(":S"):
             continue
         probe = dict(job, faults=[[name, val[:-1] + "999999"]])
-        r = subprocess.run([pt] + sim_args(probe, plugin) + ["--quiet"], env=env, capture_output=True, text=True,
+        r = subprocess.run(pt + sim_args(probe, plugin) + ["--quiet"], env=env, capture_output=True, text=True,
                            timeout=60)
         m = STEP_RANGE.search(r.stderr)
         last = int(m.group(1)) if m else 0
@@ -251,7 +258,7 @@ def attempt(job, pt, plugin, base_env, top):
     d = tempfile.mkdtemp(dir=top)
     env = dict(base_env)
     try:
-        args = [pt] + sim_args(job, plugin) + ["--dump-dir", d + "/logs", "--env", "PROXYTRACE_DUMP_DIR=" + d + "/files",
+        args = pt + sim_args(job, plugin) + ["--dump-dir", d + "/logs", "--env", "PROXYTRACE_DUMP_DIR=" + d + "/files",
                                               "--truth-json", d + "/truth.json", "--quiet", "--hang-polls", "20"]
         nvidia = not job["host"].startswith("rccl")
         timed = job["kind"] in TIMING + ("none",)
@@ -300,7 +307,7 @@ def attempt(job, pt, plugin, base_env, top):
                 elif not stuck_lines(job, pt, plugin, env, job["faults"]):
                     out, why = "truth", "the truth says hang, and no network op is stuck in it"
             return job, out, why, time.time() - t0
-        an = subprocess.run([pt, "analyze", "--json", "--expect", d + "/truth.json", files], env=env,
+        an = subprocess.run(pt + ["analyze", "--json", "--expect", d + "/truth.json", files], env=env,
                             capture_output=True, text=True, timeout=300)
         if SUMMARIES:
             differs = summary_route(job, pt, env, d, files)
@@ -347,13 +354,13 @@ def summary_route(job, pt, env, d, files):
         os.makedirs(os.path.join(nodes, node), exist_ok=True)
         os.symlink(os.path.join(files, f), os.path.join(nodes, node, f))
     for node in sorted(os.listdir(nodes)):
-        s = subprocess.run([pt, "analyze", "--summary", os.path.join(sums, node + ".jsonl"), os.path.join(nodes, node)],
+        s = subprocess.run(pt + ["analyze", "--summary", os.path.join(sums, node + ".jsonl"), os.path.join(nodes, node)],
                            env=env, capture_output=True, text=True, timeout=300)
         if s.returncode != 0:
             return "analyze --summary of %s: exit %d: %s" % (node, s.returncode, s.stderr.strip()[-300:])
     ask = ["--json", "--expect", d + "/truth.json"]
-    whole = subprocess.run([pt, "analyze"] + ask + [nodes], env=env, capture_output=True, text=True, timeout=300)
-    via = subprocess.run([pt, "analyze"] + ask + [sums], env=env, capture_output=True, text=True, timeout=300)
+    whole = subprocess.run(pt + ["analyze"] + ask + [nodes], env=env, capture_output=True, text=True, timeout=300)
+    via = subprocess.run(pt + ["analyze"] + ask + [sums], env=env, capture_output=True, text=True, timeout=300)
     if whole.returncode != via.returncode:
         return "the summaries' exit status %d, the dumps' %d" % (via.returncode, whole.returncode)
     if whole.stderr != via.stderr:
@@ -372,7 +379,7 @@ STUCK = re.compile(r"truth: stuck .*")
 def stuck_lines(job, pt, plugin, env, faults):
     """The emulator's stuck ops (its --truth lines) for the job with these
     faults."""
-    t = subprocess.run([pt] + sim_args(dict(job, faults=faults), plugin) + ["--truth", "--quiet"], env=env,
+    t = subprocess.run(pt + sim_args(dict(job, faults=faults), plugin) + ["--truth", "--quiet"], env=env,
                        capture_output=True, text=True, timeout=120)
     return sorted(m[0] for m in STUCK.finditer(t.stdout + t.stderr))
 
@@ -478,7 +485,7 @@ def main():
     print("fault matrix: seed %d, %d jobs (repeat with --seed %d --jobs %d)" % (seed, o.jobs, seed, o.jobs))
     sys.stdout.flush()
     build = os.path.abspath(o.build)
-    pt = os.path.join(build, "proxytrace")
+    pt = emulated(os.path.join(build, "proxytrace"))
     so = os.path.join(build, "librccl-profiler-proxytrace.so")
     top = tempfile.mkdtemp(prefix="pt-matrix-")
     # NCCL 2.27.3 loads a plugin by short name only: a link with the name it
@@ -567,7 +574,7 @@ def parse_job(text):
 def run_corpus(o):
     """Every job of the corpus, each against the outcome its line gives."""
     build = os.path.abspath(o.build)
-    pt = os.path.join(build, "proxytrace")
+    pt = emulated(os.path.join(build, "proxytrace"))
     so = os.path.join(build, "librccl-profiler-proxytrace.so")
     lines = []
     for n, raw in enumerate(open(o.corpus), 1):

@@ -103,11 +103,12 @@ fi
 # same; with --host nothing is looked for.
 same_host() { # same_host WHAT PROFILE ENV...: doctor's host and probe's default in env -i with ENV
   what=$1 want=$2; shift 2
-  env -i PATH="$PATH" "$@" $RUN "$PT" doctor >"$T/out" 2>&1
+  # (the emulator passed on: --deep's child starts through it)
+  env -i PATH="$PATH" ${RUN:+"PROXYTRACE_EMULATOR=$RUN"} "$@" $RUN "$PT" doctor >"$T/out" 2>&1
   dhost=$(sed -n 's/^ok   host  *//p' "$T/out")
   for deep in "" --deep; do
     # shellcheck disable=SC2086
-    env -i PATH="$PATH" "$@" $RUN "$PT" probe --json $deep >"$T/pjson" 2>"$T/perr"
+    env -i PATH="$PATH" ${RUN:+"PROXYTRACE_EMULATOR=$RUN"} "$@" $RUN "$PT" probe --json $deep >"$T/pjson" 2>"$T/perr"
     phost=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["host"])' "$T/pjson" 2>/dev/null)
     if [ -n "$dhost" ] && [ "$phost" = "$want" ] && grep -qF "proxytrace probe: host " "$T/perr" &&
       grep -qF ": $dhost, as proxytrace doctor finds it" "$T/perr"; then
