@@ -114,12 +114,27 @@ typedef struct {
   const int64_t* slot; /* ci << 32 | rank */
 } proc_index;
 
+/* A culprit (not `self`) that names process d as absent from one of its
+ * communicators; -1 if none does. */
+static int32_t absent_culprit(const pt_analysis* a, const an_dump* d, int32_t self) {
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    const an_culprit* q = &a->culprits[k];
+    const an_dump* e;
+    if ((int32_t)k != self && says_absent(a, q) && (size_t)q->comm_index < a->n_comms &&
+        process_of(a, (size_t)q->comm_index, q->pub.rank, &e) && same_process(d, e))
+      return (int32_t)k;
+  }
+  return -1;
+}
+
 /* Where process d is stuck, outside communicator `skip`: the culprit it
  * waits on (not `self`), with the communicator and rank it is there as.
  * Inside a communicator's last call where no culprit is named (one inside
  * a node, on a host whose dumps cannot show its kernels in the call), it
  * waits on the members that did not make that call: where their process
- * is stuck, `depth` hops on. -1: stuck nowhere the dumps show. */
+ * is stuck, `depth` hops on, or — stuck nowhere the dumps show — the
+ * culprit that names it absent elsewhere (its own fault, or one more step
+ * of the same search). -1: stuck nowhere the dumps show. */
 static int32_t process_stuck(const proc_index* px, const an_dump* d, size_t skip, int32_t self, int depth,
                              size_t* via_ci, int* via_rank) {
   const pt_analysis* a = px->a;
@@ -142,7 +157,8 @@ static int32_t process_stuck(const proc_index* px, const an_dump* d, size_t skip
       size_t ci2;
       int rank2;
       if (r2 == r || !d2 || !d2->has_progress || d2->n_calls[0] >= top || !process_of(a, cj, r2, &d2)) continue;
-      const int32_t t2 = process_stuck(px, d2, cj, self, depth - 1, &ci2, &rank2);
+      int32_t t2 = process_stuck(px, d2, cj, self, depth - 1, &ci2, &rank2);
+      if (t2 < 0) t2 = absent_culprit(a, d2, self);
       if (t2 >= 0) {
         *via_ci = cj;
         *via_rank = r;

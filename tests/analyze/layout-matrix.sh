@@ -1,6 +1,6 @@
 #!/bin/sh
 # The origin of a hang across communicators (layout_matrix.py) as `make
-# test` runs it: a fixed-seed slice and one whose seed comes from the
+# test` runs it: every job a slice once failed on (FIXED), a fixed-seed slice and one whose seed comes from the
 # commit being tested (printed; repeat it with
 # `python3 tests/analyze/layout_matrix.py build --seed N --jobs M`). Every
 # job runs on emulated time, so the same commit gives the same outcomes on
@@ -15,6 +15,7 @@ py=$(command -v python3) || { echo "layout matrix: no python3"; exit 1; }
 jobs=${LAYOUT_MATRIX_JOBS:-12}
 [ -n "${PROXYTRACE_EMULATOR:-}" ] && jobs=$((jobs / 4 + 1)) # qemu: each job some 20 times slower
 rc=0
+"$py" "$here/layout_matrix.py" "$B" --fixed || rc=1
 "$py" "$here/layout_matrix.py" "$B" --seed 3 --jobs "$jobs" || rc=1
 "$py" "$here/layout_matrix.py" "$B" --seed "$(commit_seed)" --jobs "$jobs" || rc=1
 exit $rc
