@@ -393,19 +393,29 @@ static int64_t step_of(const an_item* x) {
 /* A GPU that stopped as well as what its op waits on (the two loops of
  * an_explain below): a culprit of `cause` for the rank and channel of item
  * i, unless the culprits from `first` on have one of `cause` or `also`
- * there. 0, or PT_AN_ENOMEM. */
-static int gpu_too(pt_analysis* a, size_t first, size_t i, size_t ci, pt_cause cause, pt_cause also) {
+ * there. In a ring the GPU is one of its node's: where a rank of that node
+ * wrote no dump, it is that rank, missing (as resolve() reads a node's GPU
+ * that holds an op up). 0, or PT_AN_ENOMEM. */
+static int gpu_too(pt_analysis* a, const an_comm* c, size_t first, size_t i, size_t ci, pt_cause cause,
+                   pt_cause also) {
   const an_op* op = a->items[i].op;
+  int rank = op->rank, channel = op->channel;
+  const int m = an_op_p2p(op) ? -1 : missing_on_node(c, a->items[i].node);
+  if (m >= 0) {
+    cause = also = PT_CAUSE_RANK_MISSING;
+    rank = m;
+    channel = -1;
+  }
   for (size_t k = first; k < a->n_culprits; k++) {
     const an_culprit* q = &a->culprits[k];
-    if ((q->pub.cause == cause || q->pub.cause == also) && q->pub.rank == op->rank && q->pub.channel == op->channel)
+    if ((q->pub.cause == cause || q->pub.cause == also) && q->pub.rank == rank && q->pub.channel == channel)
       return 0;
   }
   an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
   if (!q) return PT_AN_ENOMEM;
   q->pub.cause = cause;
-  q->pub.rank = op->rank;
-  q->pub.channel = op->channel;
+  q->pub.rank = rank;
+  q->pub.channel = channel;
   q->origin = (int32_t)i;
   q->comm_index = (int)ci;
   return 0;
@@ -554,7 +564,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
       const int32_t j = on_node(a, &idx, x, stuck_recv, 0);
       if (j >= 0 ? starving(x, &a->items[j], ring_hops(per_node, a->hosts.n, x)) : !finished_recv_on_node(a, c, &fin, x, &rc)) continue;
     }
-    rc = gpu_too(a, first, i, ci, PT_CAUSE_GPU_NOT_PRODUCING, PT_CAUSE_GPU_NOT_PRODUCING);
+    rc = gpu_too(a, c, first, i, ci, PT_CAUSE_GPU_NOT_PRODUCING, PT_CAUSE_GPU_NOT_PRODUCING);
   }
   /* A receive that waits on its sender (the data, the network, a peer
    * without a dump or behind) and holds received data its GPU has not
@@ -574,7 +584,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (!an_op_p2p(op) && (held = on_node(a, &idx, x, stuck_send, 0)) >= 0 &&
         !held_alike_consumed_more(a, &idx, x, &a->items[held], max_channel))
       continue;
-    rc = gpu_too(a, first, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
+    rc = gpu_too(a, c, first, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
   }
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
