@@ -121,13 +121,18 @@ build-all: $(ALL_TARGETS)
 test-deps:
 	@scripts/ensure-test-deps.sh $(ARCH)
 
+# TEST_JOBS: how many tests `make test` runs at once (default: the cores
+# here); the real-time tests run after them, each alone (scripts/run-tests.sh).
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+
 # Dependencies first (a sub-make then builds the tests against them); every
 # test runs even when an earlier one fails; the recipe fails at the end if
 # any did, after printing one summary line.
 test:
 	@scripts/ensure-test-deps.sh $(ARCH)
 	@$(MAKE) --no-print-directory build-all test-build
-	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" scripts/run-tests.sh $(B) $(TEST_RUNS)
+	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" RUN_TESTS_JOBS="$(TEST_JOBS)" RUN_TESTS_SERIAL="$(REAL_TIME_RUNS)" \
+	  scripts/run-tests.sh $(B) $(TEST_RUNS)
 
 .PHONY: test-build
 test-build: $(TEST_TARGETS)
