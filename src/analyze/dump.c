@@ -14,14 +14,19 @@
 #include <string.h>
 
 #include "analyze/internal.h"
+#include "format/format.h"
 
-const char* const an_drop_names[AN_DROP_COUNT] = {"opsDropped",     "opsReclaimed",   "zeroStepOps",
-                                                  "staleHandle",    "badHandle",      "untrackedUpdate",
-                                                  "badCounterKind", "badState",       "foreignPid",
-                                                  "wrongContext",   "opsOverBudget"};
+#define NAME(i, name) [i] = name,
+const char* const an_drop_names[AN_DROP_COUNT] = {PT_FORMAT_DROPS(NAME)};
+#undef NAME
+_Static_assert(AN_DROP_COUNT == PT_FORMAT_DROP_COUNT, "the plugin's drop reasons");
 
-static const char* const trigger_names[AN_TRIG_COUNT] = {"unknown",  "stall", "signal", "periodic",
-                                                         "finalize", "hook",  "api"};
+/* The plugin's triggers, after "unknown". */
+#define NAME(i, name) [i + 1] = name,
+static const char* const trigger_names[AN_TRIG_COUNT] = {[AN_TRIG_UNKNOWN] = "unknown", PT_FORMAT_TRIGGERS(NAME)};
+#undef NAME
+_Static_assert(AN_TRIG_COUNT == PT_FORMAT_TRIGGER_COUNT + 1 && AN_TRIG_API == PT_FORMAT_TRIGGER_COUNT,
+               "the plugin's triggers");
 
 const char* an_trigger_name(int t) { return t >= 0 && t < AN_TRIG_COUNT ? trigger_names[t] : "unknown"; }
 

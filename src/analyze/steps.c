@@ -21,15 +21,16 @@
 #include <string.h>
 
 #include "analyze/internal.h"
+#include "format/format.h"
 
 int an_unit_parse(const char* s, size_t n) {
-  if (n == 8 && !memcmp(s, "rawSteps", 8)) return AN_UNIT_RAW;
-  if (n == 9 && !memcmp(s, "transfers", 9)) return AN_UNIT_TRANSFERS;
+  if (n == sizeof PT_FORMAT_UNIT_RAW_STEPS - 1 && !memcmp(s, PT_FORMAT_UNIT_RAW_STEPS, n)) return AN_UNIT_RAW;
+  if (n == sizeof PT_FORMAT_UNIT_TRANSFERS - 1 && !memcmp(s, PT_FORMAT_UNIT_TRANSFERS, n)) return AN_UNIT_TRANSFERS;
   return AN_UNIT_UNKNOWN;
 }
 
 const char* an_unit_name(int unit) {
-  return unit == AN_UNIT_RAW ? "rawSteps" : unit == AN_UNIT_TRANSFERS ? "transfers" : NULL;
+  return unit == AN_UNIT_RAW ? PT_FORMAT_UNIT_RAW_STEPS : unit == AN_UNIT_TRANSFERS ? PT_FORMAT_UNIT_TRANSFERS : NULL;
 }
 
 int an_op_step_unit(const an_dump* d, const an_op* op) {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "analyze/internal.h"
+#include "format/format.h"
 
 /* ---- writing ----------------------------------------------------------- */
 
@@ -45,7 +46,7 @@ static void put_ns(FILE* f, const char* key, int64_t ns) {
 }
 
 static void dump_header(FILE* f, const pt_analysis* a, const an_dump* d, int64_t seq, const char* role) {
-  fputs("{\"type\":\"dump\",\"schema\":1,\"host\":", f);
+  fputs("{\"type\":\"dump\",\"schema\":" PT_FORMAT_STR(PT_FORMAT_DUMP_SCHEMA) ",\"host\":", f);
   an_put_str(f, d->host);
   fprintf(f, ",\"pid\":%d,\"rank\":%d", d->pid, d->rank);
   put_opt(f, "nRanks", d->nranks, 0);
@@ -269,7 +270,7 @@ int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
   }
   for (size_t i = 0; i < a->n_empty; i++) {
     const an_empty* e = &a->empty_ranks[i];
-    fputs("{\"type\":\"dump\",\"schema\":1,\"host\":", f);
+    fputs("{\"type\":\"dump\",\"schema\":" PT_FORMAT_STR(PT_FORMAT_DUMP_SCHEMA) ",\"host\":", f);
     an_put_str(f, e->host);
     fprintf(f, ",\"pid\":%d,\"rank\":%d,\"dumpSeq\":-1,\"drops\":{\"foreignPid\":%" PRId64 "}}\n", e->pid, e->rank,
             e->foreign);
@@ -277,7 +278,7 @@ int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
   }
   for (size_t i = 0; i < a->n_unknown; i++) {
     const an_unknown* u = &a->unknown[i];
-    fputs("{\"type\":\"dump\",\"schema\":1,\"host\":", f);
+    fputs("{\"type\":\"dump\",\"schema\":" PT_FORMAT_STR(PT_FORMAT_DUMP_SCHEMA) ",\"host\":", f);
     an_put_str(f, u->host);
     fprintf(f, ",\"pid\":%d,\"rank\":-1,\"commHash\":", u->pid);
     an_put_hash(f, u->comm);
