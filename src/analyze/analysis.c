@@ -11,12 +11,6 @@
 
 #include "analyze/internal.h"
 
-double an_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int pt_analysis_new(pt_analysis** out) {
   if (!out) return PT_AN_EINVAL;
   *out = NULL;
@@ -158,33 +152,7 @@ int pt_analysis_run(pt_analysis* a) {
   return rc;
 }
 
-int an_failed(const pt_analysis* a) { return a->mem.failed || a->mset.mem.failed || a->mslow.mem.failed; }
-
-int an_outcome(const pt_analysis* a, int rc) { return an_failed(a) ? PT_AN_ENOMEM : rc; }
-
 pt_verdict pt_analysis_verdict(const pt_analysis* a) { return a ? a->verdict : PT_VERDICT_UNUSABLE; }
-
-const char* pt_verdict_name(pt_verdict v) {
-  switch (v) {
-    case PT_VERDICT_OK: return "ok";
-    case PT_VERDICT_HANG: return "hang";
-    case PT_VERDICT_SLOW: return "slow";
-    case PT_VERDICT_INCOMPLETE: return "incomplete";
-    default: return "unusable";
-  }
-}
-
-int an_slow_cause(pt_cause c) {
-  return c == PT_CAUSE_SLOW_LINK || c == PT_CAUSE_SLOW_GPU || c == PT_CAUSE_SLOW_HOST;
-}
-
-const char* pt_cause_name(pt_cause c) {
-  static const char* const names[PT_CAUSE_COUNT] = {
-      "none",         "gpu_not_producing", "gpu_not_consuming", "no_receive_posted", "network",
-      "rank_missing", "rank_behind",       "send_missing",      "circular_wait",     "slow_link",
-      "slow_gpu",     "mismatch",          "not_entered",       "stopped",           "slow_host"};
-  return c >= 0 && c < PT_CAUSE_COUNT ? names[c] : "unknown";
-}
 
 size_t pt_analysis_culprit_count(const pt_analysis* a) { return a ? a->n_culprits : 0; }
 

@@ -14,44 +14,6 @@
 #include <string.h>
 
 #include "analyze/internal.h"
-#include "format/format.h"
-
-#define NAME(i, name) [i] = name,
-const char* const an_drop_names[AN_DROP_COUNT] = {PT_FORMAT_DROPS(NAME)};
-#undef NAME
-_Static_assert(AN_DROP_COUNT == PT_FORMAT_DROP_COUNT, "the plugin's drop reasons");
-
-/* The plugin's triggers, after "unknown". */
-#define NAME(i, name) [i + 1] = name,
-static const char* const trigger_names[AN_TRIG_COUNT] = {[AN_TRIG_UNKNOWN] = "unknown", PT_FORMAT_TRIGGERS(NAME)};
-#undef NAME
-_Static_assert(AN_TRIG_COUNT == PT_FORMAT_TRIGGER_COUNT + 1 && AN_TRIG_API == PT_FORMAT_TRIGGER_COUNT,
-               "the plugin's triggers");
-
-const char* an_trigger_name(int t) { return t >= 0 && t < AN_TRIG_COUNT ? trigger_names[t] : "unknown"; }
-
-const char* an_state_name(int state) {
-  return state == AN_ST_FINISHED ? "finished" : state == AN_ST_DETACHED ? "detached" : "active";
-}
-
-int an_trigger_parse(const char* s) {
-  for (int i = 1; i < AN_TRIG_COUNT; i++)
-    if (!strcmp(s, trigger_names[i])) return i;
-  return AN_TRIG_UNKNOWN;
-}
-
-void an_op_init(an_op* op) {
-  memset(op, 0, sizeof *op);
-  op->op_count = -1;
-  op->op_id = -1;
-  op->rank = op->peer = op->channel = -1;
-  op->status = -1;
-  op->last_counter = -1;
-  op->n_steps = -1;
-  op->func = op->proto = op->pattern = -1;
-  op->cnt[AN_C_FIFO] = -1;
-  op->coll_seq = -1;
-}
 
 int64_t an_dump_short(const an_dump* d) {
   int64_t active = 0, finished = 0, missing = 0;

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "analyze/memory.h"
 #include "analyze/mset.h"
@@ -39,7 +40,12 @@
  * Memory (memory.c)
  * ------------------------------------------------------------------------- */
 
-double an_now(void); /* monotonic seconds (analysis.c) */
+/* Monotonic seconds. */
+static inline double an_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 /* Copies `src` into dst[n], cut to fit. */
 static inline void an_copy(char* dst, size_t n, const char* src) {
   size_t i = 0;

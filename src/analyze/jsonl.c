@@ -17,15 +17,10 @@
 #include "analyze/internal.h"
 #include "format/format.h"
 
-/* JSON key names of the counters, in counter-kind order, and their paths
- * in an op line. */
-#define NAME(i, name) [i] = name,
-const char* const an_counter_json[AN_C_COUNT] = {PT_FORMAT_COUNTERS(NAME)};
-#undef NAME
+/* The counters' paths in an op line, in counter-kind order. */
 #define PATH(i, name) [i] = "counters." name,
 static const char* const counter_path[AN_C_COUNT] = {PT_FORMAT_COUNTERS(PATH)};
 #undef PATH
-_Static_assert(AN_C_COUNT == PT_FORMAT_COUNTER_COUNT && AN_C_FIFO == 10, "the plugin's counters");
 
 static void get_i64(const an_jobj* o, const char* path, int64_t* out) {
   int64_t v;

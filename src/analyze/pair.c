@@ -56,10 +56,6 @@ int an_host_id(pt_analysis* a, const char* host) {
   return (int)(hs->n - 1);
 }
 
-int64_t an_op_progress(const an_op* op) {
-  return op->is_send ? op->cnt[AN_C_TRANSMITTED] : op->cnt[AN_C_RECEIVED];
-}
-
 static int terminal_trigger(int t) { return t == AN_TRIG_STALL || t == AN_TRIG_FINALIZE || t == AN_TRIG_HOOK || t == AN_TRIG_UNKNOWN; }
 
 static uint64_t prev_key(uint64_t comm, int rank, const an_op* op) {

@@ -23,16 +23,6 @@
 #include "analyze/internal.h"
 #include "format/format.h"
 
-int an_unit_parse(const char* s, size_t n) {
-  if (n == sizeof PT_FORMAT_UNIT_RAW_STEPS - 1 && !memcmp(s, PT_FORMAT_UNIT_RAW_STEPS, n)) return AN_UNIT_RAW;
-  if (n == sizeof PT_FORMAT_UNIT_TRANSFERS - 1 && !memcmp(s, PT_FORMAT_UNIT_TRANSFERS, n)) return AN_UNIT_TRANSFERS;
-  return AN_UNIT_UNKNOWN;
-}
-
-const char* an_unit_name(int unit) {
-  return unit == AN_UNIT_RAW ? PT_FORMAT_UNIT_RAW_STEPS : unit == AN_UNIT_TRANSFERS ? PT_FORMAT_UNIT_TRANSFERS : NULL;
-}
-
 int an_op_step_unit(const an_dump* d, const an_op* op) {
   if (op->step_unit != AN_UNIT_UNKNOWN) return op->step_unit;
   if (d && d->step_unit != AN_UNIT_UNKNOWN) return d->step_unit;
