@@ -34,6 +34,7 @@ void pt_analysis_free(pt_analysis* a) {
   if (!a) return;
   an_merge_free(a);
   an_complete_free(a);
+  an_unknown_free(a);
   pt_mset_free(&a->mset);
   pt_ms_verdict_free(&a->mslow);
   for (size_t i = 0; i < a->n_inputs; i++) an_input_free(a, &a->inputs[i]);

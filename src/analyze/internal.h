@@ -798,6 +798,7 @@ void an_ok_words(const pt_analysis* a, char* buf, size_t n, int listed);
 /* "1 cut dump, 63 ranks without a dump" */
 void an_gap_summary(const pt_analysis* a, char* buf, size_t n);
 void an_complete_free(pt_analysis* a);
+void an_unknown_free(pt_analysis* a); /* unknown.c */
 
 /* pair.c / explain.c / slow.c, in that order, from pt_analysis_run. */
 int an_build(pt_analysis* a);
