@@ -11,7 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyze/internal.h"
+#include "analyze/inputs.h"
+#include "analyze/render.h"
 
 int pt_analysis_new(pt_analysis** out) {
   if (!out) return PT_AN_EINVAL;

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/evidence.h"
 
 static uint64_t name_key(const char* s) {
   uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, then mixed */

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/judge.h"
 
 static const char* const gap_names[PT_GAP_COUNT] = {"missing", "cut", "short", "stale", "unreadable", "mask-off"};
 

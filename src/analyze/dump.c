@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/evidence.h"
 
 int64_t an_dump_short(const an_dump* d) {
   int64_t active = 0, finished = 0, missing = 0;

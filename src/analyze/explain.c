@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/judge.h"
 
 static int64_t C(const an_op* op, int k) { return op->cnt[k]; }
 

@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/inputs.h"
 #include "format/format.h"
 
 /* The counters' paths in an op line, in counter-kind order. */

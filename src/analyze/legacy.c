@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/inputs.h"
 
 /* ---- one record line ---------------------------------------------------- */
 

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/internal.h"
+#include "analyze/inputs.h"
 
 #define AN_BLOCK 65536
 #define AN_MAX_DEPTH 8

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/judge.h"
 
 /* ---- pairing ------------------------------------------------------------------ */
 

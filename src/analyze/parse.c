@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/inputs.h"
 
 /* A parser is 38 KB, most of it the scratch of one JSON line: one is kept
  * for the next input (a->spare_parser), so that a job of 100 000 files

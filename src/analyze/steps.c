@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/evidence.h"
 #include "format/format.h"
 
 int an_op_step_unit(const an_dump* d, const an_op* op) {

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/inputs.h"
 
 an_open* an_parser_find(an_parser* p, uint64_t key) {
   for (int i = 0; i < p->n_open; i++)

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze/internal.h"
+#include "analyze/render.h"
 #include "format/format.h"
 
 static void put_opt(FILE* f, const char* key, int64_t v, int64_t none) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/inputs.h"
 
 /* The input a summary's dump was read from on its node: one entry per
  * path, made when the first of its dumps arrives, so that the evidence

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/evidence.h"
 
 size_t an_no_comm_processes(const pt_analysis* a, void (*fn)(const char* host, int pid, size_t dumps, void* arg),
                             void* arg) {

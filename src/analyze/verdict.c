@@ -6,7 +6,7 @@
  * hang, slow or ok — and what the input could not show (complete.c), which
  * may make it incomplete.
  */
-#include "analyze/internal.h"
+#include "analyze/verdict.h"
 
 /* The ranks without a dump, each with the stuck ops that wait on it: one
  * pass over the ranks and one over the ops (a job of 100 000 ranks read
