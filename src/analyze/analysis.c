@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyze/inputs.h"
 #include "analyze/render.h"
 
 int pt_analysis_new(pt_analysis** out) {

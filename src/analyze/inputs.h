@@ -49,7 +49,7 @@ struct an_parser {
   int after_text, accepted;
   uint32_t refused;
   int metrics_header; /* a whole metrics header line was read (jsonl.c) */
-  int summary;         /* the input is a summary (summary.c) */
+  int summary;         /* the input is a summary (summary_read.c) */
   an_jobj json;        /* scratch for one JSON line */
 };
 

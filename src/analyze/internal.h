@@ -340,7 +340,7 @@ typedef struct {
  * Analysis results
  * ------------------------------------------------------------------------- */
 
-/* What a stuck op waits for (explain.c). */
+/* What a stuck op waits for (explain.c; its names: names.c). */
 typedef enum {
   AN_W_NONE = 0,
   AN_W_GPU,          /* send: its GPU to produce data                    */
@@ -368,7 +368,7 @@ const char* an_op_coll(const an_op* op);
 /* The op's "proto" (NCCL_PROTO_*: LL 0, LL128 1, SIMPLE 2); -1 where the
  * host does not say. */
 #define AN_PROTO_SIMPLE 2
-/* A point-to-point op (ncclSend/ncclRecv), not a ring's (explain.c). */
+/* A point-to-point op (ncclSend/ncclRecv), not a ring's (op.c). */
 int an_op_p2p(const an_op* op);
 
 /* One op of the latest dumps, with what the analysis found about it. */
@@ -472,7 +472,7 @@ typedef struct {
   int64_t foreign;      /* foreign-pid refusals its node's dumps report */
   int waited_on;        /* stuck ops that wait on it, missing (find_missing) */
   int unknown;          /* no dump under its number, but a rank-unknown dump
-                           of the communicator stands for it (complete.c) */
+                           of the communicator stands for it (unknown.c) */
   int gap;              /* its dump is missing, cut, short or stale */
 } an_rank;
 
@@ -547,10 +547,10 @@ struct pt_analysis {
   uint64_t order;
   uint64_t lines, bytes, records, dumps, duplicates, errors;
   char* block; /* the read buffer, kept from one file to the next (lines.c) */
-  struct an_parser* spare_parser; /* the parser, kept likewise (dump.c) */
+  struct an_parser* spare_parser; /* the parser, kept likewise (parse.c) */
   size_t block_cap;
   uint64_t passed_over; /* older dumps of a dump file not parsed (lines.c) */
-  /* Summaries read (summary.c): how many, the files they summarize, and
+  /* Summaries read (summary_read.c): how many, the files they summarize, and
    * the inputs their dumps were read from on their nodes, by path. */
   uint64_t summaries, summarized_files;
   uint32_t* sources;
