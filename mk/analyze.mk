@@ -106,6 +106,11 @@ install-analyze: build-all
 #                 job's folder: analyze, --summary, --follow (--for, SIGTERM)
 #                 and top --once end, each within a bound, and hold no line
 #                 over 1 MiB
+#   layers.sh     the analyzer's stages (docs/analyze.md, "How the analyzer
+#                 is built"): every file of src/analyze in one stage, calls
+#                 (nm over its objects) and includes only within a stage or
+#                 down, no files calling each other in a circle, nothing of
+#                 src/trace or src/plugin included
 #   threads.sh    a directory read on 1, 2 and 3 threads (analyze
 #                 --threads): the same report, records, summary and exit
 #                 status, over emulated jobs drawn at random and damaged
@@ -141,7 +146,7 @@ TEST_RUNS += $(AT_UNIT) $(AT_ACCURACY) $(AT_OOM) $(AT_SLOW_METRICS) tests/analyz
   tests/analyze/grafana-prometheus.sh \
   tests/analyze/evidence.sh tests/analyze/stray.sh tests/analyze/trust.sh tests/analyze/verdict.sh tests/analyze/fault-matrix.sh \
   tests/analyze/summary.sh tests/analyze/follow.sh tests/analyze/planted.sh tests/analyze/outputs.sh tests/analyze/threads.sh \
-  tests/analyze/layout-matrix.sh tests/regress/corpus.sh tests/real-time.sh
+  tests/analyze/layout-matrix.sh tests/analyze/layers.sh tests/regress/corpus.sh tests/real-time.sh
 
 # The full-size randomized fault matrix, for the closing figures: the
 # commit's seed unless FAULT_MATRIX_SEED says another, every core.

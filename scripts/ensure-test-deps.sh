@@ -2,7 +2,8 @@
 # Installs what the tests need when it is missing (Debian): cmocka for the
 # unit tests, the Relacy verifier and a C++ compiler for the seqlock model
 # check, python3 for the golden-file helpers and JSON checks, sqlite3 for the
-# SQL example of docs/analyze.md, Debian's python3-prometheus-client (its
+# SQL example of docs/analyze.md, binutils (nm reads the analyzer's objects
+# for its stage check, tests/analyze/layers.sh), Debian's python3-prometheus-client (its
 # parser checks the metrics files), Debian's prometheus and
 # prometheus-node-exporter (the Grafana dashboard's queries are evaluated
 # on the metrics files as node_exporter serves them), tmux (`proxytrace top` is tested in a
@@ -26,6 +27,7 @@ command -v "${HOSTCXX:-g++}" >/dev/null 2>&1 || missing="$missing g++"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v sqlite3 >/dev/null 2>&1 || missing="$missing sqlite3"
+command -v nm >/dev/null 2>&1 || missing="$missing binutils"
 if [ -x /usr/bin/python3 ]; then
   /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing="$missing python3-pip"

@@ -1,7 +1,9 @@
 /*
  * analysis.c — the public API (include/proxytrace/analyze.h): an analysis
- * object, its options, the run (build, pair, explain, slow), the verdict
- * and the accessors the CLI and other languages use.
+ * object, its options, and the accessors the CLI and other languages use.
+ * The run and its verdict are verdict.c's; the inputs are added by
+ * lines.c's pt_analysis_add_*, the reports written by the renderers'
+ * pt_analysis_write_*.
  */
 #include <errno.h>
 #include <math.h>
@@ -9,13 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyze/internal.h"
-
-double an_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "analyze/render.h"
 
 int pt_analysis_new(pt_analysis** out) {
   if (!out) return PT_AN_EINVAL;
@@ -40,6 +36,7 @@ void pt_analysis_free(pt_analysis* a) {
   if (!a) return;
   an_merge_free(a);
   an_complete_free(a);
+  an_unknown_free(a);
   pt_mset_free(&a->mset);
   pt_ms_verdict_free(&a->mslow);
   for (size_t i = 0; i < a->n_inputs; i++) an_input_free(a, &a->inputs[i]);
@@ -97,93 +94,6 @@ int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value) 
     return 0;
   }
   return PT_AN_EINVAL;
-}
-
-/* The ranks without a dump, each with the stuck ops that wait on it: one
- * pass over the ranks and one over the ops (a job of 100 000 ranks read
- * from a few of its dumps has nearly as many missing ranks). */
-static int find_missing(pt_analysis* a) {
-  for (size_t ci = 0; ci < a->n_comms; ci++) {
-    an_comm* c = &a->comms[ci];
-    for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
-      const an_item* x = &a->items[i];
-      if (x->stuck && x->wait == AN_W_PEER_MISSING && x->op->peer >= 0 && x->op->peer < c->nranks)
-        c->ranks[x->op->peer].waited_on++;
-    }
-    for (int r = 0; r < c->nranks; r++) {
-      if (c->ranks[r].present) continue;
-      an_rank_ref* m = an_grow(&a->mem, (void**)&a->missing, &a->n_missing, &a->cap_missing, sizeof *m);
-      if (!m) return PT_AN_ENOMEM;
-      m->comm = c->comm;
-      m->rank = r;
-      m->referenced = c->ranks[r].waited_on;
-    }
-  }
-  return 0;
-}
-
-int pt_analysis_run(pt_analysis* a) {
-  if (!a || a->ran) return PT_AN_EINVAL;
-  a->ran = 1;
-  double t0 = an_now();
-  int rc = an_outcome(a, 0); /* an input not read whole: no verdict */
-  if (!rc) rc = an_build(a);
-  if (!rc) rc = an_pair(a);
-  if (!rc) rc = an_explain(a);
-  double ts = an_now();
-  if (!rc) rc = an_slow(a);
-  a->slow_seconds = an_now() - ts;
-  if (!rc) rc = an_slow_metrics(a);
-  if (!rc) rc = find_missing(a);
-  if (!rc) rc = an_desync(a);
-  if (!rc) rc = an_origin(a);
-  rc = an_outcome(a, rc);
-  /* Pointers into the culprit array, now that it no longer moves. */
-  for (size_t k = 0; k < a->n_culprits; k++) {
-    an_culprit* q = &a->culprits[k];
-    q->pub.candidates = q->cand;
-    q->pub.host = q->host;
-    q->pub.summary = q->summary;
-    q->pub.chain = q->chain;
-    q->pub.cause_name = pt_cause_name(q->pub.cause);
-  }
-  /* Out of memory: no verdict rather than one from part of the records. */
-  if (rc || (a->n_comms == 0 && a->n_empty == 0 && a->mset.n == 0)) a->verdict = PT_VERDICT_UNUSABLE;
-  else if (a->n_stuck || a->n_desync) a->verdict = PT_VERDICT_HANG;
-  else if (a->n_slow || a->n_metric_culprits) a->verdict = PT_VERDICT_SLOW;
-  else a->verdict = PT_VERDICT_OK;
-  /* What the input could not show: gaps, possible culprits, incomplete. */
-  if (a->verdict != PT_VERDICT_UNUSABLE && (rc = an_outcome(a, an_complete(a))) != 0) a->verdict = PT_VERDICT_UNUSABLE;
-  a->analyze_seconds = an_now() - t0;
-  return rc;
-}
-
-int an_failed(const pt_analysis* a) { return a->mem.failed || a->mset.mem.failed || a->mslow.mem.failed; }
-
-int an_outcome(const pt_analysis* a, int rc) { return an_failed(a) ? PT_AN_ENOMEM : rc; }
-
-pt_verdict pt_analysis_verdict(const pt_analysis* a) { return a ? a->verdict : PT_VERDICT_UNUSABLE; }
-
-const char* pt_verdict_name(pt_verdict v) {
-  switch (v) {
-    case PT_VERDICT_OK: return "ok";
-    case PT_VERDICT_HANG: return "hang";
-    case PT_VERDICT_SLOW: return "slow";
-    case PT_VERDICT_INCOMPLETE: return "incomplete";
-    default: return "unusable";
-  }
-}
-
-int an_slow_cause(pt_cause c) {
-  return c == PT_CAUSE_SLOW_LINK || c == PT_CAUSE_SLOW_GPU || c == PT_CAUSE_SLOW_HOST;
-}
-
-const char* pt_cause_name(pt_cause c) {
-  static const char* const names[PT_CAUSE_COUNT] = {
-      "none",         "gpu_not_producing", "gpu_not_consuming", "no_receive_posted", "network",
-      "rank_missing", "rank_behind",       "send_missing",      "circular_wait",     "slow_link",
-      "slow_gpu",     "mismatch",          "not_entered",       "stopped",           "slow_host"};
-  return c >= 0 && c < PT_CAUSE_COUNT ? names[c] : "unknown";
 }
 
 size_t pt_analysis_culprit_count(const pt_analysis* a) { return a ? a->n_culprits : 0; }

@@ -21,7 +21,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/render.h"
 
 static int64_t end_of(const an_item* x) {
   const an_op* op = x->op;

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/render.h"
 
 #define MAX_EXPECT 32
 

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/judge.h"
 
 /* The collective call #idx of a dump, or NULL when its ring no longer (or
  * never) held it. */

@@ -35,25 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
-
-const char* an_wait_name(an_wait w) {
-  static const char* const names[AN_W_COUNT] = {"none",     "gpu",          "credit",       "network",
-                                                "data",     "consume",      "not_posting",  "peer_missing",
-                                                "peer_behind", "peer_no_op",   "peer_cut"};
-  return w >= 0 && w < AN_W_COUNT ? names[w] : "none";
-}
-
-const char* an_func_name(int f) {
-  static const char* const names[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
-                                      "AllReduce", "SendRecv", "Send",    "Recv"};
-  return f >= 0 && f < (int)(sizeof names / sizeof names[0]) ? names[f] : NULL;
-}
-
-const char* an_op_coll(const an_op* op) {
-  if (op->coll[0]) return op->coll;
-  return an_func_name(op->func);
-}
+#include "analyze/judge.h"
 
 static int64_t C(const an_op* op, int k) { return op->cnt[k]; }
 
@@ -80,14 +62,6 @@ static an_wait peer_wait(const an_comm* c, const an_op* op, int want_send) {
     return op->op_count >= 0 && r->max_op_count < op->op_count ? AN_W_PEER_BEHIND : AN_W_PEER_NO_OP;
   if (!r->dump || (r->seen_ns && op->create_ns && r->seen_ns < op->create_ns)) return AN_W_PEER_BEHIND;
   return AN_W_PEER_NO_OP;
-}
-
-/* Point-to-point (ncclSend/ncclRecv): the GPU sends from and receives into
- * the user's buffers, nothing it forwards. Unknown (legacy text) counts as
- * a ring. */
-int an_op_p2p(const an_op* op) {
-  const char* k = an_op_coll(op);
-  return k && (!strcmp(k, "Send") || !strcmp(k, "Recv") || !strcmp(k, "SendRecv"));
 }
 
 /* The host reports the data its GPU made ready ahead of transmission

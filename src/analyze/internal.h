@@ -1,28 +1,31 @@
 /*
- * internal.h — what the analyzer's files share.
+ * internal.h — the analyzer's model: what every stage shares.
  *
- *   memory.c     allocations counted against the analysis (held and peak
- *                bytes: the scale figures and tests read them), and whether
- *                one failed (memory.h)
- *   map.c        a hash index from 64-bit keys to chains of items
- *   lines.c      inputs read as streams of lines (files, directories,
- *                streams, buffers), a small file read once whole; a
- *                directory's files parsed on several threads, merged in
- *                the order of a serial reading
- *   json.c       one JSON object per line, parsed into a flat field list
- *   jsonl.c      the dump JSON lines (docs/dump-json.md) into dumps
- *   legacy.c     legacy ProxyTrace text, bare or behind a host log prefix
- *   merge.c      dumps by (communicator, rank): latest, previous, duplicates
- *   pair.c       sends paired with receives; missing and behind ranks
- *   explain.c    why each stuck op waits, and the chains to the culprits
- *   slow.c       links much slower than their peers (ns timestamps)
- *   emit.c       JSON strings and numbers for the writers
- *   report_text.c, report_json.c, chrome.c   the three reports
- *   records.c    the records read, as JSON lines (`analyze --records`)
- *   output.c     report files: never over an input, temporary file renamed
- *   complete.c   what the input could not show: missing, cut, short and
- *                stale dumps, rank-unknown dumps, ranks finished cleanly
- *   analysis.c   the public API (include/proxytrace/analyze.h)
+ * The analyzer is built in stages, each seeing only itself and the stages
+ * below it (docs/analyze.md, "How the analyzer is built";
+ * tests/analyze/layers.sh checks it):
+ *
+ *   internal.h   the model: the structures of records, dumps, inputs and
+ *                results, and the files every stage uses —
+ *     memory.c     allocations counted against the analysis, and whether
+ *                  one failed (memory.h)
+ *     map.c        a hash index from 64-bit keys to chains of items
+ *     json.c       one JSON object per line, parsed into a flat field list
+ *     emit.c       JSON strings and numbers for the writers
+ *     open.c       only regular files opened
+ *     names.c      the vocabulary: counters, states, triggers, statuses,
+ *                  units, waits, functions, causes, verdicts
+ *     op.c         what one op record says by itself
+ *     input.c      the inputs read, and the errors noted against them
+ *     slow_test.c  the statistical test of every slow claim
+ *                (mset.h, the step metrics set the analysis holds, is
+ *                included here; its file mset.c is evidence)
+ *   evidence.h   dumps, their steps and progress lines, the merge, the
+ *                rank-unknown dumps, the per-communicator view
+ *   inputs.h     the readers: lines, the parser and its formats, summaries
+ *   judge.h      pairing, explanation, desync, slow edges, completeness
+ *   verdict.h    culprits across communicators, the run and its verdict
+ *   render.h     the reports and the files they are written to
  */
 #ifndef PT_ANALYZE_INTERNAL_H
 #define PT_ANALYZE_INTERNAL_H
@@ -30,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "analyze/memory.h"
 #include "analyze/mset.h"
@@ -39,7 +43,12 @@
  * Memory (memory.c)
  * ------------------------------------------------------------------------- */
 
-double an_now(void); /* monotonic seconds (analysis.c) */
+/* Monotonic seconds. */
+static inline double an_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 /* Copies `src` into dst[n], cut to fit. */
 static inline void an_copy(char* dst, size_t n, const char* src) {
   size_t i = 0;
@@ -181,22 +190,6 @@ enum { AN_UNIT_UNKNOWN = 0, AN_UNIT_RAW, AN_UNIT_TRANSFERS };
 struct an_dump;
 int an_unit_parse(const char* s, size_t n); /* "rawSteps", "transfers"; else AN_UNIT_UNKNOWN */
 const char* an_unit_name(int unit);         /* NULL for AN_UNIT_UNKNOWN */
-/* The unit of op's steps: the record's, the dump's, or what the host is
- * known to send (older dumps name none). */
-int an_op_step_unit(const struct an_dump* d, const an_op* op);
-/* Raw steps to a network transfer for op (sliceSteps), from what its dump
- * says of the call; 0 when the evidence does not say. */
-int an_op_slice_steps(const struct an_dump* d, const an_op* op);
-/* op's steps in network transfers: its nSteps (AN_C_COUNT) or a step
- * counter k converted; -1 when the unit or sliceSteps is not known. */
-int64_t an_op_transfers(const struct an_dump* d, const an_op* op, int k);
-/* A step count v of op (its progress, say) in network transfers, as
- * an_op_transfers; -1 when not known. */
-int64_t an_value_transfers(const struct an_dump* d, const an_op* op, int64_t v);
-/* The op's steps as JSON members: ,"stepUnit":…,"sliceSteps":…,"transfers":
- * {nSteps and the step counters in network transfers} (null where the unit
- * or sliceSteps is not known) — analyze --records and the Perfetto trace. */
-void an_put_steps(FILE* f, const struct an_dump* d, const an_op* op);
 
 /* The progress lines of a dump (docs/dump-json.md, "Progress"; progress.c):
  * a collective or p2p call the rank made, and a channel's kernel. */
@@ -342,15 +335,12 @@ typedef struct {
 typedef struct {
   pt_gap pub;
 } an_gap;
-/* Dumps that rotation removed from the files of the latest dumps read
- * (their rotatedDumps, summed over communicators and ranks). */
-uint64_t an_rotated_dumps(const pt_analysis* a);
 
 /* ---------------------------------------------------------------------------
  * Analysis results
  * ------------------------------------------------------------------------- */
 
-/* What a stuck op waits for (explain.c). */
+/* What a stuck op waits for (explain.c; its names: names.c). */
 typedef enum {
   AN_W_NONE = 0,
   AN_W_GPU,          /* send: its GPU to produce data                    */
@@ -378,7 +368,7 @@ const char* an_op_coll(const an_op* op);
 /* The op's "proto" (NCCL_PROTO_*: LL 0, LL128 1, SIMPLE 2); -1 where the
  * host does not say. */
 #define AN_PROTO_SIMPLE 2
-/* A point-to-point op (ncclSend/ncclRecv), not a ring's (explain.c). */
+/* A point-to-point op (ncclSend/ncclRecv), not a ring's (op.c). */
 int an_op_p2p(const an_op* op);
 
 /* One op of the latest dumps, with what the analysis found about it. */
@@ -482,7 +472,7 @@ typedef struct {
   int64_t foreign;      /* foreign-pid refusals its node's dumps report */
   int waited_on;        /* stuck ops that wait on it, missing (find_missing) */
   int unknown;          /* no dump under its number, but a rank-unknown dump
-                           of the communicator stands for it (complete.c) */
+                           of the communicator stands for it (unknown.c) */
   int gap;              /* its dump is missing, cut, short or stale */
 } an_rank;
 
@@ -557,10 +547,10 @@ struct pt_analysis {
   uint64_t order;
   uint64_t lines, bytes, records, dumps, duplicates, errors;
   char* block; /* the read buffer, kept from one file to the next (lines.c) */
-  struct an_parser* spare_parser; /* the parser, kept likewise (dump.c) */
+  struct an_parser* spare_parser; /* the parser, kept likewise (parse.c) */
   size_t block_cap;
   uint64_t passed_over; /* older dumps of a dump file not parsed (lines.c) */
-  /* Summaries read (summary.c): how many, the files they summarize, and
+  /* Summaries read (summary_read.c): how many, the files they summarize, and
    * the inputs their dumps were read from on their nodes, by path. */
   uint64_t summaries, summarized_files;
   uint32_t* sources;
@@ -621,57 +611,16 @@ struct pt_analysis {
 };
 
 /* ---------------------------------------------------------------------------
- * Progress lines and desync (progress.c, desync.c)
+ * Shared by every stage
  * ------------------------------------------------------------------------- */
 
-/* A field getter over one line, JSON or text, so that one routine reads
- * both: the integer or string named `key`; -1 / NULL when absent. */
-typedef struct an_fields {
-  int (*i64)(const struct an_fields* f, const char* key, int64_t* out);
-  const char* (*str)(const struct an_fields* f, const char* key, char* buf, size_t n);
-  const void* src;
-} an_fields;
-/* A progress line of `type` ("progress", "coll", "p2p", "kernelCh") into
- * dump `d`. 0, or -1 when out of memory. */
-int an_progress_line(pt_analysis* a, an_dump* d, const char* type, const an_fields* f, uint32_t line);
-/* The progress line types' name in `s` ("proxytrace coll: …" of a text
- * dump): the type, with *rest after the colon, or NULL. */
-const char* an_progress_text_type(const char* s, const char** rest);
-/* A text progress line's key=value words as an_fields. */
-void an_progress_text_fields(an_fields* f, const char* words);
-/* After the explanation: the ranks of a communicator that called another
- * operation than their peers at the same place of their calls (mismatch),
- * that never called the one their peers are in (not_entered), or whose
- * GPU never took it up where their peers' did (stopped). 0 or -1 (memory). */
-int an_desync(pt_analysis* a);
-/* The most collective calls any rank of c made (its progress lines); 0:
- * none said (desync.c). */
-int64_t an_top_call(const an_comm* c);
-/* Culprits across communicators: a rank that is only absent where its
- * process is stuck in another communicator follows from the culprit there;
- * origins first (origin.c). */
-int an_origin(pt_analysis* a);
-/* "communicator NAME (HASH)" of communicator ci, or "communicator HASH"
- * where no dump names it (origin.c). */
-void an_comm_words(const pt_analysis* a, size_t ci, char* out, size_t n);
-
-/* ---------------------------------------------------------------------------
- * Between the stages
- * ------------------------------------------------------------------------- */
-
-/* analysis.c: an allocation of the analysis failed (memory.h): it is not
+/* memory.c: an allocation of the analysis failed (memory.h): it is not
  * whole, and the API says so instead of answering. */
 int an_failed(const pt_analysis* a);
 /* `rc`, or PT_AN_ENOMEM when the analysis is not whole. */
 int an_outcome(const pt_analysis* a, int rc);
 
-/* lines.c: feed one input's lines to the parser. */
-typedef struct an_parser an_parser;
-an_parser* an_parser_new(pt_analysis* a, uint32_t input);
-void an_parser_line(an_parser* p, char* line, size_t len, uint32_t lineno);
-void an_parser_finish(an_parser* p); /* commits open dumps, frees */
-int an_read_stream(pt_analysis* a, uint32_t input, FILE* f);
-int an_read_buffer(pt_analysis* a, uint32_t input, const char* data, size_t len);
+/* input.c: the inputs, and an error noted against one. */
 int an_input_add(pt_analysis* a, const char* path, uint32_t* out);
 void an_input_free(pt_analysis* a, an_input* in); /* what it holds */
 void an_input_error(pt_analysis* a, uint32_t input, uint32_t line, const char* fmt, ...)
@@ -692,115 +641,14 @@ struct stat;
 const char* an_not_regular(const struct stat* sb);
 int an_open_regular(const char* path, FILE** f, struct stat* sb);
 
-/* The parser's state, shared by jsonl.c and legacy.c. */
-#define AN_MAX_OPEN 64
-typedef struct {
-  an_dump* d;
-  uint64_t key; /* stream key: JSON dumpSeq, text prefix (host, pid, dev) */
-  int pending_trigger; /* text: a "ncclCommDump()"-like line came first */
-  int contract_header; /* text: a "proxytrace dump seq=" line opened it */
-  int announced;       /* text: that line said how many lines follow (lines=) */
-  int64_t lines_left;  /* text: of those, the lines not read yet */
-} an_open;
-
-struct an_parser {
-  pt_analysis* a;
-  uint32_t input;
-  an_open open[AN_MAX_OPEN];
-  int n_open;
-  an_open* last;       /* text: the stream a line without a prefix continues */
-  int saw_json, saw_text;
-  int unterminated;    /* the line being read is the input's last and has no
-                          line end: the input may be cut inside it */
-  int warned_schema, warned_headless;
-  /* a line with neither a dump's text nor a host log prefix came before
-   * any dump line of this input was read (prose: a document, a script's
-   * output): the input's dump-like lines since are not a dump
-   * (an_parser_among_text); how many of them */
-  int after_text, accepted;
-  uint32_t refused;
-  int metrics_header; /* a whole metrics header line was read (jsonl.c) */
-  int summary;         /* the input is a summary (summary.c) */
-  an_jobj json;        /* scratch for one JSON line */
-};
-
-an_dump* an_dump_new(pt_analysis* a, uint32_t input, uint32_t line, int format);
-void an_dump_free(pt_analysis* a, an_dump* d);
-an_op* an_dump_add_op(pt_analysis* a, an_dump* d);
+/* op.c */
 void an_op_init(an_op* op);
-/* Records its header announces that were not read (active and finished
- * counted apart), 0 when none is missing or the header says nothing. */
-int64_t an_dump_short(const an_dump* d);
-/* Cut, short, or lines of it unreadable. */
-int an_dump_damaged(const an_dump* d);
-/* Ends a dump: splits it by (communicator, rank) and hands each part to
- * the merge, which keeps or frees it. */
-void an_dump_commit(an_parser* p, an_dump* d);
-an_open* an_parser_find(an_parser* p, uint64_t key);
-an_open* an_parser_open(an_parser* p, uint64_t key, an_dump* d);
-/* Commits the stream's dump (if any); the stream stays open. */
-void an_parser_commit(an_parser* p, an_open* o);
-/* Commits and forgets the stream; `o` is invalid after. */
-void an_parser_close(an_parser* p, an_open* o);
+/* Progress of an op: what it has moved (transmitted for sends, received,
+ * then consumed, for receives). */
+int64_t an_op_progress(const an_op* op);
+/* names.c: a cause of a slow job, not a hang: slow_link, slow_gpu, slow_host. */
+int an_slow_cause(pt_cause c);
 
-/* jsonl.c / legacy.c: one line each. */
-void an_jsonl_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
-void an_legacy_line(an_parser* p, const char* line, size_t len, uint32_t lineno);
-int an_parser_among_text(an_parser* p, int prefixed, uint32_t lineno);
-/* Parses one legacy record (from "createT:" on). 0, or -1 with a message. */
-int an_legacy_record(const char* s, size_t len, an_op* op, char* why, size_t why_len);
-
-/* summary.c: reading a summary's lines (jsonl.c hands them over). */
-void an_summary_line(an_parser* p, const an_jobj* o);
-void an_summary_input(an_parser* p, const an_jobj* o);
-void an_summary_dump(an_parser* p, const an_jobj* o, an_dump* d);
-int an_summary_source(an_parser* p, const char* path);
-
-/* merge.c */
-void an_merge(pt_analysis* a, an_dump* d);
-void an_merge_empty_rank(pt_analysis* a, const an_dump* d);
-void an_merge_free(pt_analysis* a);
-uint64_t an_dump_fingerprint(const an_dump* d);
-
-/* complete.c: what the input could not show. A dump of rank -1 is kept
- * as a rank-unknown dump of its communicator; an_cover_unknown (an_build,
- * once the ranks with a dump are known) lets such dumps stand for ranks
- * without one; an_complete (after the verdict) lists the gaps, marks the
- * culprits they touch as possible, and turns a verdict that found nothing
- * into "incomplete" when there are gaps. */
-void an_unknown_rank(pt_analysis* a, const an_dump* d);
-/* The processes whose dumps name neither their rank nor their communicator
- * (commHash 0: NCCL 2.23-2.26 tell a rank both with its first operation),
- * each (host, pid) once, in the order read: calls fn(host, pid, dumps, arg)
- * and returns how many there are. */
-size_t an_no_comm_processes(const pt_analysis* a, void (*fn)(const char* host, int pid, size_t dumps, void* arg),
-                            void* arg);
-void an_note_round(pt_analysis* a, const an_dump* d); /* every dump with a rank (an_merge) */
-void an_cover_unknown(pt_analysis* a, an_comm* c);
-int an_complete(pt_analysis* a);
-/* An OK verdict beside slow edges that name no culprit (one edge alone,
- * an end that does not agree): "1 edge is slower than ..." into buf, and
- * how many; 0 (buf "") when there are none or the verdict is not OK.
- * buf NULL: the count alone. */
-size_t an_unexplained_slow(const pt_analysis* a, char* buf, size_t n);
-/* The summary of an OK verdict, in the text report's headline and the JSON
- * `summary` alike: "64/64 ranks finished cleanly" or "no op is stuck",
- * then what was found or not judged of slowness and why ("no link is
- * slow", "slow links not judged: too few timed ops …", slow edges that name
- * no culprit; " (listed below)" after those when `listed`). */
-void an_ok_words(const pt_analysis* a, char* buf, size_t n, int listed);
-/* "1 cut dump, 63 ranks without a dump" */
-void an_gap_summary(const pt_analysis* a, char* buf, size_t n);
-void an_complete_free(pt_analysis* a);
-
-/* pair.c / explain.c / slow.c, in that order, from pt_analysis_run. */
-int an_build(pt_analysis* a);
-int an_pair(pt_analysis* a);
-int an_explain(pt_analysis* a);
-int an_slow(pt_analysis* a);
-/* The slow-edge judgement's state in words ("" when judged), for the
- * reports and the comparison with a ground truth. */
-void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n);
 /* The minimum evidence of the slow-edge judgement (docs/analyze.md). */
 #define AN_SLOW_MIN_GROUP 6          /* timed ops of an operation for a baseline */
 #define AN_SLOW_MIN_SPAN_NS 100000   /* its median duration, ns */
@@ -819,26 +667,6 @@ double an_upper_tail(const double* p, double p_all, size_t k, size_t s, double* 
 /* 1 when a tail is small enough for a claim among `tested` (Bonferroni at
  * alpha, AN_SLOW_ALPHA but for a watch's windows). */
 int an_slow_claim(double tail, size_t tested, double alpha);
-/* A cause of a slow job, not a hang: slow_link, slow_gpu, slow_host. */
-int an_slow_cause(pt_cause c);
-/* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
- * otherwise), with the host and pid of the rank's dump if there is one. */
-an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);
-/* Removes the culprits `drop` says, keeping the others' order. */
-void an_drop_culprits(pt_analysis* a, int (*drop)(const pt_analysis* a, const an_culprit* q));
-/* slow_metrics.c: slow edges from the step metrics files, when there are
- * some; they time every step, so they replace the slow ranks op durations
- * suggested. */
-int an_slow_metrics(pt_analysis* a);
-int an_host_id(pt_analysis* a, const char* host);
-/* Progress of an op: what it has moved (transmitted for sends, received,
- * then consumed, for receives). */
-int64_t an_op_progress(const an_op* op);
-const an_slot* an_slot_find(const pt_analysis* a, uint64_t comm, int rank);
-
-/* output.c: writes a report file with `write` (temporary file, then
- * rename); PT_AN_EINPUT when `path` is one of the inputs. */
-int an_write_output(const pt_analysis* a, const char* path, int (*write)(const pt_analysis*, FILE*));
 
 /* emit.c: JSON output to a FILE. */
 void an_put_str(FILE* f, const char* s);

@@ -14,17 +14,13 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/inputs.h"
+#include "format/format.h"
 
-/* JSON key names of the counters, in counter-kind order, and their paths
- * in an op line. */
-const char* const an_counter_json[AN_C_COUNT] = {
-    "posted", "kernelCopyReady", "rtrRecv",   "rtsSend",    "received",         "transmitted",
-    "flushed", "done",           "recvTail", "tailOrHead", "fifoSzOrHeadCache"};
-static const char* const counter_path[AN_C_COUNT] = {
-    "counters.posted",   "counters.kernelCopyReady", "counters.rtrRecv",    "counters.rtsSend",
-    "counters.received", "counters.transmitted",     "counters.flushed",    "counters.done",
-    "counters.recvTail", "counters.tailOrHead",      "counters.fifoSzOrHeadCache"};
+/* The counters' paths in an op line, in counter-kind order. */
+#define PATH(i, name) [i] = "counters." name,
+static const char* const counter_path[AN_C_COUNT] = {PT_FORMAT_COUNTERS(PATH)};
+#undef PATH
 
 static void get_i64(const an_jobj* o, const char* path, int64_t* out) {
   int64_t v;
@@ -74,9 +70,9 @@ static void dump_line(an_parser* p, const an_jobj* o, uint32_t lineno) {
   d->ns_times = 1;
   int64_t schema = 0;
   get_i64(o, "schema", &schema);
-  if (schema > 1 && !p->warned_schema++)
-    an_input_error(a, p->input, lineno, "dump schema %lld is newer than 1: reading the fields of schema 1",
-                   (long long)schema);
+  if (schema > PT_FORMAT_DUMP_SCHEMA && !p->warned_schema++)
+    an_input_error(a, p->input, lineno, "dump schema %lld is newer than %d: reading the fields of schema %d",
+                   (long long)schema, PT_FORMAT_DUMP_SCHEMA, PT_FORMAT_DUMP_SCHEMA);
   get_str(o, "host", d->host, sizeof d->host);
   get_str(o, "commName", d->comm_name, sizeof d->comm_name);
   get_int(o, "pid", &d->pid);

@@ -30,16 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
-
-const char* const an_status_names[8] = {"INIT", "POSTING", "SENDING", "RECEIVING",
-                                        "WAITING_GPU", "FLUSHING", "DONE", "ILLEGAL"};
-
-int an_status_parse(const char* s, size_t n) {
-  for (int i = 0; i < 8; i++)
-    if (strlen(an_status_names[i]) == n && !memcmp(s, an_status_names[i], n)) return i;
-  return -1;
-}
+#include "analyze/inputs.h"
 
 /* ---- one record line ---------------------------------------------------- */
 

@@ -10,6 +10,7 @@
  * is noted (memory.h says what follows from it).
  */
 #include "analyze/memory.h"
+#include "analyze/internal.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -93,3 +94,9 @@ int an_mem_errno(an_mem* m, int err) {
   fail(m);
   return 1;
 }
+
+/* The analysis is not whole when any of its allocators failed: its own,
+ * the metrics set's or the metrics verdict's. */
+int an_failed(const pt_analysis* a) { return a->mem.failed || a->mset.mem.failed || a->mslow.mem.failed; }
+
+int an_outcome(const pt_analysis* a, int rc) { return an_failed(a) ? PT_AN_ENOMEM : rc; }

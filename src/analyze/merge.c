@@ -25,7 +25,7 @@
  */
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/evidence.h"
 
 static uint64_t slot_key(uint64_t comm, int rank) { return an_mix(an_mix(0x510, comm), (uint64_t)(int64_t)rank); }
 

@@ -10,7 +10,7 @@
 #include "analyze/mset.h"
 
 #include "analyze/internal.h"
-#include "trace/metric_buckets.h"
+#include "format/format.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -47,6 +47,8 @@ static int64_t i64(const char* from, const char* key, int64_t def) {
   if (!p || !strncmp(p, "null", 4)) return def;
   return strtoll(p, NULL, 10);
 }
+
+_Static_assert(PT_MS_BUCKETS == PT_METRIC_TIME_BUCKET_COUNT, "the plugin's buckets");
 
 uint64_t pt_ms_bucket_upper_ns(int b) { return pt_metric_time_bound_ns(b); }
 

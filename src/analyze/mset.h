@@ -65,7 +65,7 @@ enum { PT_MS_GPU = 0, PT_MS_NET = 1, PT_MS_STEP = 2, PT_MS_TIMES = 3 };
 enum { PT_MS_HOST = PT_MS_TIMES };
 
 /* The plugin's time buckets: <= 128 ns, four per octave to 2^37 ns, one
- * above (src/trace/metric_buckets.h, the plugin's own formula). */
+ * above (src/format/format.h, the plugin's own formula). */
 #define PT_MS_BUCKETS 122
 /* Bucket b's upper bound in ns (UINT64_MAX above the last), and the bucket
  * of an upper bound as the files write it (-1: not one of them). */

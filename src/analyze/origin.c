@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/verdict.h"
 
 /* The process of (comm, rank): its latest dump's host, pid and GPU. 0 when
  * the dump does not say (no host or no pid). */

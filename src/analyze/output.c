@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/internal.h"
+#include "analyze/render.h"
 
 /* 1 when `path` is one of the files the analysis read. */
 static int is_input(const pt_analysis* a, const char* path) {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/evidence.h"
 
 static int64_t get(const an_fields* f, const char* key, int64_t dflt) {
   int64_t v;

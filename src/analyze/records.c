@@ -14,7 +14,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "analyze/internal.h"
+#include "analyze/render.h"
 
 static void put_int_or_null(FILE* f, int64_t v, int64_t none) {
   if (v == none) fputs("null", f);

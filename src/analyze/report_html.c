@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/render.h"
 #include "escape/escape.h"
 
 #define HEAT_RANKS 64   /* more ranks: node × node */

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/render.h"
 
 static void op_json(FILE* f, const pt_analysis* a, int32_t i) {
   if (i < 0) {

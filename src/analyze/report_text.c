@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/render.h"
 #include "escape/escape.h"
 
 #define PATH_SHOWN 1024 /* bytes of a file name shown; a longer one is cut */

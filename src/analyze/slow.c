@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/judge.h"
 
 /* A timed op. Its rank and create time are copied from the op while the
  * items are read in order (evidence), so that the passes over operations

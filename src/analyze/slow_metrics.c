@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/internal.h"
+#include "analyze/judge.h"
 
 /* A culprit's steps, beside its factor (which compares one part of a step,
  * a wait, and so can be far larger than the step's own slowdown: on the

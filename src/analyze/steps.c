@@ -20,17 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/internal.h"
-
-int an_unit_parse(const char* s, size_t n) {
-  if (n == 8 && !memcmp(s, "rawSteps", 8)) return AN_UNIT_RAW;
-  if (n == 9 && !memcmp(s, "transfers", 9)) return AN_UNIT_TRANSFERS;
-  return AN_UNIT_UNKNOWN;
-}
-
-const char* an_unit_name(int unit) {
-  return unit == AN_UNIT_RAW ? "rawSteps" : unit == AN_UNIT_TRANSFERS ? "transfers" : NULL;
-}
+#include "analyze/evidence.h"
+#include "format/format.h"
 
 int an_op_step_unit(const an_dump* d, const an_op* op) {
   if (op->step_unit != AN_UNIT_UNKNOWN) return op->step_unit;

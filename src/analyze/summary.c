@@ -24,16 +24,17 @@
  * read), each op line with the line it was read from; "input" lines for
  * the inputs with a problem; the step metrics as a metrics file's lines. A
  * reader skips line types it does not know, so later kinds of evidence
- * (per-edge statistics, say) are new types of line.
+ * (per-edge statistics, say) are new types of line. This file writes
+ * summaries; summary_read.c reads their lines back as jsonl.c hands them
+ * over.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze/internal.h"
-
-/* ---- writing ----------------------------------------------------------- */
+#include "analyze/render.h"
+#include "format/format.h"
 
 static void put_opt(FILE* f, const char* key, int64_t v, int64_t none) {
   if (v != none) fprintf(f, ",\"%s\":%" PRId64, key, v);
@@ -45,7 +46,7 @@ static void put_ns(FILE* f, const char* key, int64_t ns) {
 }
 
 static void dump_header(FILE* f, const pt_analysis* a, const an_dump* d, int64_t seq, const char* role) {
-  fputs("{\"type\":\"dump\",\"schema\":1,\"host\":", f);
+  fputs("{\"type\":\"dump\",\"schema\":" PT_FORMAT_STR(PT_FORMAT_DUMP_SCHEMA) ",\"host\":", f);
   an_put_str(f, d->host);
   fprintf(f, ",\"pid\":%d,\"rank\":%d", d->pid, d->rank);
   put_opt(f, "nRanks", d->nranks, 0);
@@ -269,7 +270,7 @@ int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
   }
   for (size_t i = 0; i < a->n_empty; i++) {
     const an_empty* e = &a->empty_ranks[i];
-    fputs("{\"type\":\"dump\",\"schema\":1,\"host\":", f);
+    fputs("{\"type\":\"dump\",\"schema\":" PT_FORMAT_STR(PT_FORMAT_DUMP_SCHEMA) ",\"host\":", f);
     an_put_str(f, e->host);
     fprintf(f, ",\"pid\":%d,\"rank\":%d,\"dumpSeq\":-1,\"drops\":{\"foreignPid\":%" PRId64 "}}\n", e->pid, e->rank,
             e->foreign);
@@ -277,7 +278,7 @@ int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
   }
   for (size_t i = 0; i < a->n_unknown; i++) {
     const an_unknown* u = &a->unknown[i];
-    fputs("{\"type\":\"dump\",\"schema\":1,\"host\":", f);
+    fputs("{\"type\":\"dump\",\"schema\":" PT_FORMAT_STR(PT_FORMAT_DUMP_SCHEMA) ",\"host\":", f);
     an_put_str(f, u->host);
     fprintf(f, ",\"pid\":%d,\"rank\":-1,\"commHash\":", u->pid);
     an_put_hash(f, u->comm);
@@ -295,106 +296,4 @@ int pt_analysis_write_summary(const pt_analysis* a, FILE* f) {
 
 int pt_analysis_write_summary_path(const pt_analysis* a, const char* path) {
   return an_write_output(a, path, pt_analysis_write_summary);
-}
-
-/* ---- reading ------------------------------------------------------------ */
-
-/* The input a summary's dump was read from on its node: one entry per
- * path, made when the first of its dumps arrives, so that the evidence
- * still names the file and line. */
-int an_summary_source(an_parser* p, const char* path) {
-  pt_analysis* a = p->a;
-  const uint64_t key = an_mix(0x5c, an_mix_str(path));
-  if (!a->source_index.cap && an_map_init(&a->mem, &a->source_index, 64) != 0) return -1;
-  for (int32_t i = an_map_first(&a->source_index, key); i >= 0; i = an_map_next(&a->source_index, i))
-    if (!strcmp(a->inputs[a->sources[i]].path, path)) return (int)a->sources[i];
-  uint32_t in;
-  uint32_t* s = an_grow(&a->mem, (void**)&a->sources, &a->n_sources, &a->cap_sources, sizeof *s);
-  if (!s || an_input_add(a, path, &in) != 0) {
-    if (s) a->n_sources--;
-    return -1;
-  }
-  if (an_map_add(&a->mem, &a->source_index, key, (int32_t)(a->n_sources - 1)) != 0) {
-    a->n_sources--;
-    return -1;
-  }
-  *s = in;
-  a->inputs[in].format = "summarized";
-  a->inputs[in].rank_hint = -1;
-  return (int)in;
-}
-
-/* The "summary" line: the node's figures join the analysis's; the records
- * and dumps it carries are counted again as they are read. */
-void an_summary_line(an_parser* p, const an_jobj* o) {
-  pt_analysis* a = p->a;
-  an_input* in = &a->inputs[p->input];
-  p->summary = 1;
-  in->summary = 1;
-  in->rank_hint = -1;
-  uint64_t v[11] = {0};
-  static const char* const keys[11] = {"files", "lines", "bytes", "records", "dumps", "duplicates",
-                                       "errors", "passedOver", "textCopiesNotRead", "dumpsCarried", "recordsCarried"};
-  for (int i = 0; i < 11; i++) (void)an_json_u64(o, keys[i], &v[i]);
-  a->summaries++;
-  a->summarized_files += v[0];
-  a->lines += v[1];
-  a->bytes += v[2];
-  a->records += v[3] > v[10] ? v[3] - v[10] : 0;
-  a->dumps += v[4] > v[9] ? v[4] - v[9] : 0;
-  a->duplicates += v[5];
-  a->errors += v[6];
-  a->passed_over += v[7];
-  a->twins += v[8];
-}
-
-/* An "input" line: an input of the node that could not be read, or had
- * problems, with them (counted already in the summary line). */
-void an_summary_input(an_parser* p, const an_jobj* o) {
-  pt_analysis* a = p->a;
-  const char* path = an_json_str(o, "path");
-  if (!path) return;
-  const int i = an_summary_source(p, path);
-  if (i < 0) return;
-  an_input* in = &a->inputs[i];
-  const char* err = an_json_str(o, "error");
-  if (err && !in->error) {
-    in->error = an_strdup(&a->mem, err);
-    in->format = "unreadable";
-  }
-  int64_t n = 0;
-  if (an_json_i64(o, "problems", &n) != 0 || n <= 0 || n > INT32_MAX) return;
-  if (!in->errors && !(in->errors = an_alloc(&a->mem, AN_MAX_ERRORS_KEPT * sizeof *in->errors))) return;
-  for (int e = 0; e < n && e < AN_MAX_ERRORS_KEPT; e++) {
-    char key[48];
-    int64_t line = 0;
-    snprintf(key, sizeof key, "problem%d.line", e);
-    (void)an_json_i64(o, key, &line);
-    snprintf(key, sizeof key, "problem%d.message", e);
-    const char* m = an_json_str(o, key);
-    in->errors[e].line = line > 0 && line <= UINT32_MAX ? (uint32_t)line : 0;
-    in->errors[e].message = an_strdup(&a->mem, m ? m : "");
-  }
-  in->n_errors = (int)n;
-}
-
-/* A dump header's "summary" object: what the dump was where it was read. */
-void an_summary_dump(an_parser* p, const an_jobj* o, an_dump* d) {
-  const char* fmt = an_json_str(o, "summary.format");
-  if (fmt && !strcmp(fmt, "text")) d->format = AN_FMT_TEXT;
-  const an_jfield* ns = an_json_get(o, "summary.nsTimes");
-  if (ns && ns->type == AN_JV_BOOL) d->ns_times = ns->truth;
-  const an_jfield* cut = an_json_get(o, "summary.cut");
-  if (cut && cut->type == AN_JV_BOOL) d->cut = cut->truth;
-  int64_t v;
-  if (an_json_i64(o, "summary.lost", &v) == 0 && v >= 0 && v <= UINT32_MAX) d->lost = (uint32_t)v;
-  if (an_json_i64(o, "summary.dev", &v) == 0 && v >= -1 && v <= INT32_MAX) d->dev = (int)v;
-  const char* src = an_json_str(o, "summary.source");
-  if (src && an_json_i64(o, "summary.line", &v) == 0 && v > 0 && v <= UINT32_MAX) {
-    const int in = an_summary_source(p, src);
-    if (in >= 0) {
-      d->input = (uint32_t)in;
-      d->line = (uint32_t)v;
-    }
-  }
 }

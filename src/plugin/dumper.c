@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/format.h"
 #include "plugin/plugin.h"
 #include "proxytrace/emulator.h"
 #include "trace/clock.h"
@@ -85,7 +86,10 @@ static _Atomic int prefault_asked; /* a new context's first pages (pt_dumper_pre
 const pt_dump_settings* pt_dump_settings_get(void) { return &settings; }
 
 const char* pt_trigger_name(pt_trigger t) {
-  static const char* const names[] = {"stall", "signal", "periodic", "finalize", "hook", "api"};
+#define NAME(i, name) [i] = name,
+  static const char* const names[] = {PT_FORMAT_TRIGGERS(NAME)}; /* src/format/format.h */
+#undef NAME
+  _Static_assert(PT_TRIG_API + 1 == PT_FORMAT_TRIGGER_COUNT, "one list of triggers");
   return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "trace/dump.h"
 #include "trace/format.h"
 #include "trace/jline.h"
@@ -27,11 +28,8 @@ static void put_time(pt_jline* j, const char* key, const pt_clock_cal* cal, uint
 
 /* The counters in index order with their JSON names, once for both uses
  * below: the name table and the unrolled "counters" object. */
-#define COUNTERS(X)                                                                                 \
-  X(PT_CNT_POSTED, "posted") X(PT_CNT_KERNEL_COPY_READY, "kernelCopyReady") X(PT_CNT_RTR_RECV, "rtrRecv") \
-  X(PT_CNT_RTS_SEND, "rtsSend") X(PT_CNT_RECEIVED, "received") X(PT_CNT_TRANSMITTED, "transmitted")      \
-  X(PT_CNT_FLUSHED, "flushed") X(PT_CNT_DONE, "done") X(PT_CNT_RECV_TAIL, "recvTail")                     \
-  X(PT_CNT_TAIL_OR_HEAD, "tailOrHead") X(PT_CNT_FIFO_SZ_OR_HEAD_CACHE, "fifoSzOrHeadCache")
+#define COUNTERS(X) PT_FORMAT_COUNTERS(X) /* src/format/format.h */
+_Static_assert(PT_CNT_NUM == PT_FORMAT_COUNTER_COUNT && PT_CNT_FIFO_SZ_OR_HEAD_CACHE == 10, "one counter order");
 
 #define NAME_AT(k, name) [k] = PT_NAME(name),
 static const pt_name counter_names[PT_CNT_NUM] = {COUNTERS(NAME_AT)};
@@ -56,7 +54,7 @@ static void header(pt_jline* j, const pt_dump* d, const pt_dump_meta* m) {
   /* Hundredths by hand: printf's %f follows the host's LC_NUMERIC, which may
    * print a comma. */
   const long long mb100 = (long long)(d->map_size_mb * 100.0 + 0.5);
-  pt_jput(j, "{\"type\":\"dump\",\"schema\":1,\"tool\":\"proxytrace\",\"version\":\"%d.%d.%d\",\"host\":",
+  pt_jput(j, "{\"type\":\"dump\",\"schema\":" PT_FORMAT_STR(PT_FORMAT_DUMP_SCHEMA) ",\"tool\":\"proxytrace\",\"version\":\"%d.%d.%d\",\"host\":",
       PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
   pt_jput_str(j, m->host, 255);
   pt_jput(j, ",\"pid\":%ld,\"rank\":%d,\"rankFrom\":\"%s\",\"nRanks\":%d,\"nNodes\":%d,\"commHash\":\"%" PRIu64
@@ -250,7 +248,7 @@ int pt_dump_json_out(const pt_dump* d, const pt_dump_meta* m, pt_out* o) {
 }
 
 const char* pt_step_unit_name(const pt_dump_meta* m, int origin) {
-  return raw_steps(m, origin) ? "rawSteps" : "transfers";
+  return raw_steps(m, origin) ? PT_FORMAT_UNIT_RAW_STEPS : PT_FORMAT_UNIT_TRANSFERS;
 }
 
 const char* pt_dump_step_unit(const pt_dump* d, const pt_dump_meta* m) {

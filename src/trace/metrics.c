@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "trace/clock.h"
-#include "trace/metric_buckets.h"
 #include "trace/metrics.h"
 #include "trace/slab.h"
 

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "format/format.h"
 #include "trace/clock.h"
 #include "trace/jline.h"
 #include "trace/metrics.h"
@@ -296,7 +297,7 @@ int pt_metrics_json(const pt_metrics_snap* s, const pt_metrics_meta* m, pt_line_
   if (!buf) return -1;
   pt_jline j = {buf, LINE, 0};
   int lines = 0;
-  pt_jput(&j, "{\"type\":\"metrics\",\"schema\":1,\"tool\":\"proxytrace\",\"version\":\"%d.%d.%d\",\"host\":",
+  pt_jput(&j, "{\"type\":\"metrics\",\"schema\":" PT_FORMAT_STR(PT_FORMAT_METRICS_SCHEMA) ",\"tool\":\"proxytrace\",\"version\":\"%d.%d.%d\",\"host\":",
           PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
   pt_jput_str(&j, m->host, 255);
   pt_jput(&j, ",\"pid\":%ld,\"rank\":%d,\"nRanks\":%d,\"commHash\":\"%" PRIu64 "\",\"commName\":", m->pid,

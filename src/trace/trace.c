@@ -16,6 +16,7 @@
 #include <stdio.h>
 #endif
 
+#include "format/format.h"
 #include "trace/clock.h"
 #include "trace/metrics.h"
 #include "trace/progress.h"
@@ -265,10 +266,10 @@ void pt_trace_count(pt_trace* t, pt_drop_reason r) {
 }
 
 const char* pt_drop_name(pt_drop_reason r) {
-  static const char* const names[PT_DROP_NUM] = {
-      "opsDropped", "opsReclaimed", "zeroStepOps", "staleHandle", "badHandle",
-      "untrackedUpdate", "badCounterKind", "badState", "foreignPid", "wrongContext",
-      "opsOverBudget"};
+#define NAME(i, name) [i] = name,
+  static const char* const names[PT_DROP_NUM] = {PT_FORMAT_DROPS(NAME)}; /* src/format/format.h */
+#undef NAME
+  _Static_assert(PT_DROP_NUM == PT_FORMAT_DROP_COUNT, "one list of drop reasons");
   return (unsigned)r < PT_DROP_NUM ? names[r] : "?";
 }
 

@@ -1,0 +1,38 @@
+/*
+ * op.c — what one op record says by itself, before any stage reads it: a
+ * blank record, the call it belongs to, whether it is point-to-point, and
+ * how far it has moved.
+ */
+#include <string.h>
+
+#include "analyze/internal.h"
+
+void an_op_init(an_op* op) {
+  memset(op, 0, sizeof *op);
+  op->op_count = -1;
+  op->op_id = -1;
+  op->rank = op->peer = op->channel = -1;
+  op->status = -1;
+  op->last_counter = -1;
+  op->n_steps = -1;
+  op->func = op->proto = op->pattern = -1;
+  op->cnt[AN_C_FIFO] = -1;
+  op->coll_seq = -1;
+}
+
+const char* an_op_coll(const an_op* op) {
+  if (op->coll[0]) return op->coll;
+  return an_func_name(op->func);
+}
+
+/* Point-to-point (ncclSend/ncclRecv): the GPU sends from and receives into
+ * the user's buffers, nothing it forwards. Unknown (legacy text) counts as
+ * a ring. */
+int an_op_p2p(const an_op* op) {
+  const char* k = an_op_coll(op);
+  return k && (!strcmp(k, "Send") || !strcmp(k, "Recv") || !strcmp(k, "SendRecv"));
+}
+
+int64_t an_op_progress(const an_op* op) {
+  return op->is_send ? op->cnt[AN_C_TRANSMITTED] : op->cnt[AN_C_RECEIVED];
+}
