@@ -20,7 +20,7 @@
  * starts never-progressed ops only from 2.27), and none; two seeds;
  * the fault in the last iteration or the first. It prints the accuracy per
  * host and fault, and fails on any case that differs. Sanitizer builds run
- * every third case. To look closer: AT_MATRIX_HOST=rccl runs one host,
+ * every third case, and so does a build run under an emulator (qemu). To look closer: AT_MATRIX_HOST=rccl runs one host,
  * AT_MATRIX_VERBOSE=1 prints every case, AT_MATRIX_JSON=1 adds the JSON
  * document of a case that differs.
  */
@@ -39,10 +39,18 @@
 #include "sim.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define STRIDE 3
+#define SANITIZED 1
 #else
-#define STRIDE 1
+#define SANITIZED 0
 #endif
+
+/* Every case, or every third under a sanitizer or an emulator (a build for
+ * another architecture run under qemu: PROXYTRACE_EMULATOR, which make test
+ * sets), where each case costs many times more. */
+static int stride(void) {
+  const char* emu = getenv("PROXYTRACE_EMULATOR");
+  return SANITIZED || (emu && emu[strspn(emu, " ")]) ? 3 : 1;
+}
 
 static const struct {
   pt_host host;
@@ -214,6 +222,7 @@ static void test_accuracy(void** state) {
   assert_non_null(so);
   void* hook = dlsym(so, "ncclProfilerProxyTraceDump");
   assert_non_null(hook);
+  const int step = stride();
   int n = 0, run = 0;
   for (size_t h = 0; h < N_HOSTS; h++) {
     if (only && strcmp(only, hosts[h].name)) continue;
@@ -228,7 +237,7 @@ static void test_accuracy(void** state) {
               if (hosts[h].host != PT_HOST_RCCL && (seed > 1 || first)) continue; /* rccl-2.31 too */
               /* before 2.27 a never-progressed op is never started */
               if (hosts[h].host == PT_HOST_NCCL_2_26 && strstr(faults[f].args, "leak")) continue;
-              if (n++ % STRIDE) continue;
+              if (n++ % step) continue;
               run++;
               run_case(h, topos[t].nodes, topos[t].rpn, channels, seed, first, f,
                        hosts[h].host == PT_HOST_RCCL || hosts[h].host == PT_HOST_RCCL_2_31 ? NULL : hook);
