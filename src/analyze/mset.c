@@ -683,7 +683,7 @@ int pt_mset_slow(const pt_mset* s, pt_ms_verdict* v) { return pt_mset_judge(s, A
 typedef struct {
   uint64_t comm;
   int rank;
-  size_t own[2], tested[2], able[2], net;
+  size_t own[2], tested[2], able[2], net, net0; /* net0: net before any edge was explained */
   double least[2];
   int gpu_named;
   int64_t edge; /* an edge of s of this rank, -1 */
@@ -709,7 +709,7 @@ static tally* tally_of(tallies* ts, uint64_t comm, int rank, int add) {
     ts->n--;
     return NULL;
   }
-  *t = (tally){comm, rank, {0, 0}, {0, 0}, {0, 0}, 0, {HUGE_VAL, HUGE_VAL}, 0, -1};
+  *t = (tally){comm, rank, {0, 0}, {0, 0}, {0, 0}, 0, 0, {HUGE_VAL, HUGE_VAL}, 0, -1};
   return t;
 }
 
@@ -896,6 +896,7 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     tally_of(&ts, e->comm, e->rank, 0)->net++;
     tally_of(&ts, e->comm, e->peer, 0)->net++;
   }
+  for (size_t k = 0; k < ts.n; k++) ts.t[k].net0 = ts.t[k].net;
   for (;;) {
     /* the most slow edges; ties: the lower communicator, then rank */
     tally* best = NULL;
@@ -919,6 +920,13 @@ int pt_mset_judge(const pt_mset* s, double alpha, double min_factor, pt_ms_verdi
     }
     pt_ms_culprit c = {.comm = comm, .rank = r, .peer = other >= 0 ? other : -1, .side = PT_MS_NET};
     c.factor = median_factor(&sl, comm, PT_MS_NET, r, -1, skip, factors, &c.edges);
+    for (size_t q = 0; q < sl.n && other < 0; q++) { /* its peers as slow as it: either side */
+      if (skip[q] || sl.v[q].comm != comm || (sl.v[q].rank != r && sl.v[q].peer != r)) continue;
+      const int o = sl.v[q].rank == r ? sl.v[q].peer : sl.v[q].rank;
+      int known = 0;
+      for (int j = 0; j < c.n_tie; j++) known |= c.tie[j] == o;
+      if (!known && c.n_tie < PT_MS_MAX_TIE && tally_of(&ts, comm, o, 0)->net0 >= best->net0) c.tie[c.n_tie++] = o;
+    }
     const tally* at = best;
     host_side(s, conf, &sl, at, min_factor, factors, &c);
     if (c.side == PT_MS_NET && c.peer >= 0) { /* a link: either end's thread */

@@ -67,6 +67,7 @@ enum { PT_MS_HOST = PT_MS_TIMES };
 /* The plugin's time buckets: <= 128 ns, four per octave to 2^37 ns, one
  * above (src/format/format.h, the plugin's own formula). */
 #define PT_MS_BUCKETS 122
+#define PT_MS_MAX_TIE 8 /* the tied peers a network-side culprit lists */
 /* Bucket b's upper bound in ns (UINT64_MAX above the last), and the bucket
  * of an upper bound as the files write it (-1: not one of them). */
 uint64_t pt_ms_bucket_upper_ns(int b);
@@ -156,6 +157,13 @@ typedef struct {
   size_t edges;    /* its slow edges */
   char host[64];
   long pid;
+  /* Network side, several peers: those of its peers with as many slow
+   * network edges as it has (before any was explained) — their own NICs
+   * explain the edges they share with it as well, so the records cannot
+   * tell which side is slow (two ranks of one node talking only to two of
+   * another, one side slow). */
+  int tie[PT_MS_MAX_TIE];
+  int n_tie;
 } pt_ms_culprit;
 
 typedef struct {
