@@ -176,6 +176,24 @@ ls "$T/m" | grep -q "proxytrace-metrics-" || fail "the metrics job wrote no metr
 grep -q "ranks that left no dump (none in their log, no dump file): 0, 1" "$T/out" ||
   fail "metrics files counted as dumps: $(cat "$T/out")"
 
+# Slow faults that slow half or more of the network ops are the baseline
+# the analysis compares with: two of three send/recv pairs slow — no test
+# can tell the slow from the fast (seen: false, and why); one slow GPU and
+# one slow link among 15 ranks stay seen.
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --debug NONE --host nccl-2.28 --nodes 2 --ranks-per-node 3 --ops sendrecv:4M \
+  --iters 2 --slow-link 4:16 --slow-link 2:32 --poll-us 500 --truth-json "$T/majority.json" >"$T/out" 2>&1 ||
+  fail "two slow pairs of three: sim exits $?"
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --debug NONE --nodes 3 --ranks-per-node 5 --ops allreduce:2M,sendrecv:1M \
+  --iters 2 --slow-gpu 1:10 --slow-link 12:10 --poll-us 500 --truth-json "$T/minority.json" >"$T/out" 2>&1 ||
+  fail "two slow ranks of 15: sim exits $?"
+python3 - "$T/majority.json" "$T/minority.json" <<'PY' || fail "the truth of slow faults on as many ranks as healthy ones"
+import json, sys
+m, n = (json.load(open(p)) for p in sys.argv[1:3])
+assert m["verdict"] == "slow" and [c.get("seen") for c in m["culprits"]] == [False, False], m
+assert all("half or more of the job's network ops" in c["limit"] for c in m["culprits"]), m
+assert n["verdict"] == "slow" and all("seen" not in c for c in n["culprits"]), n
+PY
+
 # The truth names only what struck, and says when no dump can show a hang.
 # Rank 1 (2x3 ranks, 1 channel) has no network op: stalled on its last
 # transfers, the ring stops inside node 0 but every network op completes.

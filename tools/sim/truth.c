@@ -649,14 +649,36 @@ static int rank_has_net_ops(const pt_sim_job* job, int r) {
   return 0;
 }
 
+/* Slow faults (links, GPUs, proxy threads) on two ranks or more that slow
+ * half or more of the job's network ops: the analysis compares each edge
+ * with comparable ones, taking most of them to be healthy — here the slow
+ * ones are as many, their times are the baseline, and no test can tell the
+ * slow side from the fast (three send/recv pairs, two of them slow). */
+static int slow_majority(const pt_sim_config* c, const pt_sim_job* job) {
+  if (job->hung_batch >= 0) return 0;
+  int n_timing = 0;
+  for (int i = 0; i < c->n_faults; i++) n_timing += sim_fault_timing(c->faults[i].kind) != 0;
+  if (n_timing < 2) return 0;
+  size_t net = 0, slowed = 0;
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->kind != PT_OPK_NET || op->absent) continue;
+    net++;
+    slowed += op->slow > 1 || op->slow_gpu > 1 || op->slow_host > 1;
+  }
+  return net && 2 * slowed >= net;
+}
+
 /* A stall or no-recv of the hung call that no dump can show, or a slow
  * link, GPU or proxy thread of a rank without a network op (a rank inside
  * its node's part of every ring: its data never meets its proxy, and the
- * emulator carries no rank's slowness into another's op times): the truth
- * marks its culprit "seen":false, and --truth says so. */
+ * emulator carries no rank's slowness into another's op times) or among
+ * as many slow ranks as healthy ones (slow_majority): the truth marks its
+ * culprit "seen":false, and --truth says so. */
 static int fault_unseen(const pt_sim_config* c, const pt_sim_job* job, int fi) {
   const int k = c->faults[fi].kind;
-  if (job->hung_batch < 0 && sim_fault_timing(k)) return !rank_has_net_ops(job, c->faults[fi].rank);
+  if (job->hung_batch < 0 && sim_fault_timing(k))
+    return !rank_has_net_ops(job, c->faults[fi].rank) || slow_majority(c, job);
   return job->hung_batch >= 0 && (k == PT_FAULT_STALL || k == PT_FAULT_NO_RECV) && job->fault_struck[fi] &&
          !fault_shows(job, fi);
 }
@@ -674,9 +696,13 @@ static int fault_unseen(const pt_sim_config* c, const pt_sim_job* job, int fi) {
   "its rank has no network op: no proxy record times its link, GPU or proxy thread (the emulator does not " \
   "carry one rank's slowness into another's op times)"
 
+#define SLOW_MAJORITY_FAULT                                                                                  \
+  "the slow faults slow half or more of the job's network ops: comparable edges are as often slow as not, so " \
+  "their times are the baseline, and no test can tell the slow side from the fast"
+
 /* Why a fault no dump can show is one. */
-static const char* unseen_why(const pt_sim_job* job, int fi) {
-  if (job->hung_batch < 0) return NO_NET_FAULT;
+static const char* unseen_why(const pt_sim_config* c, const pt_sim_job* job, int fi) {
+  if (job->hung_batch < 0) return rank_has_net_ops(job, c->faults[fi].rank) ? SLOW_MAJORITY_FAULT : NO_NET_FAULT;
   if (job->fault_held[fi]) return HELD_FAULT;
   return fault_hidden(job, fi) ? HIDDEN_FAULT : UNSEEN_FAULT;
 }
@@ -750,7 +776,7 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
     sim_fault_line(c, job, &c->faults[i], d, sizeof d);
     fprintf(f, "truth: fault: %s\n", d);
     if (fault_unseen(c, job, i))
-      fprintf(f, "truth: fault %d: %s (no dump can show it)\n", i, unseen_why(job, i));
+      fprintf(f, "truth: fault %d: %s (no dump can show it)\n", i, unseen_why(c, job, i));
   }
   size_t not_run = 0, leaked = 0;
   if (job->hung_batch >= 0) {
@@ -925,7 +951,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
     fprintf(f, "%s{\"rank\":%d,\"channel\":%d,\"cause\":\"%s\",\"exact\":%s,\"fault\":%d", n++ ? "," : "",
             ft->rank, channel, cause, exact && shows && !unseen ? "true" : "false", i);
     const int beside = ft->kind == PT_FAULT_STALL && job->hung_batch >= 0 ? dead_on_node(job, ft->rank) : -1;
-    if (unseen) fprintf(f, ",\"seen\":false,\"limit\":\"%s\"", unseen_why(job, i));
+    if (unseen) fprintf(f, ",\"seen\":false,\"limit\":\"%s\"", unseen_why(c, job, i));
     else if (limit) fprintf(f, ",\"limit\":\"%s\"", limit);
     else if (beside >= 0) fprintf(f, ",\"namedInstead\":%d,\"limit\":\"" DEAD_BESIDE_LIMIT "\"", beside);
     fputc('}', f);
