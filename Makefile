@@ -163,7 +163,8 @@ THREADS_RUNS := $(sort $(REAL_TIME_RUNS) $(filter $(T_)/integration/%,$(TEST_RUN
 test-threads:
 	@scripts/ensure-test-deps.sh $(ARCH)
 	@$(MAKE) --no-print-directory build-all test-build
-	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" scripts/run-tests.sh $(B) $(THREADS_RUNS)
+	@CC="$(CC)" PROXYTRACE_EMULATOR="$(EMULATOR)" RUN_TESTS_JOBS="$(TEST_JOBS)" RUN_TESTS_SERIAL="$(REAL_TIME_RUNS)" \
+	  scripts/run-tests.sh $(B) $(THREADS_RUNS)
 
 bench: build-all $(BENCH_RUNS)
 
