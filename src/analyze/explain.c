@@ -423,6 +423,48 @@ static void add_behind(pt_analysis* a, const an_comm* c, int rank, int64_t neede
   b->needed = needed;
 }
 
+/* The opCounts of the stuck ops of items [lo, hi), in the order of their
+ * first stuck op: that op and how many stuck ops have the opCount. */
+typedef struct {
+  int32_t first;
+  int32_t n;
+} op_count_vote;
+
+static op_count_vote* op_count_votes(pt_analysis* a, size_t lo, size_t hi, size_t* n_votes, int* rc) {
+  op_count_vote* v = NULL;
+  size_t n = 0, cap = 0;
+  an_map idx;
+  *n_votes = 0;
+  if (an_map_init(&a->mem, &idx, 16) != 0) {
+    *rc = PT_AN_ENOMEM;
+    return NULL;
+  }
+  for (size_t i = lo; i < hi; i++) {
+    if (!a->items[i].stuck) continue;
+    const int64_t oc = a->items[i].op->op_count;
+    const uint64_t key = an_mix(0x0c, (uint64_t)oc);
+    int32_t k = an_map_first(&idx, key);
+    while (k >= 0 && a->items[v[k].first].op->op_count != oc) k = an_map_next(&idx, k);
+    if (k >= 0) {
+      v[k].n++;
+      continue;
+    }
+    op_count_vote* e = an_grow(&a->mem, (void**)&v, &n, &cap, sizeof *e);
+    if (!e || an_map_add(&a->mem, &idx, key, (int32_t)(n - 1)) != 0) {
+      an_free(&a->mem, v);
+      v = NULL;
+      n = 0;
+      *rc = PT_AN_ENOMEM;
+      break;
+    }
+    e->first = (int32_t)i;
+    e->n = 1;
+  }
+  an_map_free(&a->mem, &idx);
+  *n_votes = n;
+  return v;
+}
+
 static int explain_comm(pt_analysis* a, size_t ci) {
   an_comm* c = &a->comms[ci];
   size_t lo = c->first_item, hi = lo + c->n_items;
@@ -570,13 +612,17 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (x->wait == AN_W_PEER_BEHIND && x->op->peer >= 0 && x->op->peer < c->nranks)
       add_behind(a, c, x->op->peer, x->op->op_count);
   }
-  /* The opCount most stuck ops are in, and its collective's name. */
+  /* The opCount most stuck ops are in, and its collective's name: of the
+   * opCounts with the most stuck ops, the one whose first stuck op comes
+   * first. Counted per opCount, once (a scan of the comm's ops per stuck op
+   * took minutes when 100 000 ranks of one communicator were stuck). */
   int64_t best = -1;
   int best_n = 0;
-  for (size_t i = lo; i < hi; i++) {
-    if (!a->items[i].stuck) continue;
-    int n = 0;
-    for (size_t j = lo; j < hi; j++) n += a->items[j].stuck && a->items[j].op->op_count == a->items[i].op->op_count;
+  size_t n_votes = 0;
+  op_count_vote* votes = rc == 0 ? op_count_votes(a, lo, hi, &n_votes, &rc) : NULL;
+  for (size_t v = 0; v < n_votes; v++) {
+    const size_t i = (size_t)votes[v].first;
+    const int n = votes[v].n;
     if (n > best_n) {
       best_n = n;
       best = a->items[i].op->op_count;
@@ -587,6 +633,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     }
     if (best_n * 2 > (int)c->n_items) break;
   }
+  an_free(&a->mem, votes);
   c->stuck_op_count = best;
   for (size_t k = first; k < a->n_culprits && rc == 0; k++) describe(a, c, &a->culprits[k], &a->items[a->culprits[k].origin]);
   /* A cycle names no origin of its own: the op that moved least is a
