@@ -129,6 +129,8 @@ typedef struct {
   an_map unrecorded;    /* stuck receives whose send is not in the dumps, by the sender's node; built when first asked */
   an_map culprits;      /* the comm's culprits by (cause, rank, channel): index - first */
   size_t first;         /* the comm's first culprit */
+  an_map behind;        /* the comm's ranks behind, by rank: index - first_behind; made when first needed */
+  size_t first_behind;  /* the comm's first entry of a->behind */
 } comm_nodes;
 
 static uint64_t peer_node_key(uint64_t comm, int ch, int64_t op_count, int node) {
@@ -379,6 +381,7 @@ static void comm_nodes_free(pt_analysis* a, comm_nodes* cn) {
   an_free(&a->mem, cn->node_ranks);
   an_map_free(&a->mem, &cn->unrecorded);
   an_map_free(&a->mem, &cn->culprits);
+  an_map_free(&a->mem, &cn->behind);
 }
 
 static uint64_t culprit_key(int cause, int rank, int channel) {
@@ -520,14 +523,24 @@ static int cmp_culprits(const void* x, const void* y) {
   return a->pub.channel - b->pub.channel;
 }
 
-static void add_behind(pt_analysis* a, const an_comm* c, int rank, int64_t needed) {
-  for (size_t i = 0; i < a->n_behind; i++)
-    if (a->behind[i].comm == c->comm && a->behind[i].rank == rank) {
-      if (needed < a->behind[i].needed) a->behind[i].needed = needed;
+/* The comm's ranks behind are its own entries of a->behind (a comm's
+ * hash is its own), indexed by rank in cn. */
+static void add_behind(pt_analysis* a, const an_comm* c, comm_nodes* cn, int rank, int64_t needed) {
+  const uint64_t key = an_mix(0xbe, (uint64_t)(int64_t)rank);
+  if (!cn->behind.cap && an_map_init(&a->mem, &cn->behind, 16) != 0) return;
+  for (int32_t k = an_map_first(&cn->behind, key); k >= 0; k = an_map_next(&cn->behind, k)) {
+    an_behind* b = &a->behind[cn->first_behind + (size_t)k];
+    if (b->comm == c->comm && b->rank == rank) {
+      if (needed < b->needed) b->needed = needed;
       return;
     }
+  }
   an_behind* b = an_grow(&a->mem, (void**)&a->behind, &a->n_behind, &a->cap_behind, sizeof *b);
   if (!b) return;
+  if (an_map_add(&a->mem, &cn->behind, key, (int32_t)(a->n_behind - 1 - cn->first_behind)) != 0) {
+    a->n_behind--;
+    return;
+  }
   b->comm = c->comm;
   b->rank = rank;
   b->last_op_count = c->ranks[rank].max_op_count;
@@ -589,6 +602,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   comm_nodes cn;
   int rc = comm_nodes_init(a, c, &cn);
   cn.first = a->n_culprits;
+  cn.first_behind = a->n_behind;
   if (!org || !root || !stack || !state) rc = PT_AN_ENOMEM;
   int max_channel = 0;
   for (size_t i = lo; i < hi && rc == 0; i++) {
@@ -712,7 +726,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     /* Ops that wait on the culprit: every op of its chains but its own. */
     if (x->culprit >= 0 && x->op->rank != a->culprits[x->culprit].pub.rank) a->culprits[x->culprit].pub.dependents++;
     if (x->wait == AN_W_PEER_BEHIND && x->op->peer >= 0 && x->op->peer < c->nranks)
-      add_behind(a, c, x->op->peer, x->op->op_count);
+      add_behind(a, c, &cn, x->op->peer, x->op->op_count);
   }
   /* The opCount most stuck ops are in, and its collective's name: of the
    * opCounts with the most stuck ops, the one whose first stuck op comes
