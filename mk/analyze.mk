@@ -159,9 +159,9 @@ fault-matrix: build-all
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench-analyze`: the dumps of emulated 64- and 1 024-rank jobs with a
-# stalled GPU, and jobs of 1 024, 16 384 and 100 000 ranks made from
+# stalled GPU, and jobs of 1 024, 16 384 and 100 352 ranks made from
 # emulated ones by bench/gen_job.c, analyzed: time, lines and MB per
-# second, peak memory; the 100 000-rank job through per-node summaries too.
+# second, peak memory; the 16 384-rank job through per-node summaries too.
 BENCH_ANALYZE := $(B)/bench/bench_analyze
 GEN_JOB := $(B)/bench/gen_job
 BENCH_RUNS += bench-analyze

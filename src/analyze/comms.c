@@ -170,6 +170,45 @@ static void number_nodes(pt_analysis* a, an_comm* c, const an_slot** slots, size
   }
 }
 
+/* Foreign-pid refusals, per node: every rank of a node gets the most any
+ * rank of it refused (its dump's count, or what it was given without a
+ * dump), where that is more than its own. One pass for the nodes' most,
+ * one to hand it out (a scan of the ranks per rank that refused was
+ * quadratic in the ranks of one communicator). */
+static int spread_foreign(pt_analysis* a, an_comm* c) {
+  int nodes = 0, any = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    const int64_t fp = d && d->has_drops ? d->drops[8] : c->ranks[r].foreign;
+    if (!fp || c->ranks[r].node < 0) continue;
+    any = 1;
+    if (c->ranks[r].node + 1 > nodes) nodes = c->ranks[r].node + 1;
+  }
+  if (!any) return 0;
+  int64_t* most = an_alloc(&a->mem, (size_t)nodes * sizeof *most);
+  char* has = an_alloc(&a->mem, (size_t)nodes);
+  if (!most || !has) {
+    an_free(&a->mem, most);
+    an_free(&a->mem, has);
+    return -1;
+  }
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    const int64_t fp = d && d->has_drops ? d->drops[8] : c->ranks[r].foreign;
+    const int node = c->ranks[r].node;
+    if (!fp || node < 0) continue;
+    if (!has[node] || fp > most[node]) most[node] = fp;
+    has[node] = 1;
+  }
+  for (int q = 0; q < c->nranks; q++) {
+    const int node = c->ranks[q].node;
+    if (node >= 0 && node < nodes && has[node] && c->ranks[q].foreign < most[node]) c->ranks[q].foreign = most[node];
+  }
+  an_free(&a->mem, most);
+  an_free(&a->mem, has);
+  return 0;
+}
+
 int an_build(pt_analysis* a) {
   /* Slots in communicator order. */
   const an_slot** order = an_alloc(&a->mem, (a->n_slots + 1) * sizeof *order);
@@ -288,13 +327,9 @@ int an_build(pt_analysis* a) {
       c->with_dump++;
     }
     number_nodes(a, c, order + i, j - i);
-    /* Foreign-pid refusals, per node. */
-    for (int r = 0; r < nranks; r++) {
-      const an_dump* d = c->ranks[r].dump;
-      int64_t fp = d && d->has_drops ? d->drops[8] : c->ranks[r].foreign;
-      if (!fp || c->ranks[r].node < 0) continue;
-      for (int q = 0; q < nranks; q++)
-        if (c->ranks[q].node == c->ranks[r].node && c->ranks[q].foreign < fp) c->ranks[q].foreign = fp;
+    if (spread_foreign(a, c) != 0) {
+      rc = PT_AN_ENOMEM;
+      break;
     }
     place_missing(a, c);
     an_cover_unknown(a, c); /* ranks a rank-unknown dump stands for */

@@ -116,15 +116,63 @@ static int starved_recv(const an_item* x) {
                              x->wait == AN_W_NOT_POSTING);
 }
 
+/* What explain_comm() looks up per communicator, worked out once rather
+ * than by a scan of its ranks or ops per stuck op or culprit (100 000 ranks
+ * of one communicator made each such scan a quadratic cost). */
+typedef struct {
+  size_t n_nodes;       /* a->hosts.n: nodes are host ids */
+  int32_t* per_node;    /* the comm's ranks per node */
+  int32_t* missing;     /* per node: its lowest rank without a dump, -1 */
+  int32_t* node_first;  /* per node n: its ranks, ascending, are */
+  int32_t* node_ranks;  /*   node_ranks[node_first[n] .. node_first[n + 1]) */
+  int mask_changed;     /* a rank's dump says the host changed the event mask */
+  an_map unrecorded;    /* stuck receives whose send is not in the dumps, by the sender's node; built when first asked */
+  an_map culprits;      /* the comm's culprits by (cause, rank, channel): index - first */
+  size_t first;         /* the comm's first culprit */
+  an_map behind;        /* the comm's ranks behind, by rank: index - first_behind; made when first needed */
+  size_t first_behind;  /* the comm's first entry of a->behind */
+} comm_nodes;
+
+static uint64_t peer_node_key(uint64_t comm, int ch, int64_t op_count, int node) {
+  uint64_t h = an_mix(an_mix(0x5e4d, comm), (uint64_t)(int64_t)node);
+  return an_mix(an_mix(h, (uint64_t)(uint32_t)ch), (uint64_t)op_count);
+}
+
+static int unrecorded_recv(const an_comm* c, const an_item* y) {
+  return y->stuck && !y->op->is_send &&
+         (y->wait == AN_W_PEER_NO_OP || y->wait == AN_W_PEER_BEHIND || y->wait == AN_W_PEER_CUT) && y->op->peer >= 0 &&
+         y->op->peer < c->nranks && c->ranks[y->op->peer].node >= 0;
+}
+
 /* A stuck receive elsewhere whose send, from a rank of x's node, is not in
- * the dumps (PXN): x's node cannot forward to it either. */
-static int32_t unrecorded_send_from_node(const pt_analysis* a, const an_comm* c, const an_item* x) {
+ * the dumps (PXN): x's node cannot forward to it either. The first such
+ * receive of the comm's ops; the receives are indexed when first asked
+ * (their waits are all known by then). */
+static int32_t unrecorded_send_from_node(pt_analysis* a, const an_comm* c, comm_nodes* cn, const an_item* x, int* rc) {
   if (x->node < 0) return -1;
-  for (size_t j = c->first_item; j < c->first_item + c->n_items; j++) {
+  an_map* idx = &cn->unrecorded;
+  if (!idx->cap) {
+    if (an_map_init(&a->mem, idx, 64) != 0) {
+      *rc = PT_AN_ENOMEM;
+      return -1;
+    }
+    for (size_t j = c->first_item; j < c->first_item + c->n_items; j++) {
+      const an_item* y = &a->items[j];
+      if (!unrecorded_recv(c, y)) continue;
+      const uint64_t key = peer_node_key(y->op->comm, y->op->channel, y->op->op_count, c->ranks[y->op->peer].node);
+      if (an_map_add(&a->mem, idx, key, (int32_t)(j - c->first_item)) != 0) {
+        *rc = PT_AN_ENOMEM;
+        return -1;
+      }
+    }
+  }
+  const uint64_t key = peer_node_key(x->op->comm, x->op->channel, x->op->op_count, x->node);
+  for (int32_t k = an_map_first(idx, key); k >= 0; k = an_map_next(idx, k)) {
+    const size_t j = c->first_item + (size_t)k;
     const an_item* y = &a->items[j];
-    if (!y->stuck || y->op->is_send || (y->wait != AN_W_PEER_NO_OP && y->wait != AN_W_PEER_BEHIND && y->wait != AN_W_PEER_CUT)) continue;
-    if (y->op->comm != x->op->comm || y->op->channel != x->op->channel || y->op->op_count != x->op->op_count) continue;
-    if (y->op->peer >= 0 && y->op->peer < c->nranks && c->ranks[y->op->peer].node == x->node) return (int32_t)j;
+    if (y->op->comm == x->op->comm && y->op->channel == x->op->channel && y->op->op_count == x->op->op_count &&
+        c->ranks[y->op->peer].node == x->node)
+      return (int32_t)j;
   }
   return -1;
 }
@@ -286,11 +334,83 @@ static int finished_recv_on_node(pt_analysis* a, const an_comm* c, an_map* fin, 
 }
 
 /* A rank of x's node without a dump (placed there by number), or -1. */
-static int missing_on_node(const an_comm* c, int node) {
+static int missing_on_node(const an_comm* c, const comm_nodes* cn, int node) {
   if (node < 0) return -1;
+  if ((size_t)node < cn->n_nodes) return cn->missing[node];
   for (int r = 0; r < c->nranks; r++)
     if (!c->ranks[r].present && c->ranks[r].node == node) return r;
   return -1;
+}
+
+/* The per-node tables of cn for communicator c. 0 or PT_AN_ENOMEM. */
+static int comm_nodes_init(pt_analysis* a, const an_comm* c, comm_nodes* cn) {
+  memset(cn, 0, sizeof *cn);
+  const size_t nn = a->hosts.n;
+  cn->n_nodes = nn;
+  cn->per_node = an_alloc(&a->mem, (nn + 1) * sizeof *cn->per_node);
+  cn->missing = an_alloc(&a->mem, (nn + 1) * sizeof *cn->missing);
+  cn->node_first = an_alloc(&a->mem, (nn + 2) * sizeof *cn->node_first);
+  cn->node_ranks = an_alloc(&a->mem, ((size_t)c->nranks + 1) * sizeof *cn->node_ranks);
+  if (!cn->per_node || !cn->missing || !cn->node_first || !cn->node_ranks ||
+      an_map_init(&a->mem, &cn->culprits, 16) != 0)
+    return PT_AN_ENOMEM;
+  for (size_t n = 0; n < nn; n++) cn->missing[n] = -1;
+  for (int r = 0; r < c->nranks; r++) {
+    const int node = c->ranks[r].node;
+    cn->mask_changed |= c->ranks[r].dump && c->ranks[r].dump->mask_changed;
+    if (node < 0 || (size_t)node >= nn) continue;
+    cn->per_node[node]++;
+    if (!c->ranks[r].present && cn->missing[node] < 0) cn->missing[node] = r;
+  }
+  for (size_t n = 0; n < nn; n++) cn->node_first[n + 1] = cn->node_first[n] + cn->per_node[n];
+  int32_t* at = an_alloc(&a->mem, (nn + 1) * sizeof *at);
+  if (!at) return PT_AN_ENOMEM;
+  memcpy(at, cn->node_first, nn * sizeof *at);
+  for (int r = 0; r < c->nranks; r++) {
+    const int node = c->ranks[r].node;
+    if (node >= 0 && (size_t)node < nn) cn->node_ranks[at[node]++] = r;
+  }
+  an_free(&a->mem, at);
+  return 0;
+}
+
+static void comm_nodes_free(pt_analysis* a, comm_nodes* cn) {
+  an_free(&a->mem, cn->per_node);
+  an_free(&a->mem, cn->missing);
+  an_free(&a->mem, cn->node_first);
+  an_free(&a->mem, cn->node_ranks);
+  an_map_free(&a->mem, &cn->unrecorded);
+  an_map_free(&a->mem, &cn->culprits);
+  an_map_free(&a->mem, &cn->behind);
+}
+
+static uint64_t culprit_key(int cause, int rank, int channel) {
+  return an_mix(an_mix(an_mix(0xc1, (uint64_t)(int64_t)cause), (uint64_t)(int64_t)rank), (uint64_t)(int64_t)channel);
+}
+
+/* The comm's first culprit of (cause, rank, channel), or -1. */
+static int32_t culprit_of(const pt_analysis* a, const comm_nodes* cn, int cause, int rank, int channel) {
+  for (int32_t k = an_map_first(&cn->culprits, culprit_key(cause, rank, channel)); k >= 0;
+       k = an_map_next(&cn->culprits, k)) {
+    const an_culprit* q = &a->culprits[cn->first + (size_t)k];
+    if ((int)q->pub.cause == cause && q->pub.rank == rank && q->pub.channel == channel) return (int32_t)(cn->first + (size_t)k);
+  }
+  return -1;
+}
+
+/* A new culprit of the comm, zeroed but for its key, or NULL. */
+static an_culprit* add_culprit(pt_analysis* a, comm_nodes* cn, int cause, int rank, int channel) {
+  an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+  if (!q) return NULL;
+  if (an_map_add(&a->mem, &cn->culprits, culprit_key(cause, rank, channel), (int32_t)(a->n_culprits - 1 - cn->first)) !=
+      0) {
+    a->n_culprits--;
+    return NULL;
+  }
+  q->pub.cause = (pt_cause)cause;
+  q->pub.rank = rank;
+  q->pub.channel = channel;
+  return q;
 }
 
 typedef struct {
@@ -306,8 +426,8 @@ static void set_origin(an_item* x, origin_of* o, int cause, int rank) {
   o->rank = rank;
 }
 
-static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, const int32_t* per_node, size_t i,
-                    origin_of* org) {
+static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, comm_nodes* cn, size_t i, origin_of* org,
+                    int* rc) {
   an_item* x = &a->items[i];
   const an_op* op = x->op;
   int32_t pa = x->partner;
@@ -317,8 +437,8 @@ static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, const i
   switch ((an_wait)x->wait) {
     case AN_W_GPU:
       if (an_op_p2p(op)) set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
-      else if ((j = on_node(a, idx, x, starving, ring_hops(per_node, a->hosts.n, x))) >= 0) x->next = j;
-      else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
+      else if ((j = on_node(a, idx, x, starving, ring_hops(cn->per_node, cn->n_nodes, x))) >= 0) x->next = j;
+      else if ((m = missing_on_node(c, cn, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
       else set_origin(x, org, PT_CAUSE_GPU_NOT_PRODUCING, op->rank);
       break;
     case AN_W_CONSUME:
@@ -330,8 +450,8 @@ static void resolve(pt_analysis* a, const an_comm* c, const an_map* idx, const i
         x->next = j;
       else if (an_op_p2p(op)) set_origin(x, org, PT_CAUSE_GPU_NOT_CONSUMING, op->rank);
       else if ((j = on_node(a, idx, x, stuck_send, 0)) >= 0) x->next = j;
-      else if ((j = unrecorded_send_from_node(a, c, x)) >= 0) x->next = j;
-      else if ((m = missing_on_node(c, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
+      else if ((j = unrecorded_send_from_node(a, c, cn, x, rc)) >= 0) x->next = j;
+      else if ((m = missing_on_node(c, cn, x->node)) >= 0) set_origin(x, org, PT_CAUSE_RANK_MISSING, m);
       else set_origin(x, org, PT_CAUSE_GPU_NOT_CONSUMING, op->rank);
       break;
     case AN_W_CREDIT:
@@ -366,30 +486,24 @@ static int64_t step_of(const an_item* x) {
 
 /* A GPU that stopped as well as what its op waits on (the two loops of
  * an_explain below): a culprit of `cause` for the rank and channel of item
- * i, unless the culprits from `first` on have one of `cause` or `also`
+ * i, unless the comm's culprits (cn) have one of `cause` or `also`
  * there. In a ring the GPU is one of its node's: where a rank of that node
  * wrote no dump, it is that rank, missing (as resolve() reads a node's GPU
  * that holds an op up). 0, or PT_AN_ENOMEM. */
-static int gpu_too(pt_analysis* a, const an_comm* c, size_t first, size_t i, size_t ci, pt_cause cause,
+static int gpu_too(pt_analysis* a, const an_comm* c, comm_nodes* cn, size_t i, size_t ci, pt_cause cause,
                    pt_cause also) {
   const an_op* op = a->items[i].op;
   int rank = op->rank, channel = op->channel;
-  const int m = an_op_p2p(op) ? -1 : missing_on_node(c, a->items[i].node);
+  const int m = an_op_p2p(op) ? -1 : missing_on_node(c, cn, a->items[i].node);
   if (m >= 0) {
     cause = also = PT_CAUSE_RANK_MISSING;
     rank = m;
     channel = -1;
   }
-  for (size_t k = first; k < a->n_culprits; k++) {
-    const an_culprit* q = &a->culprits[k];
-    if ((q->pub.cause == cause || q->pub.cause == also) && q->pub.rank == rank && q->pub.channel == channel)
-      return 0;
-  }
-  an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+  if (culprit_of(a, cn, cause, rank, channel) >= 0 || (also != cause && culprit_of(a, cn, also, rank, channel) >= 0))
+    return 0;
+  an_culprit* q = add_culprit(a, cn, cause, rank, channel);
   if (!q) return PT_AN_ENOMEM;
-  q->pub.cause = cause;
-  q->pub.rank = rank;
-  q->pub.channel = channel;
   q->origin = (int32_t)i;
   q->comm_index = (int)ci;
   return 0;
@@ -397,7 +511,7 @@ static int gpu_too(pt_analysis* a, const an_comm* c, size_t first, size_t i, siz
 
 /* ---- culprits ------------------------------------------------------------------- */
 
-static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_item* o);
+static void describe(pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_culprit* k, const an_item* o);
 static int appendf(char* buf, size_t n, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int cmp_culprits(const void* x, const void* y) {
@@ -409,18 +523,70 @@ static int cmp_culprits(const void* x, const void* y) {
   return a->pub.channel - b->pub.channel;
 }
 
-static void add_behind(pt_analysis* a, const an_comm* c, int rank, int64_t needed) {
-  for (size_t i = 0; i < a->n_behind; i++)
-    if (a->behind[i].comm == c->comm && a->behind[i].rank == rank) {
-      if (needed < a->behind[i].needed) a->behind[i].needed = needed;
+/* The comm's ranks behind are its own entries of a->behind (a comm's
+ * hash is its own), indexed by rank in cn. */
+static void add_behind(pt_analysis* a, const an_comm* c, comm_nodes* cn, int rank, int64_t needed) {
+  const uint64_t key = an_mix(0xbe, (uint64_t)(int64_t)rank);
+  if (!cn->behind.cap && an_map_init(&a->mem, &cn->behind, 16) != 0) return;
+  for (int32_t k = an_map_first(&cn->behind, key); k >= 0; k = an_map_next(&cn->behind, k)) {
+    an_behind* b = &a->behind[cn->first_behind + (size_t)k];
+    if (b->comm == c->comm && b->rank == rank) {
+      if (needed < b->needed) b->needed = needed;
       return;
     }
+  }
   an_behind* b = an_grow(&a->mem, (void**)&a->behind, &a->n_behind, &a->cap_behind, sizeof *b);
   if (!b) return;
+  if (an_map_add(&a->mem, &cn->behind, key, (int32_t)(a->n_behind - 1 - cn->first_behind)) != 0) {
+    a->n_behind--;
+    return;
+  }
   b->comm = c->comm;
   b->rank = rank;
   b->last_op_count = c->ranks[rank].max_op_count;
   b->needed = needed;
+}
+
+/* The opCounts of the stuck ops of items [lo, hi), in the order of their
+ * first stuck op: that op and how many stuck ops have the opCount. */
+typedef struct {
+  int32_t first;
+  int32_t n;
+} op_count_vote;
+
+static op_count_vote* op_count_votes(pt_analysis* a, size_t lo, size_t hi, size_t* n_votes, int* rc) {
+  op_count_vote* v = NULL;
+  size_t n = 0, cap = 0;
+  an_map idx;
+  *n_votes = 0;
+  if (an_map_init(&a->mem, &idx, 16) != 0) {
+    *rc = PT_AN_ENOMEM;
+    return NULL;
+  }
+  for (size_t i = lo; i < hi; i++) {
+    if (!a->items[i].stuck) continue;
+    const int64_t oc = a->items[i].op->op_count;
+    const uint64_t key = an_mix(0x0c, (uint64_t)oc);
+    int32_t k = an_map_first(&idx, key);
+    while (k >= 0 && a->items[v[k].first].op->op_count != oc) k = an_map_next(&idx, k);
+    if (k >= 0) {
+      v[k].n++;
+      continue;
+    }
+    op_count_vote* e = an_grow(&a->mem, (void**)&v, &n, &cap, sizeof *e);
+    if (!e || an_map_add(&a->mem, &idx, key, (int32_t)(n - 1)) != 0) {
+      an_free(&a->mem, v);
+      v = NULL;
+      n = 0;
+      *rc = PT_AN_ENOMEM;
+      break;
+    }
+    e->first = (int32_t)i;
+    e->n = 1;
+  }
+  an_map_free(&a->mem, &idx);
+  *n_votes = n;
+  return v;
 }
 
 static int explain_comm(pt_analysis* a, size_t ci) {
@@ -433,13 +599,11 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   int32_t* root = an_alloc(&a->mem, (c->n_items + 1) * sizeof *root);
   int32_t* stack = an_alloc(&a->mem, (c->n_items + 1) * sizeof *stack);
   char* state = an_alloc(&a->mem, c->n_items + 1);
-  int32_t* per_node = an_alloc(&a->mem, (a->hosts.n + 1) * sizeof *per_node); /* the comm's ranks per node */
-  int rc = org && root && stack && state && per_node ? 0 : PT_AN_ENOMEM;
-  if (per_node) {
-    memset(per_node, 0, (a->hosts.n + 1) * sizeof *per_node);
-    for (int r = 0; r < c->nranks; r++)
-      if (c->ranks[r].node >= 0 && (size_t)c->ranks[r].node < a->hosts.n) per_node[c->ranks[r].node]++;
-  }
+  comm_nodes cn;
+  int rc = comm_nodes_init(a, c, &cn);
+  cn.first = a->n_culprits;
+  cn.first_behind = a->n_behind;
+  if (!org || !root || !stack || !state) rc = PT_AN_ENOMEM;
   int max_channel = 0;
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
@@ -449,7 +613,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (an_map_add(&a->mem, &idx, node_key(x), (int32_t)i) != 0) rc = PT_AN_ENOMEM;
   }
   for (size_t i = lo; i < hi && rc == 0; i++)
-    if (a->items[i].stuck) resolve(a, c, &idx, per_node, i, &org[i - lo]);
+    if (a->items[i].stuck) resolve(a, c, &idx, &cn, i, &org[i - lo], &rc);
 
   /* Roots: follow `next`; a cycle gets the op in it that moved least. */
   for (size_t i = lo; i < hi && rc == 0; i++) {
@@ -495,20 +659,14 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     const origin_of* o = &org[i - lo];
     /* A rank missing or behind is one culprit, whichever channels wait. */
     int channel = o->cause == PT_CAUSE_RANK_MISSING || o->cause == PT_CAUSE_RANK_BEHIND ? -1 : x->op->channel;
-    size_t k = first;
-    for (; k < a->n_culprits; k++) {
-      an_culprit* q = &a->culprits[k];
-      if ((int)q->pub.cause == o->cause && q->pub.rank == o->rank && q->pub.channel == channel) break;
-    }
-    if (k == a->n_culprits) {
-      an_culprit* q = an_grow(&a->mem, (void**)&a->culprits, &a->n_culprits, &a->cap_culprits, sizeof *q);
+    const int32_t found = culprit_of(a, &cn, o->cause, o->rank, channel);
+    size_t k = found >= 0 ? (size_t)found : a->n_culprits;
+    if (found < 0) {
+      an_culprit* q = add_culprit(a, &cn, o->cause, o->rank, channel);
       if (!q) {
         rc = PT_AN_ENOMEM;
         break;
       }
-      q->pub.cause = (pt_cause)o->cause;
-      q->pub.rank = o->rank;
-      q->pub.channel = channel;
       q->origin = (int32_t)i;
       q->comm_index = (int)ci;
     } else if (x->op->rank == o->rank && a->items[a->culprits[k].origin].op->rank != o->rank) {
@@ -536,9 +694,9 @@ static int explain_comm(pt_analysis* a, size_t ci) {
       continue;
     if (!an_op_p2p(op)) {
       const int32_t j = on_node(a, &idx, x, stuck_recv, 0);
-      if (j >= 0 ? starving(x, &a->items[j], ring_hops(per_node, a->hosts.n, x)) : !finished_recv_on_node(a, c, &fin, x, &rc)) continue;
+      if (j >= 0 ? starving(x, &a->items[j], ring_hops(cn.per_node, cn.n_nodes, x)) : !finished_recv_on_node(a, c, &fin, x, &rc)) continue;
     }
-    rc = gpu_too(a, c, first, i, ci, PT_CAUSE_GPU_NOT_PRODUCING, PT_CAUSE_GPU_NOT_PRODUCING);
+    rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_PRODUCING, PT_CAUSE_GPU_NOT_PRODUCING);
   }
   /* A receive that waits on its sender (the data, the network, a peer
    * without a dump or behind) and holds received data its GPU has not
@@ -558,7 +716,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (!an_op_p2p(op) && (held = on_node(a, &idx, x, stuck_send, 0)) >= 0 &&
         !held_alike_consumed_more(a, &idx, x, &a->items[held], max_channel))
       continue;
-    rc = gpu_too(a, c, first, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
+    rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
   }
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
@@ -568,15 +726,19 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     /* Ops that wait on the culprit: every op of its chains but its own. */
     if (x->culprit >= 0 && x->op->rank != a->culprits[x->culprit].pub.rank) a->culprits[x->culprit].pub.dependents++;
     if (x->wait == AN_W_PEER_BEHIND && x->op->peer >= 0 && x->op->peer < c->nranks)
-      add_behind(a, c, x->op->peer, x->op->op_count);
+      add_behind(a, c, &cn, x->op->peer, x->op->op_count);
   }
-  /* The opCount most stuck ops are in, and its collective's name. */
+  /* The opCount most stuck ops are in, and its collective's name: of the
+   * opCounts with the most stuck ops, the one whose first stuck op comes
+   * first. Counted per opCount, once (a scan of the comm's ops per stuck op
+   * took minutes when 100 000 ranks of one communicator were stuck). */
   int64_t best = -1;
   int best_n = 0;
-  for (size_t i = lo; i < hi; i++) {
-    if (!a->items[i].stuck) continue;
-    int n = 0;
-    for (size_t j = lo; j < hi; j++) n += a->items[j].stuck && a->items[j].op->op_count == a->items[i].op->op_count;
+  size_t n_votes = 0;
+  op_count_vote* votes = rc == 0 ? op_count_votes(a, lo, hi, &n_votes, &rc) : NULL;
+  for (size_t v = 0; v < n_votes; v++) {
+    const size_t i = (size_t)votes[v].first;
+    const int n = votes[v].n;
     if (n > best_n) {
       best_n = n;
       best = a->items[i].op->op_count;
@@ -587,8 +749,9 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     }
     if (best_n * 2 > (int)c->n_items) break;
   }
+  an_free(&a->mem, votes);
   c->stuck_op_count = best;
-  for (size_t k = first; k < a->n_culprits && rc == 0; k++) describe(a, c, &a->culprits[k], &a->items[a->culprits[k].origin]);
+  for (size_t k = first; k < a->n_culprits && rc == 0; k++) describe(a, c, &cn, &a->culprits[k], &a->items[a->culprits[k].origin]);
   /* A cycle names no origin of its own: the op that moved least is a
    * guess, so every rank of its ops is a candidate, and in a ring every
    * rank of their nodes (the hops inside a node have no proxy ops). */
@@ -631,7 +794,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   an_free(&a->mem, root);
   an_free(&a->mem, stack);
   an_free(&a->mem, state);
-  an_free(&a->mem, per_node);
+  comm_nodes_free(a, &cn);
   an_map_free(&a->mem, &idx);
   an_map_free(&a->mem, &fin);
   return rc;
@@ -710,7 +873,7 @@ static void rank_runs(char* buf, size_t n, const int* v, int m) {
  * names no rank alone; then the op that shows it, and what in the dumps
  * could tell the ranks apart (desync.c reads the progress lines: a rank
  * that never called the collective, a GPU that never took it up). */
-static void node_level(const pt_analysis* a, const an_comm* c, an_culprit* k, const an_op* op, const char* me,
+static void node_level(const pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_culprit* k, const an_op* op, const char* me,
                        const char* opw) {
   const pt_culprit* p = &k->pub;
   const an_rank* rk = &c->ranks[p->rank]; /* scope_node: a rank with a node */
@@ -735,7 +898,7 @@ static void node_level(const pt_analysis* a, const an_comm* c, an_culprit* k, co
     any |= d && d->has_progress;
     kernel |= d && d->n_kch;
   }
-  for (int r = 0; r < c->nranks; r++) changed |= c->ranks[r].dump && c->ranks[r].dump->mask_changed;
+  changed = cn->mask_changed;
   if (changed)
     appendf(s, n, "; the plugin's progress lines cannot tell which either: the host changed the event mask during the "
                   "job, so the calls each rank recorded cannot be compared");
@@ -751,7 +914,7 @@ static void node_level(const pt_analysis* a, const an_comm* c, an_culprit* k, co
                   "its kernels took it up, so they wait on each other inside it");
 }
 
-static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_item* o) {
+static void describe(pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_culprit* k, const an_item* o) {
   const an_op* op = o->op;
   pt_culprit* p = &k->pub;
   p->comm_hash = c->comm;
@@ -777,15 +940,18 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
    * the records cannot tell them apart. */
   int node = rk ? rk->node : -1;
   int ncand = 1;
+  /* the node's ranks, ascending (comm_nodes_init) */
+  const int32_t* of_node = node >= 0 && (size_t)node < cn->n_nodes ? cn->node_ranks + cn->node_first[node] : NULL;
+  const int n_of_node = of_node ? cn->per_node[node] : 0;
   if ((p->cause == PT_CAUSE_GPU_NOT_PRODUCING || p->cause == PT_CAUSE_GPU_NOT_CONSUMING) && node >= 0 && !an_op_p2p(op))
-    for (int r = 0; r < c->nranks; r++) ncand += r != p->rank && c->ranks[r].node == node;
+    for (int r = 0; r < n_of_node; r++) ncand += of_node[r] != p->rank;
   k->cand = an_alloc(&a->mem, ((size_t)ncand + 1) * sizeof *k->cand);
   if (k->cand) {
     int n = 0;
     k->cand[n++] = p->rank;
     if (ncand > 1)
-      for (int r = 0; r < c->nranks; r++)
-        if (r != p->rank && c->ranks[r].node == node) k->cand[n++] = r;
+      for (int r = 0; r < n_of_node; r++)
+        if (of_node[r] != p->rank) k->cand[n++] = of_node[r];
     k->cand[n] = -1;
     p->n_candidates = n;
   }
@@ -799,7 +965,7 @@ static void describe(pt_analysis* a, const an_comm* c, an_culprit* k, const an_i
   s[0] = 0;
   long long N = (long long)op->n_steps, st = (long long)p->step;
   if (p->scope_node) { /* GPU causes only: a cycle's candidates come after (explain_comm) */
-    node_level(a, c, k, op, me, opw);
+    node_level(a, c, cn, k, op, me, opw);
     return;
   }
   switch (p->cause) {
