@@ -257,6 +257,7 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   int limited = -1; /* named by its rank only, where the truth says the records cannot do more */
   int instead = -1;  /* not named, a dead rank of its node named in its place */
   int one_side = -1; /* a slow proxy thread named by the one side its metrics could judge */
+  int not_judged = -1; /* a slow fault not named, beside one named, where op durations could not judge */
   const char* comm_text = an_json_str(o, "commHash");
   const uint64_t comm = comm_text ? strtoull(comm_text, NULL, 10) : 0;
   for (int i = 0; i < n; i++) {
@@ -286,6 +287,15 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
     if (!best && e[i].unseen) {
       worst = PT_TRUTH_LIMIT;
       if (unseen < 0) unseen = i;
+      continue;
+    }
+    if (!best && !a->mset.n && unjudged[0] && a->n_culprits &&
+        (!strcmp(e[i].cause, "slow_link") || !strcmp(e[i].cause, "slow_gpu") || !strcmp(e[i].cause, "slow_host"))) {
+      /* without step metrics, where the analysis says op durations could
+       * not judge the links (only a ring's ops were timed: they all wait
+       * for its slowest edge), a second slow rank shows in no op's time */
+      worst = PT_TRUTH_LIMIT;
+      if (not_judged < 0) not_judged = i;
       continue;
     }
     if (!best && e[i].named_instead >= 0 && names_missing(a, e[i].named_instead)) {
@@ -333,6 +343,11 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
   else if (worst == PT_TRUTH_LIMIT && limited >= 0)
     say(why, why_len, "within a documented limit: %s; rank %d (%s) is named by its rank only — %s", verdict,
         e[limited].rank, e[limited].cause, e[limited].limit);
+  else if (worst == PT_TRUTH_LIMIT && not_judged >= 0)
+    say(why, why_len,
+        "within a documented limit: %s; rank %d (%s) is not named beside the slowness that is — op durations could "
+        "not judge the links (%s)",
+        verdict, e[not_judged].rank, e[not_judged].cause, unjudged);
   else if (worst == PT_TRUTH_LIMIT && one_side >= 0)
     say(why, why_len,
         "within a documented limit: %s; rank %d's slow proxy thread is named by the side of its waits the step "
