@@ -67,6 +67,12 @@ void pt_analysis_free(pt_analysis* a) {
 
 int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value) {
   if (!a || !name || !value || a->ran) return PT_AN_EINVAL;
+  if (!strcmp(name, "timeline-file")) { /* named by the page's Timeline section */
+    const size_t n = strlen(value);
+    if (!n || n >= sizeof a->timeline_file) return PT_AN_EINVAL;
+    memcpy(a->timeline_file, value, n + 1);
+    return 0;
+  }
   char* end;
   errno = 0;
   double v = strtod(value, &end);

@@ -898,10 +898,18 @@ int pt_analysis_write_html(const pt_analysis* a, FILE* f) {
   scratch_free(&mem);
   if (rc == 0) {
     edge_table(f, a);
-    fputs("<h2>Timeline</h2>\n<p>Every op of every rank on a timeline, sends linked to their receives: write it with"
-          " <code>proxytrace analyze --chrome trace.json DUMPS…</code>, then open <code>https://ui.perfetto.dev</code>"
-          " and drop <code>trace.json</code> on it (\"Open trace file\"; the file is read in the browser, not"
-          " uploaded), or load it in <code>chrome://tracing</code>. Stuck ops are named STUCK and coloured.</p>\n",
+    fputs("<h2>Timeline</h2>\n<p>Every op of every rank on a timeline, sends linked to their receives: ", f);
+    if (a->timeline_file[0]) { /* written by the same run */
+      fputs("this run wrote it, <code>", f);
+      pt_html_str(f, a->timeline_file);
+      fputs("</code>; open <code>https://ui.perfetto.dev</code> and drop it on it", f);
+    } else {
+      fputs("write it with <code>proxytrace analyze --chrome trace.json DUMPS…</code>, then open"
+            " <code>https://ui.perfetto.dev</code> and drop <code>trace.json</code> on it",
+            f);
+    }
+    fputs(" (\"Open trace file\"; the file is read in the browser, not uploaded), or load it in"
+          " <code>chrome://tracing</code>. Stuck ops are named STUCK and coloured.</p>\n",
           f);
     fputs("<h2>Text report</h2>\n<details><summary>the report of <code>proxytrace analyze</code></summary><pre>", f);
     for (char* line = text; *line;) { /* line by line: a line end is no control byte here */

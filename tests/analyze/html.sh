@@ -51,6 +51,13 @@ $RUN "$PT" analyze "$T/hang" >"$T/text"; rc_text=$?
 $RUN "$PT" analyze --html "$T/hang.html" "$T/hang" >"$T/text2"; rc=$?
 [ $rc -eq 1 ] && [ $rc_text -eq 1 ] && ok "--html keeps the exit status (1, a hang)" || fail "--html exit $rc, text $rc_text"
 cmp -s "$T/text" "$T/text2" && ok "--html leaves the text report as it is" || fail "the text report changed with --html"
+# The page's Timeline section names the timeline the same run writes
+# (--chrome beside --html), and says how to write one otherwise.
+$RUN "$PT" analyze --html "$T/both.html" --chrome "$T/both.json" "$T/hang" >/dev/null
+grep -q "this run wrote it, <code>$T/both.json</code>" "$T/both.html" && ! grep -q "write it with" "$T/both.html" &&
+  grep -q "write it with <code>proxytrace analyze --chrome" "$T/hang.html" &&
+  ok "the Timeline section names the --chrome file of the same run, or how to write one" ||
+  fail "the Timeline section: $(grep -A1 'Timeline</h2>' "$T/both.html" | tail -1 | cut -c 1-200)"
 $RUN "$PT" analyze --json "$T/hang" >"$T/hang.json"
 [ -s "$T/hang.html" ] || fail "no page written"
 grep -q 'data-verdict="HANG"' "$T/hang.html" && ok "the verdict leads the page" || fail "no HANG verdict in the page"
