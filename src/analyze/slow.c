@@ -517,13 +517,31 @@ int an_slow(pt_analysis* a) {
    * then its ops leave the comparison, so a peer slow only with it is
    * explained. */
   size_t first = a->n_culprits;
+  /* Each rank's slow peers before any rank was named (round 0): a named
+   * rank's slow peers with as many slow peers of their own explain its
+   * slow ops as well — three ranks whose links all run slow, two of them
+   * slow, read the same whichever two — so they are its candidates. */
+  typedef struct {
+    uint64_t comm;
+    int rank;
+    size_t peers;
+  } rank_peers;
+  rank_peers* r0 = NULL;
+  size_t n_r0 = 0;
+  enum { MAX_TIED = 8 };
   for (int round = 0; round < 64 && rc == 0; round++) {
     int best = -1;
     uint64_t best_comm = 0;
     size_t best_peers = 0, best_slow = 0;
     int best_peer = -1;
     double best_med = 0;
+    int best_list[MAX_TIED];
+    size_t n_best_list = 0;
     size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, tc, rr, loo, kept, pos);
+    if (round == 0 && nrr && !(r0 = an_alloc(&a->mem, nrr * sizeof *r0))) {
+      rc = PT_AN_ENOMEM;
+      break;
+    }
     /* every op touches the same ranks (two ranks, or each with one peer
      * whose ops are all it has): none has others to be compared with */
     if (round == 0 && !nrr && n) a->slow_ev.state = AN_SJ_ALONE;
@@ -554,8 +572,9 @@ int an_slow(pt_analysis* a) {
       }
       size_t np = 0;
       for (size_t k = i; k < j; k++) peers_of[np++] = rr[k].peer * 2 + (rr[k].ratio >= a->slow_factor);
-      int peer1;
+      int peer1 = -1;
       size_t peers = med > 0 ? majority_peers(peers_of, np, &peer1) : 0;
+      if (round == 0) r0[n_r0++] = (rank_peers){rr[i].comm, rr[i].rank, peers};
       if (med >= a->slow_factor && peers > 0 &&
           (peers > best_peers || (peers == best_peers && (slow > best_slow || (slow == best_slow && med > best_med))))) {
         best = rr[i].rank;
@@ -564,6 +583,14 @@ int an_slow(pt_analysis* a) {
         best_slow = slow;
         best_peer = peer1;
         best_med = med;
+        /* its slow peers, as majority_peers counts them (peers_of sorted) */
+        n_best_list = 0;
+        for (size_t k = 0; k < np;) {
+          size_t m = k, sl = 0;
+          while (m < np && peers_of[m] / 2 == peers_of[k] / 2) sl += peers_of[m++] & 1;
+          if (sl >= 2 && sl * 4 >= m - k && n_best_list < MAX_TIED) best_list[n_best_list++] = peers_of[k] / 2;
+          k = m;
+        }
       }
       i = j;
     }
@@ -580,8 +607,31 @@ int an_slow(pt_analysis* a) {
       q->pub.peer = best_peer;
       q->cand[1] = best_peer;
       q->pub.n_candidates = 2;
+    } else {
+      size_t own = 0;
+      for (size_t k = 0; k < n_r0; k++)
+        if (r0[k].comm == best_comm && r0[k].rank == best) own = r0[k].peers;
+      int tied[MAX_TIED];
+      int n_tied = 0;
+      for (size_t b = 0; b < n_best_list; b++)
+        for (size_t k = 0; k < n_r0; k++)
+          if (r0[k].comm == best_comm && r0[k].rank == best_list[b] && own && r0[k].peers >= own) tied[n_tied++] = best_list[b];
+      if (n_tied) {
+        int* cand = an_alloc(&a->mem, (size_t)(n_tied + 2) * sizeof *cand);
+        if (!cand) {
+          rc = PT_AN_ENOMEM;
+          break;
+        }
+        cand[0] = best;
+        for (int k = 0; k < n_tied; k++) cand[1 + k] = tied[k];
+        cand[n_tied + 1] = -1;
+        an_free(&a->mem, q->cand);
+        q->cand = cand;
+        q->pub.n_candidates = n_tied + 1;
+      }
     }
   }
+  an_free(&a->mem, r0);
   /* Each op's ratio with its rank left out (no rank excluded), for the
    * edges of the slow ranks. */
   if (a->n_culprits > first) rank_ratios(a, t, n, first, first, tc, rr, loo, kept, pos);
@@ -674,20 +724,33 @@ int an_slow(pt_analysis* a) {
     size_t edges = 0;
     for (size_t m = 0; m < a->n_slow; m++)
       edges += a->slow[m].comm == p->comm_hash && (a->slow[m].sender == p->rank || a->slow[m].receiver == p->rank);
-    if (p->n_candidates == 2)
+    if (p->n_candidates == 2 && p->peer >= 0) {
       snprintf(q->summary, sizeof q->summary,
                "rank %d%s%s%s: its network link to rank %d is slow — its slow ops take %.1fx as long as the "
                "others of their operation; it is slow with rank %d only, so either end may be the slow one",
                p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->peer, p->slow_factor, p->peer);
-    else if (p->peer < 0)
+    } else if (p->peer < 0) {
       snprintf(q->summary, sizeof q->summary,
                "rank %d%s%s%s: its network links are slow — its slow ops take %.1fx as long as the others of "
                "their operation (%zu edges)",
                p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->slow_factor, edges);
-    else
+      if (p->n_candidates > 1) { /* peers as slow as it (above) */
+        size_t len = strlen(q->summary);
+        int w = snprintf(q->summary + len, sizeof q->summary - len, "; or the slow ones are its peer%s",
+                         p->n_candidates == 2 ? ", rank" : "s, ranks");
+        for (int c = 1; c < p->n_candidates && w >= 0 && (size_t)w < sizeof q->summary - len; c++) {
+          len += (size_t)w;
+          w = snprintf(q->summary + len, sizeof q->summary - len, "%s %d", c > 1 ? "," : "", q->cand[c]);
+        }
+        len = strlen(q->summary);
+        snprintf(q->summary + len, sizeof q->summary - len,
+                 ", slow with as many peers as it: the records cannot tell which of them are slow");
+      }
+    } else {
       snprintf(q->summary, sizeof q->summary,
                "link rank %d -> rank %d, channel %d is slow: its ops take up to %.1fx the median of their operation",
                p->rank, p->peer, p->channel, p->slow_factor);
+    }
   }
 out:
   an_free(&a->mem, t);

@@ -9,7 +9,8 @@
 # or false culprit, and on any job whose analysis from per-node summaries
 # (analyze --summary) differs from that of its dumps. FAULT_MATRIX_SLICE
 # sizes the fixed slice (default 100), FAULT_MATRIX_JOBS the commit's
-# (default 900). $1: the build folder.
+# (default 900), FAULT_MATRIX_MULTI the fixed slice of two and three slow
+# faults (seed 4242, default 40 jobs). $1: the build folder.
 B=${1:-build}
 PT="$(cd "$B" && pwd)/proxytrace"
 RUN=${PROXYTRACE_EMULATOR:-}
@@ -21,9 +22,13 @@ seed=${FAULT_MATRIX_SEED:-$(commit_seed)}
 # Under qemu every job runs some 20 times slower: smaller slices there.
 fixed=${FAULT_MATRIX_SLICE:-100}
 drawn=${FAULT_MATRIX_JOBS:-900}
-if [ -n "$RUN" ]; then fixed=$((fixed / 10)); drawn=$((drawn / 30)); fi
+multi=${FAULT_MATRIX_MULTI:-40}
+if [ -n "$RUN" ]; then fixed=$((fixed / 10)); drawn=$((drawn / 30)); multi=$((multi / 10)); fi
 echo "fault matrix: the commit's slice is seed $seed, $drawn jobs (repeat: make fault-matrix FAULT_MATRIX_SEED=$seed FAULT_MATRIX_JOBS=$drawn)"
 rc=0
 "$py" "$here/fault_matrix.py" "$B" --seed 19 --jobs "$fixed" --summaries || rc=1
+# Two and three slow faults in one job (links, GPUs, proxy threads on
+# distinct ranks): a fixed slice.
+"$py" "$here/fault_matrix.py" "$B" --kinds slow+slow,slow+slow+slow --seed 4242 --jobs "$multi" || rc=1
 "$py" "$here/fault_matrix.py" "$B" --seed "$seed" --jobs "$drawn" --summaries || rc=1
 exit $rc
