@@ -198,10 +198,7 @@ int pt_cmd_analyze(int argc, char** argv) {
       else if (!strcmp(s, "--interval")) rc = (interval = follow_number(s, v, 100, 3600000)) < 0 ? 2 : 0;
       else if (!strcmp(s, "--window")) rc = (window = follow_number(s, v, 1, 86400)) < 0 ? 2 : 0;
       else if (!strcmp(s, "--for")) rc = (for_s = follow_number(s, v, 0.1, 31536000)) < 0 ? 2 : 0;
-      else if (!strcmp(s, "--timeline-file")) { /* the library's, set from --chrome below */
-        fprintf(stderr, "proxytrace analyze: unknown option '%s' (see proxytrace analyze --help)\n", s);
-        rc = 2;
-      } else if (pt_analysis_set_option(a, s + 2, v) != 0) {
+      else if (pt_analysis_set_option(a, s + 2, v) != 0) {
         fprintf(stderr, "proxytrace analyze: bad value '%s' for %s: %s\n", v, s,
                 !strcmp(s, "--slow-factor") ? "a number 1.5..1000"
                 : !strcmp(s, "--threads")   ? "a whole number 0..64"
@@ -242,7 +239,7 @@ int pt_cmd_analyze(int argc, char** argv) {
   }
   if (rc == 0 && all_dumps && pt_analysis_set_option(a, "all-dumps", "1") != 0) rc = out_of_memory();
   /* the page names the timeline this run writes */
-  if (rc == 0 && chrome && html && pt_analysis_set_option(a, "timeline-file", chrome) != 0) {
+  if (rc == 0 && chrome && html && pt_analysis_set_timeline_file(a, chrome) != 0) {
     fprintf(stderr, "proxytrace analyze: --chrome %s: the path is too long\n", chrome);
     rc = 2;
   }

@@ -182,12 +182,14 @@ PT_EXTERN void pt_analysis_free(pt_analysis* a);
  *   "all-dumps"    1: also keep a copy of every dump read, for
  *                  pt_analysis_write_records (default 0: the latest dump of
  *                  each communicator and rank); before the first input
- *   "timeline-file" the Chrome-trace file written beside the page (a path,
- *                  as given): the page's Timeline section names it, in
- *                  place of how to write one
  * Returns PT_AN_EINVAL for an unknown name or a value out of range (or
  * "all-dumps" after an input), PT_AN_ENOMEM when out of memory. */
 PT_EXTERN int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value);
+
+/* The Chrome-trace file written beside the page (a path, as given, under
+ * 1 KiB): the page's Timeline section names it in place of how to write
+ * one. PT_AN_EINVAL for no path or one too long. */
+PT_EXTERN int pt_analysis_set_timeline_file(pt_analysis* a, const char* path);
 
 /* Adds a file, or every regular file under a directory, recursively (in
  * name order, at most 8 levels deep; links followed; a loop or a file

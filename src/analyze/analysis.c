@@ -67,12 +67,6 @@ void pt_analysis_free(pt_analysis* a) {
 
 int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value) {
   if (!a || !name || !value || a->ran) return PT_AN_EINVAL;
-  if (!strcmp(name, "timeline-file")) { /* named by the page's Timeline section */
-    const size_t n = strlen(value);
-    if (!n || n >= sizeof a->timeline_file) return PT_AN_EINVAL;
-    memcpy(a->timeline_file, value, n + 1);
-    return 0;
-  }
   char* end;
   errno = 0;
   double v = strtod(value, &end);
@@ -100,6 +94,13 @@ int pt_analysis_set_option(pt_analysis* a, const char* name, const char* value) 
     return 0;
   }
   return PT_AN_EINVAL;
+}
+
+int pt_analysis_set_timeline_file(pt_analysis* a, const char* path) {
+  const size_t n = path ? strlen(path) : 0;
+  if (!a || !n || n >= sizeof a->timeline_file) return PT_AN_EINVAL;
+  memcpy(a->timeline_file, path, n + 1);
+  return 0;
 }
 
 size_t pt_analysis_culprit_count(const pt_analysis* a) { return a ? a->n_culprits : 0; }

@@ -540,7 +540,7 @@ struct pt_analysis {
   int ran;
   double slow_factor;
   int slow_factor_given; /* --slow-factor: also the floor of the metrics' factors */
-  char timeline_file[1024]; /* the --chrome file written beside the page (option "timeline-file"), or "" */
+  char timeline_file[1024]; /* the --chrome file written beside the page (pt_analysis_set_timeline_file), or "" */
   int64_t stall_ms; /* option, -1 = per dump */
 
   an_input* inputs;

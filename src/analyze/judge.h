@@ -26,6 +26,8 @@ void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n);
 /* A culprit of a slow job (cause PT_CAUSE_SLOW_LINK until the caller says
  * otherwise), with the host and pid of the rank's dump if there is one. */
 an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank);
+int an_slow_tied(pt_analysis* a, an_culprit* q, const int* peers, int n);
+void an_slow_tied_words(an_culprit* q);
 /* Removes the culprits `drop` says, keeping the others' order. */
 void an_drop_culprits(pt_analysis* a, int (*drop)(const pt_analysis* a, const an_culprit* q));
 /* slow_metrics.c: slow edges from the step metrics files, when there are

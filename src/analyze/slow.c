@@ -158,6 +158,37 @@ an_culprit* an_slow_culprit(pt_analysis* a, uint64_t comm, int rank) {
   return q;
 }
 
+/* Peers as slow as q's rank (the records cannot tell which of them are
+ * the slow ones): its candidates after its own rank. 0, or PT_AN_ENOMEM. */
+int an_slow_tied(pt_analysis* a, an_culprit* q, const int* peers, int n) {
+  if (n <= 0) return 0;
+  int* cand = an_alloc(&a->mem, (size_t)(n + 2) * sizeof *cand);
+  if (!cand) return PT_AN_ENOMEM;
+  cand[0] = q->pub.rank;
+  memcpy(cand + 1, peers, (size_t)n * sizeof *cand);
+  cand[n + 1] = -1;
+  an_free(&a->mem, q->cand);
+  q->cand = cand;
+  q->pub.n_candidates = n + 1;
+  return 0;
+}
+
+/* Appends to q's summary the peers an_slow_tied made its candidates. */
+void an_slow_tied_words(an_culprit* q) {
+  const pt_culprit* p = &q->pub;
+  if (p->peer >= 0 || p->n_candidates < 2) return;
+  size_t len = strlen(q->summary);
+  int w = snprintf(q->summary + len, sizeof q->summary - len, "; or the slow ones are its peer%s",
+                   p->n_candidates == 2 ? ", rank" : "s, ranks");
+  for (int c = 1; c < p->n_candidates && w >= 0 && (size_t)w < sizeof q->summary - len; c++) {
+    len += (size_t)w;
+    w = snprintf(q->summary + len, sizeof q->summary - len, "%s %d", c > 1 ? "," : "", q->cand[c]);
+  }
+  len = strlen(q->summary);
+  snprintf(q->summary + len, sizeof q->summary - len,
+           ", whose links are as slow: they meet each other's, so the records cannot tell which of them are slow");
+}
+
 /* Whether an op touches a rank already found slow (culprits from `first`). */
 static int touches_slow(const pt_analysis* a, size_t first, size_t upto, const an_op* op) {
   for (size_t k = first; k < upto; k++) {
@@ -616,19 +647,7 @@ int an_slow(pt_analysis* a) {
       for (size_t b = 0; b < n_best_list; b++)
         for (size_t k = 0; k < n_r0; k++)
           if (r0[k].comm == best_comm && r0[k].rank == best_list[b] && own && r0[k].peers >= own) tied[n_tied++] = best_list[b];
-      if (n_tied) {
-        int* cand = an_alloc(&a->mem, (size_t)(n_tied + 2) * sizeof *cand);
-        if (!cand) {
-          rc = PT_AN_ENOMEM;
-          break;
-        }
-        cand[0] = best;
-        for (int k = 0; k < n_tied; k++) cand[1 + k] = tied[k];
-        cand[n_tied + 1] = -1;
-        an_free(&a->mem, q->cand);
-        q->cand = cand;
-        q->pub.n_candidates = n_tied + 1;
-      }
+      if ((rc = an_slow_tied(a, q, tied, n_tied)) != 0) break;
     }
   }
   an_free(&a->mem, r0);
@@ -734,18 +753,7 @@ int an_slow(pt_analysis* a) {
                "rank %d%s%s%s: its network links are slow — its slow ops take %.1fx as long as the others of "
                "their operation (%zu edges)",
                p->rank, q->host[0] ? " (" : "", q->host, q->host[0] ? ")" : "", p->slow_factor, edges);
-      if (p->n_candidates > 1) { /* peers as slow as it (above) */
-        size_t len = strlen(q->summary);
-        int w = snprintf(q->summary + len, sizeof q->summary - len, "; or the slow ones are its peer%s",
-                         p->n_candidates == 2 ? ", rank" : "s, ranks");
-        for (int c = 1; c < p->n_candidates && w >= 0 && (size_t)w < sizeof q->summary - len; c++) {
-          len += (size_t)w;
-          w = snprintf(q->summary + len, sizeof q->summary - len, "%s %d", c > 1 ? "," : "", q->cand[c]);
-        }
-        len = strlen(q->summary);
-        snprintf(q->summary + len, sizeof q->summary - len,
-                 ", slow with as many peers as it: the records cannot tell which of them are slow");
-      }
+      an_slow_tied_words(q); /* peers as slow as it (above) */
     } else {
       snprintf(q->summary, sizeof q->summary,
                "link rank %d -> rank %d, channel %d is slow: its ops take up to %.1fx the median of their operation",

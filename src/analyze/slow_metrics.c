@@ -129,19 +129,7 @@ static void summary(an_culprit* q, const pt_ms_culprit* c, uint64_t step_p50, do
              "rank %d%s: its network links are slow — the time steps to and from it spend in the network is "
              "%.2fx comparable edges' (the median of that time, %zu edge%s)%s",
              c->rank, where, c->factor, c->edges, c->edges == 1 ? "" : "s", steps);
-    if (c->n_tie > 0) {
-      size_t len = strlen(q->summary);
-      int w = snprintf(q->summary + len, sizeof q->summary - len, "; or the slow ones are its peer%s",
-                       c->n_tie == 1 ? ", rank" : "s, ranks");
-      for (int j = 0; j < c->n_tie && w >= 0 && (size_t)w < sizeof q->summary - len; j++) {
-        len += (size_t)w;
-        w = snprintf(q->summary + len, sizeof q->summary - len, "%s %d", j ? "," : "", c->tie[j]);
-      }
-      len = strlen(q->summary);
-      snprintf(q->summary + len, sizeof q->summary - len,
-               ", whose links are as slow: these links meet only each other's ranks, so the records cannot tell "
-               "which side is slow");
-    }
+    an_slow_tied_words(q); /* its peers as slow (pt_ms_culprit.tie) */
   }
 }
 
@@ -204,15 +192,8 @@ int an_slow_metrics(pt_analysis* a) {
     if (c->peer >= 0) {
       q->cand[1] = c->peer;
       p->n_candidates = 2;
-    } else if (c->side == PT_MS_NET && c->n_tie > 0) { /* either side: it, or its peers as slow */
-      int* cand = an_alloc(&a->mem, (size_t)(c->n_tie + 2) * sizeof *cand);
-      if (!cand) goto oom;
-      cand[0] = c->rank;
-      for (int j = 0; j < c->n_tie; j++) cand[1 + j] = c->tie[j];
-      cand[c->n_tie + 1] = -1;
-      an_free(&a->mem, q->cand);
-      q->cand = cand;
-      p->n_candidates = c->n_tie + 1;
+    } else if (c->side == PT_MS_NET && an_slow_tied(a, q, c->tie, c->n_tie) != 0) { /* it, or its peers as slow */
+      goto oom;
     }
     if (!q->host[0]) an_copy(q->host, sizeof q->host, c->host);
     if (!p->pid) p->pid = (int)c->pid;

@@ -30,22 +30,17 @@ import json
 import os
 import random
 import shutil
-import shlex
 import subprocess
 import sys
 import tempfile
+
+from fault_matrix import emulated  # the build's programs, under its emulator
 
 HOSTS = ["rccl", "nccl-2.25", "nccl-2.28", "nccl-2.30", "nccl-2.32", "rccl-2.31"]
 CAUSE = {"stall": ("gpu_not_producing", "gpu_not_consuming", "stopped"),
          "no-recv": ("no_receive_posted",),
          "skip": ("not_entered",)}
 
-
-
-def emulated(prog):
-    """The command that runs prog: under $PROXYTRACE_EMULATOR (qemu-aarch64
-    for a cross-built build) where make test names one."""
-    return shlex.split(os.environ.get("PROXYTRACE_EMULATOR", "")) + [prog]
 
 
 # Every job a slice ever failed on, as describe() writes it: --fixed runs

@@ -815,6 +815,23 @@ static void test_records(void** state) {
   pt_analysis_free(a);
 }
 
+/* The timeline file the page names: a path, under 1 KiB; anything else
+ * is refused and leaves the page saying how to write one. */
+static void test_timeline_file(void** state) {
+  (void)state;
+  pt_analysis* a;
+  assert_int_equal(pt_analysis_new(&a), 0);
+  char long_path[1100];
+  memset(long_path, 'x', sizeof long_path - 1);
+  long_path[sizeof long_path - 1] = 0;
+  assert_int_equal(pt_analysis_set_timeline_file(a, NULL), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_timeline_file(a, ""), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_timeline_file(a, long_path), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_timeline_file(NULL, "t.json"), PT_AN_EINVAL);
+  assert_int_equal(pt_analysis_set_timeline_file(a, "t.json"), 0);
+  pt_analysis_free(a);
+}
+
 /* Memory follows the records of the last two dumps per rank, not the
  * input: 20 and 2000 successive dumps peak at about the same. */
 static size_t peak_for(int dumps) {
@@ -975,7 +992,7 @@ int main(void) {
       cmocka_unit_test(test_flat_lines),
       cmocka_unit_test(test_latest_and_moving), cmocka_unit_test(test_memory_bounded),
       cmocka_unit_test(test_scale_1024),    cmocka_unit_test(test_inputs),
-      cmocka_unit_test(test_records),
+      cmocka_unit_test(test_records),       cmocka_unit_test(test_timeline_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
