@@ -89,6 +89,12 @@ MISMATCHES = ["allgather", "reducescatter", "broadcast", "half"]
 MULTI_SLOW = ("slow+slow", "slow+slow+slow")
 TIMING = ("slow-link", "slow-gpu", "slow-host") + MULTI_SLOW
 HOLD = 0.4   # seconds a hung job is held (--hold)
+# The step metrics' export interval (emulated ms). Metrics are on only in
+# timing jobs, which complete: the analysis reads the final export, the
+# same whatever the interval, and each export rewrites the whole file (some
+# 100 KB a rank), so a short one only costs time — at 20 ms a 32x slow
+# 15-rank job spent 7.2 s of its 7.9 s exporting.
+METRICS_MS = int(os.environ.get("FAULT_MATRIX_METRICS_MS", "1000"))
 SUMMARIES = False  # --summaries: each job analyzed from per-node summaries too
 
 
@@ -271,7 +277,7 @@ def attempt(job, pt, plugin, base_env, top):
             if not timed:
                 args += ["--env", "PROXYTRACE_STALL_MS=100", "--hold", str(HOLD)]
         if job["metrics"]:
-            args += ["--env", "PROXYTRACE_METRICS_INTERVAL_MS=20"]
+            args += ["--env", "PROXYTRACE_METRICS_INTERVAL_MS=%d" % METRICS_MS]
         t0 = time.time()
         sim = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
         if sim.returncode not in (0, 3):
