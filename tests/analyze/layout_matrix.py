@@ -4,8 +4,9 @@ jobs (proxytrace sim --layout TPxPPxDP), a fault in one communicator, and
 the analysis of the whole folder against the layout's ground truth.
 
 Every job is drawn from one seeded generator (printed first; a failing run
-is repeated with --seed): a layout (TP 1-4, PP 1-4, DP 2-4 processes), a
-host profile, a fault (a GPU that stops in a pipeline or data-parallel
+is repeated with --seed): a layout (TP 1-8, PP 1-8, DP 2-64 processes, DP
+drawn on a log scale and held to at most MAX_PROCS processes in all), a
+host profile (every one the emulator offers), a fault (a GPU that stops in a pipeline or data-parallel
 communicator, a receive never posted there, or a rank that never makes a
 call of any communicator — a desync), the communicator it strikes, its rank
 in it, the iteration, and the channels. The hang spreads to every
@@ -34,9 +35,11 @@ import subprocess
 import sys
 import tempfile
 
-from fault_matrix import emulated  # the build's programs, under its emulator
+from fault_matrix import HOSTS, emulated  # the hosts; the build's programs, under its emulator
 
-HOSTS = ["rccl", "nccl-2.25", "nccl-2.28", "nccl-2.30", "nccl-2.32", "rccl-2.31"]
+# The most processes a drawn layout has (--max-procs): 8x8x4 and 2x2x64
+# stay in, and a job of 256 processes takes a few seconds.
+MAX_PROCS = 256
 CAUSE = {"stall": ("gpu_not_producing", "gpu_not_consuming", "stopped"),
          "no-recv": ("no_receive_posted",),
          "skip": ("not_entered",)}
@@ -66,8 +69,9 @@ def parse(line):
             "seed": int(a["--seed"])}
 
 
-def draw(rng):
-    tp, pp, dp = rng.randint(1, 4), rng.randint(1, 4), rng.randint(2, 4)
+def draw(rng, max_procs=MAX_PROCS):
+    tp, pp = rng.randint(1, 8), rng.randint(1, 8)
+    dp = max(2, min(int(round(2 ** rng.uniform(1, 6))), max_procs // (tp * pp)))
     kinds = ["pp", "dp"] if pp > 1 else ["dp"]
     fault = rng.choice(["stall", "stall", "no-recv", "skip"])
     if fault == "skip" and tp > 1:
@@ -96,6 +100,15 @@ def describe(j):
 
 def run(j, pt, plugin, top):
     d = tempfile.mkdtemp(dir=top)
+    env = dict(os.environ)
+    if j["host"] == "nccl-2.27.3":
+        # it loads a plugin by short name only: a link with the name it looks
+        # for, on LD_LIBRARY_PATH
+        link = os.path.join(top, "libnccl-profiler-proxytrace.so")
+        if not os.path.exists(link):
+            os.symlink(plugin, link)
+        env["LD_LIBRARY_PATH"] = top + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        plugin = "proxytrace"
     try:
         args = pt + ["sim", "--plugin", plugin, "--quiet", "--host", j["host"], "--layout",
                 "%dx%dx%d" % (j["tp"], j["pp"], j["dp"]), "--channels", str(j["channels"]), "--iters", str(j["iters"]),
@@ -103,7 +116,7 @@ def run(j, pt, plugin, top):
                 j["arg"], "--fault-iter", str(j["iter"]), "--dump-dir", d, "--truth-json", d + "/truth.json",
                 "--poll-us", "200", "--hang-polls", "20", "--hold", "0.4",
                 "--env", "PROXYTRACE_DUMP_INTERVAL_MS=50", "--env", "PROXYTRACE_STALL_MS=100"]
-        sim = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        sim = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
         if sim.returncode not in (0, 3):
             return "error", "sim exit %d: %s" % (sim.returncode, sim.stderr.strip()[-300:])
         truth = json.load(open(d + "/truth.json"))
@@ -167,6 +180,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--fixed", action="store_true", help="run the jobs a slice once failed on (FIXED)")
+    ap.add_argument("--max-procs", type=int, default=MAX_PROCS, help="the most processes a drawn layout has")
     ap.add_argument("-v", action="store_true")
     o = ap.parse_args()
     pt = emulated(os.path.join(os.path.abspath(o.build), "proxytrace"))
@@ -176,7 +190,7 @@ def main():
     else:
         print("layout matrix: seed %d, %d jobs (repeat with --seed %d --jobs %d)" % (o.seed, o.jobs, o.seed, o.jobs))
     rng = random.Random(o.seed)
-    jobs = [parse(x) for x in FIXED] if o.fixed else [draw(rng) for _ in range(o.jobs)]
+    jobs = [parse(x) for x in FIXED] if o.fixed else [draw(rng, o.max_procs) for _ in range(o.jobs)]
     counts = {}
     bad = 0
     top = tempfile.mkdtemp(prefix="pt-layout-")

@@ -90,4 +90,13 @@ sim --fault-comm pp:0 --kill 0:1 --dump-dir "$T/ok" >"$T/e3" 2>&1
 [ $? -eq 2 ] && grep -q "kill is not offered" "$T/e3" || fail "--kill: $(cat "$T/e3")"
 $RUN "$PT" sim --plugin "$PLUGIN" --layout 2x2 >"$T/e4" 2>&1
 [ $? -eq 2 ] && grep -q "TPxPPxDP" "$T/e4" || fail "a bad layout: $(cat "$T/e4")"
+# the faults' ranks are the faulty communicator's: rank 9 of a DP group of
+# 10 processes is one (the single job's default shape has 8 ranks), rank 10
+# is not (the folder is made)
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 1x1x10 --fault-comm dp:0 --stall 10:0:0 --dump-dir "$T/e5d" \
+  >"$T/e5" 2>&1
+[ $? -eq 2 ] && grep -q "fault on rank 10, but the job has ranks 0..9" "$T/e5" || fail "rank 10 of 10: $(cat "$T/e5")"
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 1x1x10 --fault-comm dp:0 --stall 9:0:0 --iters 1 --poll-us 200 \
+  --hang-polls 5 --dump-dir "$T/e6d" >"$T/e6" 2>&1
+[ $? -eq 3 ] || fail "rank 9 of a DP group of 10: $(cat "$T/e6")"
 echo "ok: layout refusals"

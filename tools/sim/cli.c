@@ -606,7 +606,9 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
             c->ranks_per_process, c->ranks_per_node);
     return 2;
   }
-  if (sim_faults_check(c, err) != 0) return 2;
+  /* under --layout the faults name ranks of the communicator they strike:
+   * checked against its shape there (layout.c) */
+  if (!c->layout_tp && sim_faults_check(c, err) != 0) return 2;
   if (pace_timing_faults(c, err) != 0) return 2;
   unused_options(c, err);
   return 0;

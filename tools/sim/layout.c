@@ -230,6 +230,16 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
       return 2;
     }
   }
+  if (fc) { /* the faults name ranks of the communicator they strike */
+    pt_sim_config shape = *base;
+    shape.nodes = fc->kind == LAY_TP ? 1 : fc->n;
+    shape.ranks_per_node = fc->kind == LAY_TP ? fc->n : 1;
+    shape.ranks_per_process = 1;
+    if (sim_faults_check(&shape, err) != 0) {
+      layout_free(&L);
+      return 2;
+    }
+  }
   for (int f = 0; f < base->n_faults; f++)
     if (base->faults[f].kind == PT_FAULT_KILL) {
       fprintf(err, "proxytrace sim: --kill is not offered with --layout: a dead process takes its files in every "
@@ -266,6 +276,11 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
   if (rc) goto out;
   /* The plugin's files go into the folder, each communicator's logs into
    * a folder of its own beside them (rank<r>.log would clash). */
+  if (mkdir(base->dump_dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(err, "proxytrace sim: cannot create %s: %s\n", base->dump_dir, strerror(errno));
+    rc = 1;
+    goto out;
+  }
   const int set_files = !getenv("PROXYTRACE_DUMP_DIR");
   if (set_files) setenv("PROXYTRACE_DUMP_DIR", base->dump_dir, 1);
   FILE* tj = NULL;
