@@ -6,15 +6,18 @@
 # job runs on emulated time, so the same commit gives the same outcomes on
 # every run. Fails on any job whose first culprit is not the fault's, or
 # where another communicator's culprit stands as one of its own.
-# LAYOUT_MATRIX_JOBS sizes each slice (default 12). $1: the build folder.
+# LAYOUT_MATRIX_JOBS sizes each slice (default 12), LAYOUT_MATRIX_MAX_PROCS
+# its layouts. $1: the build folder.
 B=${1:-build}
 here=$(dirname "$0")
 py=$(command -v python3) || { echo "layout matrix: no python3"; exit 1; }
 # shellcheck source=tests/common/commit-seed.sh
 . "$here/../common/commit-seed.sh"
 jobs=${LAYOUT_MATRIX_JOBS:-12}
-max=256
-# qemu: each job some 20 times slower, so fewer and smaller ones
+# LAYOUT_MATRIX_MAX_PROCS: the most processes a drawn layout has (default
+# 256; under qemu, where each job runs some 20 times slower, 32 and a
+# quarter of the jobs)
+max=${LAYOUT_MATRIX_MAX_PROCS:-256}
 [ -n "${PROXYTRACE_EMULATOR:-}" ] && jobs=$((jobs / 4 + 1)) max=32
 rc=0
 "$py" "$here/layout_matrix.py" "$B" --fixed || rc=1
