@@ -253,6 +253,25 @@ def describe(job):
         (" --ranks-per-process %d" % job["rpp"] if job.get("rpp", 1) > 1 else "") + (" (watchdog)" if job["watchdog"] else "") + (" (metrics)" if job["metrics"] else ""))
 
 
+EMULATED_S = re.compile(r"callbacks: \d+ in ([0-9.]+) emulated s")
+
+
+def dump_interval(job, pt, plugin, env, d):
+    """The periodic dumps' interval (emulated ms) of a timing or healthy
+    job: 20, or a hundredth of the job's emulated length where that is
+    longer, so that no rank dumps more than some 100 times. A slow rank
+    stretches a job to tens of emulated seconds, and at 20 ms a 32-rank
+    job wrote 80 000 dumps (18 s of its 18.4); the analysis reads each
+    rank's latest two. The length comes from a run of the job without
+    periodic dumps (a fraction of a second)."""
+    pre = subprocess.run(pt + sim_args(job, plugin) + ["--dump-dir", d + "/pre", "--env",
+                                                       "PROXYTRACE_DUMP_DIR=" + d + "/pre/files"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    shutil.rmtree(d + "/pre", ignore_errors=True)
+    m = EMULATED_S.search(pre.stdout + pre.stderr)
+    return max(20, int(float(m.group(1)) * 10)) if m else 20
+
+
 def run_job(job, pt, plugin, base_env, top):
     """One job, run once: on emulated time its files are the same on every
     run."""
@@ -273,7 +292,8 @@ def attempt(job, pt, plugin, base_env, top):
             # the ranks with ops still active: periodic dumps give every
             # rank's records, and a hung job is held so that each rank's
             # latest dump comes while it hangs (the stall watchdog's too)
-            args += ["--env", "PROXYTRACE_DUMP_INTERVAL_MS=%d" % (20 if timed else 50)]
+            args += ["--env", "PROXYTRACE_DUMP_INTERVAL_MS=%d" % (dump_interval(job, pt, plugin, env, d) if timed
+                                                                  else 50)]
             if not timed:
                 args += ["--env", "PROXYTRACE_STALL_MS=100", "--hold", str(HOLD)]
         if job["metrics"]:

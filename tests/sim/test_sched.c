@@ -50,8 +50,8 @@ static void* stepper(void* p) {
   return NULL;
 }
 
-/* Three actors stepping 300, 500 and 700 us apart (beyond the quantum of
- * none of them: each step a turn): the log is the merge of their times,
+/* Three actors stepping 1.5, 2.5 and 3.5 quanta apart (SIM_QUANTUM_NS:
+ * each step a turn of its own): the log is the merge of their times,
  * ties to the first spawned, one actor at a time, and the same twice. */
 static void run_steppers(int* n, int* ids, uint64_t* ts, int* most) {
   sim_sched s;
@@ -62,7 +62,7 @@ static void run_steppers(int* n, int* ids, uint64_t* ts, int* most) {
   actor_arg a[3];
   pthread_t t[3];
   for (int i = 0; i < 3; i++) {
-    a[i] = (actor_arg){.s = &s, .id = i, .n = 6, .step_ns = 300000u + 200000u * (uint64_t)i, .log_n = n,
+    a[i] = (actor_arg){.s = &s, .id = i, .n = 6, .step_ns = (uint64_t)SIM_QUANTUM_NS * (3 + 2 * (uint64_t)i) / 2, .log_n = n,
                        .log_id = ids, .log_t = ts, .inside = &inside, .most_inside = most};
     assert_int_equal(sim_sched_spawn(&s, 1, stepper, &a[i], &t[i]), 0);
   }
@@ -79,15 +79,15 @@ static void test_order_is_the_clock_and_the_same_twice(void** state) {
   assert_int_equal(n1, 18);
   assert_int_equal(most, 1);
   for (int k = 1; k < n1; k++) {
-    assert_true(t1[k] >= t1[k - 1]); /* the clock never goes back between turns of 300 us or more */
+    assert_true(t1[k] >= t1[k - 1]); /* the clock never goes back between turns of 1.5 quanta or more */
     if (t1[k] == t1[k - 1]) assert_true(id1[k] > id1[k - 1]); /* ties: the first spawned first */
   }
   assert_int_equal(t1[0], 0);
   assert_int_equal(id1[0], 0);
-  /* actor 2's steps at 0, 700, 1400 ... us */
+  /* actor 2's steps at 0, 3.5, 7 ... quanta */
   int seen = 0;
   for (int k = 0; k < n1; k++)
-    if (id1[k] == 2) assert_int_equal(t1[k], 700000u * (uint64_t)seen++);
+    if (id1[k] == 2) assert_int_equal(t1[k], (uint64_t)SIM_QUANTUM_NS * 7 / 2 * (uint64_t)seen++);
   run_steppers(&n2, id2, t2, &most);
   assert_int_equal(n2, n1);
   assert_memory_equal(id1, id2, sizeof(int) * (size_t)n1);

@@ -263,8 +263,8 @@ const char* sim_log_path(int rank); /* dump file of a rank, or NULL */
 /* A proxy round that moved, unpaced, lasts this long in emulated time. */
 #define SIM_ROUND_NS 1000u
 /* A rank's thread keeps its turn while due again within this long of its
- * turn's start (sched.c). */
-#define SIM_QUANTUM_NS 200000u
+ * turn's start (sched.c): 10 emulated ms. */
+#define SIM_QUANTUM_NS 10000000u
 /* The timers are spawned first, at most this many (sched.c). */
 #define SIM_TIMER_ACTORS 3
 /* The job starts at this Unix-epoch time (2026-01-01 00:00:00 UTC): the

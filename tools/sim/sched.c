@@ -18,8 +18,13 @@
  * The baton is a semaphore per actor, handed directly from one actor to the
  * next (no thread in between); a handoff costs a few microseconds, so a
  * rank's thread keeps its turn for a quantum: due again within
- * SIM_QUANTUM_NS of its turn's start, and before every timer, it goes on at
- * once, its own clock ahead of threads not yet at its time. Each thread's
+ * SIM_QUANTUM_NS (10 ms) of its turn's start, and before every timer, it
+ * goes on at once, its own clock ahead of threads not yet at its time. A
+ * proxy thread's ops move by their own draws and the faults' limits alone
+ * (proxy.c), and what it waits on from another thread (posted ops) it
+ * waits for by blocking, so running ahead changes no time it sees; at
+ * 200 us, a poll's length, a 256-rank job with --noise made 595 000
+ * handoffs (4.3 s), at 10 ms 19 000 (0.5 s). Each thread's
  * clock only goes forward; the timers (the plugin's, RCCL's watchdog, the
  * signal) run only when every thread has reached their time, so a dump
  * never sees a thread ahead of it. Real threads are kept, not coroutines:
