@@ -148,7 +148,12 @@ static ncclResult_t common_init(void** ctx, int* mask, int rank, ncclDebugLogger
   }
   static _Thread_local int inited_here;
   if (!inited_here++) atomic_fetch_add(&R.init_threads_distinct, 1);
-  usleep(2000); /* long enough for the other inits to overlap */
+  /* Inside until another init is inside too (each rank's init runs on a
+   * thread of its own, at once): once two overlapped, none waits; a host
+   * that calls them one after another leaves each here for 2 s, and the
+   * count stays 1. Not a fixed sleep: under qemu or a loaded machine a
+   * thread may take longer than any sleep to start. */
+  for (int waited = 0; atomic_load(&R.init_max_concurrent) < 2 && waited < 2000; waited++) usleep(1000);
   atomic_fetch_sub(&R.init_now, 1);
   int nth = atomic_fetch_add(&init_seq, 1);
   if ((rank >= 0 && rank == atomic_load(&fail_rank)) || nth == atomic_load(&fail_nth)) {
