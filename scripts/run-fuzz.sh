@@ -6,10 +6,13 @@
 # repository is not written). A crash, leak, timeout, sanitizer report or
 # failed check stops the target; its input is kept in
 # BUILD-DIR/findings/<target>/ and the script fails at the end. One line per
-# target: executions, time, corpus size.
+# target: executions, time, corpus size. FUZZ_JOBS targets run at once
+# (default: the cores here; each fuzzes on one core), their lines printed in
+# the order given.
 B=$1; secs=$2; shift 2
-failed=""
-for t in "$@"; do
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+run_one() { # run_one TARGET: its line in $B/fuzz-TARGET.result, its status in .rc
+  t=$1
   corpus="$B/corpus/$t"; findings="$B/findings/$t"; log="$B/fuzz-$t.log"
   mkdir -p "$corpus" "$findings"
   [ -d "tests/fuzz/corpus/$t" ] && cp -n tests/fuzz/corpus/"$t"/seed-* "$corpus"/ 2>/dev/null
@@ -22,12 +25,29 @@ for t in "$@"; do
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   n=$(ls "$corpus" | wc -l)
-  if [ $rc -ne 0 ]; then
-    failed="$failed $t"
-    echo "fuzz_$t: FAILED (exit $rc) after ${execs:-?} executions; input in $findings/"
-    grep -E "ERROR|check failed|SUMMARY|Test unit written" "$log" | head -n 20 | sed 's/^/   | /'
-  else
-    echo "fuzz_$t: ${execs:-?} executions in ${secs} s, corpus $n inputs"
+  {
+    if [ $rc -ne 0 ]; then
+      echo "fuzz_$t: FAILED (exit $rc) after ${execs:-?} executions; input in $findings/"
+      grep -E "ERROR|check failed|SUMMARY|Test unit written" "$log" | head -n 20 | sed 's/^/   | /'
+    else
+      echo "fuzz_$t: ${execs:-?} executions in ${secs} s, corpus $n inputs"
+    fi
+  } >"$B/fuzz-$t.result"
+  echo "$rc" >"$B/fuzz-$t.rc"
+}
+running=0
+for t in "$@"; do
+  run_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait
+    running=0
   fi
+done
+wait
+failed=""
+for t in "$@"; do
+  cat "$B/fuzz-$t.result"
+  [ "$(cat "$B/fuzz-$t.rc")" = 0 ] || failed="$failed $t"
 done
 [ -z "$failed" ] || { echo "fuzz targets failed:$failed"; exit 1; }
