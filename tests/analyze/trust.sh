@@ -7,14 +7,15 @@
 # rerun with PT_TRUST_SEED=N); on emulated time both are the same on every
 # run. PT_TRUST_JOBS and PT_TRUST_VARIANTS size each slice
 # (default 12 jobs, 16 damaged variants each; 6 and 10 in a sanitizer
-# build). $1: the build folder.
+# build and under qemu). $1: the build folder.
 B=${1:-build}
 PY=${PYTHON:-python3}
 JOBS=${PT_TRUST_JOBS:-12}
 VARIANTS=${PT_TRUST_VARIANTS:-16}
-case $(cd "$B" && pwd) in # a sanitizer build runs each program several times slower
+case $(cd "$B" && pwd) in # a sanitizer build or qemu runs each program several times slower
   *build-address|*build-thread) JOBS=${PT_TRUST_JOBS:-6}; VARIANTS=${PT_TRUST_VARIANTS:-10} ;;
 esac
+[ -n "${PROXYTRACE_EMULATOR:-}" ] && JOBS=${PT_TRUST_JOBS:-6} VARIANTS=${PT_TRUST_VARIANTS:-10}
 # shellcheck source=tests/common/commit-seed.sh
 . "$(dirname "$0")/../common/commit-seed.sh"
 FRESH=${PT_TRUST_SEED:-$(commit_seed)}
