@@ -703,7 +703,10 @@ static int explain_comm(pt_analysis* a, size_t ci) {
    * consumed: its GPU stopped too — a GPU that runs consumes what arrived
    * (point-to-point into the user's buffer, a ring by forwarding it), so
    * only a stuck send of its node on the channel and operation, which
-   * holds the forward back, explains it otherwise. Its wait leads to the
+   * holds the forward back, explains it otherwise; a send that waits for
+   * its GPU's data holds nothing back (it waits for the very data this
+   * receive holds: two GPU stalls in one ring, one upstream of the node
+   * and one in it, show so). Its wait leads to the
    * sender; the GPU is a culprit of its own (in a ring, one of its node's,
    * as describe() says). */
   for (size_t i = lo; i < hi && rc == 0; i++) {
@@ -713,7 +716,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
         C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED))
       continue;
     int32_t held;
-    if (!an_op_p2p(op) && (held = on_node(a, &idx, x, stuck_send, 0)) >= 0 &&
+    if (!an_op_p2p(op) && (held = on_node(a, &idx, x, stuck_send, 0)) >= 0 && a->items[held].wait != AN_W_GPU &&
         !held_alike_consumed_more(a, &idx, x, &a->items[held], max_channel))
       continue;
     rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
