@@ -470,16 +470,16 @@ void an_slow_judgement_words(const pt_analysis* a, char* buf, size_t n) {
 }
 
 /* Per-peer tallies of one rank's ratios: peer * 2 + slow, sorted. The
- * peers with whom a quarter of its ops, and two at least, are slow. */
-static size_t majority_peers(int* pk, size_t np, int* first) {
+ * peers with whom a quarter of its ops, and two at least, are slow: how
+ * many, the first `max` of them in list[], in peer order. */
+static size_t majority_peers(int* pk, size_t np, int* list, size_t max) {
   qsort(pk, np, sizeof *pk, by_int);
   size_t peers = 0;
-  *first = -1;
   for (size_t k = 0; k < np;) {
     size_t m = k, slow = 0;
     while (m < np && pk[m] / 2 == pk[k] / 2) slow += pk[m++] & 1;
     if (slow >= 2 && slow * 4 >= m - k) {
-      if (!peers) *first = pk[k] / 2;
+      if (peers < max) list[peers] = pk[k] / 2;
       peers++;
     }
     k = m;
@@ -603,8 +603,8 @@ int an_slow(pt_analysis* a) {
       }
       size_t np = 0;
       for (size_t k = i; k < j; k++) peers_of[np++] = rr[k].peer * 2 + (rr[k].ratio >= a->slow_factor);
-      int peer1 = -1;
-      size_t peers = med > 0 ? majority_peers(peers_of, np, &peer1) : 0;
+      int plist[MAX_TIED];
+      size_t peers = med > 0 ? majority_peers(peers_of, np, plist, MAX_TIED) : 0;
       if (round == 0) r0[n_r0++] = (rank_peers){rr[i].comm, rr[i].rank, peers};
       if (med >= a->slow_factor && peers > 0 &&
           (peers > best_peers || (peers == best_peers && (slow > best_slow || (slow == best_slow && med > best_med))))) {
@@ -612,16 +612,10 @@ int an_slow(pt_analysis* a) {
         best_comm = rr[i].comm;
         best_peers = peers;
         best_slow = slow;
-        best_peer = peer1;
+        best_peer = plist[0];
         best_med = med;
-        /* its slow peers, as majority_peers counts them (peers_of sorted) */
-        n_best_list = 0;
-        for (size_t k = 0; k < np;) {
-          size_t m = k, sl = 0;
-          while (m < np && peers_of[m] / 2 == peers_of[k] / 2) sl += peers_of[m++] & 1;
-          if (sl >= 2 && sl * 4 >= m - k && n_best_list < MAX_TIED) best_list[n_best_list++] = peers_of[k] / 2;
-          k = m;
-        }
+        n_best_list = peers < MAX_TIED ? peers : MAX_TIED; /* its slow peers */
+        memcpy(best_list, plist, n_best_list * sizeof *plist);
       }
       i = j;
     }
@@ -646,7 +640,8 @@ int an_slow(pt_analysis* a) {
       int n_tied = 0;
       for (size_t b = 0; b < n_best_list; b++)
         for (size_t k = 0; k < n_r0; k++)
-          if (r0[k].comm == best_comm && r0[k].rank == best_list[b] && own && r0[k].peers >= own) tied[n_tied++] = best_list[b];
+          if (r0[k].comm == best_comm && r0[k].rank == best_list[b] && own && r0[k].peers >= own && n_tied < MAX_TIED)
+            tied[n_tied++] = best_list[b];
       if ((rc = an_slow_tied(a, q, tied, n_tied)) != 0) break;
     }
   }
