@@ -121,7 +121,10 @@ static int countdown(proxy* px, pop* o, int ph) {
     if (pace > 0) o->due[ph] = now + (uint64_t)(polls * (double)pace * 1000.0);
   }
   if (pace > 0) {
-    if (sim_now_ns(px->run) >= o->due[ph]) return 1;
+    if (sim_now_ns(px->run) >= o->due[ph]) {
+      o->w[ph] = 0; /* over: blocked() reads it so */
+      return 1;
+    }
     if (o->due[ph] < px->next_due) px->next_due = o->due[ph];
     return 0;
   }
@@ -482,9 +485,13 @@ static int blocked(const pop* o) {
   const pt_sim_op* op = o->op;
   int W = window(op);
   if (o->finished) return 0;
+  /* A send held by its receiver's credit still shows its GPU filling the
+   * slot it waits to send (KernelCopyReady of that step) where the oracle
+   * lets the GPU go that far: until that shows, the op still moves (a job
+   * cut short before it left the dumps a state no hung job holds). */
   if (op->is_send)
     return !(o->posted < imin(op->n, o->done + W)) && !(o->trans < o->posted && o->trans < op->lim_tx) &&
-           !(o->done < o->trans);
+           !(o->trans < o->posted && o->trans < op->lim_ready && o->w[PH_GPU] != 0) && !(o->done < o->trans);
   return !(o->posted < imin(op->n, imin(o->done + W, op->lim_post))) &&
          !(o->recvd < o->posted && o->recvd < op->lim_recv) && !(o->trans < o->recvd) &&
          !(o->done < o->trans && o->done < op->lim_consume);
