@@ -32,14 +32,18 @@ src, dst = sys.argv[1], sys.argv[2]
 os.makedirs(dst, exist_ok=True)
 names = sorted(os.listdir(src))
 pids = [m.group(1) for m in (re.match(r"proxytrace-[^-]*-(\d+)-r", n) for n in names) if m]
-pid = re.compile(r"\b%s\b" % pids[0]) if pids else None
+# the pid where a pid is written (a file name's -PID-r, a log line's
+# host:PID:tid, pid=, "pid":, "pid PID", pid="PID"), not a number that
+# merely has its digits: a metrics count may equal it
+pid = re.compile(r'(?m)(^[\w.-]+:){0}(?=:)|(-){0}(?=-r)|(pid=|"pid":|pid |pid="){0}\b'.format(pids[0])) if pids else None
+def no_pid(text):
+    return pid.sub(lambda m: next(g for g in m.groups() if g is not None) + "PID", text) if pid else text
 for n in names:
     path = os.path.join(src, n)
     if not os.path.isfile(path):
         continue
     text = open(path, "rb").read().decode("utf-8", "replace").replace(src, "DIR")
-    if pid:
-        text, n = pid.sub("PID", text), pid.sub("PID", n)
+    text, n = no_pid(text), no_pid(n)
     if n == "verdict.json":
         text = re.sub(r'"bytes":\d+', '"bytes":N', text)
     open(os.path.join(dst, n), "w").write(text)
