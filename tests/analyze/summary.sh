@@ -1,6 +1,7 @@
 #!/bin/sh
 # analyze --summary (docs/analyze.md, "Past one machine"): a job of 2 048
-# ranks (512 under qemu, where each of its programs starts slowly) made by
+# ranks (512 under qemu, where each of its programs starts slowly, and
+# under a sanitizer, whose checks see the same code at either size) made by
 # the bench's generator (bench/gen_job.c) from two emulated
 # 4 x 8 jobs, one node folder per node; a summary of each node's folder;
 # the analysis of the summaries against the analysis of the folders (the
@@ -27,6 +28,7 @@ $RUN "$PT" sim --plugin "$PLUGIN" --nodes 4 --ranks-per-node 8 --comm-dump 2 --d
   >/dev/null 2>&1 || fail "the healthy template failed"
 ranks=2048 stalled=1000
 [ -n "$RUN" ] && ranks=512 stalled=300
+case "$(readelf -d "$PT" 2>/dev/null)" in *libasan*|*libtsan*) ranks=512 stalled=300 ;; esac
 nodes=$((ranks / 8))
 last=$(printf "node%05d" $((nodes - 1)))
 $RUN "$GEN" "$T/hung" "$T/ok" $ranks $stalled "$T/job" || fail "gen_job failed"
