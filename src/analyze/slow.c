@@ -189,9 +189,11 @@ void an_slow_tied_words(an_culprit* q) {
            ", whose links are as slow: they meet each other's, so the records cannot tell which of them are slow");
 }
 
-/* Whether an op touches a rank already found slow (culprits from `first`). */
-static int touches_slow(const pt_analysis* a, size_t first, size_t upto, const an_op* op) {
+/* Whether an op touches a rank already found slow (culprits first …
+ * upto-1, but for `skip`). */
+static int touches_slow(const pt_analysis* a, size_t first, size_t upto, size_t skip, const an_op* op) {
   for (size_t k = first; k < upto; k++) {
+    if (k == skip) continue;
     const pt_culprit* p = &a->culprits[k].pub;
     if (p->comm_hash == op->comm && (p->rank == op->rank || p->rank == op->peer)) return 1;
   }
@@ -200,17 +202,17 @@ static int touches_slow(const pt_analysis* a, size_t first, size_t upto, const a
 
 /* Leave one rank out: each rank's ops against the median of the other ops
  * of their operation, ops that touch the ranks already found slow (the
- * culprits first … upto-1) left out of everything. Fills rr (sorted by
- * comm, rank, ratio) and, per timed op, its highest such ratio in loo;
- * returns how many ratios. */
-static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t first, size_t upto, touch* tc,
-                          rank_ratio* rr, double* loo, int32_t* kept, int32_t* pos) {
+ * culprits first … upto-1, but for `skip`) left out of everything. Fills
+ * rr (sorted by comm, rank, ratio) and, per timed op, its highest such
+ * ratio in loo; returns how many ratios. */
+static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t first, size_t upto, size_t skip,
+                          touch* tc, rank_ratio* rr, double* loo, int32_t* kept, int32_t* pos) {
   size_t ntc = 0;
   for (size_t q = 0; q < n; q++) {
     loo[q] = 0;
     const an_op* op = a->items[t[q].item].op;
     pos[q] = -1;
-    if (touches_slow(a, first, upto, op)) continue;
+    if (touches_slow(a, first, upto, skip, op)) continue;
     tc[ntc++] = (touch){t[q].group, op->rank, (int32_t)q};
     if (op->peer != op->rank) tc[ntc++] = (touch){t[q].group, op->peer, (int32_t)q};
   }
@@ -221,7 +223,7 @@ static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t
     while (gs < n && t[gs].group != tc[i].group) gs++; /* groups come in the same order */
     size_t ge = gs, m = 0;
     for (; ge < n && t[ge].group == tc[i].group; ge++)
-      if (!touches_slow(a, first, upto, a->items[t[ge].item].op)) {
+      if (!touches_slow(a, first, upto, skip, a->items[t[ge].item].op)) {
         pos[ge] = (int32_t)m;
         kept[m++] = (int32_t)ge;
       }
@@ -568,7 +570,7 @@ int an_slow(pt_analysis* a) {
     double best_med = 0;
     int best_list[MAX_TIED];
     size_t n_best_list = 0;
-    size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, tc, rr, loo, kept, pos);
+    size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, SIZE_MAX, tc, rr, loo, kept, pos);
     if (round == 0 && nrr && !(r0 = an_alloc(&a->mem, nrr * sizeof *r0))) {
       rc = PT_AN_ENOMEM;
       break;
@@ -633,9 +635,13 @@ int an_slow(pt_analysis* a) {
       q->cand[1] = best_peer;
       q->pub.n_candidates = 2;
     } else {
+      /* its own slow peers before any rank was named — or, where it
+       * passed no test then (the other slow ranks' ops raised the chance
+       * of a slow op past what its own showed), when it was named */
       size_t own = 0;
       for (size_t k = 0; k < n_r0; k++)
         if (r0[k].comm == best_comm && r0[k].rank == best) own = r0[k].peers;
+      if (!own) own = best_peers;
       int tied[MAX_TIED];
       int n_tied = 0;
       for (size_t b = 0; b < n_best_list; b++)
@@ -646,9 +652,42 @@ int an_slow(pt_analysis* a) {
     }
   }
   an_free(&a->mem, r0);
+  /* Each slow rank's peers again, the ops that touch the other slow ranks
+   * left out — those named after it too: a rank between two slow ones is
+   * slow with both, and named first it took their slowness for its own.
+   * Slow with one peer once the others explain the rest, it is the link
+   * between the two, either end (as a pair found so at once); slow with
+   * none, the others explain all of it, and it is no culprit. */
+  for (size_t k = first; k < a->n_culprits && rc == 0; k++) {
+    an_culprit* q = &a->culprits[k];
+    if (q->pub.peer >= 0 || a->n_culprits - first < 2) continue;
+    size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, k, tc, rr, loo, kept, pos);
+    size_t np = 0;
+    for (size_t i = 0; i < nrr; i++)
+      if (rr[i].comm == q->pub.comm_hash && rr[i].rank == q->pub.rank)
+        peers_of[np++] = rr[i].peer * 2 + (rr[i].ratio >= a->slow_factor);
+    int plist[MAX_TIED];
+    size_t peers = majority_peers(peers_of, np, plist, MAX_TIED);
+    if (peers == 1) {
+      q->pub.peer = plist[0];
+      q->cand[0] = q->pub.rank;
+      q->cand[1] = plist[0];
+      q->cand[2] = -1;
+      q->pub.n_candidates = 2;
+    } else if (peers == 0) {
+      q->pub.rank = -2; /* dropped below */
+    }
+  }
+  if (rc == 0) {
+    size_t keep = first;
+    for (size_t k = first; k < a->n_culprits; k++)
+      if (a->culprits[k].pub.rank != -2) a->culprits[keep++] = a->culprits[k];
+      else an_free(&a->mem, a->culprits[k].cand);
+    a->n_culprits = keep;
+  }
   /* Each op's ratio with its rank left out (no rank excluded), for the
    * edges of the slow ranks. */
-  if (a->n_culprits > first) rank_ratios(a, t, n, first, first, tc, rr, loo, kept, pos);
+  if (a->n_culprits > first) rank_ratios(a, t, n, first, first, SIZE_MAX, tc, rr, loo, kept, pos);
   /* With no slow rank, an edge's op counts slow only where every timed end
    * of its transfer is: a slow link times both ends of its transfers
    * alike, while a proxy thread that lost the CPU, or one heavy-tailed
@@ -686,7 +725,7 @@ int an_slow(pt_analysis* a) {
   /* Their edges; or, with no slow rank, the edges that are slow alone. */
   for (size_t q = 0; q < n && rc == 0; q++) {
     const an_op* op = a->items[t[q].item].op;
-    int touched = touches_slow(a, first, a->n_culprits, op);
+    int touched = touches_slow(a, first, a->n_culprits, SIZE_MAX, op);
     if (a->n_culprits > first ? !touched : global[q] == 0) continue;
     an_slow_edge* e = edge_of(a, &idx, op);
     if (!e) {
