@@ -512,6 +512,7 @@ static int gpu_too(pt_analysis* a, const an_comm* c, comm_nodes* cn, size_t i, s
 /* ---- culprits ------------------------------------------------------------------- */
 
 static void describe(pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_culprit* k, const an_item* o);
+static int own_gpu_too(pt_analysis* a, size_t lo, size_t hi, size_t k);
 static int appendf(char* buf, size_t n, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int cmp_culprits(const void* x, const void* y) {
@@ -755,6 +756,8 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   an_free(&a->mem, votes);
   c->stuck_op_count = best;
   for (size_t k = first; k < a->n_culprits && rc == 0; k++) describe(a, c, &cn, &a->culprits[k], &a->items[a->culprits[k].origin]);
+  for (size_t k = first; k < a->n_culprits && rc == 0; k++)
+    if (a->culprits[k].pub.cause == PT_CAUSE_RANK_MISSING) rc = own_gpu_too(a, lo, hi, k);
   /* A cycle names no origin of its own: the op that moved least is a
    * guess, so every rank of its ops is a candidate, and in a ring every
    * rank of their nodes (the hops inside a node have no proxy ops). */
@@ -915,6 +918,38 @@ static void node_level(const pt_analysis* a, const an_comm* c, const comm_nodes*
   else
     appendf(s, n, "; the plugin's progress lines cannot tell which either: each of them called the collective and "
                   "its kernels took it up, so they wait on each other inside it");
+}
+
+/* A rank without a dump named where a ring receive of its node holds data
+ * its own GPU never consumed (resolve(): the node's send that would take
+ * it on has no record, the missing rank's hop may hold it): that rank's
+ * GPU, stopped, holds it the same way, and its own records say so — a
+ * candidate too, with what they show. 0 or PT_AN_ENOMEM. */
+static int own_gpu_too(pt_analysis* a, size_t lo, size_t hi, size_t k) {
+  an_culprit* q = &a->culprits[k];
+  for (size_t i = lo; i < hi; i++) {
+    const an_item* x = &a->items[i];
+    const an_op* op = x->op;
+    if (!x->stuck || !x->origin || x->culprit != (int32_t)k || x->wait != AN_W_CONSUME || op->is_send ||
+        an_op_p2p(op) || op->rank == q->pub.rank)
+      continue;
+    int have = 0;
+    for (int j = 0; j < q->pub.n_candidates && !have; j++) have = q->cand[j] == op->rank;
+    if (have) continue;
+    int* cand = an_alloc(&a->mem, ((size_t)q->pub.n_candidates + 2) * sizeof *cand);
+    if (!cand) return PT_AN_ENOMEM;
+    memcpy(cand, q->cand, (size_t)q->pub.n_candidates * sizeof *cand);
+    cand[q->pub.n_candidates] = op->rank;
+    cand[q->pub.n_candidates + 1] = -1;
+    an_free(&a->mem, q->cand);
+    q->cand = cand;
+    q->pub.n_candidates++;
+    appendf(q->summary, sizeof q->summary,
+            "; or rank %d's GPU stopped: its own receive from rank %d on channel %d holds %lld received steps, %lld "
+            "consumed, and a GPU stopped there holds its node's data the same way",
+            op->rank, op->peer, op->channel, (long long)C(op, AN_C_RECEIVED), (long long)C(op, AN_C_DONE));
+  }
+  return 0;
 }
 
 static void describe(pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_culprit* k, const an_item* o) {

@@ -150,7 +150,9 @@ static void test_missing_rank(void** state) {
 /* Every rank on one machine (host names cannot tell the nodes apart: a
  * network op joins two ranks of one name), the dumps say 2 nodes: ranks
  * 0-1 and 2-3. Rank 1, which leaves node 0, died: rank 2 waits for its
- * data, and rank 0's GPU, which cannot forward, is explained by it. */
+ * data, and rank 0's GPU, which cannot forward, is explained by it — or
+ * stopped itself: its own receive holds 14 steps it consumed 6 of, which
+ * a stopped GPU shows the same way, so it is a candidate too. */
 static void test_missing_rank_numbered(void** state) {
   (void)state;
   const char* const vm[] = {"vm", "vm", "vm", "vm"};
@@ -163,6 +165,12 @@ static void test_missing_rank_numbered(void** state) {
   n_nodes = 0;
   expect_culprit(a, 1, PT_CAUSE_RANK_MISSING, -1, 3);
   assert_int_equal(pt_analysis_culprit_count(a), 1);
+  const pt_culprit* c = at_culprit(a);
+  assert_int_equal(c->n_candidates, 2);
+  assert_int_equal(c->candidates[0], 1);
+  assert_int_equal(c->candidates[1], 0);
+  assert_non_null(strstr(c->summary, "or rank 0's GPU stopped: its own receive from rank 3 on channel 0 holds 14 "
+                                     "received steps, 6 consumed"));
   pt_analysis_free(a);
 }
 
