@@ -24,7 +24,6 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok   $*"; }
 
 # The browser: root needs --no-sandbox; a profile folder of its own.
-BROWSER=$(command -v chromium || command -v chromium-browser || true)
 SANDBOX=
 [ "$(id -u)" -eq 0 ] && SANDBOX=--no-sandbox
 browse() { # browse OUT-LOG ARGS...: chromium headless, its log on OUT-LOG
@@ -32,20 +31,8 @@ browse() { # browse OUT-LOG ARGS...: chromium headless, its log on OUT-LOG
   HOME="$T/home" timeout 120 "$BROWSER" --headless $SANDBOX --disable-gpu --no-first-run --user-data-dir="$T/profile" \
     --enable-logging=stderr --v=0 --hide-scrollbars "$@" 2>"$log"
 }
-# Under a sanitizer or qemu the pages are the native build's, byte for
-# byte (emulated jobs, the same analysis): the browser's checks of the
-# native build speak for them, and the page's own code still runs here.
-case "$(readelf -d "$PT" 2>/dev/null)" in *libasan*|*libtsan*) BROWSER= ;; esac
-[ -n "$RUN" ] && BROWSER=
-if [ -n "$BROWSER" ] && mkdir -p "$T/home" && browse "$T/probe.log" --dump-dom about:blank 2>/dev/null | grep -q '<html'; then
-  HAVE_BROWSER=1
-elif [ -n "$(command -v chromium || command -v chromium-browser || true)" ] && [ -z "$BROWSER" ]; then
-  HAVE_BROWSER=0
-  echo "html.sh: the browser checks step aside in a sanitizer or qemu build (its pages are the native build's, which they check)"
-else
-  HAVE_BROWSER=0
-  echo "html.sh: SKIP the browser checks: chromium is not installed or cannot start (scripts/ensure-test-deps.sh installs it)"
-fi
+. "$(dirname "$0")/../common/browser.sh"
+find_browser html.sh "$PT"
 # Console messages a page produced (chromium logs them as CONSOLE lines).
 console() { grep -E 'CONSOLE|Refused to|Uncaught' "$1"; }
 

@@ -13,8 +13,9 @@
 # Content-Security-Policy (the page itself holds none); a control page
 # whose arrow runs through a label must be caught, and one whose chain is
 # pushed below the first screen too, so the checks can fail.
-# $1: the build folder. Without chromium the browser checks are skipped
-# with a message; the rest still runs.
+# $1: the build folder. Without chromium, or in a sanitizer or qemu build
+# (tests/common/browser.sh), the browser checks step aside with a message;
+# the rest still runs.
 B=${1:-build}
 PT="$(cd "$B" && pwd)/proxytrace"
 GEN="$(cd "$B" && pwd)/bench/gen_job"
@@ -28,7 +29,6 @@ ok() { echo "ok   $*"; }
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
-BROWSER=$(command -v chromium || command -v chromium-browser || true)
 SANDBOX=
 [ "$(id -u)" -eq 0 ] && SANDBOX=--no-sandbox
 browse() { # browse LOG ARGS...: chromium headless, its log on LOG
@@ -36,13 +36,8 @@ browse() { # browse LOG ARGS...: chromium headless, its log on LOG
   HOME="$T/home" timeout 120 "$BROWSER" --headless $SANDBOX --disable-gpu --no-first-run --user-data-dir="$T/profile" \
     --hide-scrollbars --window-size=1280,900 "$@" 2>"$log"
 }
-mkdir -p "$T/home"
-if [ -n "$BROWSER" ] && browse "$T/probe.log" --dump-dom about:blank 2>/dev/null | grep -q '<html'; then
-  HAVE_BROWSER=1
-else
-  HAVE_BROWSER=0
-  echo "page-scale.sh: SKIP the browser checks: chromium is not installed or cannot start (scripts/ensure-test-deps.sh installs it)"
-fi
+. "$(dirname "$0")/../common/browser.sh"
+find_browser page-scale.sh "$PT"
 
 # The measuring script, and a copy of a page that runs it: the result is
 # written into the DOM (body's data-check), which --dump-dom prints.
