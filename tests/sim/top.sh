@@ -4,7 +4,8 @@
 # every row, receive rows too, has a throughput; and in a real terminal
 # (tmux), as a person sees it: the view of an empty directory fills in when
 # the files come, throughput between refreshes is bytes over busy time (an
-# idle edge keeps its file's figure, not 0), and `q` leaves.
+# idle edge keeps its file's figure, not 0), and `q` leaves; at 200x50 and
+# at 80x24 each row holds on one line, under the header.
 # $1: the build folder.
 B=${1:-build}
 PT="$(cd "$B" && pwd)/proxytrace"
@@ -78,7 +79,7 @@ $RUN "$PT" top "$T/ok" --interval 5 >/dev/null 2>"$T/err"
 
 # In a terminal: starts on an empty directory, fills in, q quits.
 mkdir "$T/live"
-tmux -L "$SOCK" new-session -d -x 160 -y 30 "$RUN $PT top $T/live --interval 200; echo exited >$T/exited; sleep 30" ||
+tmux -L "$SOCK" new-session -d -x 200 -y 50 "$RUN $PT top $T/live --interval 200; echo exited >$T/exited; sleep 30" ||
   fail "tmux cannot start"
 screen() { tmux -L "$SOCK" capture-pane -p -t 0; }
 waitfor() { # waitfor TEXT: up to 5 s for TEXT on the screen
@@ -89,6 +90,18 @@ waitfor "no metrics yet"
 cp "$T/link"/proxytrace-metrics-* "$T/live/"
 waitfor "network-side"
 screen | grep -q "^RANK  PEER" || fail "no column header on the screen"
+# every line a row under the two header lines (none wraps), the widest
+# columns kept
+nowrap() { # nowrap FILE WHERE
+  head -1 "$1" | grep -q "^proxytrace top " || { cat "$1"; fail "$2: the header is not the first line"; }
+  sed -n 2p "$1" | grep -q "^RANK  PEER" || { cat "$1"; fail "$2: the column header is not the second line"; }
+  awk 'NR > 2 && NF && !/^[0-9]+ +[0-9]+ +(send|recv) / {bad = 1} END {exit bad}' "$1" ||
+    { cat "$1"; fail "$2: a line that is not a row (a wrapped one)"; }
+}
+screen >"$T/wide"
+nowrap "$T/wide" "200 columns"
+sed -n 2p "$T/wide" | grep -q "STEPS" && sed -n 2p "$T/wide" | grep -q "HOST" ||
+  { cat "$T/wide"; fail "200 columns: STEPS or HOST left out"; }
 # Throughput between refreshes is bytes over the time the edge was busy:
 # the files rewritten a second later, rank 0's send edge 1 GB more in 2 s
 # more busy time (500.0 MB/s), every other edge idle — which shows its
@@ -130,10 +143,7 @@ tmux -L "$SOCK" new-session -d -x 80 -y 24 "$RUN $PT top $T/live --interval 200;
   fail "tmux cannot start at 80x24"
 waitfor "network-side"
 screen >"$T/narrow"
-head -1 "$T/narrow" | grep -q "^proxytrace top " || { cat "$T/narrow"; fail "80 columns: the header is not the first line"; }
-sed -n 2p "$T/narrow" | grep -q "^RANK  PEER" || { cat "$T/narrow"; fail "80 columns: the column header is not the second line"; }
-awk 'NR > 2 && NF && !/^[0-9]+ +[0-9]+ +(send|recv) / {bad = 1} END {exit bad}' "$T/narrow" ||
-  { cat "$T/narrow"; fail "80 columns: a line that is not a row (a wrapped one)"; }
+nowrap "$T/narrow" "80 columns"
 grep -q "^[0-9].*<- slow [0-9.]*x, network-side" "$T/narrow" || { cat "$T/narrow"; fail "80 columns: the slow mark is not on its row"; }
 tmux -L "$SOCK" send-keys -t 0 q
 echo "top: all checks passed"
