@@ -1,8 +1,9 @@
 #!/bin/sh
 # screenshots.sh — the pictures of the README, remade from the emulator
 # (`make screenshots`): the --html page of an emulated 8 nodes × 8 ranks hang,
-# of a 64 nodes × 8 ranks hang, of a slow link with the step metrics, and a
-# frame of `proxytrace top`,
+# of a 64 nodes × 8 ranks hang, of a 16 384-rank hang (2 048 nodes × 8, made
+# by the bench's generator from two emulated 4 × 8 jobs), of a slow link with
+# the step metrics, and a frame of `proxytrace top`,
 # each taken by Debian's headless chromium into docs/img/. Usage:
 # screenshots.sh BUILD-DIR OUT-DIR
 set -eu
@@ -32,6 +33,17 @@ shot "$T/hang.html" "$OUT/report-hang.png" 1200 1050
   --dump-dir "$T/hang512" --quiet >/dev/null 2>&1 || true
 "$PT" analyze --html "$T/hang512.html" "$T/hang512" >/dev/null || true
 shot "$T/hang512.html" "$OUT/report-hang-512.png" 1200 1000
+# 16 384 ranks, one of them stalled (the emulator stops at 128 nodes).
+for job in hung ok; do
+  stall=
+  [ $job = hung ] && stall="--stall 3:0:5"
+  "$PT" sim --plugin "$PLUGIN" --nodes 4 --ranks-per-node 8 --channels 1 --iters 1 --ops allreduce:1M $stall \
+    --dump-dir "$T/t-$job" --quiet >/dev/null 2>&1 || true
+done
+"$B/bench/gen_job" "$T/t-hung" "$T/t-ok" 16384 8197 "$T/hang16k" >/dev/null
+"$PT" analyze --html "$T/hang16k.html" "$T/hang16k" >/dev/null || true
+rm -rf "$T/hang16k"
+shot "$T/hang16k.html" "$OUT/report-hang-16k.png" 1200 1000
 # A slow link, seen in the step metrics.
 "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 4 --ranks-per-node 2 --channels 2 --iters 6 \
   --ops sendrecv:8M --pace 400 --slow-link 5:4 --dump-dir "$T/slow" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
