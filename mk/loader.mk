@@ -75,5 +75,6 @@ $(LT_PROGS): $(LT)/%: $(LT)/%.o $(LT_COMMON) $(LOADER_A) | $(LT_PLUGINS)
 $(LT_PROGS:%=%.o) $(LT_COMMON): | test-deps
 
 TEST_RUNS += $(LT_PROGS) tests/loader/exports.sh tests/loader/probe-cli.sh tests/loader/install.sh \
-  tests/loader/hostile-files.sh tests/loader/doctor.sh tests/loader/quickstarts.sh tests/docs/readme.sh
+  tests/loader/hostile-files.sh tests/loader/doctor.sh tests/loader/quickstarts.sh tests/docs/readme.sh \
+  tests/docs/pictures.sh
 TEST_TARGETS += $(LT_PROGS) $(LT_PLUGINS)
