@@ -27,6 +27,10 @@ fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+# the jobs' folders by short names from here: the pages name them so,
+# wherever the scratch folder is
+cd "$T"
 : >"$T/sums"
 SANDBOX=
 [ "$(id -u)" -eq 0 ] && SANDBOX=--no-sandbox
@@ -53,33 +57,33 @@ shot() { # shot PAGE PNG WIDTH HEIGHT DUMPS
   echo "$2: $(wc -c <"$2") bytes"
 }
 # A hung 64-rank job: rank 27's GPU stops.
-$RUN "$PT" sim --plugin "$PLUGIN" --nodes 8 --ranks-per-node 8 --stall 27:0:5 --dump-dir "$T/hang" --quiet >/dev/null 2>&1 || true
-$RUN "$PT" analyze --html "$T/hang.html" "$T/hang" >/dev/null || true
-shot "$T/hang.html" "$OUT/report-hang.png" 1200 1050 "$T/hang"
+$RUN "$PT" sim --plugin "$PLUGIN" --nodes 8 --ranks-per-node 8 --stall 27:0:5 --dump-dir hang --quiet >/dev/null 2>&1 || true
+$RUN "$PT" analyze --html "$T/hang.html" hang >/dev/null || true
+shot "$T/hang.html" "$OUT/report-hang.png" 1200 1050 hang
 # The same at 512 ranks: rank 77's GPU stops.
 $RUN "$PT" sim --plugin "$PLUGIN" --nodes 64 --ranks-per-node 8 --iters 1 --ops allreduce:32M --stall 77:0:5 \
-  --dump-dir "$T/hang512" --quiet >/dev/null 2>&1 || true
-$RUN "$PT" analyze --html "$T/hang512.html" "$T/hang512" >/dev/null || true
-shot "$T/hang512.html" "$OUT/report-hang-512.png" 1200 1000 "$T/hang512"
+  --dump-dir hang512 --quiet >/dev/null 2>&1 || true
+$RUN "$PT" analyze --html "$T/hang512.html" hang512 >/dev/null || true
+shot "$T/hang512.html" "$OUT/report-hang-512.png" 1200 1000 hang512
 # 16 384 ranks, one of them stalled (the emulator stops at 128 nodes).
 for job in hung ok; do
   stall=
   [ $job = hung ] && stall="--stall 3:0:5"
   $RUN "$PT" sim --plugin "$PLUGIN" --nodes 4 --ranks-per-node 8 --channels 1 --iters 1 --ops allreduce:1M $stall \
-    --dump-dir "$T/t-$job" --quiet >/dev/null 2>&1 || true
+    --dump-dir "t-$job" --quiet >/dev/null 2>&1 || true
 done
-$RUN "$B/bench/gen_job" "$T/t-hung" "$T/t-ok" 16384 8197 "$T/hang16k" >/dev/null
-$RUN "$PT" analyze --html "$T/hang16k.html" "$T/hang16k" >/dev/null || true
-shot "$T/hang16k.html" "$OUT/report-hang-16k.png" 1200 1000 "$T/t-hung"
-rm -rf "$T/hang16k"
+$RUN "$B/bench/gen_job" t-hung t-ok 16384 8197 hang16k >/dev/null
+$RUN "$PT" analyze --html "$T/hang16k.html" hang16k >/dev/null || true
+shot "$T/hang16k.html" "$OUT/report-hang-16k.png" 1200 1000 t-hung
+rm -rf hang16k
 # A slow link, seen in the step metrics.
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --host nccl-2.28 --nodes 4 --ranks-per-node 2 --channels 2 --iters 6 \
-  --ops sendrecv:8M --slow-link 5:4 --dump-dir "$T/slow" --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
+  --ops sendrecv:8M --slow-link 5:4 --dump-dir slow --env PROXYTRACE_METRICS_INTERVAL_MS=60000 \
   >/dev/null 2>&1 || true
-$RUN "$PT" analyze --html "$T/slow.html" "$T/slow" >/dev/null || true
-shot "$T/slow.html" "$OUT/report-slow.png" 1200 1000 "$T/slow"
+$RUN "$PT" analyze --html "$T/slow.html" slow >/dev/null || true
+shot "$T/slow.html" "$OUT/report-slow.png" 1200 1000 slow
 # proxytrace top, one frame, as a terminal shows it.
-$RUN "$PT" top "$T/slow" --once >"$T/top.txt" 2>&1 || true
+$RUN "$PT" top slow --once >"$T/top.txt" 2>&1 || true
 python3 - "$T/top.txt" "$T/top.html" <<'PY'
 import html, sys
 text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
@@ -87,5 +91,5 @@ open(sys.argv[2], "w").write("<!DOCTYPE html><meta charset=utf-8><body style='ma
                              "<pre style='color:#ddd;font:13px monospace;padding:12px;margin:0'>%s</pre>"
                              % html.escape(text))
 PY
-shot "$T/top.html" "$OUT/top.png" 1100 420 "$T/slow"
+shot "$T/top.html" "$OUT/top.png" 1100 420 slow
 cp "$T/sums" "$OUT/pictures.sha256"
