@@ -298,9 +298,12 @@ int pt_analysis_compare_truth(const pt_analysis* a, const char* truth, char* why
       if (not_judged < 0) not_judged = i;
       continue;
     }
-    if (!best && e[i].named_instead >= 0 && names_missing(a, e[i].named_instead)) {
+    if ((!best || (best == 1 && e[i].exact)) && e[i].named_instead >= 0 && names_missing(a, e[i].named_instead)) {
+      /* the dead rank named in its place: it alone, or it with this rank
+       * among its candidates */
       worst = PT_TRUTH_LIMIT;
-      if (instead < 0) instead = i;
+      if (!best && instead < 0) instead = i;
+      if (best && limited < 0) limited = i;
       continue;
     }
     if (!best && !strcmp(e[i].cause, "rank_missing") && a->n_stuck && a->n_culprits && possible_missing(a, e[i].rank)) {

@@ -182,7 +182,9 @@ limited "a stall whose node's outgoing send waits on a hold two nodes on" \
 # on NCCL 2.23-2.26 a rank that skips the job's first call never learns its
 # rank, and reads as a rank without a dump (named by its rank, "limit");
 # a stall beside a dead rank of its node, where the node's send may wait
-# on the dead rank's hop inside the node ("namedInstead"); and a kill on a
+# on the dead rank's hop inside the node ("namedInstead"; the stalled
+# rank's GPU a candidate beside it, its own receive holding data it never
+# consumed); and a kill on a
 # last step, where every stuck op is the dead rank's and the others finish:
 # the hang shows only as its missing dumps ("hangShows"), read incomplete.
 limited "a rank that never learned its rank (NCCL 2.26)" \
@@ -190,7 +192,8 @@ limited "a rank that never learned its rank (NCCL 2.26)" \
   "hang; rank 4 (not_entered) is named by its rank only" "rank 4 wrote no dump" --host nccl-2.26 --nodes 2 \
   --ranks-per-node 3 --channels 2 --ops allreduce:256K --iters 2 --seed 5 --skip 4 --fault-call 0 --fault-iter 0
 limited "a stall beside a dead rank of its node" '"rank":11,"channel":-1,"cause":"gpu_not_producing","exact":true,"fault":1,"namedInstead":10' \
-  "hang; rank 11 (channel -1, gpu_not_producing) is not named" "rank 10 wrote no dump" --host nccl-2.27 --nodes 3 \
+  "hang; rank 11 (gpu_not_producing) is named by its rank only" "rank 10 wrote no dump.*; or rank 11's GPU stopped" \
+  --host nccl-2.27 --nodes 3 \
   --ranks-per-node 5 --channels 3 --proto LL128 --ops allreduce:4M,sendrecv:256K --iters 3 --seed 558860 --kill 10:22 \
   --stall 11:all:22 --fault-call 0 --fault-iter 0
 limited "a kill on a last step: every stuck op is the dead rank's" '"deadRanks":\[0\].*"hangShows":"missing"' \
