@@ -208,8 +208,12 @@ static int32_t on_node(const pt_analysis* a, const an_map* idx, const an_item* x
   return other;
 }
 
+/* A send held from downstream: it waits for its receiver's buffer, or on
+ * a receiver without a dump (a dead rank holds it the same way). */
+static int held_from_downstream(const an_item* s) { return s->wait == AN_W_CREDIT || s->wait == AN_W_PEER_MISSING; }
+
 /* A stuck ring receive x holding data its GPU has not consumed, whose
- * node's send on the channel (s) waits for the receiver's buffer: the
+ * node's send on the channel (s) is held from downstream: the
  * hold explains the unconsumed data only as far as it holds alike on the
  * other channels of the operation. Another channel whose send is held as
  * far back or further, and whose receive of the same rank from the same
@@ -217,7 +221,7 @@ static int32_t on_node(const pt_analysis* a, const an_map* idx, const an_item* x
  * that much in: x's GPU stopped short of it on its own. */
 static int held_alike_consumed_more(const pt_analysis* a, const an_map* idx, const an_item* x, const an_item* s,
                                     int max_channel) {
-  if (s->wait != AN_W_CREDIT) return 0;
+  if (!held_from_downstream(s)) return 0;
   const int64_t D = C(x->op, AN_C_DONE), T = C(s->op, AN_C_TRANSMITTED);
   for (int ch = 0; ch <= max_channel; ch++) {
     if (ch == x->op->channel) continue;
@@ -227,7 +231,7 @@ static int held_alike_consumed_more(const pt_analysis* a, const an_map* idx, con
       if (y->op->comm != x->op->comm || y->op->op_count != x->op->op_count || y->op->channel != ch) continue;
       if (!y->op->is_send && y->op->rank == x->op->rank && y->op->peer == x->op->peer && C(y->op, AN_C_DONE) > D)
         recv_more = 1;
-      if (y->op->is_send && y->op->rank == s->op->rank && y->op->peer == s->op->peer && y->wait == AN_W_CREDIT &&
+      if (y->op->is_send && y->op->rank == s->op->rank && y->op->peer == s->op->peer && y->wait == s->wait &&
           C(y->op, AN_C_TRANSMITTED) <= T)
         held_too = 1;
     }
@@ -720,6 +724,21 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     if (!an_op_p2p(op) && (held = on_node(a, &idx, x, stuck_send, 0)) >= 0 && a->items[held].wait != AN_W_GPU &&
         !held_alike_consumed_more(a, &idx, x, &a->items[held], max_channel))
       continue;
+    rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
+  }
+  /* A ring receive that waits for its own GPU to consume, whose node's
+   * send is held from downstream (resolve() follows that hold): where a
+   * channel of the same ring, held as far, consumed more of the same
+   * peer's data, the hold did not stop this GPU — it stopped on its own
+   * too (beside a dead rank downstream, or a receive never posted). */
+  for (size_t i = lo; i < hi && rc == 0; i++) {
+    an_item* x = &a->items[i];
+    const an_op* op = x->op;
+    if (!x->stuck || op->is_send || an_op_p2p(op) || x->wait != AN_W_CONSUME || x->origin ||
+        C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED))
+      continue;
+    const int32_t held = on_node(a, &idx, x, stuck_send, 0);
+    if (held < 0 || x->next != held || !held_alike_consumed_more(a, &idx, x, &a->items[held], max_channel)) continue;
     rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
   }
   for (size_t i = lo; i < hi && rc == 0; i++) {
