@@ -240,6 +240,33 @@ static int held_alike_consumed_more(const pt_analysis* a, const an_map* idx, con
   return 0;
 }
 
+static int stuck_send(const an_item* x, const an_item* y, int64_t hops);
+
+/* Whether a stuck receive x that holds received data its GPU has not
+ * consumed is explained without its GPU (1; also for any other op). One
+ * that waits on its sender (the data, the network, a peer without a dump
+ * or behind): in a ring, by a stuck send of its node on the channel and
+ * operation that holds the forward back — not one that waits for its
+ * GPU's data, which holds nothing back (it waits for the very data this
+ * receive holds: two GPU stalls in one ring, one upstream of the node and
+ * one in it, show so); point-to-point, by nothing. One that waits for its
+ * GPU to consume in a ring (resolve() follows its node's send): by that
+ * send. Either way a hold from downstream explains the data only as far
+ * as it holds alike on the other channels (held_alike_consumed_more(): a
+ * dead rank or a receive never posted downstream, beside a stall). */
+static int unconsumed_explained(const pt_analysis* a, const an_map* idx, const an_item* x, int max_channel) {
+  const an_op* op = x->op;
+  if (!x->stuck || op->is_send || x->wait == AN_W_NOT_POSTING || C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED)) return 1;
+  const int ring = !an_op_p2p(op);
+  int32_t held;
+  if (starved_recv(x))
+    return ring && (held = on_node(a, idx, x, stuck_send, 0)) >= 0 && a->items[held].wait != AN_W_GPU &&
+           !held_alike_consumed_more(a, idx, x, &a->items[held], max_channel);
+  if (x->wait != AN_W_CONSUME || x->origin || !ring) return 1;
+  held = on_node(a, idx, x, stuck_send, 0);
+  return held < 0 || !held_alike_consumed_more(a, idx, x, &a->items[held], max_channel);
+}
+
 static int stuck_send(const an_item* x, const an_item* y, int64_t hops) {
   (void)hops;
   return x && y->op->is_send;
@@ -703,44 +730,16 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     }
     rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_PRODUCING, PT_CAUSE_GPU_NOT_PRODUCING);
   }
-  /* A receive that waits on its sender (the data, the network, a peer
-   * without a dump or behind) and holds received data its GPU has not
-   * consumed: its GPU stopped too — a GPU that runs consumes what arrived
-   * (point-to-point into the user's buffer, a ring by forwarding it), so
-   * only a stuck send of its node on the channel and operation, which
-   * holds the forward back, explains it otherwise; a send that waits for
-   * its GPU's data holds nothing back (it waits for the very data this
-   * receive holds: two GPU stalls in one ring, one upstream of the node
-   * and one in it, show so). Its wait leads to the
-   * sender; the GPU is a culprit of its own (in a ring, one of its node's,
-   * as describe() says). */
-  for (size_t i = lo; i < hi && rc == 0; i++) {
-    an_item* x = &a->items[i];
-    const an_op* op = x->op;
-    if (!x->stuck || op->is_send || !starved_recv(x) || x->wait == AN_W_NOT_POSTING ||
-        C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED))
-      continue;
-    int32_t held;
-    if (!an_op_p2p(op) && (held = on_node(a, &idx, x, stuck_send, 0)) >= 0 && a->items[held].wait != AN_W_GPU &&
-        !held_alike_consumed_more(a, &idx, x, &a->items[held], max_channel))
-      continue;
-    rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
-  }
-  /* A ring receive that waits for its own GPU to consume, whose node's
-   * send is held from downstream (resolve() follows that hold): where a
-   * channel of the same ring, held as far, consumed more of the same
-   * peer's data, the hold did not stop this GPU — it stopped on its own
-   * too (beside a dead rank downstream, or a receive never posted). */
-  for (size_t i = lo; i < hi && rc == 0; i++) {
-    an_item* x = &a->items[i];
-    const an_op* op = x->op;
-    if (!x->stuck || op->is_send || an_op_p2p(op) || x->wait != AN_W_CONSUME || x->origin ||
-        C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED))
-      continue;
-    const int32_t held = on_node(a, &idx, x, stuck_send, 0);
-    if (held < 0 || x->next != held || !held_alike_consumed_more(a, &idx, x, &a->items[held], max_channel)) continue;
-    rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
-  }
+  /* A receive that holds received data its GPU has not consumed: its GPU
+   * stopped too — a GPU that runs consumes what arrived (point-to-point
+   * into the user's buffer, a ring by forwarding it) — unless its node's
+   * send on the channel and operation, held from downstream, explains it
+   * (unconsumed_explained()). Its wait leads elsewhere; the GPU is a
+   * culprit of its own (in a ring, one of its node's, as describe()
+   * says). */
+  for (size_t i = lo; i < hi && rc == 0; i++)
+    if (!unconsumed_explained(a, &idx, &a->items[i], max_channel))
+      rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
     if (!x->stuck) continue;

@@ -121,6 +121,27 @@ static an_slow_edge* edge_of(pt_analysis* a, an_map* idx, const an_op* op) {
   return e;
 }
 
+/* A slow culprit whose slowness the other slow ranks explain (an_slow
+ * marks it so, then drops it). */
+#define SLOW_EXPLAINED (-2)
+
+static int explained(const pt_analysis* a, const an_culprit* q) {
+  (void)a;
+  return q->pub.rank == SLOW_EXPLAINED;
+}
+
+/* q slow with one peer only: the link between the two, and the records
+ * cannot say which end is slow (a pair's ops are the same ops) — its
+ * candidates (three slots at least: an_slow_culprit, an_slow_tied) are
+ * the two ends. */
+static void slow_pair(an_culprit* q, int peer) {
+  q->pub.peer = peer;
+  q->cand[0] = q->pub.rank;
+  q->cand[1] = peer;
+  q->cand[2] = -1;
+  q->pub.n_candidates = 2;
+}
+
 void an_drop_culprits(pt_analysis* a, int (*drop)(const pt_analysis* a, const an_culprit* q)) {
   size_t keep = 0;
   for (size_t k = 0; k < a->n_culprits; k++)
@@ -628,12 +649,8 @@ int an_slow(pt_analysis* a) {
       break;
     }
     q->pub.slow_factor = best_med;
-    /* Slow with one peer only: the link between the two, and the records
-     * cannot say which end is slow (a pair's ops are the same ops). */
     if (best_peers == 1) {
-      q->pub.peer = best_peer;
-      q->cand[1] = best_peer;
-      q->pub.n_candidates = 2;
+      slow_pair(q, best_peer);
     } else {
       /* its own slow peers before any rank was named — or, where it
        * passed no test then (the other slow ranks' ops raised the chance
@@ -646,7 +663,7 @@ int an_slow(pt_analysis* a) {
       int n_tied = 0;
       for (size_t b = 0; b < n_best_list; b++)
         for (size_t k = 0; k < n_r0; k++)
-          if (r0[k].comm == best_comm && r0[k].rank == best_list[b] && own && r0[k].peers >= own && n_tied < MAX_TIED)
+          if (r0[k].comm == best_comm && r0[k].rank == best_list[b] && r0[k].peers >= own && n_tied < MAX_TIED)
             tied[n_tied++] = best_list[b];
       if ((rc = an_slow_tied(a, q, tied, n_tied)) != 0) break;
     }
@@ -658,9 +675,9 @@ int an_slow(pt_analysis* a) {
    * Slow with one peer once the others explain the rest, it is the link
    * between the two, either end (as a pair found so at once); slow with
    * none, the others explain all of it, and it is no culprit. */
-  for (size_t k = first; k < a->n_culprits && rc == 0; k++) {
+  for (size_t k = first; a->n_culprits - first >= 2 && k < a->n_culprits && rc == 0; k++) {
     an_culprit* q = &a->culprits[k];
-    if (q->pub.peer >= 0 || a->n_culprits - first < 2) continue;
+    if (q->pub.peer >= 0) continue;
     size_t nrr = rank_ratios(a, t, n, first, a->n_culprits, k, tc, rr, loo, kept, pos);
     size_t np = 0;
     for (size_t i = 0; i < nrr; i++)
@@ -668,23 +685,10 @@ int an_slow(pt_analysis* a) {
         peers_of[np++] = rr[i].peer * 2 + (rr[i].ratio >= a->slow_factor);
     int plist[MAX_TIED];
     size_t peers = majority_peers(peers_of, np, plist, MAX_TIED);
-    if (peers == 1) {
-      q->pub.peer = plist[0];
-      q->cand[0] = q->pub.rank;
-      q->cand[1] = plist[0];
-      q->cand[2] = -1;
-      q->pub.n_candidates = 2;
-    } else if (peers == 0) {
-      q->pub.rank = -2; /* dropped below */
-    }
+    if (peers == 1) slow_pair(q, plist[0]);
+    else if (peers == 0) q->pub.rank = SLOW_EXPLAINED;
   }
-  if (rc == 0) {
-    size_t keep = first;
-    for (size_t k = first; k < a->n_culprits; k++)
-      if (a->culprits[k].pub.rank != -2) a->culprits[keep++] = a->culprits[k];
-      else an_free(&a->mem, a->culprits[k].cand);
-    a->n_culprits = keep;
-  }
+  if (rc == 0) an_drop_culprits(a, explained);
   /* Each op's ratio with its rank left out (no rank excluded), for the
    * edges of the slow ranks. */
   if (a->n_culprits > first) rank_ratios(a, t, n, first, first, SIZE_MAX, tc, rr, loo, kept, pos);
