@@ -42,9 +42,11 @@ sim --host nccl-2.29 --iters 4 $(metrics 50 "$T/ch") --env PROXYTRACE_METRICS_CH
 "$PY" "$CHECK" "$T/ch" --ranks 8 --channels || fail "channels: metrics files"
 
 # While a job hangs the dumper rewrites the files: not final yet, the stuck
-# ops in flight. Then finalize writes them once more, final.
+# ops in flight. Then finalize writes them once more, final. Watched live
+# from here, so on the machine's clock (--real-time): on emulated time the
+# 3 s hold passes in a blink and a watcher may never see it.
 # shellcheck disable=SC2046
-sim --host rccl --stall 3:0:5 --hold 3 $(metrics 100 "$T/hang") --env PROXYTRACE_STALL_MS=0 >"$T/out" 2>&1 &
+sim --real-time --host rccl --stall 3:0:5 --hold 3 $(metrics 100 "$T/hang") --env PROXYTRACE_STALL_MS=0 >"$T/out" 2>&1 &
 pid=$!
 seen=""
 for _ in $(seq 1 100); do
