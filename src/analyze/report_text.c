@@ -153,6 +153,17 @@ static void no_comm_line(const char* host, int pid, size_t dumps, void* arg) {
 
 /* "not seen": the gaps (complete.c), then the rank-unknown dumps and, with
  * -v, what the directories held unread. */
+
+/* A missing rank already named as a culprit of its communicator is not a
+ * possible culprit "too". */
+static int named_missing(const pt_analysis* a, const pt_gap* g) {
+  if (g->rank_last > g->rank) return 0;
+  for (size_t k = 0; k < a->n_culprits; k++) {
+    const pt_culprit* c = &a->culprits[k].pub;
+    if (c->cause == PT_CAUSE_RANK_MISSING && c->rank == g->rank && c->comm_hash == g->comm_hash) return 1;
+  }
+  return 0;
+}
 static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
   if (a->n_gaps) {
     fprintf(f, "\nnot seen (the verdict cannot speak for these):\n");
@@ -197,7 +208,7 @@ static void gaps_block(FILE* f, const pt_analysis* a, int verbose) {
       int n = 0;
       for (size_t i = 0; i < a->n_gaps && (verbose || n < 32); i++) {
         const pt_gap* g = &a->gaps[i].pub;
-        if (!g->may_hold_fault || g->rank < 0) continue;
+        if (!g->may_hold_fault || g->rank < 0 || named_missing(a, g)) continue;
         fprintf(f, n++ ? ", " : "possible culprits too (the dumps cannot clear them): ");
         if (g->rank_last > g->rank) fprintf(f, "ranks %d-%d", g->rank, g->rank_last);
         else fprintf(f, "rank %d", g->rank);
