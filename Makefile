@@ -141,15 +141,15 @@ test:
 test-build: $(TEST_TARGETS)
 
 # The tests that must see the machine's clock — clock calibration, the
-# dumper and recording threads under signals, fork and contention, `top`
-# and `analyze --follow` on a live folder — are all a loaded machine can
+# dumper and recording threads under signals, fork and contention, `top`,
+# `analyze --follow` and the metrics files on a live folder — are all a loaded machine can
 # change (every emulated job runs on emulated time): CI runs these beside
 # two CPU hogs (docs/testing.md).
 T_ := $(B)/tests
 REAL_TIME_RUNS := $(T_)/unit/test_clock $(T_)/unit/test_seqlock $(T_)/integration/test_clock_log \
   $(T_)/integration/test_concurrency $(T_)/integration/test_dumps $(T_)/integration/test_fork \
   $(T_)/integration/test_pxn_threads $(T_)/integration/test_stress tests/integration/clock-monotonic.sh \
-  tests/fanout/dumps-while-forwarding.sh tests/sim/top.sh tests/analyze/follow.sh
+  tests/fanout/dumps-while-forwarding.sh tests/sim/top.sh tests/analyze/follow.sh tests/sim/metrics-live.sh
 .PHONY: test-real-time test-threads
 test-real-time:
 	@scripts/ensure-test-deps.sh $(ARCH)
