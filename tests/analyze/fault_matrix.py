@@ -104,7 +104,7 @@ def emulated(prog):
     for a cross-built build) where make test names one."""
     return shlex.split(os.environ.get("PROXYTRACE_EMULATOR", "")) + [prog]
 
-def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
+def draw_job(rng, timing=True, hosts=HOSTS, kinds=None, alltoall=None):
     host = rng.choice(hosts)
     nodes, rpn = rng.choice(LARGE) if rng.random() < 0.12 else rng.choice(SMALL)
     nranks = nodes * rpn
@@ -191,6 +191,17 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None):
     # proxy thread records the sends into the sender's trace. Drawn from the
     # job's seed, so the draws above stay those of earlier slices.
     job["rpp"] = rpn if kind.startswith("pxn") and random.Random(job["seed"]).random() < 0.5 else 1
+    # An expert-parallel all-to-all in place of the send/recv in a fifth
+    # of the jobs of up to 16 ranks (each peer gets the size drawn), also
+    # from the job's seed; alltoall=True: in every such job. Not beside a
+    # slow fault: an all-to-all's ops of one step each time the proxy
+    # thread's round over every peer more than one link, and op durations
+    # missed 3 slow links of 75 (seed 2, --alltoall).
+    arng = random.Random(job["seed"] * 104729 + 3)
+    if nranks <= 16 and kind not in TIMING and (alltoall if alltoall is not None else arng.random() < 0.2):
+        job["ops"] = ",".join(
+            "alltoall:%dK" % (int(sz[:-1]) * (1024 if sz[-1] == "M" else 1) * nranks) if k == "sendrecv" else k + ":" + sz
+            for k, sz in (c.split(":") for c in job["ops"].split(",")))
     # Noise a healthy cluster shows, beside every fault (docs/sim.md,
     # "Noise"), drawn from the job's seed too: heavy-tailed steps, a proxy
     # thread descheduled for milliseconds, a busy node a little slow, timers
@@ -498,6 +509,8 @@ def main():
     ap.add_argument("--summaries", action="store_true",
                     help="also analyze each job from per-node summaries (analyze --summary) and fail where the "
                          "analysis differs from that of the dumps")
+    ap.add_argument("--alltoall", action="store_true",
+                    help="an all-to-all in place of every send/recv of a job of up to 16 ranks (else in a fifth)")
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
     kinds = o.kinds.split(",") if o.kinds else None
@@ -522,7 +535,7 @@ def main():
     rng = random.Random(seed)
     jobs = []
     while len(jobs) < o.jobs:
-        j = draw_job(rng, True, o.host or HOSTS, kinds)
+        j = draw_job(rng, True, o.host or HOSTS, kinds, True if o.alltoall else None)
         if j["nodes"] * j["rpn"] <= o.max_ranks:
             jobs.append(j)
     tally = {}

@@ -9,7 +9,9 @@ drawn on a log scale and held to at most MAX_PROCS processes in all), a
 host profile (every one the emulator offers), a fault (a GPU that stops in a pipeline or data-parallel
 communicator, a receive never posted there, or a rank that never makes a
 call of any communicator — a desync), the communicator it strikes, its rank
-in it, the iteration, and the channels. The hang spreads to every
+in it, the iteration, and the channels; in about a third of the jobs
+whose DP has a divisor of 2-16, expert parallelism (--ep), the fault in an
+EP group's all-to-all in half of those. The hang spreads to every
 communicator whose members wait on a process stuck elsewhere.
 
 Each job's outcome:
@@ -63,7 +65,7 @@ def parse(line):
     tp, pp, dp = (int(x) for x in a["--layout"].split("x"))
     kind, index = a["--fault-comm"].split(":")
     fault = next(k for k in CAUSE if "--" + k in a)
-    return {"host": w[0], "tp": tp, "pp": pp, "dp": dp, "kind": kind, "index": int(index),
+    return {"host": w[0], "tp": tp, "pp": pp, "dp": dp, "ep": int(a.get("--ep", 1)), "kind": kind, "index": int(index),
             "rank": int(a["--" + fault].split(":")[0]), "fault": fault, "arg": a["--" + fault],
             "iters": int(a["--iters"]), "iter": int(a["--fault-iter"]), "channels": int(a["--channels"]),
             "seed": int(a["--seed"])}
@@ -89,13 +91,29 @@ def draw(rng, max_procs=MAX_PROCS):
         job["arg"] = "%d:%s:%d" % (job["rank"], rng.choice(["all", "0"]), rng.choice([0, 1]))
     else:
         job["arg"] = str(job["rank"])
+    # Expert parallelism in about a third of the jobs whose DP has a
+    # divisor of 2..16, drawn from the job's seed (the draws above stay
+    # those of earlier slices): EP groups of that many replicas, each an
+    # all-to-all after the TP all-reduce; in half of them the fault strikes
+    # an EP group instead.
+    erng = random.Random(job["seed"] * 7 + 1)
+    job["ep"] = 1
+    divisors = [e for e in range(2, min(dp, 16) + 1) if dp % e == 0]
+    if divisors and erng.random() < 0.35:
+        job["ep"] = erng.choice(divisors)
+        if erng.random() < 0.5:
+            job.update(kind="ep", index=erng.randrange(pp * tp * (dp // job["ep"])), rank=erng.randrange(job["ep"]))
+            if fault == "skip":
+                job["arg"] = str(job["rank"])
+            else:  # 4 MiB to each peer: at least 2 transfers a channel
+                job["arg"] = "%d:%s:%d" % (job["rank"], erng.choice(["all", "0"]), erng.choice([0, 1]))
     return job
 
 
 def describe(j):
-    return "%s --layout %dx%dx%d --channels %d --iters %d --seed %d --fault-comm %s:%d --%s %s --fault-iter %d" % (
-        j["host"], j["tp"], j["pp"], j["dp"], j["channels"], j["iters"], j["seed"], j["kind"], j["index"], j["fault"],
-        j["arg"], j["iter"])
+    return "%s --layout %dx%dx%d%s --channels %d --iters %d --seed %d --fault-comm %s:%d --%s %s --fault-iter %d" % (
+        j["host"], j["tp"], j["pp"], j["dp"], " --ep %d" % j["ep"] if j.get("ep", 1) > 1 else "", j["channels"],
+        j["iters"], j["seed"], j["kind"], j["index"], j["fault"], j["arg"], j["iter"])
 
 
 def run(j, pt, plugin, top):
@@ -111,7 +129,7 @@ def run(j, pt, plugin, top):
         plugin = "proxytrace"
     try:
         args = pt + ["sim", "--plugin", plugin, "--quiet", "--host", j["host"], "--layout",
-                "%dx%dx%d" % (j["tp"], j["pp"], j["dp"]), "--channels", str(j["channels"]), "--iters", str(j["iters"]),
+                "%dx%dx%d" % (j["tp"], j["pp"], j["dp"]), "--ep", str(j.get("ep", 1)), "--channels", str(j["channels"]), "--iters", str(j["iters"]),
                 "--seed", str(j["seed"]), "--fault-comm", "%s:%d" % (j["kind"], j["index"]), "--" + j["fault"],
                 j["arg"], "--fault-iter", str(j["iter"]), "--dump-dir", d, "--truth-json", d + "/truth.json",
                 "--poll-us", "200", "--hang-polls", "20", "--hold", "0.4",

@@ -9,8 +9,10 @@
 # first, and every other communicator's culprit as a consequence of it
 # (text "follows 1:" with the chain, JSON consequenceOf, the page's
 # consequence blocks), none as a culprit
-# of its own; the same job without the fault reads OK. Then the refusals:
-# --layout without a folder, faults without --fault-comm, a --kill.
+# of its own; the same job without the fault reads OK; the same with
+# expert parallelism, the fault in an EP group's all-to-all. Then the
+# refusals: --layout without a folder, faults without --fault-comm, a
+# --kill, an --ep that does not divide DP or comes without --layout.
 # $1: the build folder.
 B=${1:-build}
 PT="$B/proxytrace"
@@ -81,6 +83,34 @@ sim --dump-dir "$T/ok" >"$T/ok.out" 2>&1 || fail "a healthy layout: $(cat "$T/ok
 $RUN "$PT" analyze "$T/ok" | head -1 | grep -q "^proxytrace analyze: OK" || fail "healthy: $($RUN "$PT" analyze "$T/ok" | head -2)"
 echo "ok: without the fault every communicator completes and reads OK"
 
+# Expert parallelism (--ep 2 of a 2x1x4 layout): two EP groups of two
+# replicas each, an all-to-all after the TP all-reduce. The GPU of rank 1
+# of ep1 (process 3: node1, GPU 1) stops in iteration 1; its TP, PP and DP
+# groups wait on it. The truth lists the EP groups, of kind ep, and the
+# origin there; analyze names it first, every other culprit a consequence.
+mkdir "$T/ep"
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 2x1x4 --ep 2 --iters 3 --poll-us 200 --hold 0.4 \
+  --env PROXYTRACE_DUMP_INTERVAL_MS=50 --env PROXYTRACE_STALL_MS=100 --fault-comm ep:1 --stall 1:0:1 --fault-iter 1 \
+  --dump-dir "$T/ep" --truth-json "$T/ep.json" >"$T/ep.out" 2>&1
+[ $? -eq 3 ] || fail "EP: the job did not hang: $(cat "$T/ep.out")"
+python3 - "$T/ep.json" <<'PY' || exit 1
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = {x["name"]: x for x in t["communicators"]}
+eps = sorted(n for n in c if c[n]["kind"] == "ep")
+# EP group i of TP place t, replica group e: i = e * TP + t (PP 1)
+if t["layout"]["ep"] != 2 or eps != ["ep0", "ep1", "ep2", "ep3"] or c["ep1"]["ranks"] != [1, 3]:
+    print("FAIL: EP groups %s, ep1 %s" % (eps, c.get("ep1", {}).get("ranks"))); sys.exit(1)
+if t["origin"]["communicator"] != "ep1" or c["ep1"]["truth"]["culprits"][0]["cause"] != "gpu_not_producing":
+    print("FAIL: EP origin %s" % t["origin"]); sys.exit(1)
+print("ok: EP groups of two replicas, the origin in ep1")
+PY
+$RUN "$PT" analyze "$T/ep" >"$T/ep.txt" 2>&1
+[ $? -eq 1 ] && grep -q "^culprit 1: rank 1 (node1, pid 1021), channel 0: its GPU stopped producing data" "$T/ep.txt" &&
+  grep -q "in communicator ep1 " "$T/ep.txt" && ! grep -q "^also " "$T/ep.txt" ||
+  fail "EP: the origin is not the only culprit: $(grep -E '^(culprit|also|follows)' "$T/ep.txt" | head -5)"
+echo "ok: EP: analyze names the origin in ep1, $(grep -c '^follows 1: ' "$T/ep.txt") consequences"
+
 # refusals
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 2x2x2 >"$T/e1" 2>&1
 [ $? -eq 2 ] && grep -q "give --dump-dir" "$T/e1" || fail "no folder: $(cat "$T/e1")"
@@ -99,4 +129,8 @@ $RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 1x1x10 --fault-comm dp:0 --st
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 1x1x10 --fault-comm dp:0 --stall 9:0:0 --iters 1 --poll-us 200 \
   --hang-polls 5 --dump-dir "$T/e6d" >"$T/e6" 2>&1
 [ $? -eq 3 ] || fail "rank 9 of a DP group of 10: $(cat "$T/e6")"
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 1x1x6 --ep 4 --dump-dir "$T/e7d" >"$T/e7" 2>&1
+[ $? -eq 2 ] && grep -q "ep 4 must divide the layout's DP 6" "$T/e7" || fail "--ep 4 of DP 6: $(cat "$T/e7")"
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --ep 2 >"$T/e8" 2>&1
+[ $? -eq 2 ] && grep -q "ep needs --layout" "$T/e8" || fail "--ep without --layout: $(cat "$T/e8")"
 echo "ok: layout refusals"

@@ -5,7 +5,10 @@
  *
  * A bare ncclAllReduce is its own group (depth 1); send/recv is
  * ncclGroupStart, ncclSend, ncclRecv, ncclGroupEnd (depth 2 at the first
- * call). Per call, with the mask sampled at the API call:
+ * call); an all-to-all the same with a ncclSend and a ncclRecv for each
+ * other rank in turn, as PyTorch's all_to_all calls them, each its own P2p
+ * task, whose handle the proxy ops of that peer carry. Per call, with the
+ * mask sampled at the API call:
  *
  *   GroupApi start · 23 · CollApi|P2pApi start/stop … · 24 · KernelLaunch
  *   start/stop · Group start · Coll|P2p start … · (upload the proxy ops) ·
@@ -64,13 +67,22 @@ static void batch(app* a, int b) {
   const pt_sim_config* c = run->cfg;
   const sim_host* h = a->h;
   const pt_sim_call* call = &c->calls[b % c->n_calls];
-  int ar = call->kind == PT_SIM_ALLREDUCE;
+  int ar = call->kind == PT_SIM_ALLREDUCE, all = call->kind == PT_SIM_ALLTOALL;
   int m = ras_mask(a, b);
   int n = run->nranks, rpn = run->job->rpn;
-  int send_peer = (rk->rank + rpn) % n, recv_peer = (rk->rank - rpn + n) % n;
   int dirs = rk->has_dir[b];
-  int do_send = ar || (dirs & 1) || run->job->nodes < 2, do_recv = ar || (dirs & 2) || run->job->nodes < 2;
-  size_t count = call->bytes / 4;
+  /* The peers of its sends and receives: sendrecv's one each (where the
+   * call has one), an all-to-all's every other rank. */
+  int sp[PT_SIM_ALLTOALL_MAX_RANKS], rp[PT_SIM_ALLTOALL_MAX_RANKS], ns = 0, nr = 0;
+  if (all) {
+    for (int q = 0; q < n && q < PT_SIM_ALLTOALL_MAX_RANKS; q++)
+      if (q != rk->rank) sp[ns++] = rp[nr++] = q;
+  } else if (!ar) {
+    if ((dirs & 1) || run->job->nodes < 2) sp[ns++] = (rk->rank + rpn) % n;
+    if ((dirs & 2) || run->job->nodes < 2) rp[nr++] = (rk->rank - rpn + n) % n;
+  }
+  const int np = ns > nr ? ns : nr;
+  size_t count = (all ? call->bytes / (size_t)n : call->bytes) / 4;
   /* A desync (--skip, --mismatch): this rank never makes the call, or
    * makes another collective (faults.c). */
   const pt_sim_fault* desync = sim_fault_desync(c, rk->rank, b);
@@ -89,7 +101,10 @@ static void batch(app* a, int b) {
    * ncclCollConfig_t.userProfilerTag): 0x100 x (the call's index + 1). */
   const uint64_t tag = 0x100u * (uint64_t)(b % c->n_calls + 1);
   sim_event e;
-  void *ga = NULL, *ca = NULL, *pas = NULL, *par = NULL, *g = NULL, *coll = NULL, *ps = NULL, *pr = NULL;
+  void *ga = NULL, *ca = NULL, *g = NULL, *coll = NULL;
+  void *pas[PT_SIM_ALLTOALL_MAX_RANKS], *par[PT_SIM_ALLTOALL_MAX_RANKS];
+  void *ps[PT_SIM_ALLTOALL_MAX_RANKS], *pr[PT_SIM_ALLTOALL_MAX_RANKS];
+  for (int i = 0; i < np; i++) pas[i] = par[i] = ps[i] = pr[i] = NULL;
 
   if (h->api_events) {
     if (sim_gate_group_api(h, m)) {
@@ -119,15 +134,17 @@ static void batch(app* a, int b) {
       e.api.dtype = "ncclFloat32";
       e.api.stream = stream;
       e.api.user_tag = tag;
-      if (do_send) {
-        e.api.func = "Send";
-        pas = start(a, &e);
-        stop(a, pas);
-      }
-      if (do_recv) {
-        e.api.func = "Recv";
-        par = start(a, &e);
-        stop(a, par);
+      for (int i = 0; i < np; i++) {
+        if (i < ns) {
+          e.api.func = "Send";
+          pas[i] = start(a, &e);
+          stop(a, pas[i]);
+        }
+        if (i < nr) {
+          e.api.func = "Recv";
+          par[i] = start(a, &e);
+          stop(a, par[i]);
+        }
       }
     }
     record_null(a, ga, ncclProfilerGroupEndApiStart);
@@ -184,29 +201,45 @@ static void batch(app* a, int b) {
     e.p2p.nch = (uint8_t)run->job->channels;
     e.p2p.group = g;
     e.p2p.user_tag = tag;
-    if (do_send) {
-      e.parent = h->api_events ? pas : g;
-      e.p2p.func = "Send";
-      e.p2p.peer = send_peer;
-      ps = start(a, &e);
-    }
-    if (do_recv) {
-      e.parent = h->api_events ? par : g;
-      e.p2p.func = "Recv";
-      e.p2p.peer = recv_peer;
-      pr = start(a, &e);
+    for (int i = 0; i < np; i++) {
+      if (i < ns) {
+        e.parent = h->api_events ? pas[i] : g;
+        e.p2p.func = "Send";
+        e.p2p.peer = sp[i];
+        ps[i] = start(a, &e);
+      }
+      if (i < nr) {
+        e.parent = h->api_events ? par[i] : g;
+        e.p2p.func = "Recv";
+        e.p2p.peer = rp[i];
+        pr[i] = start(a, &e);
+      }
     }
   }
   /* Upload the proxy ops: each carries the task's handle and mask (on
    * 2.23-2.25 a mask only under a Group handle). */
   pthread_mutex_lock(&rk->mu);
-  rk->task_handle[(size_t)b * 2] = ar ? coll : ps;
-  rk->task_handle[(size_t)b * 2 + 1] = ar ? coll : pr;
+  rk->task_handle[(size_t)b * 2] = ar ? coll : ps[0];
+  rk->task_handle[(size_t)b * 2 + 1] = ar ? coll : pr[0];
   rk->task_mask[b] = sim_task_mask(h, m, g);
+  if (all) { /* each op the task of its peer (on its node's proxies: PXN) */
+    const pt_sim_job* job = run->job;
+    for (int q = rk->rank / rpn * rpn; q < (rk->rank / rpn + 1) * rpn; q++) {
+      const size_t cell = (size_t)b * (size_t)n + (size_t)q;
+      for (size_t i = 0; i < (size_t)job->count[cell]; i++) {
+        pt_sim_op* op = &job->ops[job->first[cell] + i];
+        if (op->rank != rk->rank || op->peer == rk->rank) continue;
+        const int at = op->peer < rk->rank ? op->peer : op->peer - 1;
+        op->task = op->is_send ? ps[at] : pr[at];
+      }
+    }
+  }
   pthread_mutex_unlock(&rk->mu);
   stop(a, coll);
-  stop(a, ps);
-  stop(a, pr);
+  for (int i = 0; i < np; i++) {
+    stop(a, ps[i]);
+    stop(a, pr[i]);
+  }
   stop(a, g);
   stop(a, ga);
   pthread_mutex_lock(&rk->mu);

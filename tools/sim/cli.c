@@ -102,8 +102,13 @@ void pt_sim_usage(FILE* f) {
 "                        called in that order every iteration; each one a job\n"
 "                        of its own into --dump-dir (needed), its logs in a\n"
 "                        folder of its name (tp0, pp1, dp2 ...)\n"
+"  --ep N                with --layout: expert parallelism, each N consecutive\n"
+"                        data-parallel replicas (N divides DP, 2..256) an EP\n"
+"                        communicator per TP and PP place, whose all-to-all\n"
+"                        (an MoE layer's token exchange) comes after the TP\n"
+"                        all-reduce (ep0, ep1 ...)\n"
 "  --fault-comm KIND:I   with --layout: the communicator the faults strike\n"
-"                        (tp, pp or dp, the I-th of that kind), its ranks\n"
+"                        (tp, ep, pp or dp, the I-th of that kind), its ranks\n"
 "                        numbered inside it; a process stuck there never\n"
 "                        enters its later calls in the others\n"
 "  --nodes N             nodes (default 2)\n"
@@ -112,8 +117,11 @@ void pt_sim_usage(FILE* f) {
 "                        per node: N = ranks per node), each with its own proxy\n"
 "                        thread; divides --ranks-per-node (default 1)\n"
 "  --channels N          channels, 1..64 (default 2)\n"
-"  --ops LIST            calls per iteration, KIND:SIZE,… with KIND allreduce or\n"
-"                        sendrecv and SIZE like 64M (default allreduce:32M,sendrecv:8M)\n"
+"  --ops LIST            calls per iteration, KIND:SIZE,… with KIND allreduce,\n"
+"                        sendrecv or alltoall (every rank sends SIZE/ranks to each\n"
+"                        other rank in one group, as an expert-parallel MoE layer\n"
+"                        does; up to 256 ranks) and SIZE like 64M (default\n"
+"                        allreduce:32M,sendrecv:8M)\n"
 "  --iters N             iterations (default 4)\n"
 "  --proto NAME          allreduce protocol: LL, LL128, SIMPLE (default SIMPLE)\n"
 "  --seed N              seed of every random choice (default 1)\n"
@@ -267,6 +275,7 @@ static int parse_ops(pt_sim_config* c, const char* s) {
     *colon = 0;
     if (!strcmp(tok, "allreduce")) c->calls[n].kind = PT_SIM_ALLREDUCE;
     else if (!strcmp(tok, "sendrecv")) c->calls[n].kind = PT_SIM_SENDRECV;
+    else if (!strcmp(tok, "alltoall")) c->calls[n].kind = PT_SIM_ALLTOALL;
     else return -1;
     if (pt_sim_parse_size(colon + 1, &c->calls[n].bytes) != 0 || c->calls[n].bytes > (1ull << 32)) return -1;
     n++;
@@ -291,7 +300,7 @@ static const struct {
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
-    {"layout", 1}, {"fault-comm", 1}, {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
+    {"layout", 1}, {"ep", 1}, {"fault-comm", 1}, {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
     {"ras-mask", 1},   {"noise", 0}, {"noise-deschedule", 1}, {"noise-busy-node", 1}, {"noise-late-dumps", 1},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
 };
 
@@ -400,7 +409,9 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
       return bad(err, opt, val, "TPxPPxDP, each 1.. (TP up to 64), 2..16384 processes (e.g. 2x2x2)");
   } else if (!strcmp(opt, "fault-comm")) {
     if (pt_sim_fault_comm_parse(val, &c->fault_comm_kind, &c->fault_comm_index))
-      return bad(err, opt, val, "tp:I, pp:I or dp:I (the I-th group of that kind)");
+      return bad(err, opt, val, "tp:I, ep:I, pp:I or dp:I (the I-th group of that kind)");
+  } else if (!strcmp(opt, "ep")) {
+    if (to_int(val, 1, PT_SIM_ALLTOALL_MAX_RANKS, &c->layout_ep)) return bad(err, opt, val, "an integer 1..256");
   }
   else if (!strcmp(opt, "nodes")) {
     if (to_int(val, 1, 128, &c->nodes)) return bad(err, opt, val, "an integer 1..128");
@@ -411,7 +422,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   } else if (!strcmp(opt, "channels")) {
     if (to_int(val, 1, 64, &c->channels)) return bad(err, opt, val, "an integer 1..64");
   } else if (!strcmp(opt, "ops")) {
-    if (parse_ops(c, val)) return bad(err, opt, val, "KIND:SIZE,… with KIND allreduce or sendrecv, SIZE 1..4G (e.g. 64M)");
+    if (parse_ops(c, val)) return bad(err, opt, val, "KIND:SIZE,… with KIND allreduce, sendrecv or alltoall, SIZE 1..4G (e.g. 64M)");
   } else if (!strcmp(opt, "iters")) {
     if (to_int(val, 1, 1000000, &c->iters)) return bad(err, opt, val, "an integer 1..1000000");
   } else if (!strcmp(opt, "proto")) {
@@ -609,6 +620,15 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
   /* under --layout the faults name ranks of the communicator they strike:
    * checked against its shape there (layout.c) */
   if (!c->layout_tp && sim_faults_check(c, err) != 0) return 2;
+  if (c->layout_ep > 1 && !c->layout_tp) {
+    fprintf(err, "proxytrace sim: --ep needs --layout (expert-parallel groups are made of its data-parallel replicas)\n");
+    return 2;
+  }
+  if (c->layout_ep > 1 && c->layout_dp % c->layout_ep) {
+    fprintf(err, "proxytrace sim: --ep %d must divide the layout's DP %d (each EP group is %d of its replicas)\n",
+            c->layout_ep, c->layout_dp, c->layout_ep);
+    return 2;
+  }
   if (pace_timing_faults(c, err) != 0) return 2;
   unused_options(c, err);
   return 0;

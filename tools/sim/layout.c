@@ -15,10 +15,14 @@
  *              the backward pass's direction);
  *   DP groups  one process of each data-parallel replica, one per (pp,
  *              tp): the gradient all-reduce across nodes.
+ *   EP groups  (--ep N) N consecutive data-parallel replicas, one per (pp,
+ *              tp, replica / N), as Megatron-LM carves expert parallelism
+ *              out of data parallelism: an MoE layer's all-to-all (every
+ *              member sends to every other, across nodes).
  *
  * A training step is, on every process, the same order of calls: its TP
- * all-reduce, its PP send/recv, its DP all-reduce (a group of one process
- * is left out). Each communicator is one emulated job of pt_sim_run, run
+ * all-reduce, its EP all-to-all, its PP send/recv, its DP all-reduce (a
+ * group of one process is left out). Each communicator is one emulated job of pt_sim_run, run
  * one after the other into one folder, with its own commHash (from the
  * seed and its place), name (tp0, pp1, dp2 ...) and ranks numbered inside
  * it; each rank names its process's host, pid and GPU (rank_host,
@@ -45,8 +49,10 @@
 
 #include "internal.h"
 
-enum { LAY_TP = 0, LAY_PP, LAY_DP, LAY_KINDS };
-static const char* const kind_name[LAY_KINDS] = {"tp", "pp", "dp"};
+enum { LAY_TP = 0, LAY_PP, LAY_DP, LAY_EP, LAY_KINDS };
+static const char* const kind_name[LAY_KINDS] = {"tp", "pp", "dp", "ep"};
+/* the order of a step's calls */
+static const int step_order[LAY_KINDS] = {LAY_TP, LAY_EP, LAY_PP, LAY_DP};
 
 typedef struct {
   int kind, index, n;
@@ -55,7 +61,7 @@ typedef struct {
 } lay_comm;
 
 typedef struct {
-  int tp, pp, dp, procs, kinds;
+  int tp, pp, dp, ep, procs, kinds;
   int slot_kind[LAY_KINDS]; /* kind of each slot of a step */
   lay_comm* comms;
   int n_comms;
@@ -94,20 +100,24 @@ static void layout_free(layout* L) {
   free(L->comms);
 }
 
-static int layout_build(layout* L, int tp, int pp, int dp) {
+static int layout_build(layout* L, int tp, int pp, int dp, int ep) {
   memset(L, 0, sizeof *L);
+  if (ep < 1) ep = 1;
   L->tp = tp;
   L->pp = pp;
   L->dp = dp;
+  L->ep = ep;
   L->procs = tp * pp * dp;
-  const int size[LAY_KINDS] = {tp, pp, dp};
-  const int count[LAY_KINDS] = {pp * dp, dp * tp, pp * tp};
+  const int size[LAY_KINDS] = {tp, pp, dp, ep};
+  const int count[LAY_KINDS] = {pp * dp, dp * tp, pp * tp, pp * tp * (dp / ep)};
   int total = 0;
-  for (int k = 0; k < LAY_KINDS; k++)
+  for (int o = 0; o < LAY_KINDS; o++) {
+    const int k = step_order[o];
     if (size[k] > 1) {
       L->slot_kind[L->kinds++] = k;
       total += count[k];
     }
+  }
   L->comms = calloc((size_t)total + 1, sizeof *L->comms);
   if (!L->comms) return -1;
   for (int s = 0; s < L->kinds; s++) {
@@ -119,9 +129,11 @@ static int layout_build(layout* L, int tp, int pp, int dp) {
       c->n = size[k];
       c->slot = s;
       if (!(c->members = malloc(sizeof(int) * (size_t)c->n))) return -1;
+      /* EP group i: (replica group e, stage, TP place) = (i / (pp tp), i / tp % pp, i % tp) */
       for (int r = 0; r < c->n; r++)
         c->members[r] = k == LAY_TP   ? proc_of(L, i / pp, i % pp, r)
                         : k == LAY_PP ? proc_of(L, i / tp, r, i % tp)
+                        : k == LAY_EP ? proc_of(L, i / (pp * tp) * ep + r, i / tp % pp, i % tp)
                                       : proc_of(L, r, i / tp, i % tp);
     }
   }
@@ -137,7 +149,11 @@ static lay_comm* find_comm(layout* L, int kind, int index) {
 /* The communicator of `kind` that process g holds (a kind it holds). */
 static lay_comm* comm_of(layout* L, int kind, int g) {
   const int tp = g % L->tp, pp = g / L->tp % L->pp, dp = g / (L->tp * L->pp);
-  return find_comm(L, kind, kind == LAY_TP ? dp * L->pp + pp : kind == LAY_PP ? dp * L->tp + tp : pp * L->tp + tp);
+  return find_comm(L, kind,
+                   kind == LAY_TP   ? dp * L->pp + pp
+                   : kind == LAY_PP ? dp * L->tp + tp
+                   : kind == LAY_EP ? (dp / L->ep * L->pp + pp) * L->tp + tp
+                                    : pp * L->tp + tp);
 }
 
 static int hang_kind(pt_fault_kind k) {
@@ -214,7 +230,7 @@ static void comm_name(const lay_comm* c, char* out, size_t n) { snprintf(out, n,
 int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
   layout L;
   int rc = 0;
-  if (layout_build(&L, base->layout_tp, base->layout_pp, base->layout_dp) != 0) {
+  if (layout_build(&L, base->layout_tp, base->layout_pp, base->layout_dp, base->layout_ep) != 0) {
     fprintf(err, "proxytrace sim: out of memory\n");
     layout_free(&L);
     return 1;
@@ -224,8 +240,9 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
     fc = base->fault_comm_kind >= 0 ? find_comm(&L, base->fault_comm_kind, base->fault_comm_index) : NULL;
     if (!fc) {
       fprintf(err, "proxytrace sim: --layout with faults needs --fault-comm KIND:I naming one of its "
-                   "communicators (tp:0..%d, pp:0..%d, dp:0..%d where the group has more than one process)\n",
-              L.pp * L.dp - 1, L.dp * L.tp - 1, L.pp * L.tp - 1);
+                   "communicators (tp:0..%d, pp:0..%d, dp:0..%d, with --ep ep:0..%d, where the group has more "
+                   "than one process)\n",
+              L.pp * L.dp - 1, L.dp * L.tp - 1, L.pp * L.tp - 1, L.pp * L.tp * (L.dp / L.ep) - 1);
       layout_free(&L);
       return 2;
     }
@@ -291,9 +308,9 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
   }
   int hung = 0, origin_seen = 0;
   if (tj) {
-    fprintf(tj, "{\"type\":\"layoutTruth\",\"schema\":1,\"layout\":{\"tp\":%d,\"pp\":%d,\"dp\":%d},\"iters\":%d,"
-                "\"processes\":%d,\"communicators\":[",
-            L.tp, L.pp, L.dp, base->iters, L.procs);
+    fprintf(tj, "{\"type\":\"layoutTruth\",\"schema\":1,\"layout\":{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"ep\":%d},"
+                "\"iters\":%d,\"processes\":%d,\"communicators\":[",
+            L.tp, L.pp, L.dp, L.ep, base->iters, L.procs);
   }
   for (int i = 0; i < L.n_comms && rc == 0; i++) {
     lay_comm* c = &L.comms[i];
@@ -321,8 +338,12 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
     s.ranks_per_node = c->kind == LAY_TP ? c->n : 1;
     s.ranks_per_process = 1;
     s.n_calls = 1;
-    s.calls[0].kind = c->kind == LAY_PP ? PT_SIM_SENDRECV : PT_SIM_ALLREDUCE;
-    s.calls[0].bytes = c->kind == LAY_TP ? 8u << 20 : c->kind == LAY_PP ? 4u << 20 : 32u << 20;
+    s.calls[0].kind = c->kind == LAY_PP ? PT_SIM_SENDRECV : c->kind == LAY_EP ? PT_SIM_ALLTOALL : PT_SIM_ALLREDUCE;
+    /* an all-to-all: 4 MiB to each member */
+    s.calls[0].bytes = c->kind == LAY_TP   ? 8u << 20
+                       : c->kind == LAY_PP ? 4u << 20
+                       : c->kind == LAY_EP ? (size_t)c->n << 22
+                                           : 32u << 20;
     s.fault_call = 0;
     s.n_faults = 0;
     if (c == fc && hung_it == fault_it) memcpy(s.faults, base->faults, sizeof s.faults), s.n_faults = base->n_faults;

@@ -608,7 +608,9 @@ static int append(proxy* px, int b) {
       o->parent = sim_foreign_ptr(run, op->rank, 1);
     } else {
       o->ctx = origin->ctx;
-      o->parent = origin->task_handle[(size_t)b * 2 + (op->is_send ? 0 : 1)];
+      o->parent = run->cfg->calls[op->call].kind == PT_SIM_ALLTOALL
+                      ? op->task
+                      : origin->task_handle[(size_t)b * 2 + (op->is_send ? 0 : 1)];
     }
     /* 2.27+ start the ProxyOp while appending; older hosts in progress,
      * and only for the network transport. */

@@ -46,7 +46,8 @@ extern "C" {
  * Configuration
  * ------------------------------------------------------------------------- */
 
-enum { PT_SIM_ALLREDUCE = 0, PT_SIM_SENDRECV = 1 };
+enum { PT_SIM_ALLREDUCE = 0, PT_SIM_SENDRECV = 1, PT_SIM_ALLTOALL = 2 };
+#define PT_SIM_ALLTOALL_MAX_RANKS 256 /* an all-to-all keeps a step base per connection */
 enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 
 #define PT_SIM_MAX_CALLS 8
@@ -57,7 +58,7 @@ enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 #define PT_SIM_MAX_RAS 8
 
 typedef struct {
-  int kind;     /* PT_SIM_ALLREDUCE / PT_SIM_SENDRECV */
+  int kind;     /* PT_SIM_ALLREDUCE / PT_SIM_SENDRECV / PT_SIM_ALLTOALL */
   size_t bytes; /* message size per rank */
 } pt_sim_call;
 
@@ -168,9 +169,10 @@ typedef struct {
 
   /* A parallel layout (--layout TPxPPxDP; layout.c): every communicator of
    * it one job of pt_sim_run. layout_tp 0: none. The faults strike the
-   * communicator fault_comm_kind (0 tp, 1 pp, 2 dp; -1 none) number
-   * fault_comm_index, with its own rank numbers. */
-  int layout_tp, layout_pp, layout_dp;
+   * communicator fault_comm_kind (0 tp, 1 pp, 2 dp, 3 ep; -1 none) number
+   * fault_comm_index, with its own rank numbers. layout_ep (--ep): the
+   * replicas of each expert-parallel group, 0 or 1 for none. */
+  int layout_tp, layout_pp, layout_dp, layout_ep;
   int fault_comm_kind, fault_comm_index;
   /* Per rank of this job, its process's host name, pid and GPU, as a
    * layout's communicator sets them (NULL: node<N>, this process's pid,
@@ -277,6 +279,9 @@ typedef struct {
                       * recorded into its rank's trace by that thread  */
   int absent;        /* never posted by the application (no-recv)        */
   int dead;          /* belongs to a rank that died                      */
+  void* task;        /* all-to-all: the P2p handle of its peer's Send or
+                      * Recv, set by its rank's application thread before
+                      * the batch is posted                              */
 
   pt_sim_seen seen;  /* written by the proxy thread, read after join     */
 } pt_sim_op;

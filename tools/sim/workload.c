@@ -18,6 +18,15 @@
  *   sendrecv   every rank sends to the rank with its local index on the next
  *              node and receives from the one on the previous node, on every
  *              channel, SIMPLE protocol, one raw step per transfer.
+ *   alltoall   one group of sends and receives (ncclGroupStart, a ncclSend
+ *              and a ncclRecv per peer, ncclGroupEnd, as PyTorch's
+ *              all_to_all and an expert-parallel MoE layer make it): every
+ *              rank sends SIZE/ranks to every other rank, on every channel,
+ *              peers in NCCL's p2p rounds (round d: send to r+d, receive
+ *              from r-d), as sendrecv otherwise. Each peer is a connection
+ *              of its own, with its own step base, which sendrecv's share.
+ *              A p2p call's opCount is its channel's p2p count, the same for
+ *              every peer of the group.
  *
  * Step sizes are NCCL's buffer per step: SIMPLE 4 MiB / 8 steps, LL 32 KiB
  * of data, LL128 576000 bytes of data. Allreduce on SIMPLE moves chunks of
@@ -30,7 +39,9 @@
 
 #define NCCL_STEPS 8
 
-const char* pt_sim_call_name(int kind) { return kind == PT_SIM_ALLREDUCE ? "allreduce" : "sendrecv"; }
+const char* pt_sim_call_name(int kind) {
+  return kind == PT_SIM_ALLREDUCE ? "allreduce" : kind == PT_SIM_ALLTOALL ? "alltoall" : "sendrecv";
+}
 const char* pt_sim_proto_name(int proto) {
   return proto == PT_SIM_PROTO_LL ? "LL" : proto == PT_SIM_PROTO_LL128 ? "LL128" : "SIMPLE";
 }
@@ -93,7 +104,9 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     return -1;
   }
   /* Every op is kept, with its ground truth: bound the job, not the run. */
-  double estimate = (double)job->n_batches * n * C * 2;
+  double estimate = 0;
+  for (int b = 0; b < job->n_batches; b++)
+    estimate += (double)n * C * 2 * (c->calls[b % c->n_calls].kind == PT_SIM_ALLTOALL ? n - 1 : 1);
   if (estimate > PT_SIM_MAX_OPS) {
     fprintf(err,
             "proxytrace sim: the job has about %.0f proxy ops, more than the %d the emulator keeps; "
@@ -101,6 +114,9 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
             estimate, PT_SIM_MAX_OPS);
     return -1;
   }
+  opvec v = {0};
+  int64_t* conn = NULL;
+  int* edges = NULL;
   job->ring = malloc((size_t)C * (size_t)n * sizeof *job->ring);
   job->dead_rank = calloc((size_t)n, sizeof *job->dead_rank);
   int64_t* base = calloc((size_t)n * (size_t)C * 4, sizeof *base); /* [r][c][kind][dir] */
@@ -112,30 +128,74 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
       for (int i = 0; i < job->rpn; i++) job->ring[ch * n + q++] = node * job->rpn + (ch + i) % job->rpn;
   }
 
-  opvec v = {0};
+  /* With an all-to-all, a rank's p2p connections are one per peer: a
+   * step base per (rank, channel, peer, direction), which sendrecv's
+   * connections share. */
+  int a2a = 0;
+  for (int k = 0; k < c->n_calls; k++) a2a |= c->calls[k].kind == PT_SIM_ALLTOALL;
+  if (a2a) {
+    if (n > PT_SIM_ALLTOALL_MAX_RANKS) {
+      fprintf(err, "proxytrace sim: an alltoall job has at most %d ranks, not %d\n", PT_SIM_ALLTOALL_MAX_RANKS, n);
+      free(base);
+      free(p2p_count);
+      return -1;
+    }
+    conn = calloc((size_t)n * (size_t)n * (size_t)C * 2, sizeof *conn);
+    if (!conn) goto oom;
+  }
+
   int64_t coll_count = 0;
   int seq = 0;
+  edges = malloc(sizeof(int) * 2 * (size_t)(2 * n + 2)); /* (peer, dir) of one rank and channel */
+  if (!edges) goto oom;
   for (int b = 0; b < job->n_batches; b++) {
     const pt_sim_call* call = &c->calls[b % c->n_calls];
+    const int ar = call->kind == PT_SIM_ALLREDUCE, all = call->kind == PT_SIM_ALLTOALL;
     int64_t p2p_base_count[64];
-    if (call->kind == PT_SIM_SENDRECV)
+    if (!ar)
       for (int ch = 0; ch < C && ch < 64; ch++) p2p_base_count[ch] = p2p_count[ch]++;
     int64_t coll_op = coll_count;
-    if (call->kind == PT_SIM_ALLREDUCE) coll_count++;
-    size_t chan_bytes = (call->bytes + (size_t)C - 1) / (size_t)C;
+    if (ar) coll_count++;
+    /* an all-to-all sends bytes/n to each rank */
+    size_t peer_bytes = all ? call->bytes / (size_t)n : call->bytes;
+    if (peer_bytes < 1) peer_bytes = 1;
+    size_t chan_bytes = (peer_bytes + (size_t)C - 1) / (size_t)C;
     for (int r = 0; r < n; r++) {
       for (int ch = 0; ch < C; ch++) {
-        for (int dir = 1; dir >= 0; dir--) { /* recv first, then send */
-          int peer = -1, slice, chunk_steps, step_bytes, raw, proto;
-          int64_t op_count;
-          if (call->kind == PT_SIM_ALLREDUCE) {
-            if (n < 2 || job->nodes < 2) continue;
+        /* The edges of this rank on this channel that leave its node, a
+         * receive before its send: the ring's neighbours; sendrecv's next
+         * and previous node; an all-to-all's peers in NCCL's p2p rounds
+         * (round d: send to r+d, receive from r-d). */
+        int ne = 0;
+        if (ar) {
+          if (n >= 2 && job->nodes >= 2) {
             int q = -1;
             for (int i = 0; i < n; i++)
               if (job->ring[ch * n + i] == r) q = i;
-            int nq = dir ? (q - 1 + n) % n : (q + 1) % n;
-            peer = job->ring[ch * n + nq];
-            if (peer / job->rpn == r / job->rpn) continue; /* intra-node edge */
+            for (int dir = 1; dir >= 0; dir--) {
+              int nq = dir ? (q - 1 + n) % n : (q + 1) % n;
+              edges[2 * ne] = job->ring[ch * n + nq];
+              edges[2 * ne++ + 1] = dir;
+            }
+          }
+        } else if (!all) {
+          if (job->nodes >= 2) {
+            edges[0] = (r - job->rpn + n) % n, edges[1] = 1;
+            edges[2] = (r + job->rpn) % n, edges[3] = 0;
+            ne = 2;
+          }
+        } else {
+          for (int d = 1; d < n; d++) {
+            edges[2 * ne] = (r - d + n) % n, edges[2 * ne++ + 1] = 1;
+            edges[2 * ne] = (r + d) % n, edges[2 * ne++ + 1] = 0;
+          }
+        }
+        for (int e = 0; e < ne; e++) {
+          const int peer = edges[2 * e], dir = edges[2 * e + 1];
+          if (peer / job->rpn == r / job->rpn) continue; /* intra-node edge: no proxy op */
+          int slice, chunk_steps, step_bytes, raw, proto;
+          int64_t op_count;
+          if (ar) {
             proto = c->proto;
             slice = proto == PT_SIM_PROTO_SIMPLE ? 2 : 1;
             chunk_steps = proto == PT_SIM_PROTO_SIMPLE ? 4 : 1;
@@ -146,8 +206,6 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
             raw = (int)(loops * (size_t)(2 * (n - 1)) * (size_t)chunk_steps);
             op_count = coll_op << 1;
           } else {
-            if (job->nodes < 2) continue;
-            peer = dir ? (r - job->rpn + n) % n : (r + job->rpn) % n;
             proto = PT_SIM_PROTO_SIMPLE;
             slice = 1;
             chunk_steps = 1;
@@ -169,14 +227,14 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           op->comm_hash = job->comm_hash;
           op->op_count = op_count;
           op->proto = proto;
-          if (call->kind == PT_SIM_ALLREDUCE) {
+          if (ar) {
             op->func_idx = 4;  /* AllReduce */
             op->pattern = 1;   /* RingTwice */
             op->total_bytes = 0;
           } else {
             op->func_idx = op->is_send ? 6 : 7; /* Send / Recv when diag is on */
             op->pattern = op->is_send ? 13 : 14;
-            op->total_bytes = (uint32_t)call->bytes;
+            op->total_bytes = (uint32_t)peer_bytes;
           }
           op->nbytes = (uint32_t)chan_bytes;
           op->raw = raw;
@@ -187,17 +245,22 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           op->xfer_bytes = step_bytes * slice;
           op->chunk_xfers = chunk_steps / slice;
           op->last_bytes = op->xfer_bytes;
-          if (call->kind == PT_SIM_SENDRECV) {
+          if (!ar) {
             size_t rest = chan_bytes - (size_t)(op->n - 1) * (size_t)op->xfer_bytes;
             if (rest > 0 && rest < (size_t)op->xfer_bytes) op->last_bytes = (int)rest;
           }
-          int64_t* bp = &base[(((size_t)r * (size_t)C + (size_t)ch) * 2 + (size_t)call->kind) * 2 + (size_t)dir];
+          int64_t* bp = !ar && conn ? &conn[(((size_t)r * (size_t)n + (size_t)peer) * (size_t)C + (size_t)ch) * 2 + (size_t)dir]
+                                    : &base[(((size_t)r * (size_t)C + (size_t)ch) * 2 + (size_t)!ar) * 2 + (size_t)dir];
           op->base = *bp;
           *bp += raw;
         }
       }
     }
   }
+  free(edges);
+  free(conn);
+  edges = NULL;
+  conn = NULL;
   /* Faults that move or add ops. */
   for (int f = 0; f < c->n_faults; f++) {
     const pt_sim_fault* ft = &c->faults[f];
@@ -251,6 +314,8 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
 oom:
   free(base);
   free(p2p_count);
+  free(conn);
+  free(edges);
   free(v.v);
   fprintf(err, "proxytrace sim: out of memory building the job\n");
   return -1;
