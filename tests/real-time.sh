@@ -15,6 +15,7 @@ allowed() {
   case "$1" in
     tests/sim/top.sh) ;;              # proxytrace top refreshes on the machine's clock
     tests/analyze/follow.sh) ;;       # analyze --follow polls a folder a live job writes
+    tests/sim/metrics-live.sh) ;;     # the metrics files rewritten while a live job hangs
     tests/analyze/failslow.py) ;;     # fail-slow detection while the job runs, by --follow
     tests/sim/cli.sh) ;;              # --pace and --real-time themselves: parsed, refused, summarised
     tests/sim/test_sim_cli.c) ;;      # the same options, parsed

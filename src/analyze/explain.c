@@ -217,15 +217,23 @@ static int held_from_downstream(const an_item* s) { return s->wait == AN_W_CREDI
  * hold explains the unconsumed data only as far as it holds alike on the
  * other channels of the operation. Another channel whose send is held as
  * far back or further, and whose receive of the same rank from the same
- * peer consumed more than x did, shows that the hold lets the node take
- * that much in: x's GPU stopped short of it on its own. */
-static int held_alike_consumed_more(const pt_analysis* a, const an_map* idx, const an_item* x, const an_item* s,
-                                    int max_channel) {
+ * peer consumed more than x did — stuck, or finished with all its data
+ * (fin: the comm's finished receives, by node_key) — shows that the hold
+ * lets the node take that much in: x's GPU stopped short of it on its
+ * own. */
+static int held_alike_consumed_more(const pt_analysis* a, const an_map* idx, const an_map* fin, const an_item* x,
+                                    const an_item* s, int max_channel) {
   if (!held_from_downstream(s)) return 0;
   const int64_t D = C(x->op, AN_C_DONE), T = C(s->op, AN_C_TRANSMITTED);
   for (int ch = 0; ch <= max_channel; ch++) {
     if (ch == x->op->channel) continue;
     int recv_more = 0, held_too = 0;
+    for (int32_t j = fin && fin->cap ? an_map_first(fin, node_key_on(x, ch)) : -1; j >= 0; j = an_map_next(fin, j)) {
+      const an_op* y = a->items[j].op;
+      if (y->comm == x->op->comm && y->op_count == x->op->op_count && y->channel == ch && y->rank == x->op->rank &&
+          y->peer == x->op->peer && C(y, AN_C_DONE) > D)
+        recv_more = 1;
+    }
     for (int32_t j = an_map_first(idx, node_key_on(x, ch)); j >= 0; j = an_map_next(idx, j)) {
       const an_item* y = &a->items[j];
       if (y->op->comm != x->op->comm || y->op->op_count != x->op->op_count || y->op->channel != ch) continue;
@@ -254,17 +262,18 @@ static int stuck_send(const an_item* x, const an_item* y, int64_t hops);
  * send. Either way a hold from downstream explains the data only as far
  * as it holds alike on the other channels (held_alike_consumed_more(): a
  * dead rank or a receive never posted downstream, beside a stall). */
-static int unconsumed_explained(const pt_analysis* a, const an_map* idx, const an_item* x, int max_channel) {
+static int unconsumed_explained(const pt_analysis* a, const an_map* idx, const an_map* fin, const an_item* x,
+                                int max_channel) {
   const an_op* op = x->op;
   if (!x->stuck || op->is_send || x->wait == AN_W_NOT_POSTING || C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED)) return 1;
   const int ring = !an_op_p2p(op);
   int32_t held;
   if (starved_recv(x))
     return ring && (held = on_node(a, idx, x, stuck_send, 0)) >= 0 && a->items[held].wait != AN_W_GPU &&
-           !held_alike_consumed_more(a, idx, x, &a->items[held], max_channel);
+           !held_alike_consumed_more(a, idx, fin, x, &a->items[held], max_channel);
   if (x->wait != AN_W_CONSUME || x->origin || !ring) return 1;
   held = on_node(a, idx, x, stuck_send, 0);
-  return held < 0 || !held_alike_consumed_more(a, idx, x, &a->items[held], max_channel);
+  return held < 0 || !held_alike_consumed_more(a, idx, fin, x, &a->items[held], max_channel);
 }
 
 static int stuck_send(const an_item* x, const an_item* y, int64_t hops) {
@@ -343,22 +352,21 @@ static int64_t ring_hops(const int32_t* per_node, size_t n_nodes, const an_item*
  * the GPUs of the node had what x's send needs. The comm's finished
  * receives are indexed when first asked (a map, not a scan per send: a
  * job may hold many such sends). */
+static int index_finished_recvs(pt_analysis* a, const an_comm* c, an_map* fin) {
+  if (fin->cap) return 0;
+  if (an_map_init(&a->mem, fin, c->n_items + 1) != 0) return PT_AN_ENOMEM;
+  for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
+    const an_item* y = &a->items[i];
+    if (!y->stuck && !y->op->is_send && y->node >= 0 && y->op->n_steps > 0 &&
+        C(y->op, AN_C_RECEIVED) >= y->op->n_steps && an_map_add(&a->mem, fin, node_key(y), (int32_t)i) != 0)
+      return PT_AN_ENOMEM;
+  }
+  return 0;
+}
+
 static int finished_recv_on_node(pt_analysis* a, const an_comm* c, an_map* fin, const an_item* x, int* rc) {
   if (x->node < 0) return 0;
-  if (!fin->cap) {
-    if (an_map_init(&a->mem, fin, c->n_items + 1) != 0) {
-      *rc = PT_AN_ENOMEM;
-      return 0;
-    }
-    for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
-      const an_item* y = &a->items[i];
-      if (!y->stuck && !y->op->is_send && y->node >= 0 && y->op->n_steps > 0 &&
-          C(y->op, AN_C_RECEIVED) >= y->op->n_steps && an_map_add(&a->mem, fin, node_key(y), (int32_t)i) != 0) {
-        *rc = PT_AN_ENOMEM;
-        return 0;
-      }
-    }
-  }
+  if ((*rc = index_finished_recvs(a, c, fin)) != 0) return 0;
   for (int32_t j = an_map_first(fin, node_key(x)); j >= 0; j = an_map_next(fin, j))
     if (same_place(x, &a->items[j])) return 1;
   return 0;
@@ -737,8 +745,9 @@ static int explain_comm(pt_analysis* a, size_t ci) {
    * (unconsumed_explained()). Its wait leads elsewhere; the GPU is a
    * culprit of its own (in a ring, one of its node's, as describe()
    * says). */
+  if (rc == 0) rc = index_finished_recvs(a, c, &fin);
   for (size_t i = lo; i < hi && rc == 0; i++)
-    if (!unconsumed_explained(a, &idx, &a->items[i], max_channel))
+    if (!unconsumed_explained(a, &idx, &fin, &a->items[i], max_channel))
       rc = gpu_too(a, c, &cn, i, ci, PT_CAUSE_GPU_NOT_CONSUMING, PT_CAUSE_GPU_NOT_PRODUCING);
   for (size_t i = lo; i < hi && rc == 0; i++) {
     an_item* x = &a->items[i];
