@@ -16,13 +16,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# A python3 with prometheus_client (Debian's python3-prometheus-client,
-# which make test installs; another python3 may come first on PATH).
-PY=""
-for p in python3 /usr/bin/python3; do
-  if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import prometheus_client' 2>/dev/null; then PY=$p; break; fi
-done
-[ -n "$PY" ] || fail "no python3 with prometheus_client (Debian: python3-prometheus-client)"
+. "$(dirname "$0")/../common/prometheus-python.sh"
 
 sim() { $RUN "$PT" sim --plugin "$PLUGIN" --quiet "$@"; }
 metrics() { echo "--env PROXYTRACE_METRICS_INTERVAL_MS=$1 --env PROXYTRACE_METRICS_DIR=$2"; }

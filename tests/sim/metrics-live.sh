@@ -13,11 +13,7 @@ CHECK="$(dirname "$0")/check_metrics.py"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-PY=""
-for p in python3 /usr/bin/python3; do
-  if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import prometheus_client' 2>/dev/null; then PY=$p; break; fi
-done
-[ -n "$PY" ] || fail "no python3 with prometheus_client (Debian: python3-prometheus-client)"
+. "$(dirname "$0")/../common/prometheus-python.sh"
 
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --real-time --host rccl --stall 3:0:5 --hold 3 \
   --env PROXYTRACE_METRICS_INTERVAL_MS=100 --env PROXYTRACE_METRICS_DIR="$T/hang" --env PROXYTRACE_STALL_MS=0 \
