@@ -209,10 +209,49 @@ static int spread_foreign(pt_analysis* a, an_comm* c) {
   return 0;
 }
 
+/* owned[e]: empty_ranks[e]'s process has a dump as that rank in some
+ * communicator (so the empty dump is that communicator's). NULL with no
+ * empty rank; *rc on failure. */
+static unsigned char* empty_owned(pt_analysis* a, int* rc) {
+  if (!a->n_empty) return NULL;
+  unsigned char* owned = an_alloc(&a->mem, a->n_empty);
+  an_map by;
+  if (!owned || an_map_init(&a->mem, &by, a->n_slots + 1) != 0) {
+    an_free(&a->mem, owned);
+    *rc = PT_AN_ENOMEM;
+    return NULL;
+  }
+  memset(owned, 0, a->n_empty);
+  for (size_t i = 0; i < a->n_slots; i++) {
+    const an_dump* d = a->slots[i].latest;
+    if (d && d->pid && an_map_add(&a->mem, &by, an_rank_proc_key(a->slots[i].rank, d->host, d->pid), (int32_t)i)) {
+      *rc = PT_AN_ENOMEM;
+      break;
+    }
+  }
+  for (size_t e = 0; e < a->n_empty && *rc == 0; e++) {
+    const an_empty* em = &a->empty_ranks[e];
+    if (!em->pid) continue;
+    for (int32_t j = an_map_first(&by, an_rank_proc_key(em->rank, em->host, em->pid)); j >= 0 && !owned[e];
+         j = an_map_next(&by, j)) {
+      const an_dump* d = a->slots[j].latest;
+      owned[e] = a->slots[j].rank == em->rank && d->pid == em->pid && !strcmp(d->host, em->host);
+    }
+  }
+  an_map_free(&a->mem, &by);
+  return owned;
+}
+
 int an_build(pt_analysis* a) {
+  int orc = 0;
+  unsigned char* owned = empty_owned(a, &orc);
+  if (orc) return orc;
   /* Slots in communicator order. */
   const an_slot** order = an_alloc(&a->mem, (a->n_slots + 1) * sizeof *order);
-  if (!order) return PT_AN_ENOMEM;
+  if (!order) {
+    an_free(&a->mem, owned);
+    return PT_AN_ENOMEM;
+  }
   size_t n_items = 0, n_prev = 0;
   for (size_t i = 0; i < a->n_slots; i++) {
     order[i] = &a->slots[i];
@@ -230,6 +269,7 @@ int an_build(pt_analysis* a) {
   an_map prev_idx;
   int rc = an_map_init(&a->mem, &prev_idx, n_prev + 1);
   if (!a->comms || !a->items || !prev_ops || rc) {
+    an_free(&a->mem, owned);
     an_free(&a->mem, order);
     an_free(&a->mem, prev_ops);
     an_map_free(&a->mem, &prev_idx);
@@ -316,11 +356,15 @@ int an_build(pt_analysis* a) {
       c->with_dump++;
       if (d->ns_times) a->slow_possible = 1;
     }
-    /* A rank whose dump named no communicator (nothing recorded). */
+    /* A rank whose dump named no communicator (nothing recorded) — unless
+     * its process has a dump as that rank in some communicator: the empty
+     * dump is that one's (a process of a 3D-parallel job holds rank 1 of
+     * its TP group and rank 0 of its DP group; its empty TP dump says
+     * nothing of rank 1 of the DP group). */
     for (size_t e = 0; e < a->n_empty; e++) {
       const an_empty* em = &a->empty_ranks[e];
       int r = em->rank;
-      if (r < 0 || r >= nranks || c->ranks[r].present) continue;
+      if (r < 0 || r >= nranks || c->ranks[r].present || (owned && owned[e])) continue;
       c->ranks[r].present = 1;
       c->ranks[r].node = an_host_id(a, em->host);
       c->ranks[r].foreign = em->foreign;
@@ -373,6 +417,7 @@ int an_build(pt_analysis* a) {
   }
   an_free(&a->mem, order);
   an_free(&a->mem, prev_ops);
+  an_free(&a->mem, owned);
   an_map_free(&a->mem, &prev_idx);
   a->n_items = it;
   return rc;

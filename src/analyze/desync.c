@@ -388,6 +388,23 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
              strchr(in, ',') || strchr(in, '-') ? "are" : "is", d->n_calls[0], d->n_calls[0] == 1 ? "" : "s");
     found++;
   }
+  /* A rank without any dump, where no op is stuck (a communicator inside
+   * one node has none: its ranks' kernels show the hang): the ranks in the
+   * call wait on it as on one that never called it — it died, or its files
+   * are not among the inputs. Where ops are stuck, their waits name it
+   * (explain.c). */
+  for (int r = 0; r < c->nranks && c->stuck_op_count < 0; r++) {
+    if (c->ranks[r].present) continue;
+    an_culprit* q = add(a, ci, r, PT_CAUSE_RANK_MISSING);
+    if (!q) return -1;
+    q->pub.possible = 1;
+    snprintf(q->summary, sizeof q->summary,
+             "rank %d wrote no dump (it died, or its dump is not among the inputs) — rank%s %s %s in %s, collective "
+             "call #%" PRId64 " (seq %" PRId64 "), and wait%s there",
+             r, strchr(in, ',') || strchr(in, '-') ? "s" : "", in, strchr(in, ',') || strchr(in, '-') ? "are" : "is",
+             what, top - 1, call->seq, strchr(in, ',') || strchr(in, '-') ? "" : "s");
+    found++;
+  }
   /* Among the ranks in it: a channel whose kernel took it up on a peer
    * but not here. The (channel, rank) pairs whose kernel took the call up,
    * sorted once, answer each rank's question by a binary search. */

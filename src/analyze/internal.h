@@ -274,13 +274,18 @@ typedef struct {
   char* message;
 } an_error;
 
-/* A rank that dumped nothing, and where (for its node). */
+/* A rank that dumped nothing, and where (for its node): one per (rank,
+ * host, pid). */
 typedef struct {
   int rank;
   int pid;
   int64_t foreign; /* foreign-pid refusals its dump reported */
   char host[64];
 } an_empty;
+
+/* The key of a rank of a process (rank, host, pid): an empty dump's, and a
+ * communicator's rank's whose dump names its process. */
+uint64_t an_rank_proc_key(int rank, const char* host, int64_t pid);
 
 #define AN_MAX_ERRORS_KEPT 20
 
@@ -572,7 +577,7 @@ struct pt_analysis {
   /* Ranks whose dumps held no record and named no communicator. */
   an_empty* empty_ranks;
   size_t n_empty, cap_empty;
-  an_map empty_index; /* empty_ranks by rank */
+  an_map empty_index; /* empty_ranks by an_rank_proc_key */
   /* Dumps that did not know their rank; what directories held unread;
    * inputs read, by file identity (a file reached twice is read once). */
   an_unknown* unknown;

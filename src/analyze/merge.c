@@ -309,25 +309,31 @@ void an_merge(pt_analysis* a, an_dump* d) {
   }
 }
 
-/* A rank that dumped no record (by rank: a job of 100 000 ranks may log
- * that many empty dumps). */
+uint64_t an_rank_proc_key(int rank, const char* host, int64_t pid) {
+  return an_mix(an_mix(an_mix(0xe3, (uint64_t)(int64_t)rank), (uint64_t)pid), an_mix_str(host));
+}
+
+/* A rank that dumped no record, by rank and process (a map: a job of
+ * 100 000 ranks may log that many empty dumps). */
 void an_merge_empty_rank(pt_analysis* a, const an_dump* d) {
   an_empty* e = NULL;
-  const uint64_t key = an_mix(0xe3, (uint64_t)(int64_t)d->rank);
+  const uint64_t key = an_rank_proc_key(d->rank, d->host, d->pid);
   if (!a->empty_index.cap && an_map_init(&a->mem, &a->empty_index, 64) != 0) return;
   for (int32_t i = an_map_first(&a->empty_index, key); i >= 0 && !e; i = an_map_next(&a->empty_index, i))
-    if (a->empty_ranks[i].rank == d->rank) e = &a->empty_ranks[i];
+    if (a->empty_ranks[i].rank == d->rank && a->empty_ranks[i].pid == d->pid && !strcmp(a->empty_ranks[i].host, d->host))
+      e = &a->empty_ranks[i];
   if (!e) {
     e = an_grow(&a->mem, (void**)&a->empty_ranks, &a->n_empty, &a->cap_empty, sizeof *e);
     if (!e) return;
+    memset(e, 0, sizeof *e);
     if (an_map_add(&a->mem, &a->empty_index, key, (int32_t)(a->n_empty - 1)) != 0) {
       a->n_empty--;
       return;
     }
   }
   e->rank = d->rank;
-  if (d->host[0]) an_copy(e->host, sizeof e->host, d->host);
-  if (d->pid) e->pid = d->pid;
+  an_copy(e->host, sizeof e->host, d->host);
+  e->pid = d->pid;
   if (d->has_drops && d->drops[8] > e->foreign) e->foreign = d->drops[8];
 }
 

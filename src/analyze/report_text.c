@@ -266,7 +266,10 @@ int pt_analysis_write_text(const pt_analysis* a, FILE* f, int verbose) {
                   : a->verdict == PT_VERDICT_OK ? "OK" : a->verdict == PT_VERDICT_INCOMPLETE ? "INCOMPLETE" : "NO DUMP";
   fprintf(f, "proxytrace analyze: %s", v);
   if (a->verdict == PT_VERDICT_HANG) {
+    int all_missing = a->n_culprits > 0;
+    for (size_t k = 0; k < a->n_culprits; k++) all_missing &= a->culprits[k].pub.cause == PT_CAUSE_RANK_MISSING;
     if (a->n_stuck || !a->n_desync) fprintf(f, " — %zu op%s stuck", a->n_stuck, a->n_stuck == 1 ? "" : "s");
+    else if (all_missing) fputs(" — ranks wait in a call on a rank that wrote no dump", f);
     else fputs(" — ranks disagree about their calls", f);
     for (size_t i = 0; i < a->n_comms; i++) {
       const an_comm* c = &a->comms[i];

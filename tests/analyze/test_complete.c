@@ -625,8 +625,60 @@ static void test_chrome_keeps_inputs(void** state) {
   at_rmdir(dir);
 }
 
+/* One process of a 3D-parallel job: node0:100 is rank 1 of communicator 41
+ * (its dump there is whole) and writes an empty dump that names no
+ * communicator (rank 1, no op). Communicator 42's rank 1 wrote nothing, and
+ * rank 0 waits on it: the empty dump is communicator 41's (its process is
+ * rank 1 there), so 42's rank 1 is missing, not "behind" with a dump of no
+ * op. An empty dump of a process seen nowhere still counts for its rank. */
+static const char* proc_op(char* out, size_t n, uint64_t comm, const char* host, int pid, int rank, int peer, int send,
+                           int done) {
+  out[0] = 0;
+  add(out, n,
+      "{\"type\":\"dump\",\"schema\":1,\"host\":\"%s\",\"pid\":%d,\"rank\":%d,\"nRanks\":2,\"commHash\":\"%llu\","
+      "\"trigger\":\"stall\",\"dumpSeq\":1,\"round\":1,\"time_ns\":%lld,\"activeOps\":%d,\"finishedOps\":%d,"
+      "\"stallMs\":100}\n",
+      host, pid, rank, (unsigned long long)comm, T0, done < 8, done >= 8);
+  add(out, n,
+      "{\"type\":\"op\",\"dumpSeq\":1,\"rank\":%d,\"peer\":%d,\"channel\":0,\"dir\":\"%s\",\"commHash\":\"%llu\","
+      "\"opCount\":1,\"opId\":0,\"state\":\"%s\",\"nSteps\":8,\"counters\":{\"posted\":8,\"kernelCopyReady\":%d,"
+      "\"received\":%d,\"transmitted\":%d,\"done\":%d},\"create_ns\":%lld,\"last_ns\":%lld,\"progress_ns\":%lld}\n",
+      rank, peer, send ? "send" : "recv", (unsigned long long)comm, done >= 8 ? "finished" : "active", send ? 8 : 0,
+      send ? 0 : done, send ? done : 0, done, T0 - 50 * MS, T0 - 40 * MS, T0 - 40 * MS);
+  end(out, n, 1, 1);
+  return out;
+}
+
+static void test_empty_dump_of_another_communicator(void** state) {
+  (void)state;
+  for (int known = 1; known >= 0; known--) {
+    pt_analysis* a;
+    assert_int_equal(pt_analysis_new(&a), 0);
+    char t[2048];
+    assert_int_equal(pt_analysis_add_buffer(a, "a0.jsonl", proc_op(t, sizeof t, 41, "node1", 101, 0, 1, 1, 8), strlen(t)), 0);
+    assert_int_equal(pt_analysis_add_buffer(a, "a1.jsonl", proc_op(t, sizeof t, 41, "node0", 100, 1, 0, 0, 8), strlen(t)), 0);
+    assert_int_equal(pt_analysis_add_buffer(a, "b0.jsonl", proc_op(t, sizeof t, 42, "node2", 102, 0, 1, 1, 3), strlen(t)), 0);
+    t[0] = 0;
+    add(t, sizeof t,
+        "{\"type\":\"dump\",\"schema\":1,\"host\":\"%s\",\"pid\":%d,\"rank\":1,\"nRanks\":2,\"trigger\":\"stall\","
+        "\"dumpSeq\":1,\"round\":1,\"time_ns\":%lld,\"activeOps\":0,\"finishedOps\":0,\"stallMs\":100}\n",
+        known ? "node0" : "node9", known ? 100 : 999, T0);
+    end(t, sizeof t, 1, 0);
+    assert_int_equal(pt_analysis_add_buffer(a, "empty.jsonl", t, strlen(t)), 0);
+    assert_int_equal(pt_analysis_run(a), 0);
+    assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+    const pt_culprit* q = pt_analysis_culprit(a, 0);
+    assert_non_null(q);
+    assert_int_equal(q->rank, 1);
+    assert_int_equal(q->comm_hash, 42);
+    assert_int_equal(q->cause, known ? PT_CAUSE_RANK_MISSING : PT_CAUSE_RANK_BEHIND);
+    pt_analysis_free(a);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_empty_dump_of_another_communicator),
       cmocka_unit_test(test_whole_and_clean),   cmocka_unit_test(test_cut_and_short),
       cmocka_unit_test(test_cut_text),          cmocka_unit_test(test_missing_and_stale),
       cmocka_unit_test(test_hang_beside_missing), cmocka_unit_test(test_unknown_rank),

@@ -232,6 +232,45 @@ static void test_not_entered(void** state) {
   pt_analysis_free(a);
 }
 
+/* A communicator inside one node (no proxy op) whose ranks' finalize dumps
+ * have their kernels inside the last call, and a rank that wrote no dump:
+ * the ranks in the call wait on it — rank_missing, as where ops wait on a
+ * rank without a dump. Without the kernels inside the call (the dumps say
+ * the call ended, or nothing of it), the communicator is not stuck and the
+ * missing rank is only not seen. */
+static void test_missing_rank_beside_a_call_that_hangs(void** state) {
+  (void)state;
+  static sb b;
+  call c[3];
+  calls_with(c, 3, NULL);
+  for (int inside = 1; inside >= 0; inside--) {
+    b.n = 0;
+    for (int r = 0; r < 3; r++) json_dump(&b, r, 4, "finalize", c, 3, inside ? "AllReduce" : NULL, 2);
+    pt_analysis* a = at_analyze_text("tp.jsonl", b.t);
+    if (!inside) {
+      assert_int_not_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+      assert_null(culprit_of(a, PT_CAUSE_RANK_MISSING, 3));
+      pt_analysis_free(a);
+      continue;
+    }
+    assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+    assert_int_equal(pt_analysis_culprit_count(a), 1);
+    const pt_culprit* q = culprit_of(a, PT_CAUSE_RANK_MISSING, 3);
+    assert_non_null(q);
+    assert_true(q->possible);
+    assert_non_null(strstr(q->summary, "rank 3 wrote no dump (it died, or its dump is not among the inputs) — ranks "
+                                       "0-2 are in AllReduce 4 MiB float32, collective call #2 (seq 2), and wait there"));
+    char* t = NULL;
+    size_t n = 0;
+    FILE* f = open_memstream(&t, &n);
+    pt_analysis_write_text(a, f, 0);
+    fclose(f);
+    assert_non_null(strstr(t, "HANG — ranks wait in a call on a rank that wrote no dump"));
+    free(t);
+    pt_analysis_free(a);
+  }
+}
+
 /* Where a rank's calls cannot be told from the events it got, nobody is
  * named: the host changed the event mask (RAS: the dumps of
  * test_not_entered, rank 3's header saying so), or a rank's kept calls
@@ -443,6 +482,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mismatch_names_the_odd_rank), cmocka_unit_test(test_calls_that_cannot_be_compared), cmocka_unit_test(test_mismatch_of_root),
       cmocka_unit_test(test_not_entered),                cmocka_unit_test(test_stopped),
+      cmocka_unit_test(test_missing_rank_beside_a_call_that_hangs),
       cmocka_unit_test(test_healthy_dumps_a_call_apart), cmocka_unit_test(test_no_common_call),
       cmocka_unit_test(test_text_dumps),                 cmocka_unit_test(test_bad_progress_lines),
       cmocka_unit_test(test_mismatch_tie),               cmocka_unit_test(test_no_call_yet),
