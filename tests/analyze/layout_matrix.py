@@ -7,8 +7,9 @@ Every job is drawn from one seeded generator (printed first; a failing run
 is repeated with --seed): a layout (TP 1-8, PP 1-8, DP 2-64 processes, DP
 drawn on a log scale and held to at most MAX_PROCS processes in all), a
 host profile (every one the emulator offers), a fault (a GPU that stops in a pipeline or data-parallel
-communicator, a receive never posted there, or a rank that never makes a
-call of any communicator — a desync), the communicator it strikes, its rank
+communicator, a receive never posted there, a process killed there (about
+a sixth of those), or a rank that never makes a call of any communicator —
+a desync), the communicator it strikes, its rank
 in it, the iteration, and the channels; in about a third of the jobs
 whose DP has a divisor of 2-16, expert parallelism (--ep), the fault in an
 EP group's all-to-all in half of those. The hang spreads to every
@@ -21,7 +22,8 @@ Each job's outcome:
   node     the same, the rank named among the first culprit's candidates
   process  the first culprit names the fault's process where it is absent
            in another communicator (a process outside every communicator
-           it holds: the records do not say which call it missed first)
+           it holds: the records do not say which call it missed first; a
+           killed process is a rank without a dump in each)
   limit    the truth marks the fault as one no dump can show (seen: false)
   missed   the first culprit is elsewhere
   false    a culprit of another communicator stands as a culprit of its
@@ -44,7 +46,8 @@ from fault_matrix import HOSTS, emulated  # the hosts; the build's programs, und
 MAX_PROCS = 256
 CAUSE = {"stall": ("gpu_not_producing", "gpu_not_consuming", "stopped"),
          "no-recv": ("no_receive_posted",),
-         "skip": ("not_entered",)}
+         "skip": ("not_entered",),
+         "kill": ("rank_missing",)}
 
 
 
@@ -71,7 +74,7 @@ def parse(line):
             "seed": int(a["--seed"])}
 
 
-def draw(rng, max_procs=MAX_PROCS):
+def draw(rng, max_procs=MAX_PROCS, only=None):
     tp, pp = rng.randint(1, 8), rng.randint(1, 8)
     dp = max(2, min(int(round(2 ** rng.uniform(1, 6))), max_procs // (tp * pp)))
     kinds = ["pp", "dp"] if pp > 1 else ["dp"]
@@ -96,6 +99,13 @@ def draw(rng, max_procs=MAX_PROCS):
     # those of earlier slices): EP groups of that many replicas, each an
     # all-to-all after the TP all-reduce; in half of them the fault strikes
     # an EP group instead.
+    # A killed process in a sixth of the jobs whose fault strikes a PP or
+    # DP group (only="kill": in every such job), from the job's seed too: it
+    # dies at a transfer of the faulty call and leaves no file in any
+    # communicator it holds.
+    krng = random.Random(job["seed"] * 13 + 7)
+    if kind in ("pp", "dp") and (only == "kill" or (only is None and krng.random() < 0.17)):
+        job.update(fault="kill", arg="%d:%d" % (job["rank"], krng.choice([0, 1])))
     erng = random.Random(job["seed"] * 7 + 1)
     job["ep"] = 1
     divisors = [e for e in range(2, min(dp, 16) + 1) if dp % e == 0]
@@ -103,8 +113,10 @@ def draw(rng, max_procs=MAX_PROCS):
         job["ep"] = erng.choice(divisors)
         if erng.random() < 0.5:
             job.update(kind="ep", index=erng.randrange(pp * tp * (dp // job["ep"])), rank=erng.randrange(job["ep"]))
-            if fault == "skip":
+            if job["fault"] == "skip":
                 job["arg"] = str(job["rank"])
+            elif job["fault"] == "kill":
+                job["arg"] = "%d:%d" % (job["rank"], erng.choice([0, 1]))
             else:  # 4 MiB to each peer: at least 2 transfers a channel
                 job["arg"] = "%d:%s:%d" % (job["rank"], erng.choice(["all", "0"]), erng.choice([0, 1]))
     return job
@@ -161,7 +173,17 @@ def judge(j, truth, doc):
     if sub.get("hangSeen") is False or any(c.get("seen") is False for c in sub.get("culprits", [])):
         return "limit", "the truth marks the fault as one no dump can show"
     proc = next(p for p in truth["processList"] if p["process"] == fc["ranks"][j["rank"]])
-    same_proc = lambda c: c.get("host") == proc["host"] and c.get("pid") == proc["pid"]  # noqa: E731
+    # the fault's process: by the host and pid a culprit names, or, for a
+    # rank that wrote no dump (a dead process names none), by the truth's
+    # ranks of its communicator
+    ranks_of = {c["commHash"]: c["ranks"] for c in truth["communicators"]}
+
+    def same_proc(c):
+        if c.get("host") == proc["host"] and c.get("pid") == proc["pid"]:
+            return True
+        rs = ranks_of.get(c.get("commHash"), [])
+        return c.get("cause") == "rank_missing" and 0 <= c.get("rank", -1) < len(rs) and \
+            rs[c["rank"]] == proc["process"]
     own = [c for c in culprits if c.get("consequenceOf") is None]
     old = j["host"] in ("nccl-2.23", "nccl-2.24", "nccl-2.25", "nccl-2.26")
     if old and any(c["cause"] == "rank_missing" for c in own if c["commHash"] != fc["commHash"]):
@@ -176,7 +198,8 @@ def judge(j, truth, doc):
         return "missed", "no culprit"
     first = culprits[0]
     if first["commHash"] != fc["commHash"]:
-        if same_proc(first) and first["cause"] in ("not_entered", "rank_behind", "send_missing", "no_receive_posted"):
+        if same_proc(first) and first["cause"] in ("not_entered", "rank_behind", "send_missing", "no_receive_posted",
+                                                   "rank_missing"):
             # the fault's process, absent from several communicators and
             # stuck in none: the records do not tell which call it missed
             # first
@@ -199,6 +222,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--fixed", action="store_true", help="run the jobs a slice once failed on (FIXED)")
     ap.add_argument("--max-procs", type=int, default=MAX_PROCS, help="the most processes a drawn layout has")
+    ap.add_argument("--fault", choices=["kill"], help="make every drawn fault of a PP or DP group this one")
     ap.add_argument("-v", action="store_true")
     o = ap.parse_args()
     pt = emulated(os.path.join(os.path.abspath(o.build), "proxytrace"))
@@ -208,7 +232,7 @@ def main():
     else:
         print("layout matrix: seed %d, %d jobs (repeat with --seed %d --jobs %d)" % (o.seed, o.jobs, o.seed, o.jobs))
     rng = random.Random(o.seed)
-    jobs = [parse(x) for x in FIXED] if o.fixed else [draw(rng, o.max_procs) for _ in range(o.jobs)]
+    jobs = [parse(x) for x in FIXED] if o.fixed else [draw(rng, o.max_procs, o.fault) for _ in range(o.jobs)]
     counts = {}
     bad = 0
     top = tempfile.mkdtemp(prefix="pt-layout-")

@@ -10,9 +10,9 @@
 # (text "follows 1:" with the chain, JSON consequenceOf, the page's
 # consequence blocks), none as a culprit
 # of its own; the same job without the fault reads OK; the same with
-# expert parallelism, the fault in an EP group's all-to-all. Then the
-# refusals: --layout without a folder, faults without --fault-comm, a
-# --kill, an --ep that does not divide DP or comes without --layout.
+# expert parallelism, the fault in an EP group's all-to-all; a killed
+# process. Then the refusals: --layout without a folder, faults without
+# --fault-comm, an --ep that does not divide DP or comes without --layout.
 # $1: the build folder.
 B=${1:-build}
 PT="$B/proxytrace"
@@ -111,13 +111,31 @@ $RUN "$PT" analyze "$T/ep" >"$T/ep.txt" 2>&1
   fail "EP: the origin is not the only culprit: $(grep -E '^(culprit|also|follows)' "$T/ep.txt" | head -5)"
 echo "ok: EP: analyze names the origin in ep1, $(grep -c '^follows 1: ' "$T/ep.txt") consequences"
 
+# A process killed in its DP group (--kill 1:3 in dp1: process 5, node2,
+# pid 1035) dies in every communicator it holds: no file of it anywhere;
+# each of its groups (tp2, pp3, dp1) shows one rank that wrote no dump, and
+# analyze names those, every other culprit a consequence of one of them.
+mkdir "$T/kill"
+sim --fault-comm dp:1 --kill 1:3 --fault-iter 1 --dump-dir "$T/kill" --truth-json "$T/kill.json" >"$T/kill.out" 2>&1
+[ $? -eq 3 ] || fail "kill: the job did not hang: $(cat "$T/kill.out")"
+! ls "$T/kill" | grep -q -- "-1035-" || fail "kill: the dead process left files: $(ls "$T/kill" | grep -- -1035- | head -3)"
+$RUN "$PT" analyze --json "$T/kill" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = {"8142242121119979856": "tp2", "5418903597749699306": "pp3", "3756978962554551365": "dp1"}
+own = [c for c in d["culprits"] if c["consequenceOf"] is None]
+got = sorted((names.get(c["commHash"], c["commHash"]), c["rank"], c["cause"]) for c in own)
+want = [("dp1", 1, "rank_missing"), ("pp3", 0, "rank_missing"), ("tp2", 1, "rank_missing")]
+assert got == want, got
+assert len(d["culprits"]) > len(own), "no consequence"
+print("ok: kill: the dead process is the rank without a dump of each of its groups, %d consequences" %
+      (len(d["culprits"]) - len(own)))' || fail "kill: the analysis"
+
 # refusals
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 2x2x2 >"$T/e1" 2>&1
 [ $? -eq 2 ] && grep -q "give --dump-dir" "$T/e1" || fail "no folder: $(cat "$T/e1")"
 sim --stall 0:0:0 --dump-dir "$T/ok" >"$T/e2" 2>&1
 [ $? -eq 2 ] && grep -q "needs --fault-comm" "$T/e2" || fail "no --fault-comm: $(cat "$T/e2")"
-sim --fault-comm pp:0 --kill 0:1 --dump-dir "$T/ok" >"$T/e3" 2>&1
-[ $? -eq 2 ] && grep -q "kill is not offered" "$T/e3" || fail "--kill: $(cat "$T/e3")"
 $RUN "$PT" sim --plugin "$PLUGIN" --layout 2x2 >"$T/e4" 2>&1
 [ $? -eq 2 ] && grep -q "TPxPPxDP" "$T/e4" || fail "a bad layout: $(cat "$T/e4")"
 # the faults' ranks are the faulty communicator's: rank 9 of a DP group of

@@ -168,7 +168,8 @@ static int hang_kind(pt_fault_kind k) {
  * completes for r once both neighbours entered it, unless the fault holds
  * r's own ops: a GPU that stops holds its send and the receive after it,
  * a receive never posted its own and the send before it, a rank that never
- * calls its neighbours' ops. */
+ * calls its neighbours' ops, a rank that dies (--kill) its own and the
+ * receive from it. */
 static int call_stuck(const layout* L, const lay_comm* c, int r, int at, const int* pos, int faulty,
                       const pt_sim_config* base) {
   (void)L;
@@ -195,6 +196,10 @@ static int call_stuck(const layout* L, const lay_comm* c, int r, int at, const i
     const int q = ft->rank;
     if (ft->kind == PT_FAULT_STALL && (r == q || r == (q + 1) % n)) return 1;
     if (ft->kind == PT_FAULT_NO_RECV && (r == q || r == (q - 1 + n) % n)) return 1;
+    /* a rank that dies holds its own ops and the receive from it; the send
+     * to it completes into the buffers it posted (a PP call's at most 8
+     * transfers fit NCCL_STEPS), as truth.c lets it */
+    if (ft->kind == PT_FAULT_KILL && (r == q || r == (q + 1) % n)) return 1;
   }
   return 0;
 #undef ENTERED
@@ -257,13 +262,6 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
       return 2;
     }
   }
-  for (int f = 0; f < base->n_faults; f++)
-    if (base->faults[f].kind == PT_FAULT_KILL) {
-      fprintf(err, "proxytrace sim: --kill is not offered with --layout: a dead process takes its files in every "
-                   "communicator it holds with it, which the run of one communicator at a time cannot show\n");
-      layout_free(&L);
-      return 2;
-    }
   if (!base->dump_dir) {
     fprintf(err, "proxytrace sim: --layout writes into a folder: give --dump-dir DIR\n");
     layout_free(&L);
@@ -273,15 +271,18 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
   int fault_hangs = 0;
   for (int f = 0; f < base->n_faults; f++) fault_hangs |= hang_kind(base->faults[f].kind);
   int* pos = malloc(sizeof(int) * (size_t)L.procs);
+  unsigned char* killed = calloc((size_t)L.procs, 1); /* processes a --kill takes */
   char** host = calloc((size_t)L.procs, sizeof *host);
   long* pid = malloc(sizeof(long) * (size_t)L.procs);
   int* dev = malloc(sizeof(int) * (size_t)L.procs);
-  if (!pos || !host || !pid || !dev) {
+  if (!pos || !host || !pid || !dev || !killed) {
     fprintf(err, "proxytrace sim: out of memory\n");
     rc = 1;
     goto out;
   }
   propagate(&L, base, fault_hangs ? fc : NULL, fault_it, pos);
+  for (int f = 0; f < base->n_faults && fc; f++)
+    if (base->faults[f].kind == PT_FAULT_KILL) killed[fc->members[base->faults[f].rank]] = 1;
   for (int g = 0; g < L.procs; g++) {
     char h[32];
     snprintf(h, sizeof h, "node%d", g / L.tp);
@@ -347,8 +348,21 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
     s.fault_call = 0;
     s.n_faults = 0;
     if (c == fc && hung_it == fault_it) memcpy(s.faults, base->faults, sizeof s.faults), s.n_faults = base->n_faults;
+    /* A process killed in the faulty communicator (--kill) is dead in
+     * every other it holds: where it never entered the call that hangs,
+     * it dies before it (no event, no dump from then on); where it made
+     * every call it would, it is gone by the end (no finalize dump). What
+     * it wrote while it lived stays. */
+    unsigned char gone[1024];
+    memset(gone, 0, sizeof gone);
     for (int r = 0; r < c->n && hung_it >= 0 && s.n_faults < PT_SIM_MAX_FAULTS; r++)
-      if (pos[c->members[r]] < at) s.faults[s.n_faults++] = (pt_sim_fault){.kind = PT_FAULT_SKIP, .rank = r, .channel = -1};
+      if (pos[c->members[r]] < at) {
+        s.faults[s.n_faults++] = (pt_sim_fault){.kind = PT_FAULT_SKIP, .rank = r, .channel = -1};
+        if (killed[c->members[r]] && c != fc && s.n_faults < PT_SIM_MAX_FAULTS)
+          s.faults[s.n_faults++] = (pt_sim_fault){.kind = PT_FAULT_KILL, .rank = r, .channel = -1};
+      }
+    for (int r = 0; r < c->n && r < 1024; r++) gone[r] = c != fc && killed[c->members[r]];
+    s.rank_gone = gone;
     s.fault_iter = hung_it >= 0 ? hung_it : 0;
     if (hung_it >= 0 && !entered) { /* nobody gets to it: it ends before it */
       s.iters = hung_it;
@@ -442,6 +456,7 @@ out:
   free(pid);
   free(dev);
   free(pos);
+  free(killed);
   layout_free(&L);
   return rc;
 }

@@ -403,10 +403,15 @@ int pt_sim_run(const pt_sim_config* c, pt_sim_result* res, FILE* err) {
   for (int r = 0; r < run.nranks; r++) res->callbacks += run.ranks[r].calls + run.ranks[r].app_calls;
   res->unwritten_handles = atomic_load(&p->unwritten);
 
-  /* Destroy the live ranks' communicators, in order. */
+  /* Destroy the live ranks' communicators, in order; a rank whose
+   * process is gone by now (rank_gone) finalizes nothing it could write. */
   for (int r = 0; r < run.nranks; r++) {
     sim_rank* rk = &run.ranks[r];
     if (rk->destroyed) continue;
+    if (c->rank_gone && c->rank_gone[r]) {
+      destroy_dead(&run, rk);
+      continue;
+    }
     sim_log_set_rank(r);
     sim_comm_destroy(&run, rk, 1);
   }

@@ -180,6 +180,10 @@ typedef struct {
   const char* const* rank_host;
   const long* rank_pid;
   const int* rank_dev;
+  /* Per rank (NULL: none), 1 where its process is gone by the end of the
+   * job — it died in another communicator (--kill in a layout): it writes
+   * no finalize dump; what it wrote while it lived stays. */
+  const unsigned char* rank_gone;
 
   char* owned[64];     /* strings read from scenario files               */
   int n_owned;
