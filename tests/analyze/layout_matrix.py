@@ -60,6 +60,13 @@ FIXED = [
     "nccl-2.25 --layout 2x3x2 --channels 1 --iters 3 --seed 225652 --fault-comm dp:1 --skip 0 --fault-iter 0",
 ]
 
+# Jobs at scale (--scale): 1 024 processes, 8 of a node, with expert
+# parallelism, a GPU that stops in a DP group, the hang spread over two
+# iterations.
+SCALE = [
+    "rccl --layout 8x8x16 --ep 4 --channels 2 --iters 2 --seed 5 --fault-comm dp:5 --stall 3:0:1 --fault-iter 0",
+]
+
 
 def parse(line):
     """The job describe() wrote as line."""
@@ -221,18 +228,21 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--fixed", action="store_true", help="run the jobs a slice once failed on (FIXED)")
+    ap.add_argument("--scale", action="store_true", help="run the jobs at scale (SCALE: 1 024 processes)")
     ap.add_argument("--max-procs", type=int, default=MAX_PROCS, help="the most processes a drawn layout has")
     ap.add_argument("--fault", choices=["kill"], help="make every drawn fault of a PP or DP group this one")
     ap.add_argument("-v", action="store_true")
     o = ap.parse_args()
     pt = emulated(os.path.join(os.path.abspath(o.build), "proxytrace"))
     plugin = os.path.join(os.path.abspath(o.build), "librccl-profiler-proxytrace.so")
-    if o.fixed:
-        print("layout matrix: the %d jobs a slice once failed on" % len(FIXED))
+    if o.fixed or o.scale:
+        print("layout matrix: the %d jobs %s" % (len(SCALE) if o.scale else len(FIXED),
+                                                "at scale" if o.scale else "a slice once failed on"))
     else:
         print("layout matrix: seed %d, %d jobs (repeat with --seed %d --jobs %d)" % (o.seed, o.jobs, o.seed, o.jobs))
     rng = random.Random(o.seed)
-    jobs = [parse(x) for x in FIXED] if o.fixed else [draw(rng, o.max_procs, o.fault) for _ in range(o.jobs)]
+    jobs = [parse(x) for x in (SCALE if o.scale else FIXED)] if o.fixed or o.scale else \
+        [draw(rng, o.max_procs, o.fault) for _ in range(o.jobs)]
     counts = {}
     bad = 0
     top = tempfile.mkdtemp(prefix="pt-layout-")
@@ -246,7 +256,8 @@ def main():
                 print("%-7s %s: %s" % (out, describe(j), why))
     finally:
         shutil.rmtree(top, ignore_errors=True)
-    print("layout matrix: %s, %d jobs: %s" % ("fixed" if o.fixed else "seed %d" % o.seed, len(jobs), ", ".join(
+    print("layout matrix: %s, %d jobs: %s" % ("scale" if o.scale else "fixed" if o.fixed else "seed %d" % o.seed,
+                                              len(jobs), ", ".join(
         "%d %s" % (counts.get(k, 0), k) for k in ("exact", "node", "process", "limit", "ok", "missed", "false",
                                                "error"))))
     return 1 if bad else 0
