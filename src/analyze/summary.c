@@ -55,6 +55,10 @@ static void dump_header(FILE* f, const pt_analysis* a, const an_dump* d, int64_t
     fputs(",\"commHash\":", f);
     an_put_hash(f, d->comm);
   }
+  if (d->comm_name[0]) { /* the name a chain across communicators shows */
+    fputs(",\"commName\":", f);
+    an_put_str(f, d->comm_name);
+  }
   if (d->host_lib[0]) {
     fputs(",\"hostLib\":", f);
     an_put_str(f, d->host_lib);

@@ -9,7 +9,8 @@
 # first, and every other communicator's culprit as a consequence of it
 # (text "follows 1:" with the chain, JSON consequenceOf, the page's
 # consequence blocks), none as a culprit
-# of its own; the same job without the fault reads OK; the same with
+# of its own, and the same from per-node summaries; the same job without
+# the fault reads OK; the same with
 # expert parallelism, the fault in an EP group's all-to-all; a killed
 # process. Then the refusals: --layout without a folder, faults without
 # --fault-comm, an --ep that does not divide DP or comes without --layout.
@@ -76,6 +77,23 @@ c=$(grep -c 'class="consequence"' "$T/page.html")
 [ "$c" -ge 6 ] && grep -q 'class="culprit" data-culprit-rank="1"' "$T/page.html" &&
   ! grep -q '<b>also ' "$T/page.html" || fail "the page: $c consequences, or another culprit of its own"
 echo "ok: analyze names the origin and $follows consequences (text, JSON and the page)"
+# Past one machine: a summary of each node's files (analyze --summary), and
+# the summaries analyzed together give the same culprits and chains.
+mkdir "$T/sums"
+for n in 0 1 2 3; do
+  mkdir "$T/node$n"
+  ln "$T/hang"/proxytrace-node$n-* "$T/node$n/" || fail "node$n has no files"
+  $RUN "$PT" analyze --summary "$T/sums/node$n.sum" "$T/node$n" >/dev/null 2>&1 || fail "summary of node$n"
+done
+for src in hang sums; do
+  $RUN "$PT" analyze --json "$T/$src" 2>/dev/null | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["culprits"]:
+    print(c["commHash"], c["rank"], c["cause"], c["consequenceOf"], c["chain"])' >"$T/$src.culprits"
+done
+[ -s "$T/sums.culprits" ] && cmp -s "$T/hang.culprits" "$T/sums.culprits" ||
+  fail "the summaries' culprits differ: $(diff "$T/hang.culprits" "$T/sums.culprits" | head -4)"
+echo "ok: per-node summaries give the same $(wc -l <"$T/sums.culprits") culprits and chains"
 
 # the same job, no fault: every communicator completes
 mkdir "$T/ok"
