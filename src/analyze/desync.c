@@ -359,6 +359,8 @@ int64_t an_top_call(const an_comm* c) {
   return top;
 }
 
+#define MISSING_NAMED 16 /* ranks without a dump named one by one (behind()) */
+
 static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
   const an_comm* c = &a->comms[ci];
   const int64_t top = an_top_call(c);
@@ -393,16 +395,25 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
    * call wait on it as on one that never called it — it died, or its files
    * are not among the inputs. Where ops are stuck, their waits name it
    * (explain.c). */
-  for (int r = 0; r < c->nranks && c->stuck_op_count < 0; r++) {
+  /* (One culprit each; past MISSING_NAMED, the rest are said with the
+   * last one named: a large communicator missing many dumps is a folder
+   * short of them.) */
+  int missing = 0;
+  for (int r = 0; r < c->nranks && c->stuck_op_count < 0; r++) missing += !c->ranks[r].present;
+  for (int r = 0, named = 0; r < c->nranks && c->stuck_op_count < 0 && named < MISSING_NAMED; r++) {
     if (c->ranks[r].present) continue;
     an_culprit* q = add(a, ci, r, PT_CAUSE_RANK_MISSING);
     if (!q) return -1;
     q->pub.possible = 1;
+    const int more = ++named == MISSING_NAMED ? missing - named : 0;
+    char rest[64] = "";
+    if (more > 0) snprintf(rest, sizeof rest, " (and %d more ranks without a dump)", more);
     snprintf(q->summary, sizeof q->summary,
-             "rank %d wrote no dump (it died, or its dump is not among the inputs) — rank%s %s %s in %s, collective "
-             "call #%" PRId64 " (seq %" PRId64 "), and wait%s there",
-             r, strchr(in, ',') || strchr(in, '-') ? "s" : "", in, strchr(in, ',') || strchr(in, '-') ? "are" : "is",
-             what, top - 1, call->seq, strchr(in, ',') || strchr(in, '-') ? "" : "s");
+             "rank %d wrote no dump (it died, or its dump is not among the inputs)%s — rank%s %s %s in %s, "
+             "collective call #%" PRId64 " (seq %" PRId64 "), and wait%s there",
+             r, rest, strchr(in, ',') || strchr(in, '-') ? "s" : "", in,
+             strchr(in, ',') || strchr(in, '-') ? "are" : "is", what, top - 1, call->seq,
+             strchr(in, ',') || strchr(in, '-') ? "" : "s");
     found++;
   }
   /* Among the ranks in it: a channel whose kernel took it up on a peer

@@ -269,6 +269,17 @@ static void test_missing_rank_beside_a_call_that_hangs(void** state) {
     free(t);
     pt_analysis_free(a);
   }
+  /* 20 of 40 without a dump: 16 named, the last with how many more */
+  b.n = 0;
+  for (int r = 0; r < 20; r++) json_dump(&b, r, 40, "finalize", c, 3, "AllReduce", 2);
+  pt_analysis* a = at_analyze_text("tp40.jsonl", b.t);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+  assert_int_equal(pt_analysis_culprit_count(a), 16);
+  const pt_culprit* q = culprit_of(a, PT_CAUSE_RANK_MISSING, 35);
+  assert_non_null(q);
+  assert_non_null(strstr(q->summary, "rank 35 wrote no dump (it died, or its dump is not among the inputs) (and 4 more "
+                                     "ranks without a dump)"));
+  pt_analysis_free(a);
 }
 
 /* Where a rank's calls cannot be told from the events it got, nobody is
