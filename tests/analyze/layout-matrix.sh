@@ -1,7 +1,8 @@
 #!/bin/sh
 # The origin of a hang across communicators (layout_matrix.py) as `make
-# test` runs it: every job a slice once failed on (FIXED), a job of 1 024
-# processes (SCALE, native builds only), a fixed-seed slice and one whose seed comes from the
+# test` runs it: every job a slice once failed on (FIXED), jobs of 1 024
+# and 16 384 processes (SCALE, native builds only; about 70 s), a fixed-seed
+# slice and one whose seed comes from the
 # commit being tested (printed; repeat it with
 # `python3 tests/analyze/layout_matrix.py build --seed N --jobs M`). Every
 # job runs on emulated time, so the same commit gives the same outcomes on
@@ -22,8 +23,8 @@ max=${LAYOUT_MATRIX_MAX_PROCS:-256}
 [ -n "${PROXYTRACE_EMULATOR:-}" ] && jobs=$((jobs / 4 + 1)) max=32
 rc=0
 "$py" "$here/layout_matrix.py" "$B" --fixed || rc=1
-# A job of 1 024 processes (--scale), natively: under qemu or a sanitizer
-# the same code runs in the smaller jobs
+# Jobs of 1 024 and 16 384 processes (--scale), natively: under qemu or a
+# sanitizer the same code runs in the smaller jobs
 case "$(readelf -d "$B/proxytrace" 2>/dev/null)" in *libasan*|*libtsan*) scale="" ;; *) scale=1 ;; esac
 [ -n "${PROXYTRACE_EMULATOR:-}" ] && scale=""
 [ -n "$scale" ] && { "$py" "$here/layout_matrix.py" "$B" --scale || rc=1; }

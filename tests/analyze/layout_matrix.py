@@ -62,9 +62,11 @@ FIXED = [
 
 # Jobs at scale (--scale): 1 024 processes, 8 of a node, with expert
 # parallelism, a GPU that stops in a DP group, the hang spread over two
-# iterations.
+# iterations; 16 384 processes (2 048 communicators, 100 352 files, about
+# 0.9 GB), a GPU that stops in a PP group.
 SCALE = [
     "rccl --layout 8x8x16 --ep 4 --channels 2 --iters 2 --seed 5 --fault-comm dp:5 --stall 3:0:1 --fault-iter 0",
+    "nccl-2.28 --layout 16x32x32 --channels 1 --iters 1 --seed 7 --fault-comm pp:100 --stall 3:0:1 --fault-iter 0",
 ]
 
 
@@ -228,7 +230,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--fixed", action="store_true", help="run the jobs a slice once failed on (FIXED)")
-    ap.add_argument("--scale", action="store_true", help="run the jobs at scale (SCALE: 1 024 processes)")
+    ap.add_argument("--scale", action="store_true", help="run the jobs at scale (SCALE: 1 024 and 16 384 processes)")
     ap.add_argument("--max-procs", type=int, default=MAX_PROCS, help="the most processes a drawn layout has")
     ap.add_argument("--fault", choices=["kill"], help="make every drawn fault of a PP or DP group this one")
     ap.add_argument("-v", action="store_true")
