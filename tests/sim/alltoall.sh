@@ -9,12 +9,7 @@
 # are named as the ground truth says; a job over 256 ranks is refused.
 # $1: the build folder.
 B=${1:-build}
-PT="$B/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 sim() { $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 4 --ranks-per-node 2 --channels 2 --iters 2 "$@"; }
 
 sim --host rccl --ops alltoall:64M --dump-dir "$T/ok" >"$T/ok.out" 2>&1 || fail "a healthy all-to-all: $(cat "$T/ok.out")"

@@ -16,12 +16,7 @@
 # --fault-comm, an --ep that does not divide DP or comes without --layout.
 # $1: the build folder.
 B=${1:-build}
-PT="$B/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 sim() { $RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 2x2x2 --iters 3 --poll-us 200 --hold 0.4 \
   --env PROXYTRACE_DUMP_INTERVAL_MS=50 --env PROXYTRACE_STALL_MS=100 "$@"; }
 

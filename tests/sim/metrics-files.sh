@@ -8,13 +8,8 @@
 # the job nothing.
 # $1: the build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+. "$(dirname "$0")/../common/sim-setup.sh"
 CHECK="$(dirname "$0")/check_metrics.py"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 . "$(dirname "$0")/../common/prometheus-python.sh"
 

@@ -6,13 +6,8 @@
 # this is one of the real-time tests (make test-real-time).
 # $1: the build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+. "$(dirname "$0")/../common/sim-setup.sh"
 CHECK="$(dirname "$0")/check_metrics.py"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 . "$(dirname "$0")/../common/prometheus-python.sh"
 
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --real-time --host rccl --stall 3:0:5 --hold 3 \

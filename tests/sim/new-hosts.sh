@@ -11,12 +11,7 @@
 # every descriptor after its call.
 # $1: the build folder.
 B=${1:-build}
-PT="$B/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 sim() { out=$1; shift; rm -rf "$T/$out"; $RUN "$PT" sim --plugin "$PLUGIN" --quiet --strict --dump-dir "$T/$out" "$@"; }
 json() { cat "$T/$1"/*.jsonl 2>/dev/null; }
 

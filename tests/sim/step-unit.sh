@@ -9,12 +9,7 @@
 # unit, read the same (the unit from the profiler API and RCCL's fields).
 # $1: the build folder.
 B=${1:-build}
-PT="$B/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 JOB="--nodes 2 --ranks-per-node 1 --channels 1 --ops allreduce:8M --iters 1 --poll-us 100 --stall 1:0:3"
 # "nSteps posted done" of each record, in transfers, sorted
 transfers() {

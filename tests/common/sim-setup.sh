@@ -1,0 +1,10 @@
+# Sourced by the emulator's shell tests once B (the build folder) is set:
+# PT and PLUGIN, the build's proxytrace and plugin (absolute paths); RUN,
+# what runs the build's programs ($PROXYTRACE_EMULATOR: qemu-aarch64 for a
+# cross-built build); T, a temporary folder removed on exit; fail().
+PT="$(cd "$B" && pwd)/proxytrace"
+RUN=${PROXYTRACE_EMULATOR:-}
+PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
