@@ -10,12 +10,7 @@
 # said `changed` against each edge's own history.
 # $1: the build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 TIMED=1
 case "$(readelf -d "$PT" 2>/dev/null)" in *libasan*|*libtsan*) TIMED=0 ;; esac
 [ -n "$RUN" ] && TIMED=0

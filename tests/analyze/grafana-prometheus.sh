@@ -15,11 +15,8 @@
 # is skipped with a message; on Debian they are test dependencies
 # (scripts/ensure-test-deps.sh) and their absence is a failure.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+. "$(dirname "$0")/../common/sim-setup.sh"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-fail() { echo "FAIL: $*"; exit 1; }
 
 if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-node-exporter >/dev/null 2>&1; then
   command -v dpkg >/dev/null 2>&1 &&
@@ -28,8 +25,6 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-node-expor
   exit 0
 fi
 
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 job() { # job NAME ITERS SIM-ARGS...: metrics of one run into $T/NAME
   name=$1; iters=$2; shift 2
   $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 2 --ranks-per-node 2 --channels 2 \

@@ -10,12 +10,7 @@
 # give the verdict; a hung job stays a hang, the metrics do not hide it.
 # $1: the build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 PY=python3
 
 job() { # job NAME HOST FAULT...: a 3-node send/recv job in real time, dumps and metrics in $T/NAME

@@ -8,12 +8,7 @@
 # made); a regular file is still replaced whole, no temporary file left.
 # Each run within a generous bound. $1: the build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 
 mkdir -p "$T/job"
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 2 --ranks-per-node 2 --channels 1 --iters 2 --ops sendrecv:1M \

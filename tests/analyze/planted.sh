@@ -7,12 +7,7 @@
 # (outside sanitizers and qemu) the long line costs none of them 8 MB: no
 # line longer than 1 MiB is held. $1: the build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 MEASURE=1
 case "$(readelf -d "$PT" 2>/dev/null)" in *libasan*|*libtsan*) MEASURE=0 ;; esac
 [ -n "$RUN" ] && MEASURE=0

@@ -9,13 +9,8 @@
 # lines); a copy of a dump with a line of prose above it is not. $1: the
 # build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
+. "$(dirname "$0")/../common/sim-setup.sh"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # ---- the repository's own files, tests aside (their fixtures are dumps) ----
 mkdir "$T/docs"

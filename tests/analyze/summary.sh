@@ -12,13 +12,8 @@
 # --summary refuses. The fault matrix checks the same equality on every
 # job it draws (fault-matrix.sh, --summaries). $1: the build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
+. "$(dirname "$0")/../common/sim-setup.sh"
 GEN="$(cd "$B" && pwd)/bench/gen_job"
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-RUN=${PROXYTRACE_EMULATOR:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 py=$(command -v python3) || { echo "summary: no python3"; exit 1; }
 
 $RUN "$PT" sim --plugin "$PLUGIN" --nodes 4 --ranks-per-node 8 --stall 3:0:5 --comm-dump 2 --dump-dir "$T/hung" \

@@ -1,4 +1,4 @@
-# Sourced by the emulator's shell tests once B (the build folder) is set:
+# Sourced by the shell tests that drive the build's programs, once B (the build folder) is set:
 # PT and PLUGIN, the build's proxytrace and plugin (absolute paths); RUN,
 # what runs the build's programs ($PROXYTRACE_EMULATOR: qemu-aarch64 for a
 # cross-built build); T, a temporary folder removed on exit; fail().

@@ -13,15 +13,10 @@
 # Prints the dump-file sizes per rank with and without the cap.
 # $1: the build folder.
 B=${1:-build}
-PT="$B/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
+. "$(dirname "$0")/../common/sim-setup.sh"
 # Rotation needs hundreds of dumps within the held hang; under a user-mode
 # emulator far fewer come in that time, so there is nothing to rotate.
 [ -n "$RUN" ] && { echo "dump-rotation: skipped under an emulator ($RUN)"; exit 0; }
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 case "$B" in
   *-thread|*-address|*aarch64*) HOLD=2.5 ;; # several times slower: as many dumps
