@@ -8,12 +8,7 @@
 # when it cannot be written; a cut file is not a rank that never called the
 # collective, nor one behind or dead. $1: the build folder.
 B=${1:-build}
-PT="$(cd "$B" && pwd)/proxytrace"
-RUN=${PROXYTRACE_EMULATOR:-}
-PLUGIN="$(cd "$B" && pwd)/librccl-profiler-proxytrace.so"
-T=$(mktemp -d)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../common/sim-setup.sh"
 
 $RUN "$PT" analyze --help >"$T/help" 2>&1 || fail "analyze --help exits $?"
 grep -q "4 incomplete" "$T/help" || fail "analyze --help does not give exit status 4"
