@@ -104,7 +104,13 @@ static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x)
     if (C(pa, AN_C_TRANSMITTED) > R) return AN_W_NETWORK;
     return AN_W_DATA;
   }
-  if (D < R) return AN_W_CONSUME;
+  /* Data its GPU has not consumed — unless its proxy also stopped posting:
+   * a ring's receive posts buffers NCCL_STEPS raw steps past what its GPU
+   * consumed (recvProxyProgress: posted < done + maxDepth), at least 4 in
+   * any unit (8 raw steps, sliced 2 a transfer), whatever the GPU does; one
+   * that posted fewer stopped on its own. (Point-to-point receives may
+   * share buffers over their peers, a depth of 1 or 2: not judged.) */
+  if (D < R) return !an_op_p2p(op) && P < N && P < D + 4 ? AN_W_NOT_POSTING : AN_W_CONSUME;
   return AN_W_NOT_POSTING;
 }
 
@@ -340,8 +346,10 @@ static int64_t chunk_transfers(const an_item* x, const an_task* t) {
 static int64_t ring_hops(const int32_t* per_node, size_t n_nodes, const an_item* x) {
   const an_op* op = x->op;
   const char* k = an_op_coll(op);
-  if (x->node < 0 || (size_t)x->node >= n_nodes || !k || strcmp(k, "AllReduce") != 0 ||
-      (op->pattern != -1 && op->pattern != AN_PATTERN_RING_TWICE))
+  const int all_reduce = k && !strcmp(k, "AllReduce");
+  const int ring_half = k && (!strcmp(k, "ReduceScatter") || !strcmp(k, "AllGather"));
+  if (x->node < 0 || (size_t)x->node >= n_nodes || !(all_reduce || ring_half) ||
+      (op->pattern != -1 && op->pattern != (all_reduce ? AN_PATTERN_RING_TWICE : AN_PATTERN_RING)))
     return 1;
   const an_task* t = op->pattern == -1 ? coll_task(x) : NULL;
   if (t && t->algo[0] && strcmp(t->algo, "RING") != 0) return 1;
@@ -1045,11 +1053,17 @@ static void describe(pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_
               me, op->channel, op->peer, (long long)C(op, AN_C_RECEIVED), st, N, opw);
       break;
     case PT_CAUSE_NO_RECEIVE_POSTED:
-      if (op->rank == p->rank)
+      if (op->rank == p->rank && C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED))
         appendf(s, n,
                 "%s, channel %d: posts no more receive buffers for rank %d — its receive stopped at %lld posted of %lld "
                 "steps, all of them received and consumed, %s",
                 me, op->channel, op->peer, (long long)C(op, AN_C_POSTED), N, opw);
+      else if (op->rank == p->rank)
+        appendf(s, n,
+                "%s, channel %d: posts no more receive buffers for rank %d — its receive stopped at %lld posted of %lld "
+                "steps, %lld received and %lld consumed: its proxy posts 4 or more past what the GPU consumed, %s",
+                me, op->channel, op->peer, (long long)C(op, AN_C_POSTED), N, (long long)C(op, AN_C_RECEIVED),
+                (long long)C(op, AN_C_DONE), opw);
       else
         appendf(s, n,
                 "%s, channel %d: has no receive posted for rank %d in %s — rank %d's send waits for a buffer at step "

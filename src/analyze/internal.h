@@ -372,6 +372,7 @@ const char* an_op_coll(const an_op* op);
 /* The op's "pattern" (RCCL's trace info: NCCL's ncclPattern_t, v2.28.9-1
  * src/include/proxy.h:21) of a ring all-reduce; -1 where the host does not
  * say. */
+#define AN_PATTERN_RING 0
 #define AN_PATTERN_RING_TWICE 1
 /* The op's "proto" (NCCL_PROTO_*: LL 0, LL128 1, SIMPLE 2); -1 where the
  * host does not say. */
