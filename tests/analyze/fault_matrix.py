@@ -104,7 +104,7 @@ def emulated(prog):
     for a cross-built build) where make test names one."""
     return shlex.split(os.environ.get("PROXYTRACE_EMULATOR", "")) + [prog]
 
-def draw_job(rng, timing=True, hosts=HOSTS, kinds=None, alltoall=None):
+def draw_job(rng, timing=True, hosts=HOSTS, kinds=None, alltoall=None, ring=None):
     host = rng.choice(hosts)
     nodes, rpn = rng.choice(LARGE) if rng.random() < 0.12 else rng.choice(SMALL)
     nranks = nodes * rpn
@@ -197,6 +197,15 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None, alltoall=None):
     # slow fault: an all-to-all's ops of one step each time the proxy
     # thread's round over every peer more than one link, and op durations
     # missed 3 slow links of 75 (seed 2, --alltoall).
+    # A reduce-scatter or an all-gather (FSDP's and ZeRO's collectives) in
+    # place of each all-reduce in a fifth of the jobs but a mismatch's (a
+    # mismatch replaces an all-reduce), also from the job's seed; ring=True:
+    # in every such job.
+    rrng = random.Random(job["seed"] * 7127 + 11)
+    if kind != "mismatch" and (ring if ring is not None else rrng.random() < 0.2):
+        job["ops"] = ",".join(
+            rrng.choice(["reducescatter", "allgather"]) + c[len("allreduce"):] if c.startswith("allreduce:") else c
+            for c in job["ops"].split(","))
     arng = random.Random(job["seed"] * 104729 + 3)
     if nranks <= 16 and kind not in TIMING and (alltoall if alltoall is not None else arng.random() < 0.2):
         job["ops"] = ",".join(
@@ -509,6 +518,8 @@ def main():
     ap.add_argument("--summaries", action="store_true",
                     help="also analyze each job from per-node summaries (analyze --summary) and fail where the "
                          "analysis differs from that of the dumps")
+    ap.add_argument("--ring", action="store_true",
+                    help="a reduce-scatter or an all-gather in place of every all-reduce (else in a fifth of the jobs)")
     ap.add_argument("--alltoall", action="store_true",
                     help="an all-to-all in place of every send/recv of a job of up to 16 ranks (else in a fifth)")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -535,7 +546,7 @@ def main():
     rng = random.Random(seed)
     jobs = []
     while len(jobs) < o.jobs:
-        j = draw_job(rng, True, o.host or HOSTS, kinds, True if o.alltoall else None)
+        j = draw_job(rng, True, o.host or HOSTS, kinds, True if o.alltoall else None, True if o.ring else None)
         if j["nodes"] * j["rpn"] <= o.max_ranks:
             jobs.append(j)
     tally = {}

@@ -67,7 +67,7 @@ static void batch(app* a, int b) {
   const pt_sim_config* c = run->cfg;
   const sim_host* h = a->h;
   const pt_sim_call* call = &c->calls[b % c->n_calls];
-  int ar = call->kind == PT_SIM_ALLREDUCE, all = call->kind == PT_SIM_ALLTOALL;
+  int ar = pt_sim_ring_coll(call->kind), all = call->kind == PT_SIM_ALLTOALL;
   int m = ras_mask(a, b);
   int n = run->nranks, rpn = run->job->rpn;
   int dirs = rk->has_dir[b];
@@ -93,8 +93,10 @@ static void batch(app* a, int b) {
     pthread_mutex_unlock(&rk->mu);
     return;
   }
-  const char* coll_func = "AllReduce";
-  size_t coll_count = count;
+  /* ncclReduceScatter's count is what each rank receives, ncclAllGather's
+   * what each sends: SIZE / ranks */
+  const char* coll_func = pt_sim_coll_func(call->kind);
+  size_t coll_count = call->kind == PT_SIM_ALLREDUCE ? count : count / (size_t)n;
   if (desync) sim_mismatch_call(desync->arg, count, n, &coll_func, &coll_count);
   void* stream = sim_foreign_ptr(run, rk->rank, 2);
   /* The application tags each call with its phase (v7 hosts carry it:
@@ -164,8 +166,12 @@ static void batch(app* a, int b) {
   }
   /* NCCL numbers every collective, profiled or not (the mask may have
    * been 0 for some: --ras-mask). */
-  /* (another function's first call: its own counter starts at 0) */
-  const uint64_t seq = ar && strcmp(coll_func, "AllReduce") ? 0 : ar ? rk->coll_seq++ : 0;
+  /* (per function: a mismatched call counts in its own function's) */
+  static const char* const funcs[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
+  int fi = 4;
+  for (int i = 0; i < 5; i++)
+    if (!strcmp(coll_func, funcs[i])) fi = i;
+  const uint64_t seq = ar ? rk->coll_seq[fi]++ : 0;
   if (ar && sim_gate_coll(h, m, g)) {
     memset(&e, 0, sizeof e);
     e.type = ncclProfileColl;

@@ -118,10 +118,11 @@ void pt_sim_usage(FILE* f) {
 "                        thread; divides --ranks-per-node (default 1)\n"
 "  --channels N          channels, 1..64 (default 2)\n"
 "  --ops LIST            calls per iteration, KIND:SIZE,… with KIND allreduce,\n"
-"                        sendrecv or alltoall (every rank sends SIZE/ranks to each\n"
-"                        other rank in one group, as an expert-parallel MoE layer\n"
-"                        does; up to 256 ranks) and SIZE like 64M (default\n"
-"                        allreduce:32M,sendrecv:8M)\n"
+"                        reducescatter, allgather (SIZE: the whole buffer of all\n"
+"                        ranks' parts), sendrecv or alltoall (every rank sends\n"
+"                        SIZE/ranks to each other rank in one group, as an\n"
+"                        expert-parallel MoE layer does; up to 256 ranks) and SIZE\n"
+"                        like 64M (default allreduce:32M,sendrecv:8M)\n"
 "  --iters N             iterations (default 4)\n"
 "  --proto NAME          allreduce protocol: LL, LL128, SIMPLE (default SIMPLE)\n"
 "  --seed N              seed of every random choice (default 1)\n"
@@ -276,6 +277,8 @@ static int parse_ops(pt_sim_config* c, const char* s) {
     if (!strcmp(tok, "allreduce")) c->calls[n].kind = PT_SIM_ALLREDUCE;
     else if (!strcmp(tok, "sendrecv")) c->calls[n].kind = PT_SIM_SENDRECV;
     else if (!strcmp(tok, "alltoall")) c->calls[n].kind = PT_SIM_ALLTOALL;
+    else if (!strcmp(tok, "reducescatter")) c->calls[n].kind = PT_SIM_REDUCESCATTER;
+    else if (!strcmp(tok, "allgather")) c->calls[n].kind = PT_SIM_ALLGATHER;
     else return -1;
     if (pt_sim_parse_size(colon + 1, &c->calls[n].bytes) != 0 || c->calls[n].bytes > (1ull << 32)) return -1;
     n++;
@@ -422,7 +425,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   } else if (!strcmp(opt, "channels")) {
     if (to_int(val, 1, 64, &c->channels)) return bad(err, opt, val, "an integer 1..64");
   } else if (!strcmp(opt, "ops")) {
-    if (parse_ops(c, val)) return bad(err, opt, val, "KIND:SIZE,… with KIND allreduce, sendrecv or alltoall, SIZE 1..4G (e.g. 64M)");
+    if (parse_ops(c, val)) return bad(err, opt, val, "KIND:SIZE,… with KIND allreduce, reducescatter, allgather, sendrecv or alltoall, SIZE 1..4G (e.g. 64M)");
   } else if (!strcmp(opt, "iters")) {
     if (to_int(val, 1, 1000000, &c->iters)) return bad(err, opt, val, "an integer 1..1000000");
   } else if (!strcmp(opt, "proto")) {

@@ -345,7 +345,7 @@ typedef struct {
   int* has_dir;        /* [batch]: bit 0 send ops, bit 1 recv ops posted   */
   uint64_t calls;      /* callbacks made by this rank's threads            */
   uint64_t app_calls;
-  uint64_t coll_seq;   /* per-function sequence number (AllReduce)        */
+  uint64_t coll_seq[5]; /* sequence numbers per ncclFunc_t (0..4)        */
   pthread_t app_thread, proxy_thread, init_thread;
 } sim_rank;
 

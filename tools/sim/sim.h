@@ -46,7 +46,7 @@ extern "C" {
  * Configuration
  * ------------------------------------------------------------------------- */
 
-enum { PT_SIM_ALLREDUCE = 0, PT_SIM_SENDRECV = 1, PT_SIM_ALLTOALL = 2 };
+enum { PT_SIM_ALLREDUCE = 0, PT_SIM_SENDRECV = 1, PT_SIM_ALLTOALL = 2, PT_SIM_REDUCESCATTER = 3, PT_SIM_ALLGATHER = 4 };
 #define PT_SIM_ALLTOALL_MAX_RANKS 256 /* an all-to-all keeps a step base per connection */
 enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 
@@ -58,7 +58,7 @@ enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 #define PT_SIM_MAX_RAS 8
 
 typedef struct {
-  int kind;     /* PT_SIM_ALLREDUCE / PT_SIM_SENDRECV / PT_SIM_ALLTOALL */
+  int kind;     /* PT_SIM_ALLREDUCE, _SENDRECV, _ALLTOALL, _REDUCESCATTER, _ALLGATHER */
   size_t bytes; /* message size per rank */
 } pt_sim_call;
 
@@ -253,6 +253,7 @@ typedef struct {
   int seq;           /* schedule order                                   */
   uint64_t comm_hash;
   int64_t op_count;
+  int64_t func_seq;  /* a collective's seqNumber, counted per function     */
   int func_idx, proto, pattern;
   uint32_t nbytes, total_bytes;
   int n;             /* transfers = profiler nSteps (2.24+)              */
@@ -395,6 +396,12 @@ void pt_sim_dump_summary(const pt_sim_config* c, const pt_sim_result* res, FILE*
 /* Parses "64M", "1G", "4096", "2K" (binary units). 0 on success. */
 int pt_sim_parse_size(const char* s, size_t* out);
 const char* pt_sim_call_name(int kind);
+/* A ring collective (all-reduce, reduce-scatter, all-gather): 1, else 0;
+ * its ring steps per loop of n ranks; NCCL's name and ncclFunc_t index. */
+int pt_sim_ring_coll(int kind);
+int pt_sim_ring_steps(int kind, int n);
+const char* pt_sim_coll_func(int kind);
+int pt_sim_coll_func_idx(int kind);
 const char* pt_sim_proto_name(int proto);
 
 #ifdef __cplusplus

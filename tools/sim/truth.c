@@ -118,7 +118,8 @@ int sim_dump_scale(const pt_sim_config* c, const pt_sim_op* op) {
 int64_t sim_dump_op_count(const pt_sim_config* c, const pt_sim_op* op) {
   const sim_host* h = sim_host_of(c->host);
   if (!h || h->rccl) return op->op_count;
-  return (op->op_count >> 1) * 16 + (c->calls[op->call].kind == PT_SIM_ALLREDUCE ? 4 : 5);
+  const int kind = c->calls[op->call].kind;
+  return pt_sim_ring_coll(kind) ? op->func_seq * 16 + pt_sim_coll_func_idx(kind) : (op->op_count >> 1) * 16 + 5;
 }
 
 typedef struct {
@@ -132,11 +133,16 @@ typedef struct {
 /* Ring step of transfer u (0 … S-1). */
 static int ring_step(int u, int k, int S) { return (u / k) % S; }
 
-/* First transfer q cannot send because q-1 sent only `a`. */
+/* First transfer q cannot send because q-1 sent only `a`: a send of ring
+ * step j forwards what step j-1 brought in, one step (k transfers) behind;
+ * step 0 of a loop sends the rank's own data, but its kernel takes it up
+ * only once the loop before has ended with its last receive (runRing is
+ * one sequence of sends and receives), so only the first loop's step 0
+ * needs nothing — with two ranks (one step a loop), a reduce-scatter's or
+ * an all-gather's every later send waits for the receive before it. */
 static int limit_up(int a, int U, int k, int S) {
-  int u = a + k;
-  while (u < U && ring_step(u, k, S) == 0) u++;
-  return imin(u, U);
+  (void)S;
+  return imin(a + k, U);
 }
 
 /* Consumed prefix of what arrived (`a`) at a position that sent `s`. */
@@ -469,8 +475,8 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         job->fault_struck[f] |= 1ull << ch;
       }
     }
-    if (call->kind == PT_SIM_ALLREDUCE) {
-      int k = any->chunk_xfers > 0 ? any->chunk_xfers : 1, S = 2 * (n - 1);
+    if (pt_sim_ring_coll(call->kind)) {
+      int k = any->chunk_xfers > 0 ? any->chunk_xfers : 1, S = pt_sim_ring_steps(call->kind, n);
       int* byrank = malloc(sizeof(int) * (size_t)n * 2);
       if (!byrank) {
         free(F);
@@ -920,7 +926,7 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
        * (two ranks that disagree cannot say which one is out of step). */
       if (ft->kind == PT_FAULT_SKIP || ft->kind == PT_FAULT_MISMATCH) {
         hits = job->fault_struck[i] != 0;
-        exact = hits && (ft->kind == PT_FAULT_SKIP ? c->calls[c->fault_call].kind == PT_SIM_ALLREDUCE : job->nranks >= 3);
+        exact = hits && (ft->kind == PT_FAULT_SKIP ? pt_sim_ring_coll(c->calls[c->fault_call].kind) : job->nranks >= 3);
         if (hits && unnamed_rank(c, ft)) {
           limit = NO_RANK_FAULT;
           exact = 0;

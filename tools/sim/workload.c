@@ -18,6 +18,12 @@
  *   sendrecv   every rank sends to the rank with its local index on the next
  *              node and receives from the one on the previous node, on every
  *              channel, SIMPLE protocol, one raw step per transfer.
+ *   reducescatter, allgather  the same ring, n-1 ring steps a loop
+ *              (the all-reduce's two halves), SIZE the whole buffer of all
+ *              ranks' parts; pattern Ring; chunks and slices as the
+ *              all-reduce's (REDUCESCATTER_/ALLGATHER_CHUNKSTEPS, _SLICESTEPS).
+ *              NCCL numbers each function's calls apart (seqNumber): the
+ *              op keeps its function's count (func_seq).
  *   alltoall   one group of sends and receives (ncclGroupStart, a ncclSend
  *              and a ncclRecv per peer, ncclGroupEnd, as PyTorch's
  *              all_to_all and an expert-parallel MoE layer make it): every
@@ -40,7 +46,31 @@
 #define NCCL_STEPS 8
 
 const char* pt_sim_call_name(int kind) {
-  return kind == PT_SIM_ALLREDUCE ? "allreduce" : kind == PT_SIM_ALLTOALL ? "alltoall" : "sendrecv";
+  switch (kind) {
+    case PT_SIM_ALLREDUCE: return "allreduce";
+    case PT_SIM_ALLTOALL: return "alltoall";
+    case PT_SIM_REDUCESCATTER: return "reducescatter";
+    case PT_SIM_ALLGATHER: return "allgather";
+    default: return "sendrecv";
+  }
+}
+
+int pt_sim_ring_coll(int kind) {
+  return kind == PT_SIM_ALLREDUCE || kind == PT_SIM_REDUCESCATTER || kind == PT_SIM_ALLGATHER;
+}
+
+/* An all-reduce's ring runs a reduce-scatter then an all-gather: 2(n-1)
+ * steps a loop; each of those alone n-1 (runRing, src/device/all_reduce.h,
+ * reduce_scatter.h, all_gather.h). */
+int pt_sim_ring_steps(int kind, int n) { return kind == PT_SIM_ALLREDUCE ? 2 * (n - 1) : n - 1; }
+
+const char* pt_sim_coll_func(int kind) {
+  return kind == PT_SIM_REDUCESCATTER ? "ReduceScatter" : kind == PT_SIM_ALLGATHER ? "AllGather" : "AllReduce";
+}
+
+/* ncclFunc_t: AllGather 2, ReduceScatter 3, AllReduce 4 (src/include/nccl_common.h) */
+int pt_sim_coll_func_idx(int kind) {
+  return kind == PT_SIM_REDUCESCATTER ? 3 : kind == PT_SIM_ALLGATHER ? 2 : 4;
 }
 const char* pt_sim_proto_name(int proto) {
   return proto == PT_SIM_PROTO_LL ? "LL" : proto == PT_SIM_PROTO_LL128 ? "LL128" : "SIMPLE";
@@ -144,18 +174,18 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     if (!conn) goto oom;
   }
 
-  int64_t coll_count = 0;
+  int64_t coll_count = 0, func_count[5] = {0};
   int seq = 0;
   edges = malloc(sizeof(int) * 2 * (size_t)(2 * n + 2)); /* (peer, dir) of one rank and channel */
   if (!edges) goto oom;
   for (int b = 0; b < job->n_batches; b++) {
     const pt_sim_call* call = &c->calls[b % c->n_calls];
-    const int ar = call->kind == PT_SIM_ALLREDUCE, all = call->kind == PT_SIM_ALLTOALL;
+    const int ar = pt_sim_ring_coll(call->kind), all = call->kind == PT_SIM_ALLTOALL;
     int64_t p2p_base_count[64];
     if (!ar)
       for (int ch = 0; ch < C && ch < 64; ch++) p2p_base_count[ch] = p2p_count[ch]++;
-    int64_t coll_op = coll_count;
-    if (ar) coll_count++;
+    int64_t coll_op = coll_count, func_seq = func_count[call->kind];
+    if (ar) coll_count++, func_count[call->kind]++;
     /* an all-to-all sends bytes/n to each rank */
     size_t peer_bytes = all ? call->bytes / (size_t)n : call->bytes;
     if (peer_bytes < 1) peer_bytes = 1;
@@ -203,7 +233,7 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
             size_t loop_bytes = (size_t)n * (size_t)step_bytes * (size_t)chunk_steps;
             size_t loops = (chan_bytes + loop_bytes - 1) / loop_bytes;
             if (loops < 1) loops = 1;
-            raw = (int)(loops * (size_t)(2 * (n - 1)) * (size_t)chunk_steps);
+            raw = (int)(loops * (size_t)pt_sim_ring_steps(call->kind, n) * (size_t)chunk_steps);
             op_count = coll_op << 1;
           } else {
             proto = PT_SIM_PROTO_SIMPLE;
@@ -226,10 +256,11 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           op->kind = PT_OPK_NET;
           op->comm_hash = job->comm_hash;
           op->op_count = op_count;
+          op->func_seq = ar ? func_seq : 0;
           op->proto = proto;
           if (ar) {
-            op->func_idx = 4;  /* AllReduce */
-            op->pattern = 1;   /* RingTwice */
+            op->func_idx = pt_sim_coll_func_idx(call->kind);
+            op->pattern = call->kind == PT_SIM_ALLREDUCE ? 1 : 0; /* RingTwice, Ring */
             op->total_bytes = 0;
           } else {
             op->func_idx = op->is_send ? 6 : 7; /* Send / Recv when diag is on */
