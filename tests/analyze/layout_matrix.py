@@ -12,7 +12,8 @@ a sixth of those), or a rank that never makes a call of any communicator —
 a desync), the communicator it strikes, its rank
 in it, the iteration, and the channels; in about a third of the jobs
 whose DP has a divisor of 2-16, expert parallelism (--ep), the fault in an
-EP group's all-to-all in half of those. The hang spreads to every
+EP group's all-to-all in half of those; a sharded optimizer's
+reduce-scatter in the DP groups in a third. The hang spreads to every
 communicator whose members wait on a process stuck elsewhere.
 
 Each job's outcome:
@@ -77,7 +78,8 @@ def parse(line):
     tp, pp, dp = (int(x) for x in a["--layout"].split("x"))
     kind, index = a["--fault-comm"].split(":")
     fault = next(k for k in CAUSE if "--" + k in a)
-    return {"host": w[0], "tp": tp, "pp": pp, "dp": dp, "ep": int(a.get("--ep", 1)), "kind": kind, "index": int(index),
+    return {"host": w[0], "tp": tp, "pp": pp, "dp": dp, "ep": int(a.get("--ep", 1)),
+            "dp_op": a.get("--dp-op", "allreduce"), "kind": kind, "index": int(index),
             "rank": int(a["--" + fault].split(":")[0]), "fault": fault, "arg": a["--" + fault],
             "iters": int(a["--iters"]), "iter": int(a["--fault-iter"]), "channels": int(a["--channels"]),
             "seed": int(a["--seed"])}
@@ -115,6 +117,9 @@ def draw(rng, max_procs=MAX_PROCS, only=None):
     krng = random.Random(job["seed"] * 13 + 7)
     if kind in ("pp", "dp") and (only == "kill" or (only is None and krng.random() < 0.17)):
         job.update(fault="kill", arg="%d:%d" % (job["rank"], krng.choice([0, 1])))
+    # A sharded optimizer's reduce-scatter in the DP groups in a third of
+    # the jobs, from the job's seed.
+    job["dp_op"] = "reducescatter" if random.Random(job["seed"] * 31 + 17).random() < 0.33 else "allreduce"
     erng = random.Random(job["seed"] * 7 + 1)
     job["ep"] = 1
     divisors = [e for e in range(2, min(dp, 16) + 1) if dp % e == 0]
@@ -132,8 +137,9 @@ def draw(rng, max_procs=MAX_PROCS, only=None):
 
 
 def describe(j):
-    return "%s --layout %dx%dx%d%s --channels %d --iters %d --seed %d --fault-comm %s:%d --%s %s --fault-iter %d" % (
-        j["host"], j["tp"], j["pp"], j["dp"], " --ep %d" % j["ep"] if j.get("ep", 1) > 1 else "", j["channels"],
+    return "%s --layout %dx%dx%d%s%s --channels %d --iters %d --seed %d --fault-comm %s:%d --%s %s --fault-iter %d" % (
+        j["host"], j["tp"], j["pp"], j["dp"], " --ep %d" % j["ep"] if j.get("ep", 1) > 1 else "",
+        " --dp-op %s" % j["dp_op"] if j.get("dp_op", "allreduce") != "allreduce" else "", j["channels"],
         j["iters"], j["seed"], j["kind"], j["index"], j["fault"], j["arg"], j["iter"])
 
 
@@ -150,7 +156,8 @@ def run(j, pt, plugin, top):
         plugin = "proxytrace"
     try:
         args = pt + ["sim", "--plugin", plugin, "--quiet", "--host", j["host"], "--layout",
-                "%dx%dx%d" % (j["tp"], j["pp"], j["dp"]), "--ep", str(j.get("ep", 1)), "--channels", str(j["channels"]), "--iters", str(j["iters"]),
+                "%dx%dx%d" % (j["tp"], j["pp"], j["dp"]), "--ep", str(j.get("ep", 1)), "--dp-op",
+                j.get("dp_op", "allreduce"), "--channels", str(j["channels"]), "--iters", str(j["iters"]),
                 "--seed", str(j["seed"]), "--fault-comm", "%s:%d" % (j["kind"], j["index"]), "--" + j["fault"],
                 j["arg"], "--fault-iter", str(j["iter"]), "--dump-dir", d, "--truth-json", d + "/truth.json",
                 "--poll-us", "200", "--hang-polls", "20", "--hold", "0.4",

@@ -8,12 +8,12 @@
 # communicator, the ranks stuck elsewhere; `analyze` names the origin
 # first, and every other communicator's culprit as a consequence of it
 # (text "follows 1:" with the chain, JSON consequenceOf, the page's
-# consequence blocks), none as a culprit
-# of its own, and the same from per-node summaries; the same job without
-# the fault reads OK; the same with
-# expert parallelism, the fault in an EP group's all-to-all; a killed
-# process. Then the refusals: --layout without a folder, faults without
-# --fault-comm, an --ep that does not divide DP or comes without --layout.
+# consequence blocks), none as a culprit of its own, and the same from
+# per-node summaries; the same job without the fault reads OK; the same
+# with expert parallelism, the fault in an EP group's all-to-all; a DP
+# reduce-scatter; a killed process. Then the refusals: --layout without a
+# folder, faults without --fault-comm, an --ep that does not divide DP or
+# comes without --layout, a --dp-op without --layout or of another call.
 # $1: the build folder.
 B=${1:-build}
 . "$(dirname "$0")/../common/sim-setup.sh"
@@ -124,6 +124,22 @@ $RUN "$PT" analyze "$T/ep" >"$T/ep.txt" 2>&1
   fail "EP: the origin is not the only culprit: $(grep -E '^(culprit|also|follows)' "$T/ep.txt" | head -5)"
 echo "ok: EP: analyze names the origin in ep1, $(grep -c '^follows 1: ' "$T/ep.txt") consequences"
 
+# A sharded optimizer (--dp-op reducescatter): the DP groups reduce-scatter;
+# the GPU that stops there (rank 1 of dp1) is the origin, in a ReduceScatter.
+mkdir "$T/rs"
+sim --dp-op reducescatter --fault-comm dp:1 --stall 1:0:3 --fault-iter 1 --dump-dir "$T/rs" --truth-json "$T/rs.json" \
+  >"$T/rs.out" 2>&1
+[ $? -eq 3 ] || fail "reduce-scatter: the job did not hang: $(cat "$T/rs.out")"
+python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+c = {x["name"]: x for x in t["communicators"]}
+assert c["dp1"]["truth"]["hungCallKind"] == "reducescatter", c["dp1"]["truth"]["hungCallKind"]' "$T/rs.json" ||
+  fail "reduce-scatter: the truth"
+$RUN "$PT" analyze "$T/rs" >"$T/rs.txt" 2>&1
+grep -q "^culprit 1: rank 1 (node2, pid 1035), channel 0: its GPU stopped producing data — .*(ReduceScatter)" "$T/rs.txt" &&
+  ! grep -q "^also " "$T/rs.txt" || fail "reduce-scatter: $(grep -E '^(culprit|also)' "$T/rs.txt" | head -3)"
+echo "ok: a sharded optimizer's reduce-scatter in the DP groups: the origin there"
+
 # A process killed in its DP group (--kill 1:3 in dp1: process 5, node2,
 # pid 1035) dies in every communicator it holds: no file of it anywhere;
 # each of its groups (tp2, pp3, dp1) shows one rank that wrote no dump, and
@@ -164,4 +180,8 @@ $RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 1x1x6 --ep 4 --dump-dir "$T/e
 [ $? -eq 2 ] && grep -q "ep 4 must divide the layout's DP 6" "$T/e7" || fail "--ep 4 of DP 6: $(cat "$T/e7")"
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --ep 2 >"$T/e8" 2>&1
 [ $? -eq 2 ] && grep -q "ep needs --layout" "$T/e8" || fail "--ep without --layout: $(cat "$T/e8")"
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --dp-op reducescatter >"$T/e9" 2>&1
+[ $? -eq 2 ] && grep -q "dp-op needs --layout" "$T/e9" || fail "--dp-op without --layout: $(cat "$T/e9")"
+$RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 2x2x2 --dp-op reduce >"$T/e10" 2>&1
+[ $? -eq 2 ] && grep -q "allreduce or reducescatter" "$T/e10" || fail "--dp-op reduce: $(cat "$T/e10")"
 echo "ok: layout refusals"

@@ -102,6 +102,8 @@ void pt_sim_usage(FILE* f) {
 "                        called in that order every iteration; each one a job\n"
 "                        of its own into --dump-dir (needed), its logs in a\n"
 "                        folder of its name (tp0, pp1, dp2 ...)\n"
+"  --dp-op KIND          with --layout: the DP groups' call, allreduce (default) or\n"
+"                        reducescatter (a sharded optimizer's: ZeRO, FSDP)\n"
 "  --ep N                with --layout: expert parallelism, each N consecutive\n"
 "                        data-parallel replicas (N divides DP, 2..256) an EP\n"
 "                        communicator per TP and PP place, whose all-to-all\n"
@@ -303,7 +305,7 @@ static const struct {
     {"stall", 1},      {"no-recv", 1},    {"slow-link", 1},  {"kill", 1},          {"pxn", 1},
     {"leak-ops", 1},   {"fault-iter", 1}, {"fault-call", 1}, {"dump-dir", 1},      {"truth", 0},
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
-    {"layout", 1}, {"ep", 1}, {"fault-comm", 1}, {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
+    {"layout", 1}, {"ep", 1}, {"dp-op", 1}, {"fault-comm", 1}, {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
     {"ras-mask", 1},   {"noise", 0}, {"noise-deschedule", 1}, {"noise-busy-node", 1}, {"noise-late-dumps", 1},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
 };
 
@@ -413,6 +415,10 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   } else if (!strcmp(opt, "fault-comm")) {
     if (pt_sim_fault_comm_parse(val, &c->fault_comm_kind, &c->fault_comm_index))
       return bad(err, opt, val, "tp:I, ep:I, pp:I or dp:I (the I-th group of that kind)");
+  } else if (!strcmp(opt, "dp-op")) {
+    if (!strcmp(val, "allreduce")) c->layout_dp_kind = PT_SIM_ALLREDUCE;
+    else if (!strcmp(val, "reducescatter")) c->layout_dp_kind = PT_SIM_REDUCESCATTER;
+    else return bad(err, opt, val, "allreduce or reducescatter");
   } else if (!strcmp(opt, "ep")) {
     if (to_int(val, 1, PT_SIM_ALLTOALL_MAX_RANKS, &c->layout_ep)) return bad(err, opt, val, "an integer 1..256");
   }
@@ -623,6 +629,10 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
   /* under --layout the faults name ranks of the communicator they strike:
    * checked against its shape there (layout.c) */
   if (!c->layout_tp && sim_faults_check(c, err) != 0) return 2;
+  if (c->layout_dp_kind != PT_SIM_ALLREDUCE && !c->layout_tp) {
+    fprintf(err, "proxytrace sim: --dp-op needs --layout (it is the DP groups' call)\n");
+    return 2;
+  }
   if (c->layout_ep > 1 && !c->layout_tp) {
     fprintf(err, "proxytrace sim: --ep needs --layout (expert-parallel groups are made of its data-parallel replicas)\n");
     return 2;

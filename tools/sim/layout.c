@@ -14,7 +14,8 @@
  *              (a send/recv call; the last stage's to the first stands for
  *              the backward pass's direction);
  *   DP groups  one process of each data-parallel replica, one per (pp,
- *              tp): the gradient all-reduce across nodes.
+ *              tp): the gradient all-reduce across nodes (--dp-op
+ *              reducescatter: a sharded optimizer's reduce-scatter).
  *   EP groups  (--ep N) N consecutive data-parallel replicas, one per (pp,
  *              tp, replica / N), as Megatron-LM carves expert parallelism
  *              out of data parallelism: an MoE layer's all-to-all (every
@@ -339,7 +340,10 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
     s.ranks_per_node = c->kind == LAY_TP ? c->n : 1;
     s.ranks_per_process = 1;
     s.n_calls = 1;
-    s.calls[0].kind = c->kind == LAY_PP ? PT_SIM_SENDRECV : c->kind == LAY_EP ? PT_SIM_ALLTOALL : PT_SIM_ALLREDUCE;
+    s.calls[0].kind = c->kind == LAY_PP   ? PT_SIM_SENDRECV
+                      : c->kind == LAY_EP ? PT_SIM_ALLTOALL
+                      : c->kind == LAY_DP ? base->layout_dp_kind
+                                          : PT_SIM_ALLREDUCE;
     /* an all-to-all: 4 MiB to each member */
     s.calls[0].bytes = c->kind == LAY_TP   ? 8u << 20
                        : c->kind == LAY_PP ? 4u << 20

@@ -173,6 +173,7 @@ typedef struct {
    * fault_comm_index, with its own rank numbers. layout_ep (--ep): the
    * replicas of each expert-parallel group, 0 or 1 for none. */
   int layout_tp, layout_pp, layout_dp, layout_ep;
+  int layout_dp_kind; /* the DP groups' call: PT_SIM_ALLREDUCE (default) or _REDUCESCATTER */
   int fault_comm_kind, fault_comm_index;
   /* Per rank of this job, its process's host name, pid and GPU, as a
    * layout's communicator sets them (NULL: node<N>, this process's pid,
