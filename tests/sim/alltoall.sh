@@ -6,7 +6,8 @@
 # own), each a connection of its own (its step base counts that peer's
 # steps only), its dumps list the P2p calls with their peers, and the job
 # reads OK; a GPU that stops, a receive never posted and a rank that dies
-# are named as the ground truth says; a job over 256 ranks is refused.
+# are named as the ground truth says; beside a send/recv, the truth's
+# opCount (NVIDIA: per peer) is the dumps'; a job over 256 ranks is refused.
 # $1: the build folder.
 B=${1:-build}
 . "$(dirname "$0")/../common/sim-setup.sh"
@@ -51,6 +52,18 @@ for f in "--stall 3:0:2" "--no-recv 6:1:5" "--kill 2:4" "--stall 1:all:0 --host 
     fail "$f: $(grep -E '^(culprit|also|ground)' "$d.an" | head -4)"
   echo "ok: all-to-all $f: $(grep '^culprit 1' "$d.an" | cut -c1-100)"
 done
+
+# NVIDIA numbers p2p calls per peer and direction: beside a send/recv,
+# the all-to-all's peers are at other counts than the send/recv's, and the
+# truth's opCount of the hung call is the dumps'
+d="$T/mixed"
+sim --host nccl-2.28 --ops sendrecv:4M,alltoall:128M --fault-call 1 --stall 3:0:2 --dump-dir "$d" \
+  --truth-json "$d.truth" >"$d.out" 2>&1
+[ $? -eq 3 ] || fail "mixed: the job did not hang: $(cat "$d.out")"
+want=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["hungOpCount"])' "$d.truth")
+$RUN "$PT" analyze "$d" | head -1 | grep -q "in opCount $want (" ||
+  fail "mixed: the truth's hung opCount $want is not the dumps': $($RUN "$PT" analyze "$d" | head -1)"
+echo "ok: beside a send/recv, the hung all-to-all's opCount ($want) is the truth's"
 
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --nodes 65 --ranks-per-node 4 --ops alltoall:1M >"$T/big" 2>&1
 [ $? -ne 0 ] && grep -q "an alltoall job has at most 256 ranks, not 260" "$T/big" || fail "260 ranks: $(cat "$T/big")"

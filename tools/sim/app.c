@@ -167,11 +167,8 @@ static void batch(app* a, int b) {
   /* NCCL numbers every collective, profiled or not (the mask may have
    * been 0 for some: --ras-mask). */
   /* (per function: a mismatched call counts in its own function's) */
-  static const char* const funcs[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
-  int fi = 4;
-  for (int i = 0; i < 5; i++)
-    if (!strcmp(coll_func, funcs[i])) fi = i;
-  const uint64_t seq = ar ? rk->coll_seq[fi]++ : 0;
+  const int fi = pt_sim_func_index(coll_func);
+  const uint64_t seq = ar && fi >= 0 ? rk->coll_seq[fi]++ : 0;
   if (ar && sim_gate_coll(h, m, g)) {
     memset(&e, 0, sizeof e);
     e.type = ncclProfileColl;

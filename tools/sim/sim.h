@@ -254,7 +254,8 @@ typedef struct {
   int seq;           /* schedule order                                   */
   uint64_t comm_hash;
   int64_t op_count;
-  int64_t func_seq;  /* a collective's seqNumber, counted per function     */
+  int64_t func_seq;  /* a collective's seqNumber, counted per function; a
+                      * p2p op's calls so far to its peer that way       */
   int func_idx, proto, pattern;
   uint32_t nbytes, total_bytes;
   int n;             /* transfers = profiler nSteps (2.24+)              */
@@ -403,6 +404,7 @@ int pt_sim_ring_coll(int kind);
 int pt_sim_ring_steps(int kind, int n);
 const char* pt_sim_coll_func(int kind);
 int pt_sim_coll_func_idx(int kind);
+int pt_sim_func_index(const char* name); /* a collective's ncclFunc_t index by name (0..4), -1 */
 const char* pt_sim_proto_name(int proto);
 
 #ifdef __cplusplus

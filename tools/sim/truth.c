@@ -113,13 +113,13 @@ int sim_dump_scale(const pt_sim_config* c, const pt_sim_op* op) {
 
 /* Under NVIDIA NCCL, seqNumber x 16 + function (AllReduce 4) for a
  * collective, the p2p sequence to that peer x 16 + 5 for a send or a
- * receive: workload.c's opCount is RCCL's, the collective or p2p count
- * shifted left once. */
+ * receive (both the op's func_seq): workload.c's opCount is RCCL's, the
+ * collective or p2p count shifted left once. */
 int64_t sim_dump_op_count(const pt_sim_config* c, const pt_sim_op* op) {
   const sim_host* h = sim_host_of(c->host);
   if (!h || h->rccl) return op->op_count;
   const int kind = c->calls[op->call].kind;
-  return pt_sim_ring_coll(kind) ? op->func_seq * 16 + pt_sim_coll_func_idx(kind) : (op->op_count >> 1) * 16 + 5;
+  return op->func_seq * 16 + (pt_sim_ring_coll(kind) ? pt_sim_coll_func_idx(kind) : 5);
 }
 
 typedef struct {
@@ -140,10 +140,7 @@ static int ring_step(int u, int k, int S) { return (u / k) % S; }
  * one sequence of sends and receives), so only the first loop's step 0
  * needs nothing — with two ranks (one step a loop), a reduce-scatter's or
  * an all-gather's every later send waits for the receive before it. */
-static int limit_up(int a, int U, int k, int S) {
-  (void)S;
-  return imin(a + k, U);
-}
+static int limit_up(int a, int U, int k) { return imin(a + k, U); }
 
 /* Consumed prefix of what arrived (`a`) at a position that sent `s`. */
 static int consumed(int a, int s, int k, int S) {
@@ -161,7 +158,7 @@ static void ring_fixed_point(ringstate* st, int n, int U, int k, int S, int W) {
     int changed = 0;
     for (int q = 0; q < n; q++) {
       int prev = (q - 1 + n) % n, next = (q + 1) % n;
-      int g = imin(st->F[q], limit_up(st->sent[prev], U, k, S));
+      int g = imin(st->F[q], limit_up(st->sent[prev], U, k));
       int done_next = consumed(st->sent[q], st->sent[next], k, S);
       int posted_next = imin(U, imin(done_next + W, st->post_lim[next]));
       int s = imin(g, posted_next);
@@ -175,7 +172,7 @@ static void ring_fixed_point(ringstate* st, int n, int U, int k, int S, int W) {
   }
   for (int q = 0; q < n; q++) {
     int prev = (q - 1 + n) % n;
-    st->gpu[q] = imin(st->F[q], limit_up(st->sent[prev], U, k, S));
+    st->gpu[q] = imin(st->F[q], limit_up(st->sent[prev], U, k));
     st->cons[q] = consumed(st->sent[prev], st->sent[q], k, S);
   }
 }
@@ -509,12 +506,12 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         /* A stall whose step is also all the data from upstream allows (a
          * tie) stops nothing of its own: starved, the GPU would stop there
          * anyway, and no record tells the two apart. */
-        int starved = ft->kind == PT_FAULT_STALL && limit_up(st.sent[prev], U, k, S) <= ft->step;
+        int starved = ft->kind == PT_FAULT_STALL && limit_up(st.sent[prev], U, k) <= ft->step;
         /* ... and a receive never posted, on an edge inside a node (no op
          * of its own shows it), from the step its sender's data runs out
          * at stops nothing either: the sender had no more */
         if (ft->kind == PT_FAULT_NO_RECV && !edge_on_net(job, fb, ch, ring, n, prev))
-          starved = imin(st.F[prev], limit_up(st.sent[(prev - 1 + n) % n], U, k, S)) <= ft->step;
+          starved = imin(st.F[prev], limit_up(st.sent[(prev - 1 + n) % n], U, k)) <= ft->step;
         if (reached == ft->step && !starved) job->fault_struck[f] |= 1ull << ch;
       }
       for (size_t i = 0; i < job->n_ops; i++) {

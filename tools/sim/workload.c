@@ -64,13 +64,19 @@ int pt_sim_ring_coll(int kind) {
  * reduce_scatter.h, all_gather.h). */
 int pt_sim_ring_steps(int kind, int n) { return kind == PT_SIM_ALLREDUCE ? 2 * (n - 1) : n - 1; }
 
-const char* pt_sim_coll_func(int kind) {
-  return kind == PT_SIM_REDUCESCATTER ? "ReduceScatter" : kind == PT_SIM_ALLGATHER ? "AllGather" : "AllReduce";
-}
+/* ncclFunc_t's collectives, by index (src/include/nccl_common.h) */
+static const char* const nccl_funcs[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
 
-/* ncclFunc_t: AllGather 2, ReduceScatter 3, AllReduce 4 (src/include/nccl_common.h) */
 int pt_sim_coll_func_idx(int kind) {
   return kind == PT_SIM_REDUCESCATTER ? 3 : kind == PT_SIM_ALLGATHER ? 2 : 4;
+}
+
+const char* pt_sim_coll_func(int kind) { return nccl_funcs[pt_sim_coll_func_idx(kind)]; }
+
+int pt_sim_func_index(const char* name) {
+  for (int i = 0; i < (int)(sizeof nccl_funcs / sizeof *nccl_funcs); i++)
+    if (!strcmp(name, nccl_funcs[i])) return i;
+  return -1;
 }
 const char* pt_sim_proto_name(int proto) {
   return proto == PT_SIM_PROTO_LL ? "LL" : proto == PT_SIM_PROTO_LL128 ? "LL128" : "SIMPLE";
@@ -146,6 +152,7 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
   }
   opvec v = {0};
   int64_t* conn = NULL;
+  int64_t* peer_seq = NULL; /* with an all-to-all: p2p calls so far per (rank, peer, direction) */
   int* edges = NULL;
   job->ring = malloc((size_t)C * (size_t)n * sizeof *job->ring);
   job->dead_rank = calloc((size_t)n, sizeof *job->dead_rank);
@@ -171,7 +178,8 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
       return -1;
     }
     conn = calloc((size_t)n * (size_t)n * (size_t)C * 2, sizeof *conn);
-    if (!conn) goto oom;
+    peer_seq = calloc((size_t)n * (size_t)n * 2, sizeof *peer_seq);
+    if (!conn || !peer_seq) goto oom;
   }
 
   int64_t coll_count = 0, func_count[5] = {0};
@@ -256,7 +264,11 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
           op->kind = PT_OPK_NET;
           op->comm_hash = job->comm_hash;
           op->op_count = op_count;
-          op->func_seq = ar ? func_seq : 0;
+          /* NVIDIA numbers p2p calls per peer and direction: with fixed
+           * peers (sendrecv alone) that is the channel's p2p count */
+          op->func_seq = ar ? func_seq
+                         : peer_seq ? peer_seq[((size_t)r * (size_t)n + (size_t)peer) * 2 + (size_t)dir]
+                                    : p2p_base_count[ch < 64 ? ch : 63];
           op->proto = proto;
           if (ar) {
             op->func_idx = pt_sim_coll_func_idx(call->kind);
@@ -287,11 +299,24 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         }
       }
     }
+    /* The p2p calls each rank made (app.c): sendrecv's two, where ranks
+     * have network ops, an all-to-all's to every other rank. */
+    for (int r = 0; peer_seq && !ar && r < n; r++) {
+      if (all) {
+        for (int q = 0; q < n; q++)
+          if (q != r) peer_seq[((size_t)r * (size_t)n + (size_t)q) * 2]++, peer_seq[((size_t)r * (size_t)n + (size_t)q) * 2 + 1]++;
+      } else if (job->nodes >= 2) {
+        peer_seq[((size_t)r * (size_t)n + (size_t)((r + job->rpn) % n)) * 2]++;
+        peer_seq[((size_t)r * (size_t)n + (size_t)((r - job->rpn + n) % n)) * 2 + 1]++;
+      }
+    }
   }
   free(edges);
   free(conn);
+  free(peer_seq);
   edges = NULL;
   conn = NULL;
+  peer_seq = NULL;
   /* Faults that move or add ops. */
   for (int f = 0; f < c->n_faults; f++) {
     const pt_sim_fault* ft = &c->faults[f];
@@ -346,6 +371,7 @@ oom:
   free(base);
   free(p2p_count);
   free(conn);
+  free(peer_seq);
   free(edges);
   free(v.v);
   fprintf(err, "proxytrace sim: out of memory building the job\n");
