@@ -405,15 +405,13 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
     an_culprit* q = add(a, ci, r, PT_CAUSE_RANK_MISSING);
     if (!q) return -1;
     q->pub.possible = 1;
-    const int more = ++named == MISSING_NAMED ? missing - named : 0;
+    const int more = ++named == MISSING_NAMED ? missing - named : 0, many = strchr(in, ',') || strchr(in, '-');
     char rest[64] = "";
     if (more > 0) snprintf(rest, sizeof rest, " (and %d more ranks without a dump)", more);
     snprintf(q->summary, sizeof q->summary,
              "rank %d wrote no dump (it died, or its dump is not among the inputs)%s — rank%s %s %s in %s, "
              "collective call #%" PRId64 " (seq %" PRId64 "), and wait%s there",
-             r, rest, strchr(in, ',') || strchr(in, '-') ? "s" : "", in,
-             strchr(in, ',') || strchr(in, '-') ? "are" : "is", what, top - 1, call->seq,
-             strchr(in, ',') || strchr(in, '-') ? "" : "s");
+             r, rest, many ? "s" : "", in, many ? "are" : "is", what, top - 1, call->seq, many ? "" : "s");
     found++;
   }
   /* Among the ranks in it: a channel whose kernel took it up on a peer

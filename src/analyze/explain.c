@@ -227,24 +227,25 @@ static int held_from_downstream(const an_item* s) { return s->wait == AN_W_CREDI
  * (fin: the comm's finished receives, by node_key) — shows that the hold
  * lets the node take that much in: x's GPU stopped short of it on its
  * own. */
+/* y: x's receive (rank, peer, operation) on channel ch, which consumed more */
+static int consumed_more_on(const an_op* x, const an_op* y, int ch) {
+  return !y->is_send && y->comm == x->comm && y->op_count == x->op_count && y->channel == ch && y->rank == x->rank &&
+         y->peer == x->peer && C(y, AN_C_DONE) > C(x, AN_C_DONE);
+}
+
 static int held_alike_consumed_more(const pt_analysis* a, const an_map* idx, const an_map* fin, const an_item* x,
                                     const an_item* s, int max_channel) {
   if (!held_from_downstream(s)) return 0;
-  const int64_t D = C(x->op, AN_C_DONE), T = C(s->op, AN_C_TRANSMITTED);
+  const int64_t T = C(s->op, AN_C_TRANSMITTED);
   for (int ch = 0; ch <= max_channel; ch++) {
     if (ch == x->op->channel) continue;
     int recv_more = 0, held_too = 0;
-    for (int32_t j = fin && fin->cap ? an_map_first(fin, node_key_on(x, ch)) : -1; j >= 0; j = an_map_next(fin, j)) {
-      const an_op* y = a->items[j].op;
-      if (y->comm == x->op->comm && y->op_count == x->op->op_count && y->channel == ch && y->rank == x->op->rank &&
-          y->peer == x->op->peer && C(y, AN_C_DONE) > D)
-        recv_more = 1;
-    }
+    for (int32_t j = an_map_first(fin, node_key_on(x, ch)); j >= 0 && !recv_more; j = an_map_next(fin, j))
+      recv_more = consumed_more_on(x->op, a->items[j].op, ch);
     for (int32_t j = an_map_first(idx, node_key_on(x, ch)); j >= 0; j = an_map_next(idx, j)) {
       const an_item* y = &a->items[j];
       if (y->op->comm != x->op->comm || y->op->op_count != x->op->op_count || y->op->channel != ch) continue;
-      if (!y->op->is_send && y->op->rank == x->op->rank && y->op->peer == x->op->peer && C(y->op, AN_C_DONE) > D)
-        recv_more = 1;
+      if (consumed_more_on(x->op, y->op, ch)) recv_more = 1;
       if (y->op->is_send && y->op->rank == s->op->rank && y->op->peer == s->op->peer && y->wait == s->wait &&
           C(y->op, AN_C_TRANSMITTED) <= T)
         held_too = 1;
@@ -1053,17 +1054,16 @@ static void describe(pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_
               me, op->channel, op->peer, (long long)C(op, AN_C_RECEIVED), st, N, opw);
       break;
     case PT_CAUSE_NO_RECEIVE_POSTED:
-      if (op->rank == p->rank && C(op, AN_C_DONE) >= C(op, AN_C_RECEIVED))
+      if (op->rank == p->rank) {
+        char held[128] = "all of them received and consumed";
+        if (C(op, AN_C_DONE) < C(op, AN_C_RECEIVED))
+          snprintf(held, sizeof held, "%lld received and %lld consumed: its proxy posts 4 or more past what the GPU consumed",
+                   (long long)C(op, AN_C_RECEIVED), (long long)C(op, AN_C_DONE));
         appendf(s, n,
                 "%s, channel %d: posts no more receive buffers for rank %d — its receive stopped at %lld posted of %lld "
-                "steps, all of them received and consumed, %s",
-                me, op->channel, op->peer, (long long)C(op, AN_C_POSTED), N, opw);
-      else if (op->rank == p->rank)
-        appendf(s, n,
-                "%s, channel %d: posts no more receive buffers for rank %d — its receive stopped at %lld posted of %lld "
-                "steps, %lld received and %lld consumed: its proxy posts 4 or more past what the GPU consumed, %s",
-                me, op->channel, op->peer, (long long)C(op, AN_C_POSTED), N, (long long)C(op, AN_C_RECEIVED),
-                (long long)C(op, AN_C_DONE), opw);
+                "steps, %s, %s",
+                me, op->channel, op->peer, (long long)C(op, AN_C_POSTED), N, held, opw);
+      }
       else
         appendf(s, n,
                 "%s, channel %d: has no receive posted for rank %d in %s — rank %d's send waits for a buffer at step "
