@@ -329,12 +329,13 @@ static const an_task* coll_task(const an_item* x) {
  * transfer), one under LL and LL128, whose chunk is one step (the
  * chunking of src/enqueue.cc). The protocol comes with RCCL's op records
  * or from the call's Coll event (NVIDIA); where
- * neither says, 1 — the least any ring allows. On NCCL 2.23, whose counters
- * count raw steps (2 to a transfer), 2 is less than a chunk's 4: a bound
- * still, only looser. */
+ * neither says, 1 — the least any ring allows. Counters in raw steps (RCCL,
+ * NCCL 2.23: the record's step unit) count 2 to a SIMPLE transfer, so a
+ * chunk is 4 of them; of an unknown unit, transfers (the smaller bound). */
 static int64_t chunk_transfers(const an_item* x, const an_task* t) {
-  if (x->op->proto >= 0) return x->op->proto == AN_PROTO_SIMPLE ? 2 : 1;
-  return t && !strcmp(t->proto, "SIMPLE") ? 2 : 1;
+  const int simple = x->op->proto >= 0 ? x->op->proto == AN_PROTO_SIMPLE : t && !strcmp(t->proto, "SIMPLE");
+  /* counters in raw steps (the unit the record names): a SIMPLE transfer is 2 */
+  return simple ? (x->op->step_unit == AN_UNIT_RAW ? 4 : 2) : 1;
 }
 
 /* The transfers a ring all-reduce's data gains on x's node, from the
