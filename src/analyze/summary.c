@@ -71,6 +71,7 @@ static void dump_header(FILE* f, const pt_analysis* a, const an_dump* d, int64_t
   put_opt(f, "activeOps", d->announced_active, -1);
   put_opt(f, "finishedOps", d->announced_finished, -1);
   put_opt(f, "stallMs", d->stall_ms, -1);
+  if (an_unit_name(d->step_unit)) fprintf(f, ",\"stepUnit\":\"%s\"", an_unit_name(d->step_unit));
   put_opt(f, "rotatedDumps", d->rotated, 0);
   if (d->mask_off) fputs(",\"maskOff\":true", f);
   if (d->mask_changed) fputs(",\"maskChangedByHost\":true", f);
@@ -101,6 +102,8 @@ static void op_line(FILE* f, const an_op* op, int64_t seq) {
   if (op->status >= 0 && op->status < 8) fprintf(f, "\"%s\"", an_status_names[op->status]);
   else fputs("null", f);
   fprintf(f, ",\"nSteps\":%" PRId64, op->n_steps);
+  /* the unit of its counters: what a ring's chunk is in them (explain.c) */
+  if (an_unit_name(op->step_unit)) fprintf(f, ",\"stepUnit\":\"%s\"", an_unit_name(op->step_unit));
   const uint64_t sizes[3] = {op->nbytes, op->total_bytes, op->chunk};
   static const char* const size_keys[3] = {"nBytes", "totalBytes", "chunkSize"};
   for (int i = 0; i < 3; i++)
