@@ -129,6 +129,8 @@ typedef struct {
   int step_driven;
   pt_origin origin;
   uint32_t tag_ref; /* the parent task's userTag (pt_task_tag_ref), 0 = none */
+  uint32_t p2p_seq; /* the host's opCount (RCCL) on a send or receive: PT_P2P_SEQ_SET | its
+                       parent P2p task's per-peer sequence (pt_task_p2p_seq), 0 = none */
 } pt_op_info;
 
 /* Events refused or dropped, by reason. Counted, never fatal. */
@@ -267,6 +269,12 @@ static inline pt_origin pt_task_op_count(const void* parent, int64_t* op_count) 
       *op_count = -1;
       return PT_ORIGIN_NONE;
   }
+}
+/* A P2p task handle's per-peer sequence, as pt_op_info.p2p_seq holds it:
+ * 0x80000000 | its low 31 bits; 0 for anything else. */
+static inline uint32_t pt_task_p2p_seq(const void* parent) {
+  const uint64_t v = (uint64_t)(uintptr_t)parent;
+  return v >> 52 == PT_TASK_TAG_P2P ? 0x80000000u | (uint32_t)(v & 0x7fffffffu) : 0u;
 }
 /* The userTag reference a task handle carries (0 for anything else). */
 static inline uint32_t pt_task_tag_ref(const void* parent) {

@@ -82,6 +82,7 @@ void* pt_event_host_op_start(void* ctx, int rank, const struct pt_proxy_op_arm* 
       .total_bytes = a->traceTotalBytes,
       .chunk_size = (uint32_t)a->chunkSize,
       .tag_ref = pt_task_tag_ref(parent),
+      .p2p_seq = pt_task_p2p_seq(parent),
   };
   return pt_op_start(t, &info);
 }

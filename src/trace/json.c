@@ -191,6 +191,11 @@ static char* op(char* q, const pt_dump* d, const pt_dump_entry* e, uint64_t seq,
                                                   : "Recv");
     LIT(q, "\",\"seq\":");
     q = pt_put_i64(q, v->op_count / PT_FUNC_NUM);
+  } else if (v->p2p_seq >= 0) { /* the host's opCount: the parent P2p task's sequence */
+    *q++ = '"';
+    q = pt_put_str(q, v->op_type == PT_OP_SEND ? "Send" : "Recv");
+    LIT(q, "\",\"seq\":");
+    q = pt_put_i64(q, v->p2p_seq);
   } else {
     LIT(q, "null,\"seq\":null");
   }

@@ -21,6 +21,8 @@ void pt_rec_to_view(const pt_rec* r, pt_rec_view* v) {
   v->comm_hash = PT_LOAD(r->comm_hash);
   v->op_count = PT_LOAD(r->op_count);
   v->op_id = PT_LOAD(r->op_id);
+  const uint32_t ps = PT_LOAD(r->p2p_seq);
+  v->p2p_seq = ps & PT_P2P_SEQ_SET ? (int64_t)(ps & ~PT_P2P_SEQ_SET) : -1;
   v->func_idx = PT_LOAD(r->func_idx);
   v->protocol = PT_LOAD(r->protocol);
   v->pattern = PT_LOAD(r->pattern);
@@ -46,7 +48,8 @@ void pt_rec_from_view(pt_rec* r, const pt_rec_view* v) {
   PT_STORE(r->nbytes, v->nbytes);
   PT_STORE(r->comm_hash, v->comm_hash);
   PT_STORE(r->op_count, v->op_count);
-  PT_STORE(r->op_id, v->op_id);
+  PT_STORE(r->op_id, (int32_t)v->op_id);
+  PT_STORE(r->p2p_seq, v->p2p_seq >= 0 ? ((uint32_t)v->p2p_seq & ~PT_P2P_SEQ_SET) | PT_P2P_SEQ_SET : 0u);
   PT_STORE(r->func_idx, v->func_idx);
   PT_STORE(r->protocol, v->protocol);
   PT_STORE(r->pattern, v->pattern);
@@ -139,6 +142,7 @@ void pt_rec_reset(pt_rec* r) {
   v.peer = -1;
   v.op_count = -1;
   v.op_id = -1;
+  v.p2p_seq = -1;
   v.func_idx = -1;
   v.protocol = -1;
   v.pattern = -1;

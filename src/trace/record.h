@@ -49,7 +49,13 @@ typedef struct {
   _Atomic uint32_t nbytes;
   _Atomic uint64_t comm_hash;
   _Atomic int64_t op_count;
-  _Atomic int64_t op_id; /* proxyOpId */
+  _Atomic int32_t op_id; /* proxyOpId: counts per (commHash, opCount), small */
+  /* A send or receive whose opCount is the host's (RCCL): PT_P2P_SEQ_SET |
+   * the per-peer sequence of its parent P2p task, 0 = none. The host's
+   * opCount is its rank's own count (of p2p calls on the channel: NCCL
+   * src/enqueue.cc uploadProxyOps), so where ranks make different p2p calls
+   * (a pipeline's stages) only this pairs a send with its receive. */
+  _Atomic uint32_t p2p_seq;
   _Atomic int32_t func_idx;
   _Atomic int32_t protocol;
   _Atomic int32_t pattern;
@@ -65,6 +71,8 @@ typedef struct {
 } pt_rec;
 _Static_assert(sizeof(pt_rec) == 200, "tag_ref fills the hole before counters[]");
 
+#define PT_P2P_SEQ_SET 0x80000000u /* pt_rec.p2p_seq: set (the sequence is 31 bits) */
+
 /* A plain copy of a record, taken by a reader. */
 typedef struct {
   uint8_t op_type, last_kind, window, origin;
@@ -72,6 +80,7 @@ typedef struct {
   uint32_t nbytes;
   uint64_t comm_hash;
   int64_t op_count, op_id;
+  int64_t p2p_seq; /* -1 = none */
   int32_t func_idx, protocol, pattern;
   uint32_t total_bytes, chunk_size;
   uint32_t tag_ref;

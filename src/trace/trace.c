@@ -512,6 +512,7 @@ pt_handle pt_op_start(pt_trace* t, const pt_op_info* info) {
   PT_STORE(r->comm_hash, info->comm_hash);
   PT_STORE(r->op_count, info->op_count);
   PT_STORE(r->op_id, -1);
+  PT_STORE(r->p2p_seq, info->p2p_seq);
   PT_STORE(r->func_idx, info->func_idx);
   PT_STORE(r->protocol, info->protocol);
   PT_STORE(r->pattern, info->pattern);
@@ -560,7 +561,7 @@ void pt_op_register(pt_handle h) {
   int64_t id = pt_idmap_acquire(&l->ids, PT_LOAD(r->comm_hash), PT_LOAD(r->op_count));
   const uint64_t now = pt_ticks();
   const uint32_t w = pt_rec_write_begin(r);
-  PT_STORE(r->op_id, id);
+  PT_STORE(r->op_id, (int32_t)id);
   PT_STORE(r->t_create, now);
   PT_STORE(op->state, PT_SLOT_ACTIVE);
   pt_rec_write_end(r, w);
