@@ -42,14 +42,55 @@ static int64_t C(const an_op* op, int k) { return op->cnt[k]; }
 static int sender(const an_op* op) { return op->is_send ? op->rank : op->peer; }
 static int receiver(const an_op* op) { return op->is_send ? op->peer : op->rank; }
 
+/* The sends and receives of a communicator whose records give their
+ * per-peer sequence, by (rank, peer, direction): built when first asked. */
+typedef struct {
+  an_map m;
+  int built;
+  uint8_t* stuck; /* per rank: it has stuck ops of its own in the communicator */
+} p2p_index;
+
+static uint64_t p2p_key(int rank, int peer, int is_send) {
+  return an_mix(an_mix(an_mix(0x9259, (uint64_t)(int64_t)rank), (uint64_t)(int64_t)peer), (uint64_t)is_send);
+}
+
+/* The latest per-peer sequence of rank's sends to (is_send) or receives
+ * from `peer` that its records show; -1 when they show none. */
+static int64_t p2p_latest(const pt_analysis* a, const an_comm* c, p2p_index* px, int rank, int peer, int is_send) {
+  if (!px->built) {
+    px->built = 1;
+    px->stuck = an_alloc((an_mem*)&a->mem, (size_t)c->nranks + 1);
+    if (!px->stuck || an_map_init((an_mem*)&a->mem, &px->m, 64) != 0) return -1;
+    for (size_t j = c->first_item; j < c->first_item + c->n_items; j++) {
+      const an_op* y = a->items[j].op;
+      if (a->items[j].stuck && y->rank >= 0 && y->rank < c->nranks) px->stuck[y->rank] = 1;
+      if (y->coll_seq >= 0 && an_op_p2p(y) &&
+          an_map_add((an_mem*)&a->mem, &px->m, p2p_key(y->rank, y->peer, y->is_send), (int32_t)(j - c->first_item)) != 0)
+        return -1;
+    }
+  }
+  int64_t best = -1;
+  if (!px->m.cap) return best;
+  for (int32_t k = an_map_first(&px->m, p2p_key(rank, peer, is_send)); k >= 0; k = an_map_next(&px->m, k)) {
+    const an_op* y = a->items[c->first_item + (size_t)k].op;
+    if (y->rank == rank && y->peer == peer && y->is_send == is_send && y->coll_seq > best) best = y->coll_seq;
+  }
+  return best;
+}
+
 /* The peer has no op to pair with `op`: missing, behind, or no such op.
- * Behind: with the host's opCounts (RCCL: one order for every operation of
- * the communicator), its records stop at a lower opCount; with opCounts
+ * Behind: a send or receive whose record gives its per-peer sequence
+ * waits on a peer whose records of the other end stop before it (NCCL
+ * matches the k-th send to a peer with the peer's k-th receive) and that
+ * is stuck in ops of its own: in another call (a pipeline's stage, in its
+ * exchange with its other neighbour). Else, with the host's opCounts
+ * (RCCL: one order for every call the ranks all make), its records stop
+ * at a lower opCount; with opCounts
  * derived per function or per peer (NVIDIA NCCL), they cannot be compared
  * across operations, so: its latest dump was taken before this op began.
  * A send missing where the node refused foreign ops is PXN's, not a rank
  * behind. */
-static an_wait peer_wait(const an_comm* c, const an_op* op, int want_send) {
+static an_wait peer_wait(const pt_analysis* a, const an_comm* c, p2p_index* px, const an_op* op, int want_send) {
   int peer = op->peer;
   if (peer < 0 || peer >= c->nranks || !c->ranks[peer].present) return AN_W_PEER_MISSING;
   const an_rank* r = &c->ranks[peer];
@@ -57,6 +98,9 @@ static an_wait peer_wait(const an_comm* c, const an_op* op, int want_send) {
   /* A cut dump ends where its file does: its records stop there, not the
    * rank's operations. */
   if (r->dump && r->dump->cut) return AN_W_PEER_CUT;
+  if (op->coll_seq >= 0 && an_op_p2p(op) && p2p_latest(a, c, px, peer, op->rank, want_send) < op->coll_seq &&
+      px->stuck && px->stuck[peer])
+    return AN_W_PEER_BEHIND;
   const an_rank* me = op->rank >= 0 && op->rank < c->nranks ? &c->ranks[op->rank] : NULL;
   if (r->host_counts && (!me || me->host_counts))
     return op->op_count >= 0 && r->max_op_count < op->op_count ? AN_W_PEER_BEHIND : AN_W_PEER_NO_OP;
@@ -72,7 +116,7 @@ static an_wait peer_wait(const an_comm* c, const an_op* op, int want_send) {
  * dump that names no API (legacy text) says nothing of its own. */
 static int data_ready_known(const an_dump* d) { return d->api >= 1 || !strcmp(d->host_lib, "rccl"); }
 
-static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x) {
+static an_wait wait_of(const pt_analysis* a, const an_comm* c, p2p_index* px, const an_item* x) {
   const an_op* op = x->op;
   const an_op* pa = x->partner >= 0 ? a->items[x->partner].op : NULL;
   int64_t N = op->n_steps;
@@ -86,7 +130,7 @@ static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x)
      * written. A peer with a dump but no receive never posted one: that is
      * what the send waits for first. */
     if (!pa) {
-      an_wait w = peer_wait(c, op, 0);
+      an_wait w = peer_wait(a, c, px, op, 0);
       if (w == AN_W_PEER_MISSING && T < N && C(op, AN_C_POSTED) > T && K <= T && data_ready_known(x->dump))
         return AN_W_GPU;
       return w;
@@ -100,7 +144,7 @@ static an_wait wait_of(const pt_analysis* a, const an_comm* c, const an_item* x)
   }
   int64_t P = C(op, AN_C_POSTED), R = C(op, AN_C_RECEIVED), D = C(op, AN_C_DONE);
   if (R < P || (P == 0 && !pa)) {
-    if (!pa) return peer_wait(c, op, 1);
+    if (!pa) return peer_wait(a, c, px, op, 1);
     if (C(pa, AN_C_TRANSMITTED) > R) return AN_W_NETWORK;
     return AN_W_DATA;
   }
@@ -645,6 +689,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   an_map idx;
   if (an_map_init(&a->mem, &idx, c->n_items + 1) != 0) return PT_AN_ENOMEM;
   an_map fin = {0}; /* the node's finished receives, indexed when first asked */
+  p2p_index p2p = {0}; /* the comm's sends and receives by peer, when first asked */
   origin_of* org = an_alloc(&a->mem, (c->n_items + 1) * sizeof *org);
   int32_t* root = an_alloc(&a->mem, (c->n_items + 1) * sizeof *root);
   int32_t* stack = an_alloc(&a->mem, (c->n_items + 1) * sizeof *stack);
@@ -659,7 +704,7 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     an_item* x = &a->items[i];
     if (!x->stuck) continue;
     if (x->op->channel > max_channel) max_channel = x->op->channel;
-    x->wait = (int8_t)wait_of(a, c, x);
+    x->wait = (int8_t)wait_of(a, c, &p2p, x);
     if (an_map_add(&a->mem, &idx, node_key(x), (int32_t)i) != 0) rc = PT_AN_ENOMEM;
   }
   for (size_t i = lo; i < hi && rc == 0; i++)
@@ -837,9 +882,11 @@ static int explain_comm(pt_analysis* a, size_t ci) {
   an_free(&a->mem, root);
   an_free(&a->mem, stack);
   an_free(&a->mem, state);
+  an_free(&a->mem, p2p.stuck);
   comm_nodes_free(a, &cn);
   an_map_free(&a->mem, &idx);
   an_map_free(&a->mem, &fin);
+  if (p2p.m.cap) an_map_free(&a->mem, &p2p.m);
   return rc;
 }
 
@@ -1100,7 +1147,21 @@ static void describe(pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_
                 "%s: its dump is cut (\"not seen\" below) before anything of %s — rank %d waits for it there on "
                 "channel %d; whether it reached the operation is not in the file",
                 me, opw, op->rank, op->channel);
-      else if (rk && rk->host_counts)
+      else if (rk && rk->dump && op->coll_seq >= 0 && an_op_p2p(op)) {
+        /* a send or receive: the k-th of its pair, against the peer's */
+        const char* other_end = op->is_send ? "receive" : "send";
+        int64_t last = -1;
+        for (size_t q = 0; q < rk->dump->n_ops; q++) {
+          const an_op* y = &rk->dump->ops[q];
+          if (y->peer == op->rank && y->is_send != op->is_send && an_op_p2p(y) && y->coll_seq > last) last = y->coll_seq;
+        }
+        appendf(s, n, "%s is behind: it has not called its %s #%lld %s rank %d (not reached, or never made), which "
+                "rank %d's %s waits for on channel %d in %s (",
+                me, other_end, (long long)op->coll_seq, op->is_send ? "from" : "to", op->rank, op->rank,
+                op->is_send ? "send" : "receive", op->channel, opw);
+        if (last >= 0) appendf(s, n, "its records of them stop at #%lld)", (long long)last);
+        else appendf(s, n, "its records hold none)");
+      } else if (rk && rk->host_counts)
         appendf(s, n, "%s is behind: its records stop at opCount %lld — rank %d waits for it on channel %d in %s", me,
                 (long long)rk->max_op_count, op->rank, op->channel, opw);
       else

@@ -379,6 +379,9 @@ const char* an_op_coll(const an_op* op);
 #define AN_PROTO_SIMPLE 2
 /* A point-to-point op (ncclSend/ncclRecv), not a ring's (op.c). */
 int an_op_p2p(const an_op* op);
+/* The op's call, the same number on every rank (op.c): what pairs a send
+ * with its receive. -1 where the record gives none. */
+int64_t an_op_call(const an_op* op);
 
 /* One op of the latest dumps, with what the analysis found about it. */
 typedef struct {

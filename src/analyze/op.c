@@ -33,6 +33,18 @@ int an_op_p2p(const an_op* op) {
   return k && (!strcmp(k, "Send") || !strcmp(k, "Recv") || !strcmp(k, "SendRecv"));
 }
 
+/* Which call of its communicator the op belongs to, the same on every
+ * rank: a send's or receive's per-peer sequence where the record gives it
+ * (docs/dump-json.md, "Pairing sends with receives"), as NVIDIA NCCL's
+ * derived opCount writes it (sequence x 16 + 5); else its opCount. RCCL's
+ * own opCount of a p2p op is its rank's count of p2p calls on the channel
+ * (NCCL src/enqueue.cc, uploadProxyOps: comm->sharedRes->p2pOpCount):
+ * the peer's differs wherever the two made other p2p calls (a pipeline's
+ * stages do). */
+int64_t an_op_call(const an_op* op) {
+  return op->coll_seq >= 0 && an_op_p2p(op) ? op->coll_seq * 16 + 5 : op->op_count;
+}
+
 int64_t an_op_progress(const an_op* op) {
   return op->is_send ? op->cnt[AN_C_TRANSMITTED] : op->cnt[AN_C_RECEIVED];
 }

@@ -52,6 +52,24 @@ static uint64_t process_key(const an_dump* d) {
 
 static int says_absent(const pt_analysis* a, const an_culprit* q);
 
+/* A send or receive whose peer has not reached it (a culprit that says
+ * only where that peer is not) where the peer has stuck ops of its own in
+ * the same communicator: it is in another call of its own there — a
+ * pipeline's stage, whose exchanges with its two neighbours alternate,
+ * waits in one with the other. The culprit those ops lead to (not k); -1
+ * when it has none. A collective's ranks all make the same call: there a
+ * rank behind is stuck in another communicator or outside them. */
+static int32_t own_call_stuck(const pt_analysis* a, size_t k) {
+  const an_culprit* q = &a->culprits[k];
+  if (q->origin < 0 || (size_t)q->origin >= a->n_items || !an_op_p2p(a->items[q->origin].op)) return -1;
+  const an_comm* c = &a->comms[q->comm_index];
+  for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
+    const an_item* x = &a->items[i];
+    if (x->stuck && x->op->rank == q->pub.rank && x->culprit >= 0 && (size_t)x->culprit != k) return x->culprit;
+  }
+  return -1;
+}
+
 /* Whether `rank` made the last call any rank of the communicator made:
  * it is inside the call its communicator hangs in. */
 static int in_last_call(const an_comm* c, int rank) {
@@ -105,6 +123,20 @@ static int says_absent(const pt_analysis* a, const an_culprit* q) {
   if (c == PT_CAUSE_RANK_BEHIND || c == PT_CAUSE_NOT_ENTERED || c == PT_CAUSE_SEND_MISSING) return 1;
   return c == PT_CAUSE_NO_RECEIVE_POSTED && q->origin >= 0 && (size_t)q->origin < a->n_items &&
          a->items[q->origin].wait == AN_W_PEER_NO_OP;
+}
+
+/* The time of rank's latest op record in communicator ci (its last
+ * update, or its creation), 0 where it has none. */
+static int64_t latest_record(const pt_analysis* a, size_t ci, int rank) {
+  const an_comm* c = &a->comms[ci];
+  int64_t t = 0;
+  for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
+    const an_op* op = a->items[i].op;
+    if (op->rank != rank) continue;
+    if (op->last_ns > t) t = op->last_ns;
+    if (op->create_ns > t) t = op->create_ns;
+  }
+  return t;
 }
 
 /* What an_origin's search needs: every (communicator, rank) of a process. */
@@ -177,7 +209,7 @@ int an_origin(pt_analysis* a) {
     q->chain[0] = 0;
   }
   a->n_origins = n;
-  if (a->n_comms < 2 || n < 2) return 0;
+  if (n < 2) return 0;
   int32_t* next = an_alloc(&a->mem, n * sizeof *next);   /* the culprit this one's rank waits in */
   int32_t* via = an_alloc(&a->mem, n * sizeof *via);     /* the rank of its process there */
   int32_t* via_comm = an_alloc(&a->mem, n * sizeof *via_comm); /* and that communicator */
@@ -210,7 +242,15 @@ int an_origin(pt_analysis* a) {
     const an_culprit* q = &a->culprits[k];
     const size_t ci = (size_t)q->comm_index;
     const an_dump* d;
-    if (!says_absent(a, q) || ci >= a->n_comms || !process_of(a, ci, q->pub.rank, &d)) continue;
+    if (!says_absent(a, q) || ci >= a->n_comms) continue;
+    const int32_t own = own_call_stuck(a, k);
+    if (own >= 0) {
+      next[k] = own;
+      via[k] = q->pub.rank;
+      via_comm[k] = (int32_t)ci;
+      continue;
+    }
+    if (!process_of(a, ci, q->pub.rank, &d)) continue;
     const proc_index px = {a, &procs, slot};
     size_t via_ci = 0;
     int via_rank = -1;
@@ -222,25 +262,36 @@ int an_origin(pt_analysis* a) {
     }
   }
   /* One process absent from several communicators and stuck in none of
-   * them (it is outside them all: in the application, or in a call of
-   * a communicator whose dumps are not here): one fault — the first of
-   * its culprits stands for it, the others follow it. */
+   * them the dumps show (in the application, in a call whose ops are
+   * missing or never made, or in a communicator whose dumps are not
+   * here): one fault. It left every communicator after its latest record
+   * there, so it is furthest on where its latest record is: that culprit
+   * stands for it (the first of them where none is later), the others
+   * follow it. */
   for (size_t k = 0; k < n && !rc; k++) {
     const an_culprit* q = &a->culprits[k];
     const size_t ci = (size_t)q->comm_index;
     const an_dump* d;
     if (next[k] >= 0 || !says_absent(a, q) || ci >= a->n_comms || !process_of(a, ci, q->pub.rank, &d))
       continue;
-    for (size_t m2 = 0; m2 < k; m2++) {
+    int32_t best = (int32_t)k;
+    int64_t best_ns = latest_record(a, ci, q->pub.rank);
+    for (size_t m2 = 0; m2 < n; m2++) {
       const an_culprit* o = &a->culprits[m2];
       const size_t cj = (size_t)o->comm_index;
       const an_dump* e;
-      if (next[m2] >= 0 || !says_absent(a, o) || cj >= a->n_comms || cj == ci ||
+      if (m2 == k || next[m2] >= 0 || !says_absent(a, o) || cj >= a->n_comms || cj == ci ||
           !process_of(a, cj, o->pub.rank, &e) || !same_process(d, e))
         continue;
-      next[k] = (int32_t)m2;
+      const int64_t ns = latest_record(a, cj, o->pub.rank);
+      if (ns > best_ns || (ns == best_ns && (int32_t)m2 < best)) {
+        best = (int32_t)m2;
+        best_ns = ns;
+      }
+    }
+    if (best != (int32_t)k) {
+      next[k] = best;
       via[k] = -2; /* the same process, absent there too */
-      break;
     }
   }
   /* Follow the edges to where the waiting starts (a cycle: where it closes). */
@@ -295,7 +346,11 @@ int an_origin(pt_analysis* a) {
       an_comm_words(a, cj, to, sizeof to);
       if (cj < a->n_comms && a->comms[cj].stuck_op_count >= 0)
         snprintf(in, sizeof in, ", stuck in opCount %lld", (long long)a->comms[cj].stuck_op_count);
-      int w = s->via_rank == -2
+      int w = cj == ci && s->via_rank == s->pub.rank
+                  ? snprintf(q->chain + len, sizeof q->chain - len,
+                             "%s%s waits on rank %d -> it is in another call of its own there%s", len ? " -> " : "",
+                             from, s->pub.rank, in)
+              : s->via_rank == -2
                   ? snprintf(q->chain + len, sizeof q->chain - len,
                              "%s%s waits on rank %d -> its process %s:%d%s is absent from %s too, and stuck in "
                              "none of the communicators it holds",

@@ -2,9 +2,10 @@
  * pair.c — every send of the latest dumps paired with its receive.
  *
  * Pairing rule (docs/dump-json.md): the send on rank r to peer p on channel
- * c and the receive on p from r on c carry the same commHash and opCount.
- * Several ops of one (opCount, channel, sender, receiver) pair in opId
- * order. Records without an opCount (-1: stock NCCL through a plugin that
+ * c and the receive on p from r on c belong to the same call of the same
+ * communicator (an_op_call: the opCount, or a send's or receive's per-peer
+ * sequence). Several ops of one (call, channel, sender, receiver) pair in
+ * opId order. Records without an opCount (-1: stock NCCL through a plugin that
  * does not derive one) pair only among active ops, by (channel, sender,
  * receiver): exact while one operation per channel and peer is in flight,
  * which is what a hung job leaves.
@@ -26,7 +27,7 @@ static uint64_t pair_key(uint64_t comm, int64_t opc, int ch, int s, int d) {
 static int sender(const an_op* op) { return op->is_send ? op->rank : op->peer; }
 static int receiver(const an_op* op) { return op->is_send ? op->peer : op->rank; }
 
-static int pairable(const an_item* x) { return x->op->op_count >= 0 || x->op->state == AN_ST_ACTIVE; }
+static int pairable(const an_item* x) { return an_op_call(x->op) >= 0 || x->op->state == AN_ST_ACTIVE; }
 
 static int by_op_id(const void* x, const void* y, void* arg) {
   const an_item* items = arg;
@@ -46,7 +47,7 @@ int an_pair(pt_analysis* a) {
   for (size_t i = 0; i < a->n_items && rc == 0; i++) {
     const an_op* op = a->items[i].op;
     if (!pairable(&a->items[i])) continue;
-    if (an_map_add(&a->mem, &idx, pair_key(op->comm, op->op_count, op->channel, sender(op), receiver(op)), (int32_t)i))
+    if (an_map_add(&a->mem, &idx, pair_key(op->comm, an_op_call(op), op->channel, sender(op), receiver(op)), (int32_t)i))
       rc = PT_AN_ENOMEM;
   }
   for (size_t i = 0; i < a->n_items && rc == 0; i++) {
@@ -54,10 +55,11 @@ int an_pair(pt_analysis* a) {
     const an_op* op = a->items[i].op;
     int s = sender(op), d = receiver(op);
     size_t ns = 0, nr = 0;
-    for (int32_t j = an_map_first(&idx, pair_key(op->comm, op->op_count, op->channel, s, d)); j >= 0;
+    const int64_t call = an_op_call(op);
+    for (int32_t j = an_map_first(&idx, pair_key(op->comm, call, op->channel, s, d)); j >= 0;
          j = an_map_next(&idx, j)) {
       const an_op* q = a->items[j].op;
-      if (q->comm != op->comm || q->op_count != op->op_count || q->channel != op->channel || sender(q) != s ||
+      if (q->comm != op->comm || an_op_call(q) != call || q->channel != op->channel || sender(q) != s ||
           receiver(q) != d || !pairable(&a->items[j]))
         continue;
       seen[j] = 1;
