@@ -68,7 +68,7 @@ $(ST)/test_slow_matrix: $(B)/src/analyze/mset.o $(B)/src/analyze/slow_test.o $(B
 TEST_TARGETS += $(ST_PLUGINS) $(ST_TESTS)
 TEST_RUNS += $(ST_TESTS) tests/sim/cli.sh tests/sim/dump-files.sh tests/sim/dump-rotation.sh tests/sim/metrics-files.sh \
   tests/sim/top.sh tests/sim/new-hosts.sh tests/sim/same-bytes.sh tests/sim/step-unit.sh tests/sim/layout.sh \
-  tests/sim/alltoall.sh tests/sim/metrics-live.sh
+  tests/sim/alltoall.sh tests/sim/pipeline.sh tests/sim/metrics-live.sh
 
 # ---- benchmark ---------------------------------------------------------------
 # `make bench`: the emulator as a load generator — callbacks per second from

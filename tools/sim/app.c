@@ -68,6 +68,14 @@ static void batch(app* a, int b) {
   const sim_host* h = a->h;
   const pt_sim_call* call = &c->calls[b % c->n_calls];
   int ar = pt_sim_ring_coll(call->kind), all = call->kind == PT_SIM_ALLTOALL;
+  /* A pipeline's slot is a call of its two stages only. */
+  if (!sim_job_calls(run->job, rk->rank, b)) {
+    pthread_mutex_lock(&rk->mu);
+    rk->posted = b + 1;
+    sim_broadcast(run, rk);
+    pthread_mutex_unlock(&rk->mu);
+    return;
+  }
   int m = ras_mask(a, b);
   int n = run->nranks, rpn = run->job->rpn;
   int dirs = rk->has_dir[b];
@@ -77,6 +85,10 @@ static void batch(app* a, int b) {
   if (all) {
     for (int q = 0; q < n && q < PT_SIM_ALLTOALL_MAX_RANKS; q++)
       if (q != rk->rank) sp[ns++] = rp[nr++] = q;
+  } else if (run->job->pipe_lo) { /* the other stage of the slot, each way it moves data */
+    const int lo = run->job->pipe_lo[b], peer = rk->rank == lo ? lo + 1 : lo;
+    if (dirs & 1) sp[ns++] = peer;
+    if (dirs & 2) rp[nr++] = peer;
   } else if (!ar) {
     if ((dirs & 1) || run->job->nodes < 2) sp[ns++] = (rk->rank + rpn) % n;
     if ((dirs & 2) || run->job->nodes < 2) rp[nr++] = (rk->rank - rpn + n) % n;

@@ -34,6 +34,7 @@ void pt_sim_config_init(pt_sim_config* c) {
   c->signal_after_s = -1;
   c->fault_comm_kind = -1;
   c->fault_iter = -1;
+  c->microbatches = 4;
   c->debug_level = PT_SIM_LOG_WARN;
   const char* d = getenv("NCCL_DEBUG");
   static const char* levels[] = {"NONE", "ERROR", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
@@ -97,8 +98,9 @@ void pt_sim_usage(FILE* f) {
 "Job:\n"
 "  --layout TPxPPxDP     a parallel training job instead: TP x PP x DP processes,\n"
 "                        TP a node, each holding a TP communicator (all-reduce\n"
-"                        in its node), a PP one (send/recv between pipeline\n"
-"                        stages) and a DP one (all-reduce across replicas),\n"
+"                        in its node), a PP one (the 1F1B schedule of\n"
+"                        --microbatches between pipeline stages) and a DP one\n"
+"                        (all-reduce across replicas),\n"
 "                        called in that order every iteration; each one a job\n"
 "                        of its own into --dump-dir (needed), its logs in a\n"
 "                        folder of its name (tp0, pp1, dp2 ...)\n"
@@ -124,7 +126,10 @@ void pt_sim_usage(FILE* f) {
 "                        ranks' parts), sendrecv or alltoall (every rank sends\n"
 "                        SIZE/ranks to each other rank in one group, as an\n"
 "                        expert-parallel MoE layer does; up to 256 ranks), SIZE\n"
-"                        like 64M (default allreduce:32M,sendrecv:8M)\n"
+"                        like 64M (default allreduce:32M,sendrecv:8M); or\n"
+"                        pipeline (alone, one stage a node): a pipeline-parallel\n"
+"                        group's 1F1B step, SIZE each activation or gradient\n"
+"  --microbatches M      the pipeline's microbatches a step, 1..64 (default 4)\n"
 "  --iters N             iterations (default 4)\n"
 "  --proto NAME          allreduce protocol: LL, LL128, SIMPLE (default SIMPLE)\n"
 "  --seed N              seed of every random choice (default 1)\n"
@@ -218,6 +223,9 @@ void pt_sim_usage(FILE* f) {
 "                        (half the count); no op of it runs (a desync)\n"
 "  --fault-iter N        iteration the faults strike in (default the last)\n"
 "  --fault-call N        call of that iteration, index into --ops (default 0)\n"
+"  --fault-p2p-call K    in a pipeline: the faulty stage's K-th call of the step\n"
+"                        that fits the fault (with a send for --stall, with a\n"
+"                        receive for --no-recv; default 0)\n"
 "\n"
 "Output:\n"
 "  --dump-dir DIR        each rank's logger lines to DIR/rank<R>.log, lines of no\n"
@@ -281,6 +289,7 @@ static int parse_ops(pt_sim_config* c, const char* s) {
     else if (!strcmp(tok, "alltoall")) c->calls[n].kind = PT_SIM_ALLTOALL;
     else if (!strcmp(tok, "reducescatter")) c->calls[n].kind = PT_SIM_REDUCESCATTER;
     else if (!strcmp(tok, "allgather")) c->calls[n].kind = PT_SIM_ALLGATHER;
+    else if (!strcmp(tok, "pipeline")) c->calls[n].kind = PT_SIM_PIPELINE;
     else return -1;
     if (pt_sim_parse_size(colon + 1, &c->calls[n].bytes) != 0 || c->calls[n].bytes > (1ull << 32)) return -1;
     n++;
@@ -307,6 +316,7 @@ static const struct {
     {"truth-file", 1}, {"quiet", 0},      {"help", 0},       {"comm-dump", 1},     {"hold", 1},
     {"layout", 1}, {"ep", 1}, {"dp-op", 1}, {"fault-comm", 1}, {"signal-after", 1}, {"truth-json", 1}, {"slow-gpu", 1},  {"pace", 1},  {"real-time", 0}, {"poll-us", 1},
     {"ras-mask", 1},   {"noise", 0}, {"noise-deschedule", 1}, {"noise-busy-node", 1}, {"noise-late-dumps", 1},          {"skip", 1},       {"mismatch", 1},    {"slow-host", 1},
+    {"microbatches", 1}, {"fault-p2p-call", 1},
 };
 
 const char* pt_sim_option(int i, int* takes_value) {
@@ -431,7 +441,7 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
   } else if (!strcmp(opt, "channels")) {
     if (to_int(val, 1, 64, &c->channels)) return bad(err, opt, val, "an integer 1..64");
   } else if (!strcmp(opt, "ops")) {
-    if (parse_ops(c, val)) return bad(err, opt, val, "KIND:SIZE,… with KIND allreduce, reducescatter, allgather, sendrecv or alltoall, SIZE 1..4G (e.g. 64M)");
+    if (parse_ops(c, val)) return bad(err, opt, val, "KIND:SIZE,… with KIND allreduce, reducescatter, allgather, sendrecv, alltoall or pipeline, SIZE 1..4G (e.g. 64M)");
   } else if (!strcmp(opt, "iters")) {
     if (to_int(val, 1, 1000000, &c->iters)) return bad(err, opt, val, "an integer 1..1000000");
   } else if (!strcmp(opt, "proto")) {
@@ -517,6 +527,10 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_int(val, 0, 1000000, &c->fault_iter)) return bad(err, opt, val, "an integer 0..iters-1");
   } else if (!strcmp(opt, "fault-call")) {
     if (to_int(val, 0, PT_SIM_MAX_CALLS - 1, &c->fault_call)) return bad(err, opt, val, "an index into --ops");
+  } else if (!strcmp(opt, "fault-p2p-call")) {
+    if (to_int(val, 0, 2 * PT_SIM_MAX_MICROBATCHES, &c->fault_p2p_call)) return bad(err, opt, val, "an integer 0..128");
+  } else if (!strcmp(opt, "microbatches")) {
+    if (to_int(val, 1, PT_SIM_MAX_MICROBATCHES, &c->microbatches)) return bad(err, opt, val, "an integer 1..64");
   } else if (!strcmp(opt, "dump-dir")) c->dump_dir = val;
   else if (!strcmp(opt, "truth-file")) c->truth_file = val;
   else if (!strcmp(opt, "truth-json")) c->truth_json = val;
@@ -621,6 +635,12 @@ int pt_sim_parse_args(pt_sim_config* c, int argc, char** argv, FILE* out, FILE* 
     fprintf(err, "proxytrace sim: --fault-call %d, but --ops has calls 0..%d\n", c->fault_call, c->n_calls - 1);
     return 2;
   }
+  for (int i = 0; i < c->n_calls && !c->layout_tp; i++)
+    if (c->calls[i].kind == PT_SIM_PIPELINE && (c->n_calls > 1 || c->ranks_per_node != 1 || c->nodes < 2)) {
+      fprintf(err, "proxytrace sim: --ops pipeline is a pipeline-parallel communicator's whole step: the only "
+                   "call, one stage a node (--ranks-per-node 1, --nodes 2 or more, one per stage)\n");
+      return 2;
+    }
   if (c->ranks_per_node % c->ranks_per_process) {
     fprintf(err, "proxytrace sim: --ranks-per-process %d must divide --ranks-per-node %d (a process drives GPUs of one node)\n",
             c->ranks_per_process, c->ranks_per_node);
@@ -686,7 +706,8 @@ void pt_sim_summary(const pt_sim_config* c, const pt_sim_result* res, FILE* f) {
     for (size_t i = 0; i < job->n_ops; i++)
       if (job->ops[i].batch == b && job->ops[i].kind == PT_OPK_NET && job->ops[i].why != PT_WHY_NONE) stuck++;
     fprintf(f, "  result: the job hung in call %d (%s, iteration %d); %d network ops stuck; aborted after %d polls",
-            b % c->n_calls, pt_sim_call_name(c->calls[b % c->n_calls].kind), b / c->n_calls, stuck, c->hang_polls);
+            b % job->iter_batches % c->n_calls, pt_sim_call_name(c->calls[b % job->iter_batches % c->n_calls].kind),
+            b / job->iter_batches, stuck, c->hang_polls);
     if (c->hold_s > 0) fprintf(f, " and %.1f s held", c->hold_s);
     fputc('\n', f);
   } else {

@@ -197,7 +197,9 @@ void sim_mismatch_call(int what, size_t count, int nranks, const char** func, si
 
 const pt_sim_fault* sim_fault_desync(const pt_sim_config* c, int rank, int b) {
   const int fi = c->fault_iter < 0 ? c->iters - 1 : c->fault_iter;
-  if (b != fi * c->n_calls + c->fault_call) return NULL;
+  const int per = sim_iter_batches(c);
+  /* a pipeline's stage out of the step makes none of its calls */
+  if (c->calls[0].kind == PT_SIM_PIPELINE ? b / per != fi : b != fi * per + c->fault_call) return NULL;
   for (int i = 0; i < c->n_faults; i++)
     if ((c->faults[i].kind == PT_FAULT_SKIP || c->faults[i].kind == PT_FAULT_MISMATCH) && c->faults[i].rank == rank)
       return &c->faults[i];

@@ -419,6 +419,14 @@ void sim_fault_line(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_
 int sim_dump_scale(const pt_sim_config* c, const pt_sim_op* op);
 int64_t sim_dump_op_count(const pt_sim_config* c, const pt_sim_op* op);
 
+/* pipeline.c: the batches of one iteration (a pipeline's slots, else
+ * the calls). */
+int sim_iter_batches(const pt_sim_config* c);
+/* Does rank r make a call in batch b (a pipeline's slot has two stages)? */
+static inline int sim_job_calls(const pt_sim_job* job, int r, int b) {
+  return !job->pipe_lo || job->pipe_lo[b] == r || job->pipe_lo[b] + 1 == r;
+}
+
 /* plugin.c */
 int sim_plugin_load(sim_plugin* p);
 void sim_plugin_unload(sim_plugin* p);

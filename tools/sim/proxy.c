@@ -717,6 +717,13 @@ void* sim_proxy_main(void* arg) {
   void* kch[64];
   int hung = 0;
   for (int b = 0; b <= rk->last_batch && !hung; b++) {
+    if (!sim_job_calls(run->job, rk->rank, b)) { /* a pipeline's slot of two other stages */
+      pthread_mutex_lock(&rk->mu);
+      rk->finished = b + 1;
+      sim_broadcast(run, rk);
+      pthread_mutex_unlock(&rk->mu);
+      continue;
+    }
     /* Nothing to do: the loop goes idle and sleeps until ops are posted. */
     ctrl_once(&px, ncclProfilerProxyCtrlIdle);
     void* sl = ctrl_start(&px);

@@ -214,7 +214,7 @@ static int setup_ranks(sim_run* run) {
     rk->run = run;
     rk->rank = r;
     rk->dead = job->dead_rank[r];
-    rk->last_batch = job->hung_batch >= 0 ? job->hung_batch : B - 1;
+    rk->last_batch = job->hung_batch < 0 ? B - 1 : job->pipe_lo ? job->last_batch[r] : job->hung_batch;
     pthread_mutex_init(&rk->mu, NULL);
     pthread_cond_init(&rk->cv, NULL);
     rk->task_handle = calloc((size_t)B * 2, sizeof *rk->task_handle);

@@ -46,7 +46,9 @@ extern "C" {
  * Configuration
  * ------------------------------------------------------------------------- */
 
-enum { PT_SIM_ALLREDUCE = 0, PT_SIM_SENDRECV = 1, PT_SIM_ALLTOALL = 2, PT_SIM_REDUCESCATTER = 3, PT_SIM_ALLGATHER = 4 };
+enum { PT_SIM_ALLREDUCE = 0, PT_SIM_SENDRECV = 1, PT_SIM_ALLTOALL = 2, PT_SIM_REDUCESCATTER = 3, PT_SIM_ALLGATHER = 4,
+       PT_SIM_PIPELINE = 5 };
+#define PT_SIM_MAX_MICROBATCHES 64 /* --microbatches */
 #define PT_SIM_ALLTOALL_MAX_RANKS 256 /* an all-to-all keeps a step base per connection */
 enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 
@@ -58,7 +60,8 @@ enum { PT_SIM_PROTO_LL = 0, PT_SIM_PROTO_LL128 = 1, PT_SIM_PROTO_SIMPLE = 2 };
 #define PT_SIM_MAX_RAS 8
 
 typedef struct {
-  int kind;     /* PT_SIM_ALLREDUCE, _SENDRECV, _ALLTOALL, _REDUCESCATTER, _ALLGATHER */
+  int kind;     /* PT_SIM_ALLREDUCE, _SENDRECV, _ALLTOALL, _REDUCESCATTER, _ALLGATHER,
+                   _PIPELINE (one stage a node: the 1F1B schedule, pipeline.c) */
   size_t bytes; /* message size per rank */
 } pt_sim_call;
 
@@ -151,6 +154,10 @@ typedef struct {
   int n_faults;
   int fault_iter;      /* -1 = the last iteration                        */
   int fault_call;      /* index into calls[] of the batch that is hit    */
+  int fault_p2p_call;  /* pipeline: the faulty stage's call of the step it
+                          strikes, counting those that fit the fault (a
+                          stall: with a send; a no-recv: with a receive) */
+  int microbatches;    /* pipeline: microbatches a step (--microbatches)  */
 
   /* Output. */
   const char* dump_dir; /* rank<r>.log per rank; NULL = standard output;
@@ -302,7 +309,13 @@ typedef struct {
   /* ops of (batch b, proxy rank r): ops[first[b*nranks+r] ..+count[...]] */
   size_t* first;
   int* count;
-  int hung_batch;    /* first batch that does not complete; -1 = none    */
+  int hung_batch;    /* first batch that does not complete; -1 = none
+                      * (a pipeline: the batch the fault strikes)        */
+  int iter_batches;  /* batches an iteration: the calls, or a pipeline's slots */
+  int* pipe_lo;      /* pipeline, per batch: the lower stage of its pair   */
+  int* pipe_dirs;    /* ... and the directions it moves (PT_PIPE_*)        */
+  int* last_batch;   /* per rank: the last batch it runs                  */
+  int fault_batch[PT_SIM_MAX_FAULTS]; /* per fault, the batch it strikes  */
   int* dead_rank;    /* per rank: 1 if it dies                           */
   int* ring;         /* per channel: the ring order, nranks entries each */
   /* Per fault (stall, no-recv), the channels (bit c, c < 64) where it
@@ -337,6 +350,22 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f);
  * reaches, and the culprits it names — each with whether the dumps can
  * show it on its own rank ("exact") or only on its node. */
 void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f);
+
+/* A pipeline's step (pipeline.c): the 1F1B schedule of M microbatches
+ * over P stages as slots, each an exchange of the stages lo and lo + 1
+ * moving forward (lo to lo + 1), backward or both. */
+enum { PT_PIPE_FWD = 1, PT_PIPE_BWD = 2 };
+int pt_sim_pipe_slots(int P, int M);
+/* Fills lo[] and dirs[] (pt_sim_pipe_slots entries) in an order that keeps
+ * every stage's own; returns their number, or -1. */
+int pt_sim_pipe_schedule(int P, int M, int* lo, int* dirs);
+/* Where each stage stops: stop[s] the slot it is stuck in, K when it
+ * completes the step, -1 when it never enters it (enters[s] 0). held[j]
+ * (NULL: none) 1 where a fault holds slot j. */
+void pt_sim_pipe_stops(int P, int K, const int* lo, const int* enters, const unsigned char* held, int* stop);
+/* The slot a fault of `kind` on stage `rank` strikes: its nth call of the
+ * step that fits the fault; -1 when it has none. */
+int pt_sim_pipe_fault_slot(int K, const int* lo, const int* dirs, int rank, pt_fault_kind kind, int nth);
 
 /* --layout: "TPxPPxDP" and "tp|pp|dp:INDEX" (0, or -1), and the run of
  * every communicator of the layout (layout.c): 0 completed, 3 hung, 1 or 2

@@ -91,7 +91,8 @@ static int step_beyond(const pt_sim_config* c, const pt_sim_fault* f, int ch, in
 
 const pt_sim_op* sim_fault_op(const pt_sim_config* c, const pt_sim_job* job, const pt_sim_fault* f) {
   int fi = c->fault_iter < 0 ? c->iters - 1 : c->fault_iter;
-  int fb = fi * c->n_calls + c->fault_call;
+  int fb = f >= c->faults && f < c->faults + PT_SIM_MAX_FAULTS ? job->fault_batch[f - c->faults]
+                                                              : fi * c->n_calls + c->fault_call;
   for (size_t i = 0; i < job->n_ops; i++) {
     const pt_sim_op* op = &job->ops[i];
     if (op->batch == fb && op->kind == PT_OPK_NET && op->rank == f->rank &&
@@ -373,6 +374,129 @@ static int fault_hits(const pt_sim_fault* f, int rank, int ch) {
   return f->rank == rank && (f->channel < 0 || f->channel == ch);
 }
 
+/* A send/recv pair's transfers sent (the sendrecv rules): A's GPU
+ * produces up to gpu, B posts up to post_lim and consumes up to cons_lim
+ * of what arrives, NCCL_STEPS ahead of what it consumed. */
+static int pair_sent(int U, int gpu, int post_lim, int cons_lim, int W) {
+  int sent = U;
+  for (int it = 0; it < U + 2; it++) {
+    const int s = imin(gpu, imin(U, imin(imin(sent, cons_lim) + W, post_lim)));
+    if (s == sent) break;
+    sent = s;
+  }
+  return sent;
+}
+
+/* A pipeline (pipeline.c): in the faulty iteration each stage stops at its
+ * first exchange that does not complete. One that a hanging fault strikes
+ * (its stage's fault_p2p_call-th call that fits it) is held; a stage out of
+ * the step (--skip) enters none. An exchange both stages reached follows
+ * the sendrecv rules with the faults; one only a stage reached leaves its
+ * send without credit and its receive without data. Every stage runs no
+ * further than its stop, or than the iteration's end. */
+static int pipe_truth(const pt_sim_config* c, pt_sim_job* job, int fi, FILE* err) {
+  const int n = job->nranks, K = job->iter_batches, W = job->window, base_b = fi * K;
+  int* enters = malloc(sizeof(int) * (size_t)n * 2);
+  unsigned char* held = calloc((size_t)K, 1);
+  if (!enters || !held) {
+    free(enters);
+    free(held);
+    return -1;
+  }
+  int* stop = enters + n;
+  for (int r = 0; r < n; r++) enters[r] = 1;
+  for (int f = 0; f < c->n_faults; f++)
+    if (c->faults[f].kind == PT_FAULT_SKIP && c->faults[f].rank >= 0 && c->faults[f].rank < n) enters[c->faults[f].rank] = 0;
+  int hung = 0;
+  for (int f = 0; f < c->n_faults; f++) {
+    const pt_sim_fault* ft = &c->faults[f];
+    if (ft->kind == PT_FAULT_SKIP) {
+      hung = 1;
+      job->fault_struck[f] = ~0ull;
+      continue;
+    }
+    /* (a stage out of the step, dead or not, strikes nowhere in it) */
+    if ((ft->kind != PT_FAULT_STALL && ft->kind != PT_FAULT_NO_RECV && ft->kind != PT_FAULT_KILL) || !enters[ft->rank])
+      continue;
+    const int j = pt_sim_pipe_fault_slot(K, job->pipe_lo, job->pipe_dirs, ft->rank, ft->kind, c->fault_p2p_call);
+    if (j < 0) {
+      char opt[64];
+      sim_fault_option(ft, opt, sizeof opt);
+      fprintf(err, "proxytrace sim: %s: stage %d has no call %d in a step that fits it (--fault-p2p-call counts "
+                   "its calls %s)\n",
+              opt, ft->rank, c->fault_p2p_call,
+              ft->kind == PT_FAULT_STALL ? "with a send" : ft->kind == PT_FAULT_NO_RECV ? "with a receive" : "");
+      free(enters);
+      free(held);
+      return -2;
+    }
+    job->fault_batch[f] = base_b + j;
+    const pt_sim_op* any = sim_fault_op(c, job, ft);
+    if (any && step_beyond(c, ft, any->channel, fi, any, err)) {
+      free(enters);
+      free(held);
+      return -2;
+    }
+    held[j] = 1;
+    hung = 1;
+    if (job->hung_batch < 0 || base_b + j < job->hung_batch) job->hung_batch = base_b + j;
+  }
+  pt_sim_pipe_stops(n, K, job->pipe_lo, enters, held, stop);
+  int first_stop = -1;
+  for (int r = 0; r < n; r++)
+    if (stop[r] < K) {
+      hung = 1;
+      if (stop[r] >= 0 && (first_stop < 0 || stop[r] < first_stop)) first_stop = stop[r];
+    }
+  if (job->hung_batch < 0 && hung) job->hung_batch = base_b + (first_stop >= 0 ? first_stop : 0);
+  for (int r = 0; r < n && hung; r++)
+    job->last_batch[r] = stop[r] < 0 ? base_b - 1 : stop[r] < K ? base_b + stop[r] : base_b + K - 1;
+  for (size_t i = 0; i < job->n_ops && hung; i++) {
+    pt_sim_op* op = &job->ops[i];
+    if (op->batch > job->last_batch[op->rank]) {
+      not_run(op);
+      continue;
+    }
+    if (op->kind != PT_OPK_NET) continue;
+    const int j = op->batch - base_b, peer_in = j >= 0 && stop[op->peer] == j;
+    if (j < 0 || j != stop[op->rank]) continue; /* a call it completed */
+    const int U = op->n, A = op->is_send ? op->rank : op->peer, B = op->is_send ? op->peer : op->rank;
+    if (!peer_in) { /* the other stage never reached this exchange */
+      if (op->is_send) set_send(op, U, 0, W);
+      else set_recv(op, U, 0, 0, W);
+    } else {
+      int gpu = U, post_lim = U, cons = U;
+      for (int f = 0; f < c->n_faults; f++) {
+        const pt_sim_fault* ft = &c->faults[f];
+        if (job->fault_batch[f] != op->batch || !fault_hits(ft, ft->rank, op->channel)) continue;
+        if ((ft->kind == PT_FAULT_STALL || ft->kind == PT_FAULT_KILL) && ft->rank == A) gpu = imin(gpu, ft->step);
+        if (ft->kind == PT_FAULT_KILL && ft->rank == B) cons = imin(cons, ft->step);
+        if (ft->kind == PT_FAULT_NO_RECV && ft->rank == B) post_lim = imin(post_lim, ft->step);
+      }
+      const int sent = pair_sent(U, gpu, post_lim, cons, W / op->slice);
+      for (int f = 0; f < c->n_faults && op->channel < 64; f++) { /* as sendrecv's */
+        const pt_sim_fault* ft = &c->faults[f];
+        if (job->fault_batch[f] != op->batch || !fault_hits(ft, ft->rank, op->channel) || ft->step >= U) continue;
+        const int end = ft->kind == PT_FAULT_STALL ? A : ft->kind == PT_FAULT_NO_RECV ? B : -1;
+        if (end == ft->rank && sent == ft->step) job->fault_struck[f] |= job->fault_shown[f] |= 1ull << op->channel;
+      }
+      if (op->is_send) {
+        set_send(op, gpu, sent, W);
+      } else {
+        set_recv(op, post_lim, sent, imin(sent, cons), W);
+        if (post_lim == 0) op->absent = 1;
+      }
+    }
+    if (job->dead_rank[op->rank]) {
+      op->dead = 1;
+      if (op->why != PT_WHY_NONE) op->why = PT_WHY_DEAD;
+    }
+  }
+  free(enters);
+  free(held);
+  return 0;
+}
+
 int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
   int n = job->nranks, W = job->window;
   int fi = c->fault_iter < 0 ? c->iters - 1 : c->fault_iter;
@@ -426,6 +550,7 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     }
   }
   if (!hang_faults) return 0;
+  if (job->pipe_lo) return pipe_truth(c, job, fi, err);
 
   int hung = 0;
   const pt_sim_call* call = &c->calls[c->fault_call];
@@ -784,8 +909,8 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
   size_t not_run = 0, leaked = 0;
   if (job->hung_batch >= 0) {
     int b = job->hung_batch;
-    fprintf(f, "truth: the job hangs in call %d (%s, iteration %d)\n", b % c->n_calls,
-            pt_sim_call_name(c->calls[b % c->n_calls].kind), b / c->n_calls);
+    fprintf(f, "truth: the job hangs in call %d (%s, iteration %d)\n", b % job->iter_batches % c->n_calls,
+            pt_sim_call_name(c->calls[b % job->iter_batches % c->n_calls].kind), b / job->iter_batches);
     for (int r = 0; r < job->nranks; r++)
       if (job->dead_rank[r]) fprintf(f, "truth: rank %d is dead: it dumps nothing\n", r);
     if (!hang_seen(c, job)) fputs("truth: " UNSEEN_LIMIT "\n", f);
@@ -820,6 +945,23 @@ void pt_sim_truth_print(const pt_sim_config* c, const pt_sim_job* job, FILE* f) 
  * a node have no proxy ops; PXN sends through another process's proxy
  * are recorded by nobody; a receive
  * never posted shows on the sender's side, which names the rank.) */
+/* A receive never called (a no-recv's absent op) shows as such only where
+ * its rank made the call otherwise: a send of the same call and channel
+ * that it did make, which every rank of a send/recv call makes alike. A
+ * pipeline's stages exchange in groups of their own: nothing ties a
+ * stage's send to the receive its neighbour's group waits for, so the
+ * records cannot tell a receive never posted from a call never reached. */
+static int sends_too(const pt_sim_job* job, const pt_sim_op* recv) {
+  if (job->pipe_lo) return 0;
+  for (size_t i = 0; i < job->n_ops; i++) {
+    const pt_sim_op* op = &job->ops[i];
+    if (op->batch == recv->batch && op->rank == recv->rank && op->is_send && op->channel == recv->channel &&
+        op->kind == PT_OPK_NET)
+      return 1;
+  }
+  return 0;
+}
+
 static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, int* hits, int* exact) {
   *hits = *exact = 0;
   if (f->kind == PT_FAULT_KILL) {
@@ -836,7 +978,8 @@ static void fault_effect(const pt_sim_job* job, int fi, const pt_sim_fault* f, i
     if (op->batch != job->hung_batch || op->kind != PT_OPK_NET || op->rank != f->rank) continue;
     if (op->channel >= 64 || !(struck >> op->channel & 1)) continue;
     if (f->kind == PT_FAULT_STALL && op->is_send && !op->foreign && op->why == PT_WHY_GPU) *exact = 1;
-    if (f->kind == PT_FAULT_NO_RECV && !op->is_send && (op->why == PT_WHY_POST || op->absent)) *exact = 1;
+    if (f->kind == PT_FAULT_NO_RECV && !op->is_send && ((op->why == PT_WHY_POST && !op->absent) || (op->absent && sends_too(job, op))))
+      *exact = 1;
   }
 }
 
@@ -870,8 +1013,8 @@ void pt_sim_truth_json(const pt_sim_config* c, const pt_sim_job* job, FILE* f) {
     if (job->ops[i].batch == job->hung_batch && job->ops[i].kind == PT_OPK_NET) hung_op = &job->ops[i];
   if (job->hung_batch >= 0) {
     int b = job->hung_batch;
-    fprintf(f, "\"hungCall\":%d,\"hungIteration\":%d,\"hungCallKind\":\"%s\",", b % c->n_calls, b / c->n_calls,
-            pt_sim_call_name(c->calls[b % c->n_calls].kind));
+    fprintf(f, "\"hungCall\":%d,\"hungIteration\":%d,\"hungCallKind\":\"%s\",", b % job->iter_batches % c->n_calls,
+            b / job->iter_batches, pt_sim_call_name(c->calls[b % job->iter_batches % c->n_calls].kind));
   } else {
     fputs("\"hungCall\":null,\"hungIteration\":null,\"hungCallKind\":null,", f);
   }

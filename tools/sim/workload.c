@@ -51,6 +51,7 @@ const char* pt_sim_call_name(int kind) {
     case PT_SIM_ALLTOALL: return "alltoall";
     case PT_SIM_REDUCESCATTER: return "reducescatter";
     case PT_SIM_ALLGATHER: return "allgather";
+    case PT_SIM_PIPELINE: return "pipeline";
     default: return "sendrecv";
   }
 }
@@ -122,6 +123,81 @@ static int by_batch_then_proxy(const void* a, const void* b) {
   return (x->seq > y->seq) - (x->seq < y->seq); /* schedule order */
 }
 
+/* A pipeline's ops (pipeline.c): per slot, the forward send of its lower
+ * stage and the receive of its upper one, the backward send the other
+ * way, on every channel, as sendrecv's. A stage's connections to its two
+ * neighbours have step bases of their own; its p2p calls are counted per
+ * stage (RCCL's opCount: its channels' p2p count) and per peer and
+ * direction (NVIDIA's). */
+static int pipe_ops(const pt_sim_config* c, pt_sim_job* job, opvec* v, int* seq) {
+  const int n = job->nranks, C = job->channels, K = job->iter_batches;
+  int64_t* base = calloc((size_t)n * (size_t)C * 4, sizeof *base); /* [r][c][side][dir] */
+  int64_t* calls = calloc((size_t)n * 5, sizeof *calls);            /* [r]: calls; [r][side][dir] */
+  if (!base || !calls) {
+    free(base);
+    free(calls);
+    return -1;
+  }
+  const size_t bytes = c->calls[0].bytes ? c->calls[0].bytes : 1;
+  const size_t chan_bytes = (bytes + (size_t)C - 1) / (size_t)C;
+  const int step_bytes = proto_step_bytes(PT_SIM_PROTO_SIMPLE);
+  int raw = (int)((chan_bytes + (size_t)step_bytes - 1) / (size_t)step_bytes);
+  if (raw < 1) raw = 1;
+  for (int b = 0; b < job->n_batches; b++) {
+    const int lo = job->pipe_lo[b] = job->pipe_lo[b % K], dirs = job->pipe_dirs[b] = job->pipe_dirs[b % K];
+    for (int r = lo; r <= lo + 1; r++) {
+      const int side = r == lo, peer = r == lo ? lo + 1 : lo; /* side 1: with the next stage */
+      for (int dir = 1; dir >= 0; dir--) { /* a receive, then a send */
+        const int fwd = (r == lo) == !dir;  /* the lower stage sends forward */
+        if (!(dirs & (fwd ? PT_PIPE_FWD : PT_PIPE_BWD))) continue;
+        for (int ch = 0; ch < C; ch++) {
+          pt_sim_op* op = push(v);
+          if (!op) goto oom;
+          op->rank = op->proxy_rank = r;
+          op->peer = peer;
+          op->channel = ch;
+          op->is_send = !dir;
+          op->batch = b;
+          op->call = 0;
+          op->seq = (*seq)++;
+          op->kind = PT_OPK_NET;
+          op->comm_hash = job->comm_hash;
+          op->op_count = (calls[r] << 1) | 1;
+          op->func_seq = calls[(size_t)n + ((size_t)r * 2 + (size_t)side) * 2 + (size_t)dir];
+          op->proto = PT_SIM_PROTO_SIMPLE;
+          op->func_idx = op->is_send ? 6 : 7;
+          op->pattern = op->is_send ? 13 : 14;
+          op->total_bytes = (uint32_t)bytes;
+          op->nbytes = (uint32_t)chan_bytes;
+          op->raw = op->n = raw;
+          op->slice = op->chunk_xfers = 1;
+          op->step_bytes = op->chunk_size = op->xfer_bytes = step_bytes;
+          size_t rest = chan_bytes - (size_t)(raw - 1) * (size_t)step_bytes;
+          op->last_bytes = rest > 0 && rest < (size_t)step_bytes ? (int)rest : step_bytes;
+          int64_t* bp = &base[(((size_t)r * (size_t)C + (size_t)ch) * 2 + (size_t)side) * 2 + (size_t)dir];
+          op->base = *bp;
+          *bp += raw;
+        }
+      }
+    }
+    for (int r = lo; r <= lo + 1; r++) { /* the calls each made */
+      const int side = r == lo;
+      calls[r]++;
+      for (int dir = 0; dir < 2; dir++) {
+        const int fwd = (r == lo) == !dir;
+        if (dirs & (fwd ? PT_PIPE_FWD : PT_PIPE_BWD)) calls[(size_t)n + ((size_t)r * 2 + (size_t)side) * 2 + (size_t)dir]++;
+      }
+    }
+  }
+  free(base);
+  free(calls);
+  return 0;
+oom:
+  free(base);
+  free(calls);
+  return -1;
+}
+
 int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
   memset(job, 0, sizeof *job);
   job->nodes = c->nodes;
@@ -129,9 +205,11 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
   job->nranks = c->nodes * c->ranks_per_node;
   job->channels = c->channels;
   job->n_calls = c->n_calls;
-  job->n_batches = c->iters * c->n_calls;
+  job->iter_batches = sim_iter_batches(c);
+  job->n_batches = c->iters * job->iter_batches;
   job->window = NCCL_STEPS;
   job->hung_batch = -1;
+  const int pipeline = c->calls[0].kind == PT_SIM_PIPELINE;
   /* One communicator: every rank has the same hash. */
   job->comm_hash = sim_mix(c->seed ^ 0x70726f7879747261ull) & 0x7fffffffffffffffull;
   int n = job->nranks, C = job->channels;
@@ -142,7 +220,7 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
   /* Every op is kept, with its ground truth: bound the job, not the run. */
   double estimate = 0;
   for (int b = 0; b < job->n_batches; b++)
-    estimate += (double)n * C * 2 * (c->calls[b % c->n_calls].kind == PT_SIM_ALLTOALL ? n - 1 : 1);
+    estimate += (double)(pipeline ? 2 : n) * C * 2 * (c->calls[b % c->n_calls].kind == PT_SIM_ALLTOALL ? n - 1 : 1);
   if (estimate > PT_SIM_MAX_OPS) {
     fprintf(err,
             "proxytrace sim: the job has about %.0f proxy ops, more than the %d the emulator keeps; "
@@ -158,7 +236,11 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
   job->dead_rank = calloc((size_t)n, sizeof *job->dead_rank);
   int64_t* base = calloc((size_t)n * (size_t)C * 4, sizeof *base); /* [r][c][kind][dir] */
   int64_t* p2p_count = calloc((size_t)C, sizeof *p2p_count);
-  if (!job->ring || !job->dead_rank || !base || !p2p_count) goto oom;
+  job->last_batch = malloc(sizeof(int) * (size_t)n);
+  if (!job->ring || !job->dead_rank || !base || !p2p_count || !job->last_batch) goto oom;
+  for (int r = 0; r < n; r++) job->last_batch[r] = job->n_batches - 1;
+  for (int f = 0; f < PT_SIM_MAX_FAULTS; f++)
+    job->fault_batch[f] = (c->fault_iter < 0 ? c->iters - 1 : c->fault_iter) * job->iter_batches + c->fault_call;
   for (int ch = 0; ch < C; ch++) {
     int q = 0;
     for (int node = 0; node < job->nodes; node++)
@@ -184,9 +266,21 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
 
   int64_t coll_count = 0, func_count[5] = {0};
   int seq = 0;
+  if (pipeline) {
+    job->pipe_lo = malloc(sizeof(int) * (size_t)job->n_batches);
+    job->pipe_dirs = malloc(sizeof(int) * (size_t)job->n_batches);
+    if (!job->pipe_lo || !job->pipe_dirs) goto oom;
+    if (pt_sim_pipe_schedule(n, c->microbatches, job->pipe_lo, job->pipe_dirs) != job->iter_batches) {
+      fprintf(err, "proxytrace sim: no 1F1B schedule for %d stages and %d microbatches\n", n, c->microbatches);
+      free(base);
+      free(p2p_count);
+      return -1;
+    }
+    if (pipe_ops(c, job, &v, &seq) != 0) goto oom;
+  }
   edges = malloc(sizeof(int) * 2 * (size_t)(2 * n + 2)); /* (peer, dir) of one rank and channel */
   if (!edges) goto oom;
-  for (int b = 0; b < job->n_batches; b++) {
+  for (int b = 0; b < job->n_batches && !pipeline; b++) {
     const pt_sim_call* call = &c->calls[b % c->n_calls];
     const int ar = pt_sim_ring_coll(call->kind), all = call->kind == PT_SIM_ALLTOALL;
     int64_t p2p_base_count[64];
@@ -331,7 +425,7 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     } else if (ft->kind == PT_FAULT_LEAK_OPS) {
       for (int b = 0; b < job->n_batches; b++)
         for (int r = 0; r < n; r++) {
-          if (ft->rank >= 0 && r != ft->rank) continue;
+          if ((ft->rank >= 0 && r != ft->rank) || !sim_job_calls(job, r, b)) continue;
           for (int k = 0; k < ft->arg; k++) {
             pt_sim_op* op = push(&v);
             if (!op) goto oom;
@@ -384,5 +478,8 @@ void pt_sim_job_free(pt_sim_job* job) {
   free(job->count);
   free(job->dead_rank);
   free(job->ring);
+  free(job->pipe_lo);
+  free(job->pipe_dirs);
+  free(job->last_batch);
   memset(job, 0, sizeof *job);
 }
