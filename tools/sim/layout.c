@@ -9,10 +9,11 @@
  *   TP groups  the TP processes of a node, one per (dp, pp): all-reduce
  *              inside the node (no network, so no proxy op: the dumps show
  *              their calls only);
- *   PP groups  one process of each pipeline stage, one per (dp, tp): each
- *              stage sends to the next and receives from the one before
- *              (a send/recv call; the last stage's to the first stands for
- *              the backward pass's direction);
+ *   PP groups  one process of each pipeline stage, one per (dp, tp): the
+ *              1F1B schedule of --microbatches microbatches (pipeline.c),
+ *              each stage exchanging activations with the next and
+ *              gradients with the one before, as many p2p calls as its
+ *              place in the pipeline gives it;
  *   DP groups  one process of each data-parallel replica, one per (pp,
  *              tp): the gradient all-reduce across nodes (--dp-op
  *              reducescatter: a sharded optimizer's reduce-scatter).
@@ -22,7 +23,7 @@
  *              member sends to every other, across nodes).
  *
  * A training step is, on every process, the same order of calls: its TP
- * all-reduce, its EP all-to-all, its PP send/recv, its DP all-reduce (a
+ * all-reduce, its EP all-to-all, its PP schedule, its DP all-reduce (a
  * group of one process is left out). Each communicator is one emulated job of pt_sim_run, run
  * one after the other into one folder, with its own commHash (from the
  * seed and its place), name (tp0, pp1, dp2 ...) and ranks numbered inside
@@ -66,6 +67,8 @@ typedef struct {
   int slot_kind[LAY_KINDS]; /* kind of each slot of a step */
   lay_comm* comms;
   int n_comms;
+  int pipe_k;               /* a PP group's step: its slots (pipeline.c) */
+  int *pipe_lo, *pipe_dirs;
 } layout;
 
 /* Parses "TPxPPxDP" (each 1..1024, TP up to 64, product 2..16384). 0, or -1. */
@@ -99,9 +102,11 @@ static int proc_of(const layout* L, int dp, int pp, int tp) { return (dp * L->pp
 static void layout_free(layout* L) {
   for (int i = 0; i < L->n_comms; i++) free(L->comms[i].members);
   free(L->comms);
+  free(L->pipe_lo);
+  free(L->pipe_dirs);
 }
 
-static int layout_build(layout* L, int tp, int pp, int dp, int ep) {
+static int layout_build(layout* L, int tp, int pp, int dp, int ep, int microbatches) {
   memset(L, 0, sizeof *L);
   if (ep < 1) ep = 1;
   L->tp = tp;
@@ -121,6 +126,13 @@ static int layout_build(layout* L, int tp, int pp, int dp, int ep) {
   }
   L->comms = calloc((size_t)total + 1, sizeof *L->comms);
   if (!L->comms) return -1;
+  if (pp > 1) {
+    L->pipe_k = pt_sim_pipe_slots(pp, microbatches);
+    L->pipe_lo = malloc(sizeof(int) * (size_t)L->pipe_k);
+    L->pipe_dirs = malloc(sizeof(int) * (size_t)L->pipe_k);
+    if (!L->pipe_lo || !L->pipe_dirs || pt_sim_pipe_schedule(pp, microbatches, L->pipe_lo, L->pipe_dirs) != L->pipe_k)
+      return -1;
+  }
   for (int s = 0; s < L->kinds; s++) {
     const int k = L->slot_kind[s];
     for (int i = 0; i < count[k]; i++) {
@@ -165,15 +177,11 @@ static int hang_kind(pt_fault_kind k) {
 /* Whether member r of communicator c cannot complete the call at step
  * position `at` (iteration it): a collective (TP, DP: a ring all-reduce)
  * completes for no member while one has not entered it or the fault
- * strikes it; a PP send/recv (rank r sends to r+1, receives from r-1)
- * completes for r once both neighbours entered it, unless the fault holds
- * r's own ops: a GPU that stops holds its send and the receive after it,
- * a receive never posted its own and the send before it, a rank that never
- * calls its neighbours' ops, a rank that dies (--kill) its own and the
- * receive from it. */
+ * strikes it; a PP schedule completes for the stages that get through
+ * all their exchanges (pt_sim_pipe_stops: the stages that entered it, the
+ * exchange a fault strikes held), as the PP group's own run has them. */
 static int call_stuck(const layout* L, const lay_comm* c, int r, int at, const int* pos, int faulty,
-                      const pt_sim_config* base) {
-  (void)L;
+                      const pt_sim_config* base, int* stop) {
   const int n = c->n;
   /* a member that never calls (--skip, --mismatch) is out of the faulty call */
   char out[1024];
@@ -190,19 +198,21 @@ static int call_stuck(const layout* L, const lay_comm* c, int r, int at, const i
       if (!ENTERED(j)) return 1;
     return 0;
   }
-  const int prev = (r - 1 + n) % n, next = (r + 1) % n;
-  if (out[r] || !ENTERED(prev) || !ENTERED(next)) return 1;
-  for (int f = 0; faulty && f < base->n_faults; f++) {
+  if (r > 0) return stop[r] < L->pipe_k; /* worked out for member 0, the same for all */
+  int enters[1024];
+  unsigned char* held = faulty ? calloc((size_t)L->pipe_k, 1) : NULL;
+  for (int j = 0; j < n; j++) enters[j] = ENTERED(j);
+  for (int f = 0; held && f < base->n_faults; f++) {
     const pt_sim_fault* ft = &base->faults[f];
-    const int q = ft->rank;
-    if (ft->kind == PT_FAULT_STALL && (r == q || r == (q + 1) % n)) return 1;
-    if (ft->kind == PT_FAULT_NO_RECV && (r == q || r == (q - 1 + n) % n)) return 1;
-    /* a rank that dies holds its own ops and the receive from it; the send
-     * to it completes into the buffers it posted (a PP call's at most 8
-     * transfers fit NCCL_STEPS), as truth.c lets it */
-    if (ft->kind == PT_FAULT_KILL && (r == q || r == (q + 1) % n)) return 1;
+    if ((ft->kind != PT_FAULT_STALL && ft->kind != PT_FAULT_NO_RECV && ft->kind != PT_FAULT_KILL) || ft->rank < 0 ||
+        ft->rank >= n || !enters[ft->rank])
+      continue;
+    const int j = pt_sim_pipe_fault_slot(L->pipe_k, L->pipe_lo, L->pipe_dirs, ft->rank, ft->kind, base->fault_p2p_call);
+    if (j >= 0) held[j] = 1;
   }
-  return 0;
+  pt_sim_pipe_stops(n, L->pipe_k, L->pipe_lo, enters, held, stop);
+  free(held);
+  return stop[r] < L->pipe_k;
 #undef ENTERED
 }
 
@@ -218,10 +228,13 @@ static void propagate(layout* L, const pt_sim_config* base, const lay_comm* fc, 
       for (int it = 0; it < base->iters; it++) {
         const int at = it * L->kinds + c->slot;
         const int faulty = c == fc && it == fault_it;
+        int stop[1024]; /* a PP group's stages (call_stuck), for member 0 first */
         for (int r = 0; r < c->n; r++) {
           const int g = c->members[r];
-          if (pos[g] <= at) continue; /* stopped there, or before */
-          if (call_stuck(L, c, r, at, pos, faulty, base)) {
+          /* stopped there, or before (a member stuck here still counts as
+           * having entered: the others' stops stand) */
+          if (pos[g] <= at && (c->kind != LAY_PP || r > 0)) continue;
+          if (call_stuck(L, c, r, at, pos, faulty, base, stop) && pos[g] > at) {
             pos[g] = at;
             changed = 1;
           }
@@ -236,7 +249,7 @@ static void comm_name(const lay_comm* c, char* out, size_t n) { snprintf(out, n,
 int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
   layout L;
   int rc = 0;
-  if (layout_build(&L, base->layout_tp, base->layout_pp, base->layout_dp, base->layout_ep) != 0) {
+  if (layout_build(&L, base->layout_tp, base->layout_pp, base->layout_dp, base->layout_ep, base->microbatches) != 0) {
     fprintf(err, "proxytrace sim: out of memory\n");
     layout_free(&L);
     return 1;
@@ -340,7 +353,7 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
     s.ranks_per_node = c->kind == LAY_TP ? c->n : 1;
     s.ranks_per_process = 1;
     s.n_calls = 1;
-    s.calls[0].kind = c->kind == LAY_PP   ? PT_SIM_SENDRECV
+    s.calls[0].kind = c->kind == LAY_PP   ? PT_SIM_PIPELINE
                       : c->kind == LAY_EP ? PT_SIM_ALLTOALL
                       : c->kind == LAY_DP ? base->layout_dp_kind
                                           : PT_SIM_ALLREDUCE;
@@ -372,6 +385,10 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
       s.iters = hung_it;
       s.n_faults = 0;
       s.fault_iter = -1;
+    } else if (hung_it >= 0 && c->kind == LAY_PP) {
+      /* a stage through its part of the step is stuck in a later call of
+       * another group: it makes none of the next step's */
+      s.iters = hung_it + 1;
     }
     s.rank_host = (const char* const*)NULL;
     char* rh[1024];
