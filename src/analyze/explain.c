@@ -811,7 +811,10 @@ static int explain_comm(pt_analysis* a, size_t ci) {
     x->culprit = r >= 0 ? a->items[r].culprit : -1;
     /* Ops that wait on the culprit: every op of its chains but its own. */
     if (x->culprit >= 0 && x->op->rank != a->culprits[x->culprit].pub.rank) a->culprits[x->culprit].pub.dependents++;
-    if (x->wait == AN_W_PEER_BEHIND && x->op->peer >= 0 && x->op->peer < c->nranks)
+    /* (a send or receive with its per-peer sequence: its culprit says how
+     * far the peer got with this rank; opCounts are not comparable) */
+    if (x->wait == AN_W_PEER_BEHIND && x->op->peer >= 0 && x->op->peer < c->nranks &&
+        !(x->op->coll_seq >= 0 && an_op_p2p(x->op)))
       add_behind(a, c, &cn, x->op->peer, x->op->op_count);
   }
   /* The opCount most stuck ops are in, and its collective's name: of the

@@ -466,6 +466,7 @@ typedef struct {
   int via_rank;
   int32_t via_comm; /* the communicator (index) it is there in; -1 */
   char chain[1024];
+  int8_t absent; /* it says only where its rank is not (origin.c) */
 } an_culprit;
 #define AN_BECAUSE 16
 

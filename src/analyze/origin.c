@@ -119,10 +119,36 @@ void an_comm_words(const pt_analysis* a, size_t ci, char* out, size_t n) {
  * or without the op its peer waits for (no record of the send, or of any
  * receive: it never called ncclRecv). */
 static int says_absent(const pt_analysis* a, const an_culprit* q) {
+  (void)a;
+  return q->absent;
+}
+
+/* A send or receive its peer has no op for, where the peer's records of
+ * that pair and direction reach the op's per-peer sequence on another
+ * channel: the peer made the call, and left this channel's part out — a
+ * fault of its own, not a sign of where it is. */
+static int made_the_call(const pt_analysis* a, const an_culprit* q) {
+  if (q->origin < 0 || (size_t)q->origin >= a->n_items) return 0;
+  const an_op* op = a->items[q->origin].op;
+  if (op->coll_seq < 0 || !an_op_p2p(op) || q->comm_index < 0 || (size_t)q->comm_index >= a->n_comms) return 0;
+  const an_comm* c = &a->comms[q->comm_index];
+  if (op->peer < 0 || op->peer >= c->nranks || !c->ranks[op->peer].dump) return 0;
+  const an_dump* d = c->ranks[op->peer].dump;
+  for (size_t i = 0; i < d->n_ops; i++) {
+    const an_op* y = &d->ops[i];
+    if (y->peer == op->rank && y->is_send != op->is_send && an_op_p2p(y) && y->coll_seq >= op->coll_seq) return 1;
+  }
+  return 0;
+}
+
+/* Whether culprit q says only where its rank is not (an_origin fills
+ * an_culprit.absent with it). */
+static int absent_only(const pt_analysis* a, const an_culprit* q) {
   const pt_cause c = q->pub.cause;
-  if (c == PT_CAUSE_RANK_BEHIND || c == PT_CAUSE_NOT_ENTERED || c == PT_CAUSE_SEND_MISSING) return 1;
+  if (c == PT_CAUSE_RANK_BEHIND || c == PT_CAUSE_NOT_ENTERED) return 1;
+  if (c == PT_CAUSE_SEND_MISSING) return !made_the_call(a, q);
   return c == PT_CAUSE_NO_RECEIVE_POSTED && q->origin >= 0 && (size_t)q->origin < a->n_items &&
-         a->items[q->origin].wait == AN_W_PEER_NO_OP;
+         a->items[q->origin].wait == AN_W_PEER_NO_OP && !made_the_call(a, q);
 }
 
 /* The time of rank's latest op record in communicator ci (its last
@@ -137,6 +163,26 @@ static int64_t latest_record(const pt_analysis* a, size_t ci, int rank) {
     if (op->create_ns > t) t = op->create_ns;
   }
   return t;
+}
+
+/* A send or receive's culprit that says only where its rank is not, beside
+ * another culprit of the same rank in the same communicator: one fact
+ * about that rank — it is in one call, absent from the others' — not a
+ * culprit per channel or peer. The rank's culprit that names a fault of
+ * its own (it posted no buffer, its GPU stopped), else its first one that
+ * says only where it is not; -1 when k is that one or the rank has none
+ * other. */
+static int32_t same_rank_culprit(const pt_analysis* a, size_t k) {
+  const an_culprit* q = &a->culprits[k];
+  if (q->origin < 0 || (size_t)q->origin >= a->n_items || !an_op_p2p(a->items[q->origin].op)) return -1;
+  int32_t absent = -1;
+  for (size_t m = 0; m < a->n_culprits; m++) {
+    const an_culprit* o = &a->culprits[m];
+    if (m == k || o->comm_index != q->comm_index || o->pub.rank != q->pub.rank) continue;
+    if (!says_absent(a, o)) return (int32_t)m;
+    if (absent < 0 && m < k) absent = (int32_t)m;
+  }
+  return absent;
 }
 
 /* What an_origin's search needs: every (communicator, rank) of a process. */
@@ -209,6 +255,7 @@ int an_origin(pt_analysis* a) {
     q->chain[0] = 0;
   }
   a->n_origins = n;
+  for (size_t k = 0; k < n; k++) a->culprits[k].absent = (int8_t)absent_only(a, &a->culprits[k]);
   if (n < 2) return 0;
   int32_t* next = an_alloc(&a->mem, n * sizeof *next);   /* the culprit this one's rank waits in */
   int32_t* via = an_alloc(&a->mem, n * sizeof *via);     /* the rank of its process there */
@@ -243,7 +290,8 @@ int an_origin(pt_analysis* a) {
     const size_t ci = (size_t)q->comm_index;
     const an_dump* d;
     if (!says_absent(a, q) || ci >= a->n_comms) continue;
-    const int32_t own = own_call_stuck(a, k);
+    int32_t own = own_call_stuck(a, k);
+    if (own < 0) own = same_rank_culprit(a, k);
     if (own >= 0) {
       next[k] = own;
       via[k] = q->pub.rank;

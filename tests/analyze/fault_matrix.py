@@ -104,7 +104,46 @@ def emulated(prog):
     for a cross-built build) where make test names one."""
     return shlex.split(os.environ.get("PROXYTRACE_EMULATOR", "")) + [prog]
 
-def draw_job(rng, timing=True, hosts=HOSTS, kinds=None, alltoall=None, ring=None):
+def stage_calls(P, M, s):
+    """Stage s's p2p calls of a 1F1B step (tools/sim/pipeline.c): (with the
+    next stage, sends, receives) each."""
+    W = min(P - s - 1, M)
+    R = M - W
+    calls = []
+    prev = lambda f, b: calls.append((False, b, f))  # with s-1: sends backward, receives forward
+    nxt = lambda f, b: calls.append((True, f, b))    # with s+1: sends forward, receives backward
+    for _ in range(W):
+        if s > 0:
+            prev(True, False)
+        if s < P - 1:
+            nxt(True, False)
+    if R > 0 and s > 0:
+        prev(True, False)
+    for i in range(R):
+        if s < P - 1:
+            nxt(True, True)
+        if s > 0:
+            prev(i < R - 1, True)
+    for _ in range(W):
+        if s < P - 1:
+            nxt(False, True)
+        if s > 0:
+            prev(False, True)
+    return calls
+
+
+def fitting_calls(P, M, s, fault):
+    """How many of stage s's calls a fault of this kind can strike (a stall
+    one with a send, a no-recv one with a receive)."""
+    calls = stage_calls(P, M, s)
+    if fault == "stall":
+        return sum(1 for _, snd, _ in calls if snd)
+    if fault == "no-recv":
+        return sum(1 for _, _, rcv in calls if rcv)
+    return len(calls)
+
+
+def draw_job(rng, timing=True, hosts=HOSTS, kinds=None, alltoall=None, ring=None, pipeline=None):
     host = rng.choice(hosts)
     nodes, rpn = rng.choice(LARGE) if rng.random() < 0.12 else rng.choice(SMALL)
     nranks = nodes * rpn
@@ -213,6 +252,25 @@ def draw_job(rng, timing=True, hosts=HOSTS, kinds=None, alltoall=None, ring=None
         job["ops"] = ",".join(
             "alltoall:%dK" % (int(sz[:-1]) * (1024 if sz[-1] == "M" else 1) * nranks) if k == "sendrecv" else k + ":" + sz
             for k, sz in (c.split(":") for c in job["ops"].split(",")))
+    # A pipeline group's 1F1B step (one stage a node, 2-8 stages, 1-8
+    # microbatches) in place of the whole job in a sixth of the jobs with a
+    # hang fault on one rank (or none), also from the job's seed;
+    # pipeline=True: in every such job. The fault strikes the stage's
+    # drawn call of the step that fits it (--fault-p2p-call).
+    prng = random.Random(job["seed"] * 6151 + 29)
+    if kind in ("stall", "no-recv", "kill", "skip", "none") and (
+            pipeline if pipeline is not None else prng.random() < 0.17):
+        stages = prng.randint(2, 8)
+        job.update(nodes=stages, rpn=1, ops="pipeline:%s" % prng.choice(["1M", "4M", "8M"]), call=0,
+                   mb=prng.randint(1, 8), channels=prng.randint(1, 4))
+        job["p2p_call"] = 0
+        for f in job["faults"]:
+            parts = f[1].split(":")
+            parts[0] = str(prng.randrange(stages))
+            if len(parts) == 3 and parts[1] != "all":
+                parts[1] = str(prng.randrange(job["channels"]))
+            f[1] = ":".join(parts)
+            job["p2p_call"] = prng.randrange(max(1, fitting_calls(stages, job["mb"], int(parts[0]), f[0])))
     # Noise a healthy cluster shows, beside every fault (docs/sim.md,
     # "Noise"), drawn from the job's seed too: heavy-tailed steps, a proxy
     # thread descheduled for milliseconds, a busy node a little slow, timers
@@ -243,6 +301,8 @@ def sim_args(job, plugin):
         a += ["--" + name] + ([val] if val is not None else [])
     if job.get("rpp", 1) > 1:
         a += ["--ranks-per-process", str(job["rpp"])]
+    if job.get("mb"):
+        a += ["--microbatches", str(job["mb"]), "--fault-p2p-call", str(job.get("p2p_call", 0))]
     return a
 
 
@@ -272,7 +332,9 @@ def describe(job):
         (" --fault-call %d --fault-iter %d" % (job["call"], job["iter"]) if job["faults"] else "") +
         (" --poll-us %d" % job["pace"] if job["pace"] else "") +
         "".join(" --%s" % n + (" %s" % v if v is not None else "") for n, v in job.get("noise", [])) +
-        (" --ranks-per-process %d" % job["rpp"] if job.get("rpp", 1) > 1 else "") + (" (watchdog)" if job["watchdog"] else "") + (" (metrics)" if job["metrics"] else ""))
+        (" --ranks-per-process %d" % job["rpp"] if job.get("rpp", 1) > 1 else "") +
+        (" --microbatches %d --fault-p2p-call %d" % (job["mb"], job.get("p2p_call", 0)) if job.get("mb") else "") +
+        (" (watchdog)" if job["watchdog"] else "") + (" (metrics)" if job["metrics"] else ""))
 
 
 EMULATED_S = re.compile(r"callbacks: \d+ in ([0-9.]+) emulated s")
@@ -524,6 +586,8 @@ def main():
                     help="a reduce-scatter or an all-gather in place of every all-reduce (else in a fifth of the jobs)")
     ap.add_argument("--alltoall", action="store_true",
                     help="an all-to-all in place of every send/recv of a job of up to 16 ranks (else in a fifth)")
+    ap.add_argument("--pipeline", action="store_true",
+                    help="a pipeline group's 1F1B step in place of every job with one hang fault (else a sixth)")
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
     kinds = o.kinds.split(",") if o.kinds else None
@@ -548,7 +612,8 @@ def main():
     rng = random.Random(seed)
     jobs = []
     while len(jobs) < o.jobs:
-        j = draw_job(rng, True, o.host or HOSTS, kinds, True if o.alltoall else None, True if o.ring else None)
+        j = draw_job(rng, True, o.host or HOSTS, kinds, True if o.alltoall else None, True if o.ring else None,
+                     True if o.pipeline else None)
         if j["nodes"] * j["rpn"] <= o.max_ranks:
             jobs.append(j)
     tally = {}
@@ -610,6 +675,10 @@ def parse_job(text):
             job["pace"] = int(val)
         elif name == "ranks-per-process":
             job["rpp"] = int(val)
+        elif name == "microbatches":
+            job["mb"] = int(val)
+        elif name == "fault-p2p-call":
+            job["p2p_call"] = int(val)
         elif name.startswith("noise"):
             job.setdefault("noise", []).append([name, val])
         else:

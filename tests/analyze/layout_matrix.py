@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 
-from fault_matrix import HOSTS, emulated  # the hosts; the build's programs, under its emulator
+from fault_matrix import HOSTS, emulated, fitting_calls  # the hosts; the build's programs, under its emulator; a pipeline stage's calls
 
 # The most processes a drawn layout has (--max-procs): 8x8x4 and 2x2x64
 # stay in, and a job of 256 processes takes a few seconds.
@@ -84,45 +84,6 @@ def parse(line):
             "rank": int(a["--" + fault].split(":")[0]), "fault": fault, "arg": a["--" + fault],
             "iters": int(a["--iters"]), "iter": int(a["--fault-iter"]), "channels": int(a["--channels"]),
             "seed": int(a["--seed"])}
-
-
-def stage_calls(P, M, s):
-    """Stage s's p2p calls of a 1F1B step (tools/sim/pipeline.c): (with the
-    next stage, sends, receives) each."""
-    W = min(P - s - 1, M)
-    R = M - W
-    calls = []
-    prev = lambda f, b: calls.append((False, b, f))  # with s-1: sends backward, receives forward
-    nxt = lambda f, b: calls.append((True, f, b))    # with s+1: sends forward, receives backward
-    for _ in range(W):
-        if s > 0:
-            prev(True, False)
-        if s < P - 1:
-            nxt(True, False)
-    if R > 0 and s > 0:
-        prev(True, False)
-    for i in range(R):
-        if s < P - 1:
-            nxt(True, True)
-        if s > 0:
-            prev(i < R - 1, True)
-    for _ in range(W):
-        if s < P - 1:
-            nxt(False, True)
-        if s > 0:
-            prev(False, True)
-    return calls
-
-
-def fitting_calls(P, M, s, fault):
-    """How many of stage s's calls a fault of this kind can strike (a stall
-    one with a send, a no-recv one with a receive)."""
-    calls = stage_calls(P, M, s)
-    if fault == "stall":
-        return sum(1 for _, snd, _ in calls if snd)
-    if fault == "no-recv":
-        return sum(1 for _, _, rcv in calls if rcv)
-    return len(calls)
 
 
 def draw(rng, max_procs=MAX_PROCS, only=None):

@@ -82,12 +82,30 @@ static void stops_hold_the_pipeline(void** state) {
   assert_int_equal(lo[j], 2);
   assert_true(dirs[j] & PT_PIPE_FWD);
   unsigned char held[MAXK] = {0};
-  held[j] = 1;
+  held[j] = (unsigned char)pt_sim_pipe_held(lo, dirs, j, 2, PT_FAULT_STALL, 1, 4, 8);
+  assert_int_equal(held[j], PT_PIPE_HOLD_LO | PT_PIPE_HOLD_HI); /* a stall holds both stages */
   pt_sim_pipe_stops(P, K, lo, enters, held, stop);
   assert_int_equal(stop[2], j);
   assert_int_equal(stop[3], j);
   assert_true(stop[1] > j && stop[1] < K && lo[stop[1]] == 1); /* waits on stage 2 */
   assert_true(stop[0] < K && lo[stop[0]] == 0);                 /* waits on stage 1 */
+
+  /* A stage that dies in its last call, a recv_backward: the gradient sent
+   * to it fits the buffers it posted (4 transfers, NCCL_STEPS 8), so its
+   * neighbour gets through that exchange and stops only at its next one
+   * with it — none: it completes the step; sent from it, the data stops. */
+  const int last = pt_sim_pipe_fault_slot(K, lo, dirs, 0, PT_FAULT_KILL, M + imin(P - 1, M) - 1); /* its 7 calls */
+  assert_true(last >= 0 && dirs[last] == PT_PIPE_BWD);
+  memset(held, 0, sizeof held);
+  held[last] = (unsigned char)pt_sim_pipe_held(lo, dirs, last, 0, PT_FAULT_KILL, 0, 4, 8);
+  assert_int_equal(held[last], PT_PIPE_HOLD_LO);
+  pt_sim_pipe_stops(P, K, lo, enters, held, stop);
+  assert_int_equal(stop[0], last);
+  for (int s = 1; s < P; s++) assert_int_equal(stop[s], K);
+  assert_int_equal(pt_sim_pipe_held(lo, dirs, last, 0, PT_FAULT_KILL, 0, 12, 8), PT_PIPE_HOLD_LO | PT_PIPE_HOLD_HI);
+  const int fwd = pt_sim_pipe_fault_slot(K, lo, dirs, 0, PT_FAULT_KILL, 0); /* a send_forward of the dead stage */
+  assert_int_equal(pt_sim_pipe_held(lo, dirs, fwd, 0, PT_FAULT_KILL, 2, 4, 8), PT_PIPE_HOLD_LO | PT_PIPE_HOLD_HI);
+  assert_int_equal(pt_sim_pipe_held(lo, dirs, fwd, 0, PT_FAULT_KILL, 4, 4, 8), PT_PIPE_HOLD_LO);
 
   /* A stage out of the step: it enters none, its neighbours stop at their
    * first exchange with it. */

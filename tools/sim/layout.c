@@ -208,7 +208,10 @@ static int call_stuck(const layout* L, const lay_comm* c, int r, int at, const i
         ft->rank >= n || !enters[ft->rank])
       continue;
     const int j = pt_sim_pipe_fault_slot(L->pipe_k, L->pipe_lo, L->pipe_dirs, ft->rank, ft->kind, base->fault_p2p_call);
-    if (j >= 0) held[j] = 1;
+    /* a PP call's transfers a channel: 4 MiB over the channels, 512 KiB each
+     * (workload.c's SIMPLE p2p steps), NCCL_STEPS of them in flight */
+    const int U = ((4 << 20) / base->channels + (512 << 10) - 1) / (512 << 10);
+    if (j >= 0) held[j] |= (unsigned char)pt_sim_pipe_held(L->pipe_lo, L->pipe_dirs, j, ft->rank, ft->kind, ft->step, U, 8);
   }
   pt_sim_pipe_stops(n, L->pipe_k, L->pipe_lo, enters, held, stop);
   free(held);

@@ -104,14 +104,26 @@ int pt_sim_pipe_schedule(int P, int M, int* lo, int* dirs) {
 
 void pt_sim_pipe_stops(int P, int K, const int* lo, const int* enters, const unsigned char* held, int* stop) {
   for (int s = 0; s < P; s++) stop[s] = enters[s] ? K : -1;
-  /* The slots in order: each stage has decided its earlier ones. */
+  /* The slots in order: each stage has decided its earlier ones. A stage
+   * gets through an exchange that both reached unless the fault holds it. */
   for (int j = 0; j < K; j++) {
     const int a = lo[j], b = lo[j] + 1;
     const int ra = stop[a] == K, rb = stop[b] == K; /* still running */
-    if (ra && rb && !(held && held[j])) continue;
-    if (ra) stop[a] = j;
-    if (rb) stop[b] = j;
+    const int h = held ? held[j] : 0;
+    if (ra && !(rb && !(h & PT_PIPE_HOLD_LO))) stop[a] = j;
+    if (rb && !(ra && !(h & PT_PIPE_HOLD_HI))) stop[b] = j;
   }
+}
+
+int pt_sim_pipe_held(const int* lo, const int* dirs, int j, int rank, pt_fault_kind kind, int step, int U, int W) {
+  const int low = rank == lo[j];
+  const int mine = low ? PT_PIPE_HOLD_LO : PT_PIPE_HOLD_HI, other = low ? PT_PIPE_HOLD_HI : PT_PIPE_HOLD_LO;
+  if (kind != PT_FAULT_KILL) return mine | other;
+  /* A stage that dies stops its GPU at `step`: the data it sends its
+   * neighbour stops there, and what it receives fills the buffers it had
+   * posted, NCCL_STEPS beyond what it consumed (truth.c, sendrecv). */
+  const int sends = dirs[j] & (low ? PT_PIPE_FWD : PT_PIPE_BWD), recvs = dirs[j] & (low ? PT_PIPE_BWD : PT_PIPE_FWD);
+  return mine | ((sends && step < U) || (recvs && U > step + W) ? other : 0);
 }
 
 int pt_sim_pipe_fault_slot(int K, const int* lo, const int* dirs, int rank, pt_fault_kind kind, int nth) {

@@ -361,8 +361,15 @@ int pt_sim_pipe_slots(int P, int M);
 int pt_sim_pipe_schedule(int P, int M, int* lo, int* dirs);
 /* Where each stage stops: stop[s] the slot it is stuck in, K when it
  * completes the step, -1 when it never enters it (enters[s] 0). held[j]
- * (NULL: none) 1 where a fault holds slot j. */
+ * (NULL: none): the stages of slot j a fault holds there (PT_PIPE_HOLD_*). */
+enum { PT_PIPE_HOLD_LO = 1, PT_PIPE_HOLD_HI = 2 };
 void pt_sim_pipe_stops(int P, int K, const int* lo, const int* enters, const unsigned char* held, int* stop);
+/* Which stages of slot j a fault of `kind` on stage `rank` from transfer
+ * `step` holds, the slot's ops U transfers long and NCCL_STEPS W transfers:
+ * a stall or a receive never posted both (the slot fits it); a stage that
+ * dies itself, and its neighbour only where it waits on what the dead stage
+ * no longer sends or takes in. */
+int pt_sim_pipe_held(const int* lo, const int* dirs, int j, int rank, pt_fault_kind kind, int step, int U, int W);
 /* The slot a fault of `kind` on stage `rank` strikes: its nth call of the
  * step that fits the fault; -1 when it has none. */
 int pt_sim_pipe_fault_slot(int K, const int* lo, const int* dirs, int rank, pt_fault_kind kind, int nth);

@@ -437,7 +437,8 @@ static int pipe_truth(const pt_sim_config* c, pt_sim_job* job, int fi, FILE* err
       free(held);
       return -2;
     }
-    held[j] = 1;
+    held[j] |= (unsigned char)pt_sim_pipe_held(job->pipe_lo, job->pipe_dirs, j, ft->rank, ft->kind, ft->step,
+                                               any ? any->n : 1, W);
     hung = 1;
     if (job->hung_batch < 0 || base_b + j < job->hung_batch) job->hung_batch = base_b + j;
   }
