@@ -183,6 +183,15 @@ int an_slow_metrics(pt_analysis* a) {
   }
   for (size_t i = 0; i < a->mslow.n_culprits; i++) {
     const pt_ms_culprit* c = &a->mslow.culprits[i];
+    uint64_t step_p50;
+    double step_factor;
+    steps_of(a, &x, c, &step_p50, &step_factor);
+    /* A wait that is longer than comparable edges' in steps that are not
+     * slower than theirs slows nothing: the step would have waited that
+     * long anyway (a ring's receive whose GPU waits on the hold downstream
+     * of a slow rank elsewhere, a little more on a busy node), and the
+     * step time says so. Listed among the slow edges, not a culprit. */
+    if (step_factor > 0 && step_factor < PT_MS_MIN_FACTOR) continue;
     an_culprit* q = an_slow_culprit(a, c->comm, c->rank);
     if (!q) goto oom;
     pt_culprit* p = &q->pub;
@@ -197,9 +206,6 @@ int an_slow_metrics(pt_analysis* a) {
     }
     if (!q->host[0]) an_copy(q->host, sizeof q->host, c->host);
     if (!p->pid) p->pid = (int)c->pid;
-    uint64_t step_p50;
-    double step_factor;
-    steps_of(a, &x, c, &step_p50, &step_factor);
     summary(q, c, step_p50, step_factor);
     a->n_metric_culprits++;
   }
