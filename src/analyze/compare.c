@@ -63,7 +63,13 @@ static int has_candidate(const pt_culprit* q, int rank) {
   return 0;
 }
 
-static int channel_ok(const expect* e, const pt_culprit* q) { return e->channel < 0 || q->channel == e->channel; }
+/* The channel: any where the truth names none; else the same one, or none
+ * at all from a culprit that names its rank only where the truth says the
+ * records cannot name it exactly (a receive never called reads as a call
+ * not reached: a rank behind, on no channel). */
+static int channel_ok(const expect* e, const pt_culprit* q) {
+  return e->channel < 0 || q->channel == e->channel || (q->channel < 0 && !e->exact);
+}
 
 /* The same cause: one name, or a GPU that stopped — producing or
  * consuming, whichever its proxy ops show (a stalled GPU of a ring,

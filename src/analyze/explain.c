@@ -79,11 +79,13 @@ static int64_t p2p_latest(const pt_analysis* a, const an_comm* c, p2p_index* px,
 }
 
 /* The peer has no op to pair with `op`: missing, behind, or no such op.
- * Behind: a send or receive whose record gives its per-peer sequence
- * waits on a peer whose records of the other end stop before it (NCCL
- * matches the k-th send to a peer with the peer's k-th receive) and that
- * is stuck in ops of its own: in another call (a pipeline's stage, in its
- * exchange with its other neighbour). Else, with the host's opCounts
+ * A send or receive whose record gives its per-peer sequence: where the
+ * peer's records of the other end reach it on another channel, the peer
+ * made the call and left this channel's part out (no such op); where they
+ * stop before it (NCCL matches the k-th send to a peer with the peer's
+ * k-th receive) and the peer is stuck in ops of its own, it is behind, in
+ * another call (a pipeline's stage, in its exchange with its other
+ * neighbour). Else, with the host's opCounts
  * (RCCL: one order for every call the ranks all make), its records stop
  * at a lower opCount; with opCounts
  * derived per function or per peer (NVIDIA NCCL), they cannot be compared
@@ -98,9 +100,12 @@ static an_wait peer_wait(const pt_analysis* a, const an_comm* c, p2p_index* px, 
   /* A cut dump ends where its file does: its records stop there, not the
    * rank's operations. */
   if (r->dump && r->dump->cut) return AN_W_PEER_CUT;
-  if (op->coll_seq >= 0 && an_op_p2p(op) && p2p_latest(a, c, px, peer, op->rank, want_send) < op->coll_seq &&
-      px->stuck && px->stuck[peer])
-    return AN_W_PEER_BEHIND;
+  if (op->coll_seq >= 0 && an_op_p2p(op)) {
+    const int64_t latest = p2p_latest(a, c, px, peer, op->rank, want_send);
+    /* the peer made the call, on another channel: not this channel's part */
+    if (latest >= op->coll_seq) return AN_W_PEER_NO_OP;
+    if (px->stuck && px->stuck[peer]) return AN_W_PEER_BEHIND;
+  }
   const an_rank* me = op->rank >= 0 && op->rank < c->nranks ? &c->ranks[op->rank] : NULL;
   if (r->host_counts && (!me || me->host_counts))
     return op->op_count >= 0 && r->max_op_count < op->op_count ? AN_W_PEER_BEHIND : AN_W_PEER_NO_OP;
