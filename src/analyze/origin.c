@@ -342,6 +342,40 @@ int an_origin(pt_analysis* a) {
       via[k] = -2; /* the same process, absent there too */
     }
   }
+  /* A process that dies leaves no file in any communicator it holds: each
+   * shows one rank without a dump, a culprit of its own. Where every
+   * communicator with such a culprit lacks that one rank only, no two of
+   * them are one communicator, and those that place the rank on a node (a
+   * communicator inside one node) agree on the node, the ranks are likely
+   * one process: the first culprit stands for it, the others follow it
+   * (said as likely: no record names the process). */
+  if (!rc) {
+    int32_t first = -1;
+    int node = -1, ok = 1, count = 0;
+    for (size_t k = 0; k < n && ok; k++) {
+      const an_culprit* q = &a->culprits[k];
+      const size_t ci = (size_t)q->comm_index;
+      if (q->pub.cause != PT_CAUSE_RANK_MISSING || next[k] >= 0 || ci >= a->n_comms) continue;
+      const an_comm* c = &a->comms[ci];
+      int missing = 0;
+      for (int r = 0; r < c->nranks && missing < 2; r++) missing += !c->ranks[r].present;
+      const int at = q->pub.rank >= 0 && q->pub.rank < c->nranks ? c->ranks[q->pub.rank].node : -1;
+      if (missing != 1 || (at >= 0 && node >= 0 && at != node)) ok = 0;
+      for (size_t m2 = 0; m2 < k && ok; m2++)
+        if (a->culprits[m2].pub.cause == PT_CAUSE_RANK_MISSING && a->culprits[m2].comm_index == q->comm_index) ok = 0;
+      if (at >= 0) node = at;
+      if (first < 0) first = (int32_t)k;
+      count++;
+    }
+    for (size_t k = 0; ok && count >= 2 && k < n; k++) {
+      const an_culprit* q = &a->culprits[k];
+      if (q->pub.cause != PT_CAUSE_RANK_MISSING || next[k] >= 0 || (int32_t)k == first ||
+          (size_t)q->comm_index >= a->n_comms)
+        continue;
+      next[k] = first;
+      via[k] = -3; /* likely the same process, dead */
+    }
+  }
   /* Follow the edges to where the waiting starts (a cycle: where it closes). */
   for (size_t k = 0; k < n; k++) {
     int32_t j = (int32_t)k;
@@ -394,7 +428,13 @@ int an_origin(pt_analysis* a) {
       an_comm_words(a, cj, to, sizeof to);
       if (cj < a->n_comms && a->comms[cj].stuck_op_count >= 0)
         snprintf(in, sizeof in, ", stuck in opCount %lld", (long long)a->comms[cj].stuck_op_count);
-      int w = cj == ci && s->via_rank == s->pub.rank
+      int w = s->via_rank == -3
+                  ? snprintf(q->chain + len, sizeof q->chain - len,
+                             "%s%s waits on rank %d, which wrote no dump -> likely the same process as the rank "
+                             "without a dump of %s: a process that dies leaves no file in any communicator it "
+                             "holds, and each of these lacks that one rank only",
+                             len ? " -> " : "", from, s->pub.rank, to)
+              : cj == ci && s->via_rank == s->pub.rank
                   ? snprintf(q->chain + len, sizeof q->chain - len,
                              "%s%s waits on rank %d -> it is in another call of its own there%s", len ? " -> " : "",
                              from, s->pub.rank, in)

@@ -24,7 +24,8 @@ Each job's outcome:
   process  the first culprit names the fault's process where it is absent
            in another communicator (a process outside every communicator
            it holds: the records do not say which call it missed first; a
-           killed process is a rank without a dump in each)
+           killed process is a rank without a dump in each, one of them
+           the culprit, the others following it as likely the same)
   limit    the truth marks the fault as one no dump can show (seen: false)
   missed   the first culprit is elsewhere
   false    a culprit of another communicator stands as a culprit of its

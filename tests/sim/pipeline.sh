@@ -61,20 +61,20 @@ if not differ or met * 2 < sends:
     print("FAIL: %d of %d sends met, %d by another opCount than their receive's" % (met, sends, differ)); sys.exit(1)
 print("ok: the stages' calls as 1F1B gives them; each send meets its receive by sequence (%d by opCount not)" % differ)
 PY
-"$PT" analyze "$T/ok" >"$T/ok.txt" 2>&1
+$RUN "$PT" analyze "$T/ok" >"$T/ok.txt" 2>&1
 grep -q "^proxytrace analyze: OK" "$T/ok.txt" || fail "a healthy pipeline does not read OK: $(head -3 "$T/ok.txt")"
 
 for host in rccl nccl-2.28; do
   d="$T/stall-$host"
   sim --host "$host" --stall 2:0:1 --fault-p2p-call 2 --dump-dir "$d" --truth-json "$d.json" >"$d.out" 2>&1
   [ $? -eq 3 ] || fail "$host: the stalled pipeline did not hang: $(cat "$d.out")"
-  "$PT" analyze "$d" --expect "$d.json" >"$d.txt" 2>&1
+  $RUN "$PT" analyze "$d" --expect "$d.json" >"$d.txt" 2>&1
   grep -q "agrees with the ground truth: hang, every culprit" "$d.txt" || fail "$host: stall: $(cat "$d.txt")"
   grep -q "^culprit 1: rank 2 .*its GPU stopped producing data" "$d.txt" || fail "$host: stall: not first: $(head -3 "$d.txt")"
   grep -q "^also" "$d.txt" && fail "$host: stall: a culprit of its own beside the stage that stopped: $(head -6 "$d.txt")"
   grep -q "^follows 1: rank 1 .* is behind: it has not called its " "$d.txt" ||
     fail "$host: stall: the upstream stage does not follow from it: $(head -6 "$d.txt")"
-  "$PT" analyze --json "$d" >"$d.a.json" 2>/dev/null
+  $RUN "$PT" analyze --json "$d" >"$d.a.json" 2>/dev/null
   python3 - "$d.a.json" <<'PY' || fail "$host: stall: the JSON's chain"
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -86,7 +86,7 @@ PY
     d="$T/f-$host-$(echo "$f" | tr -c 'a-z0-9' _)"
     sim --host "$host" $f --dump-dir "$d" --truth-json "$d.json" >"$d.out" 2>&1
     [ $? -eq 3 ] || fail "$host $f: no hang: $(cat "$d.out")"
-    "$PT" analyze "$d" --expect "$d.json" >"$d.txt" 2>&1
+    $RUN "$PT" analyze "$d" --expect "$d.json" >"$d.txt" 2>&1
     grep -q "agrees with the ground truth" "$d.txt" || fail "$host $f: $(grep -v '^ ' "$d.txt" | head -8)"
   done
 done
