@@ -115,6 +115,24 @@ static pt_sim_op* push(opvec* v) {
   return op;
 }
 
+/* A network op of rank r with `peer` on channel ch, a send (dir 0) or a
+ * receive (dir 1), of batch b and call `call`, next in schedule order. */
+static pt_sim_op* push_net(opvec* v, const pt_sim_job* job, int r, int peer, int ch, int dir, int b, int call,
+                           int* seq) {
+  pt_sim_op* op = push(v);
+  if (!op) return NULL;
+  op->rank = op->proxy_rank = r;
+  op->peer = peer;
+  op->channel = ch;
+  op->is_send = !dir;
+  op->batch = b;
+  op->call = call;
+  op->seq = (*seq)++;
+  op->kind = PT_OPK_NET;
+  op->comm_hash = job->comm_hash;
+  return op;
+}
+
 static int by_batch_then_proxy(const void* a, const void* b) {
   const pt_sim_op* x = a;
   const pt_sim_op* y = b;
@@ -151,17 +169,8 @@ static int pipe_ops(const pt_sim_config* c, pt_sim_job* job, opvec* v, int* seq)
         const int fwd = (r == lo) == !dir;  /* the lower stage sends forward */
         if (!(dirs & (fwd ? PT_PIPE_FWD : PT_PIPE_BWD))) continue;
         for (int ch = 0; ch < C; ch++) {
-          pt_sim_op* op = push(v);
+          pt_sim_op* op = push_net(v, job, r, peer, ch, dir, b, 0, seq);
           if (!op) goto oom;
-          op->rank = op->proxy_rank = r;
-          op->peer = peer;
-          op->channel = ch;
-          op->is_send = !dir;
-          op->batch = b;
-          op->call = 0;
-          op->seq = (*seq)++;
-          op->kind = PT_OPK_NET;
-          op->comm_hash = job->comm_hash;
           op->op_count = (calls[r] << 1) | 1;
           op->func_seq = calls[(size_t)n + ((size_t)r * 2 + (size_t)side) * 2 + (size_t)dir];
           op->proto = PT_SIM_PROTO_SIMPLE;
@@ -346,17 +355,8 @@ int pt_sim_job_build(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
             if (raw < 1) raw = 1;
             op_count = (p2p_base_count[ch < 64 ? ch : 63] << 1) | 1;
           }
-          pt_sim_op* op = push(&v);
+          pt_sim_op* op = push_net(&v, job, r, peer, ch, dir, b, b % c->n_calls, &seq);
           if (!op) goto oom;
-          op->rank = op->proxy_rank = r;
-          op->peer = peer;
-          op->channel = ch;
-          op->is_send = !dir;
-          op->batch = b;
-          op->call = b % c->n_calls;
-          op->seq = seq++;
-          op->kind = PT_OPK_NET;
-          op->comm_hash = job->comm_hash;
           op->op_count = op_count;
           /* NVIDIA numbers p2p calls per peer and direction: with fixed
            * peers (sendrecv alone) that is the channel's p2p count */
