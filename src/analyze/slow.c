@@ -278,7 +278,7 @@ static size_t rank_ratios(const pt_analysis* a, const timed* t, size_t n, size_t
         for (size_t q = i; q < j && base > 0; q++) {
           const an_op* op = a->items[t[tc[q].q].item].op;
           double x = (double)t[tc[q].q].dur / (double)base;
-          rr[nrr++] = (rank_ratio){op->comm, op->op_count, tc[q].rank,
+          rr[nrr++] = (rank_ratio){op->comm, an_op_call(op), tc[q].rank,
                                    op->rank == tc[q].rank ? op->peer : op->rank, x, p};
           if (x > loo[tc[q].q]) loo[tc[q].q] = x;
         }
@@ -321,7 +321,7 @@ static size_t evidence(pt_analysis* a, timed* t) {
     }
     for (size_t i = c->first_item; i < c->first_item + c->n_items; i++) {
       const an_op* op = a->items[i].op;
-      if (!a->items[i].dump->ns_times || op->op_count < 0 || op->n_steps <= 0 || op->cnt[AN_C_DONE] < op->n_steps)
+      if (!a->items[i].dump->ns_times || an_op_call(op) < 0 || op->n_steps <= 0 || op->cnt[AN_C_DONE] < op->n_steps)
         continue;
       int64_t end = op->progress_ns ? op->progress_ns : op->last_ns;
       if (!op->create_ns || end <= op->create_ns) continue;
@@ -331,11 +331,12 @@ static size_t evidence(pt_analysis* a, timed* t) {
         continue;
       }
       /* Ops that move the same bytes the same way at the same time: one
-       * operation (opCount), call kind, size, step count and direction.
+       * operation (its call: an_op_call), call kind, size, step count and
+       * direction.
        * The ops of one operation run together, so whatever else slowed the
        * machine then — a busy CPU, a thread not scheduled — slowed them
        * alike; a slow link slows its own. */
-      uint64_t g = an_mix(an_mix(0x5105, op->comm), (uint64_t)op->op_count);
+      uint64_t g = an_mix(an_mix(0x5105, op->comm), (uint64_t)an_op_call(op));
       for (const char* k = an_op_coll(op); k && *k; k++) g = an_mix(g, (unsigned char)*k);
       g = an_mix(an_mix(an_mix(g, (uint64_t)(uint32_t)op->pattern), op->nbytes), (uint64_t)op->n_steps);
       g = an_mix(g, (uint64_t)op->is_send);
@@ -715,7 +716,7 @@ int an_slow(pt_analysis* a) {
         rc = PT_AN_ENOMEM;
         break;
       }
-      te[m++] = (transfer_end){(int32_t)(e - a->slow), (int32_t)q, op->op_count};
+      te[m++] = (transfer_end){(int32_t)(e - a->slow), (int32_t)q, an_op_call(op)};
     }
     qsort(te, m, sizeof *te, by_edge_transfer);
     for (size_t i = 0, j; i < m; i = j) {
@@ -743,9 +744,9 @@ int an_slow(pt_analysis* a) {
     if (x >= a->slow_factor && (!xmin || xmin[q] >= a->slow_factor)) {
       e->slow_ops++;
       if (x > e->ratio) e->ratio = x;
-      if (e->slow_op_count < 0) e->slow_op_count = op->op_count;
+      if (e->slow_op_count < 0) e->slow_op_count = an_op_call(op);
       if (!e->slow_operations) e->slow_operations = 1;
-      if (op->op_count != e->slow_op_count) e->slow_operations = 2;
+      if (an_op_call(op) != e->slow_op_count) e->slow_operations = 2;
     }
   }
   if (a->n_culprits == first) {
