@@ -529,8 +529,10 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
     if (to_int(val, 0, PT_SIM_MAX_CALLS - 1, &c->fault_call)) return bad(err, opt, val, "an index into --ops");
   } else if (!strcmp(opt, "fault-p2p-call")) {
     if (to_int(val, 0, 2 * PT_SIM_MAX_MICROBATCHES, &c->fault_p2p_call)) return bad(err, opt, val, "an integer 0..128");
+    c->pipe_opts |= 2;
   } else if (!strcmp(opt, "microbatches")) {
     if (to_int(val, 1, PT_SIM_MAX_MICROBATCHES, &c->microbatches)) return bad(err, opt, val, "an integer 1..64");
+    c->pipe_opts |= 1;
   } else if (!strcmp(opt, "dump-dir")) c->dump_dir = val;
   else if (!strcmp(opt, "truth-file")) c->truth_file = val;
   else if (!strcmp(opt, "truth-json")) c->truth_json = val;
@@ -546,6 +548,11 @@ static int apply(pt_sim_config* c, const char* opt, const char* val, FILE* out, 
 static void unused_options(const pt_sim_config* c, FILE* err) {
   const sim_host* h = sim_host_of(c->host);
   if (!h) return;
+  /* a pipeline: --ops pipeline, or a layout's PP groups */
+  const int pipeline = c->layout_tp ? c->layout_pp > 1 : c->n_calls == 1 && c->calls[0].kind == PT_SIM_PIPELINE;
+  if (c->pipe_opts && !pipeline)
+    fprintf(err, "proxytrace sim: note: --%s does nothing without a pipeline (--ops pipeline:SIZE, or --layout "
+            "with PP over 1)\n", c->pipe_opts & 1 ? "microbatches" : "fault-p2p-call");
   if (c->n_ras && !h->ras)
     fprintf(err, "proxytrace sim: note: --ras-mask does nothing under %s: RAS sets the profiler mask "
             "from NCCL 2.31 on\n", h->name);

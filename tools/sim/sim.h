@@ -158,6 +158,7 @@ typedef struct {
                           strikes, counting those that fit the fault (a
                           stall: with a send; a no-recv: with a receive) */
   int microbatches;    /* pipeline: microbatches a step (--microbatches)  */
+  int pipe_opts;       /* --microbatches (1), --fault-p2p-call (2) given  */
 
   /* Output. */
   const char* dump_dir; /* rank<r>.log per rank; NULL = standard output;
