@@ -13,7 +13,9 @@ a desync), the communicator it strikes, its rank
 in it, the iteration, and the channels; in about a third of the jobs
 whose DP has a divisor of 2-16, expert parallelism (--ep), the fault in an
 EP group's all-to-all in half of those; a sharded optimizer's
-reduce-scatter in the DP groups in a third. The hang spreads to every
+reduce-scatter in the DP groups in a third; the PP groups' 1F1B step of
+1-8 microbatches, a fault in a PP group striking any of its stage's calls
+that fits it (--fault-p2p-call). The hang spreads to every
 communicator whose members wait on a process stuck elsewhere.
 
 Each job's outcome:
