@@ -190,7 +190,49 @@ typedef struct {
   const pt_analysis* a;
   const an_map* procs;
   const int64_t* slot; /* ci << 32 | rank */
+  int32_t dead;        /* the culprit that stands for a dead process (dead_group), -1 */
+  int dead_node;       /* the node its ranks are placed on, -1 */
 } proc_index;
+
+/* The ranks missing from one communicator: 0, 1 (that one in *which), or 2
+ * (more). */
+static int missing_ranks(const an_comm* c, int* which) {
+  int missing = 0;
+  for (int r = 0; r < c->nranks && missing < 2; r++)
+    if (!c->ranks[r].present) {
+      missing++;
+      *which = r;
+    }
+  return missing;
+}
+
+/* A process that dies leaves no file in any communicator it holds: each
+ * shows one rank without a dump, a culprit of its own. Where every
+ * communicator with such a culprit lacks that one rank only, no two of
+ * them are one communicator, and those that place the rank on a node (a
+ * communicator inside one node) agree on the node, the ranks are likely
+ * one process, which the first of those culprits stands for (said as
+ * likely: no record names the process). That culprit, and the node (or
+ * -1), in *node; -1 when there is none or the culprits disagree. */
+static int32_t dead_group(const pt_analysis* a, size_t n, int* node) {
+  int32_t first = -1;
+  *node = -1;
+  for (size_t k = 0; k < n; k++) {
+    const an_culprit* q = &a->culprits[k];
+    const size_t ci = (size_t)q->comm_index;
+    if (q->pub.cause != PT_CAUSE_RANK_MISSING || ci >= a->n_comms) continue;
+    const an_comm* c = &a->comms[ci];
+    int which = -1;
+    const int at = q->pub.rank >= 0 && q->pub.rank < c->nranks ? c->ranks[q->pub.rank].node : -1;
+    if (missing_ranks(c, &which) != 1 || (at >= 0 && *node >= 0 && at != *node)) return -1;
+    for (size_t m2 = 0; m2 < k; m2++)
+      if (a->culprits[m2].pub.cause == PT_CAUSE_RANK_MISSING && a->culprits[m2].comm_index == q->comm_index)
+        return -1;
+    if (at >= 0) *node = at;
+    if (first < 0) first = (int32_t)k;
+  }
+  return first;
+}
 
 /* A culprit (not `self`) that names process d as absent from one of its
  * communicators; -1 if none does. */
@@ -230,6 +272,15 @@ static int32_t process_stuck(const proc_index* px, const an_dump* d, size_t skip
     if (t >= 0 || depth <= 0 || !in_last_call(&a->comms[cj], r)) continue;
     const an_comm* c = &a->comms[cj];
     const int64_t top = c->ranks[r].dump->n_calls[0];
+    /* the one rank of the communicator without a dump, on the dead
+     * process's node where it is placed: likely that process */
+    int gone = -1;
+    if (px->dead >= 0 && missing_ranks(c, &gone) == 1 && gone != r &&
+        (c->ranks[gone].node < 0 || px->dead_node < 0 || c->ranks[gone].node == px->dead_node) && px->dead != self) {
+      *via_ci = cj;
+      *via_rank = r;
+      return px->dead;
+    }
     for (int r2 = 0; r2 < c->nranks; r2++) {
       const an_dump* d2 = c->ranks[r2].dump;
       size_t ci2;
@@ -282,6 +333,8 @@ int an_origin(pt_analysis* a) {
       slot[m] = (int64_t)ci << 32 | (uint32_t)r;
       rc = an_map_add(&a->mem, &procs, process_key(d), (int32_t)m++);
     }
+  int dead_node = -1;
+  const int32_t dead = dead_group(a, n, &dead_node);
   /* Each culprit that says only where its rank is not: where its process
    * is stuck instead. */
   for (size_t k = 0; k < n && !rc; k++) {
@@ -299,7 +352,7 @@ int an_origin(pt_analysis* a) {
       continue;
     }
     if (!process_of(a, ci, q->pub.rank, &d)) continue;
-    const proc_index px = {a, &procs, slot};
+    const proc_index px = {a, &procs, slot, dead, dead_node};
     size_t via_ci = 0;
     int via_rank = -1;
     const int32_t t = process_stuck(&px, d, ci, (int32_t)k, 4, &via_ci, &via_rank);
@@ -342,39 +395,13 @@ int an_origin(pt_analysis* a) {
       via[k] = -2; /* the same process, absent there too */
     }
   }
-  /* A process that dies leaves no file in any communicator it holds: each
-   * shows one rank without a dump, a culprit of its own. Where every
-   * communicator with such a culprit lacks that one rank only, no two of
-   * them are one communicator, and those that place the rank on a node (a
-   * communicator inside one node) agree on the node, the ranks are likely
-   * one process: the first culprit stands for it, the others follow it
-   * (said as likely: no record names the process). */
-  if (!rc) {
-    int32_t first = -1;
-    int node = -1, ok = 1, count = 0;
-    for (size_t k = 0; k < n && ok; k++) {
-      const an_culprit* q = &a->culprits[k];
-      const size_t ci = (size_t)q->comm_index;
-      if (q->pub.cause != PT_CAUSE_RANK_MISSING || next[k] >= 0 || ci >= a->n_comms) continue;
-      const an_comm* c = &a->comms[ci];
-      int missing = 0;
-      for (int r = 0; r < c->nranks && missing < 2; r++) missing += !c->ranks[r].present;
-      const int at = q->pub.rank >= 0 && q->pub.rank < c->nranks ? c->ranks[q->pub.rank].node : -1;
-      if (missing != 1 || (at >= 0 && node >= 0 && at != node)) ok = 0;
-      for (size_t m2 = 0; m2 < k && ok; m2++)
-        if (a->culprits[m2].pub.cause == PT_CAUSE_RANK_MISSING && a->culprits[m2].comm_index == q->comm_index) ok = 0;
-      if (at >= 0) node = at;
-      if (first < 0) first = (int32_t)k;
-      count++;
-    }
-    for (size_t k = 0; ok && count >= 2 && k < n; k++) {
-      const an_culprit* q = &a->culprits[k];
-      if (q->pub.cause != PT_CAUSE_RANK_MISSING || next[k] >= 0 || (int32_t)k == first ||
-          (size_t)q->comm_index >= a->n_comms)
-        continue;
-      next[k] = first;
-      via[k] = -3; /* likely the same process, dead */
-    }
+  /* The dead process's other ranks without a dump follow the one that
+   * stands for it (dead_group). */
+  for (size_t k = 0; dead >= 0 && k < n; k++) {
+    const an_culprit* q = &a->culprits[k];
+    if (q->pub.cause != PT_CAUSE_RANK_MISSING || next[k] >= 0 || (int32_t)k == dead) continue;
+    next[k] = dead;
+    via[k] = -3; /* likely the same process, dead */
   }
   /* Follow the edges to where the waiting starts (a cycle: where it closes). */
   for (size_t k = 0; k < n; k++) {

@@ -68,6 +68,13 @@ FIXED = [
     # propagation, and a DP group read its absence as a culprit of its own
     "nccl-2.27 --layout 6x3x14 --microbatches 2 --channels 2 --iters 2 --seed 296813 --fault-comm pp:13 --kill 0:0 "
     "--fault-iter 1 --fault-p2p-call 3",
+    # NCCL 2.24: a process killed in a DP group; its node's other processes
+    # wait in their TP group, which lacks its rank only but shows no culprit
+    # of its own (no kernel records), so their PP groups' culprits stood on
+    # their own: the search through the TP group's last call now reaches the
+    # dead process's rank without a dump
+    "nccl-2.24 --layout 5x4x10 --microbatches 8 --channels 1 --iters 2 --seed 288908 --fault-comm dp:16 --kill 9:1 "
+    "--fault-iter 0",
 ]
 
 # Jobs at scale (--scale): 1 024 processes, 8 of a node, with expert
