@@ -455,6 +455,30 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
     }
   }
   an_free(&a->mem, up);
+  /* Every rank in the call, each with a dump that ends inside it (its
+   * kernel started there and never ended), none missing, no GPU that
+   * never took it up, and no op of it stuck or anywhere: a call inside one
+   * node (NVLink), held by a GPU that stopped in it, or its link. No proxy
+   * record shows which one: the node's culprit, every rank a candidate. */
+  int in_call = 0;
+  for (int r = 0; r < c->nranks; r++) in_call += mark[r];
+  if (!found && in_call == c->nranks && c->stuck_op_count < 0 && !c->n_items && c->nranks > 1) {
+    an_culprit* q = add(a, ci, 0, PT_CAUSE_STOPPED);
+    if (!q) return -1;
+    int* cand = an_alloc(&a->mem, (size_t)c->nranks * sizeof *cand);
+    if (!cand) return -1;
+    an_free(&a->mem, q->cand);
+    q->cand = cand;
+    for (int r = 0; r < c->nranks; r++) cand[r] = r;
+    q->pub.n_candidates = c->nranks;
+    const an_dump* d = c->ranks[0].dump;
+    snprintf(q->summary, sizeof q->summary,
+             "the call hangs inside %s: every rank (%s) is in %s, collective call #%" PRId64 " (seq %" PRId64
+             "), its kernels started there and never ended, and none of its ops leaves the node — a GPU of the "
+             "node stopped in it (or their link): no proxy record shows which, so every rank is a candidate",
+             d && d->host[0] ? d->host : "one node", in, what, top - 1, call->seq);
+    found++;
+  }
   return found;
 }
 

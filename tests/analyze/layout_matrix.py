@@ -8,8 +8,9 @@ is repeated with --seed): a layout (TP 1-8, PP 1-8, DP 2-64 processes, DP
 drawn on a log scale and held to at most MAX_PROCS processes in all), a
 host profile (every one the emulator offers), a fault (a GPU that stops in a pipeline or data-parallel
 communicator, a receive never posted there, a process killed there (about
-a sixth of those), or a rank that never makes a call of any communicator —
-a desync), the communicator it strikes, its rank
+a sixth of those; a GPU that stops inside its TP group in a quarter of the
+stalls of jobs with TP over 1), or a rank that never makes a call of any
+communicator — a desync), the communicator it strikes, its rank
 in it, the iteration, and the channels; in about a third of the jobs
 whose DP has a divisor of 2-16, expert parallelism (--ep), the fault in an
 EP group's all-to-all in half of those; a sharded optimizer's
@@ -150,6 +151,13 @@ def draw(rng, max_procs=MAX_PROCS, only=None):
                 job["arg"] = "%d:%d" % (job["rank"], erng.choice([0, 1]))
             else:  # 4 MiB to each peer: at least 2 transfers a channel
                 job["arg"] = "%d:%s:%d" % (job["rank"], erng.choice(["all", "0"]), erng.choice([0, 1]))
+    # A GPU that stalls in its TP group (inside one node: NVLink, no proxy
+    # op) in a quarter of the stalls of jobs with TP over 1, from the job's
+    # seed: the records name the node's group, every rank a candidate.
+    trng = random.Random(job["seed"] * 19 + 5)
+    if tp > 1 and job["fault"] == "stall" and job["kind"] != "ep" and trng.random() < 0.25:
+        job.update(kind="tp", index=trng.randrange(pp * dp), rank=trng.randrange(tp))
+        job["arg"] = "%d:%s:%d" % (job["rank"], trng.choice(["all", "0"]), trng.choice([0, 1]))
     # The PP groups' microbatches a step (1-8), and for a fault in a PP
     # group which of the faulty stage's calls it strikes, from the job's
     # seed: a stall or a no-recv in any exchange of the 1F1B schedule that

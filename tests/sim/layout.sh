@@ -11,7 +11,8 @@
 # consequence blocks), none as a culprit of its own, and the same from
 # per-node summaries; the same job without the fault reads OK; the same
 # with expert parallelism, the fault in an EP group's all-to-all; a DP
-# reduce-scatter; a killed process. Then the refusals: --layout without a
+# reduce-scatter; a killed process; a GPU that stops inside its TP group.
+# Then the refusals: --layout without a
 # folder, faults without --fault-comm, an --ep that does not divide DP or
 # comes without --layout, a --dp-op without --layout or of another call.
 # $1: the build folder.
@@ -163,6 +164,25 @@ same = [c for c in d["culprits"] if c["cause"] == "rank_missing" and c["conseque
 assert len(same) == 2 and all("likely the same process" in c["chain"] for c in same), same
 print("ok: kill: the dead process is one culprit, its other groups rank without a dump likely the same, %d consequences" %
       (len(d["culprits"]) - len(own)))' || fail "kill: the analysis"
+
+# A GPU that stops inside its TP group (tp1: node1, NVLink, no proxy op):
+# the group's own run hangs, its ranks' kernels stay in the call, and the
+# analysis names the node's group first (every rank a candidate: no record
+# shows which GPU), the PP and DP groups' culprits following it.
+mkdir "$T/tp"
+sim --host nccl-2.28 --fault-comm tp:1 --stall 1:0:1 --fault-iter 1 --dump-dir "$T/tp" --truth-json "$T/tp.json" >"$T/tp.out" 2>&1
+[ $? -eq 3 ] || fail "tp stall: the job did not hang: $(cat "$T/tp.out")"
+$RUN "$PT" analyze --json "$T/tp" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = json.load(open(sys.argv[1]))
+tp1 = next(c for c in t["communicators"] if c["name"] == "tp1")
+assert tp1["truth"]["verdict"] == "hang" and tp1["truth"]["culprits"][0]["exact"] is False, tp1["truth"]
+c = d["culprits"]
+assert c[0]["commHash"] == tp1["commHash"] and c[0]["cause"] == "stopped" and sorted(c[0]["candidates"]) == [0, 1], c[0]
+assert all(q["consequenceOf"] == 1 for q in c[1:]) and len(c) > 1, c[1:]
+print("ok: a GPU stopped inside its TP group: that group first, %d consequences" % (len(c) - 1))' "$T/tp.json" ||
+  fail "tp stall: the analysis"
 
 # refusals
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --layout 2x2x2 >"$T/e1" 2>&1

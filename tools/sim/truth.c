@@ -680,6 +680,23 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
     }
   }
   free(F);
+  /* A call inside one node (NVLink: no op of it leaves the node): a GPU
+   * that stops in it holds the ring inside the node, and every rank's
+   * kernel stays in the call. No proxy record shows which GPU; a host that
+   * records kernel channels (API v3 and later) shows the hang through them,
+   * at node level. */
+  int net = 0;
+  for (size_t i = 0; i < job->n_ops && !net; i++)
+    net = job->ops[i].batch == fb && job->ops[i].kind == PT_OPK_NET;
+  const sim_host* hh = sim_host_of(c->host);
+  for (int f = 0; f < c->n_faults && !net && job->nranks > 1; f++) {
+    const pt_sim_fault* ft = &c->faults[f];
+    if (ft->kind != PT_FAULT_STALL) continue;
+    hung = 1;
+    const uint64_t bits = ft->channel < 0 || ft->channel >= 64 ? ~0ull : 1ull << ft->channel;
+    job->fault_struck[f] |= bits;
+    if (hh && sim_gate_kernel_ch(hh, ~0)) job->fault_shown[f] |= bits;
+  }
   /* A stall held from downstream shows where its receive consumed less
    * than the hold allows and a channel of the same ring, the same hold and
    * no stall shows how much that is: the records compare the two. */
@@ -731,6 +748,10 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
  * record a finished call and no stall dump comes. */
 static int hang_seen(const pt_sim_config* c, const pt_sim_job* job) {
   if (job->hung_batch < 0) return 0;
+  /* a GPU that stopped in a call inside one node: its ranks' kernels stay
+   * in the call, where the host records them (truth compute) */
+  for (int f = 0; f < c->n_faults && job->hung_no_net; f++)
+    if (c->faults[f].kind == PT_FAULT_STALL && job->fault_shown[f]) return 1;
   for (int r = 0; r < job->nranks; r++)
     if (job->dead_rank[r]) return 1;
   /* a rank out of the call: the progress lines show its peers in it */
