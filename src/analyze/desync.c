@@ -291,11 +291,10 @@ static int mismatch(pt_analysis* a, size_t ci, unsigned char* mark) {
   return rc;
 }
 
-/* Whether the dump was taken at the communicator's end (finalize: PyTorch's
- * watchdog aborts a communicator whose call timed out) with the kernel of
- * its last call `seq` of `func` started and not ended on a channel. */
-static int ended_inside(const an_dump* d, const an_task* call) {
-  if (d->trigger != AN_TRIG_FINALIZE || !call) return 0;
+/* Whether the dump shows the kernel of the call `seq` of `func` started
+ * and not ended on a channel. */
+static int kernel_inside(const an_dump* d, const an_task* call) {
+  if (!call) return 0;
   for (size_t k = 0; k < d->n_kch; k++) {
     const an_kch* x = &d->kch[k];
     if (!x->start_p2p && !strcmp(x->start_func, call->func) && x->start_seq == call->seq &&
@@ -303,6 +302,13 @@ static int ended_inside(const an_dump* d, const an_task* call) {
       return 1;
   }
   return 0;
+}
+
+/* Whether the dump was taken at the communicator's end (finalize: PyTorch's
+ * watchdog aborts a communicator whose call timed out) with the kernel of
+ * its last call inside it. */
+static int ended_inside(const an_dump* d, const an_task* call) {
+  return d->trigger == AN_TRIG_FINALIZE && kernel_inside(d, call);
 }
 
 /* Whether the communicator is stuck in its ranks' last call `top`, as far
@@ -461,7 +467,7 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
    * node (NVLink), held by a GPU that stopped in it, or its link. No proxy
    * record shows which one: the node's culprit, every rank a candidate. */
   int in_call = 0;
-  for (int r = 0; r < c->nranks; r++) in_call += mark[r];
+  for (int r = 0; r < c->nranks; r++) in_call += mark[r] && kernel_inside(c->ranks[r].dump, call);
   if (!found && in_call == c->nranks && c->stuck_op_count < 0 && !c->n_items && c->nranks > 1) {
     an_culprit* q = add(a, ci, 0, PT_CAUSE_STOPPED);
     if (!q) return -1;

@@ -193,6 +193,36 @@ static void test_stopped_only_against_the_same_function(void** state) {
   pt_analysis_free(a);
 }
 
+/* A call inside one node (no op): every rank made it and every kernel
+ * started it and never ended — a GPU of the node stopped in it. One
+ * culprit, every rank a candidate; with one rank's kernel elsewhere, none. */
+static void test_inside_one_node(void** state) {
+  (void)state;
+  static sb b;
+  b.n = 0;
+  call c[6];
+  calls_with(c, 6, NULL);
+  for (int r = 0; r < 4; r++) json_dump(&b, r, 4, "finalize", c, 6, "AllReduce", 5);
+  pt_analysis* a = at_analyze_text("inside.jsonl", b.t);
+  assert_int_equal(pt_analysis_verdict(a), PT_VERDICT_HANG);
+  assert_int_equal(pt_analysis_culprit_count(a), 1);
+  const pt_culprit* q = at_culprit(a);
+  assert_int_equal(q->cause, PT_CAUSE_STOPPED);
+  assert_int_equal(q->n_candidates, 4);
+  assert_non_null(strstr(q->summary, "the call hangs inside node0: every rank (0-3) is in AllReduce"));
+  pt_analysis_free(a);
+  /* rank 2's kernel last started the call before: it never took this one
+   * up — that rank, not the node */
+  b.n = 0;
+  for (int r = 0; r < 4; r++) json_dump(&b, r, 4, "stall", c, 6, "AllReduce", r == 2 ? 4 : 5);
+  a = at_analyze_text("inside2.jsonl", b.t);
+  assert_int_equal(pt_analysis_culprit_count(a), 1);
+  q = at_culprit(a);
+  assert_int_equal(q->rank, 2);
+  assert_int_equal(q->n_candidates, 1);
+  pt_analysis_free(a);
+}
+
 /* Only the root differs: the words say the roots. */
 static void test_mismatch_of_root(void** state) {
   (void)state;
@@ -497,7 +527,8 @@ int main(void) {
       cmocka_unit_test(test_healthy_dumps_a_call_apart), cmocka_unit_test(test_no_common_call),
       cmocka_unit_test(test_text_dumps),                 cmocka_unit_test(test_bad_progress_lines),
       cmocka_unit_test(test_mismatch_tie),               cmocka_unit_test(test_no_call_yet),
-      cmocka_unit_test(test_stopped_only_against_the_same_function), cmocka_unit_test(test_many_ranks),
+      cmocka_unit_test(test_stopped_only_against_the_same_function),
+      cmocka_unit_test(test_inside_one_node), cmocka_unit_test(test_many_ranks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
