@@ -1158,11 +1158,7 @@ static void describe(pt_analysis* a, const an_comm* c, const comm_nodes* cn, an_
       else if (rk && rk->dump && op->coll_seq >= 0 && an_op_p2p(op)) {
         /* a send or receive: the k-th of its pair, against the peer's */
         const char* other_end = op->is_send ? "receive" : "send";
-        int64_t last = -1;
-        for (size_t q = 0; q < rk->dump->n_ops; q++) {
-          const an_op* y = &rk->dump->ops[q];
-          if (y->peer == op->rank && y->is_send != op->is_send && an_op_p2p(y) && y->coll_seq > last) last = y->coll_seq;
-        }
+        const int64_t last = an_dump_p2p_latest(rk->dump, op->rank, !op->is_send);
         appendf(s, n, "%s is behind: it has not called its %s #%lld %s rank %d (not reached, or never made), which "
                 "rank %d's %s waits for on channel %d in %s (",
                 me, other_end, (long long)op->coll_seq, op->is_send ? "from" : "to", op->rank, op->rank,

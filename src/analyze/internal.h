@@ -382,6 +382,10 @@ int an_op_p2p(const an_op* op);
 /* The op's call, the same number on every rank (op.c): what pairs a send
  * with its receive. -1 where the record gives none. */
 int64_t an_op_call(const an_op* op);
+struct an_dump;
+/* The latest per-peer sequence of the sends to (is_send) or receives from
+ * `peer` that a dump's records show (op.c); -1 when they show none. */
+int64_t an_dump_p2p_latest(const struct an_dump* d, int peer, int is_send);
 
 /* One op of the latest dumps, with what the analysis found about it. */
 typedef struct {

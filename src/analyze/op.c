@@ -45,6 +45,15 @@ int64_t an_op_call(const an_op* op) {
   return op->coll_seq >= 0 && an_op_p2p(op) ? op->coll_seq * 16 + 5 : op->op_count;
 }
 
+int64_t an_dump_p2p_latest(const an_dump* d, int peer, int is_send) {
+  int64_t last = -1;
+  for (size_t i = 0; i < d->n_ops; i++) {
+    const an_op* y = &d->ops[i];
+    if (y->peer == peer && y->is_send == is_send && y->coll_seq > last && an_op_p2p(y)) last = y->coll_seq;
+  }
+  return last;
+}
+
 int64_t an_op_progress(const an_op* op) {
   return op->is_send ? op->cnt[AN_C_TRANSMITTED] : op->cnt[AN_C_RECEIVED];
 }

@@ -50,7 +50,6 @@ static uint64_t process_key(const an_dump* d) {
 }
 
 
-static int says_absent(const pt_analysis* a, const an_culprit* q);
 
 /* A send or receive whose peer has not reached it (a culprit that says
  * only where that peer is not) where the peer has stuck ops of its own in
@@ -94,7 +93,7 @@ static int32_t stuck_in(const pt_analysis* a, size_t ci, int rank) {
     const pt_culprit* p = &a->culprits[k].pub;
     if (p->comm_hash != c->comm) continue;
     if (p->rank == rank) {
-      if (says_absent(a, &a->culprits[k])) return -1; /* absent there too: not stuck there */
+      if (a->culprits[k].absent) return -1; /* absent there too: not stuck there */
       return (int32_t)k;
     }
     if (first < 0) first = (int32_t)k;
@@ -115,14 +114,6 @@ void an_comm_words(const pt_analysis* a, size_t ci, char* out, size_t n) {
   else snprintf(out, n, "communicator %llu", (unsigned long long)c->comm);
 }
 
-/* A culprit that says only where its rank is not: behind, never entered,
- * or without the op its peer waits for (no record of the send, or of any
- * receive: it never called ncclRecv). */
-static int says_absent(const pt_analysis* a, const an_culprit* q) {
-  (void)a;
-  return q->absent;
-}
-
 /* A send or receive its peer has no op for, where the peer's records of
  * that pair and direction reach the op's per-peer sequence on another
  * channel: the peer made the call, and left this channel's part out — a
@@ -133,16 +124,13 @@ static int made_the_call(const pt_analysis* a, const an_culprit* q) {
   if (op->coll_seq < 0 || !an_op_p2p(op) || q->comm_index < 0 || (size_t)q->comm_index >= a->n_comms) return 0;
   const an_comm* c = &a->comms[q->comm_index];
   if (op->peer < 0 || op->peer >= c->nranks || !c->ranks[op->peer].dump) return 0;
-  const an_dump* d = c->ranks[op->peer].dump;
-  for (size_t i = 0; i < d->n_ops; i++) {
-    const an_op* y = &d->ops[i];
-    if (y->peer == op->rank && y->is_send != op->is_send && an_op_p2p(y) && y->coll_seq >= op->coll_seq) return 1;
-  }
-  return 0;
+  return an_dump_p2p_latest(c->ranks[op->peer].dump, op->rank, !op->is_send) >= op->coll_seq;
 }
 
-/* Whether culprit q says only where its rank is not (an_origin fills
- * an_culprit.absent with it). */
+/* Whether culprit q says only where its rank is not — behind, never
+ * entered, or without the op its peer waits for (no record of the send, or
+ * of any receive: it never called ncclRecv) — an_culprit.absent, which
+ * an_origin fills. */
 static int absent_only(const pt_analysis* a, const an_culprit* q) {
   const pt_cause c = q->pub.cause;
   if (c == PT_CAUSE_RANK_BEHIND || c == PT_CAUSE_NOT_ENTERED) return 1;
@@ -179,7 +167,7 @@ static int32_t same_rank_culprit(const pt_analysis* a, size_t k) {
   for (size_t m = 0; m < a->n_culprits; m++) {
     const an_culprit* o = &a->culprits[m];
     if (m == k || o->comm_index != q->comm_index || o->pub.rank != q->pub.rank) continue;
-    if (!says_absent(a, o)) return (int32_t)m;
+    if (!o->absent) return (int32_t)m;
     if (absent < 0 && m < k) absent = (int32_t)m;
   }
   return absent;
@@ -240,7 +228,7 @@ static int32_t absent_culprit(const pt_analysis* a, const an_dump* d, int32_t se
   for (size_t k = 0; k < a->n_culprits; k++) {
     const an_culprit* q = &a->culprits[k];
     const an_dump* e;
-    if ((int32_t)k != self && says_absent(a, q) && (size_t)q->comm_index < a->n_comms &&
+    if ((int32_t)k != self && q->absent && (size_t)q->comm_index < a->n_comms &&
         process_of(a, (size_t)q->comm_index, q->pub.rank, &e) && same_process(d, e))
       return (int32_t)k;
   }
@@ -342,7 +330,7 @@ int an_origin(pt_analysis* a) {
     const an_culprit* q = &a->culprits[k];
     const size_t ci = (size_t)q->comm_index;
     const an_dump* d;
-    if (!says_absent(a, q) || ci >= a->n_comms) continue;
+    if (!q->absent || ci >= a->n_comms) continue;
     int32_t own = own_call_stuck(a, k);
     if (own < 0) own = same_rank_culprit(a, k);
     if (own >= 0) {
@@ -373,7 +361,7 @@ int an_origin(pt_analysis* a) {
     const an_culprit* q = &a->culprits[k];
     const size_t ci = (size_t)q->comm_index;
     const an_dump* d;
-    if (next[k] >= 0 || !says_absent(a, q) || ci >= a->n_comms || !process_of(a, ci, q->pub.rank, &d))
+    if (next[k] >= 0 || !q->absent || ci >= a->n_comms || !process_of(a, ci, q->pub.rank, &d))
       continue;
     int32_t best = (int32_t)k;
     int64_t best_ns = latest_record(a, ci, q->pub.rank);
@@ -381,7 +369,7 @@ int an_origin(pt_analysis* a) {
       const an_culprit* o = &a->culprits[m2];
       const size_t cj = (size_t)o->comm_index;
       const an_dump* e;
-      if (m2 == k || next[m2] >= 0 || !says_absent(a, o) || cj >= a->n_comms || cj == ci ||
+      if (m2 == k || next[m2] >= 0 || !o->absent || cj >= a->n_comms || cj == ci ||
           !process_of(a, cj, o->pub.rank, &e) || !same_process(d, e))
         continue;
       const int64_t ns = latest_record(a, cj, o->pub.rank);

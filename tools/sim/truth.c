@@ -654,13 +654,7 @@ int pt_sim_truth_compute(const pt_sim_config* c, pt_sim_job* job, FILE* err) {
         pt_sim_op* op = &job->ops[i];
         if (op->batch != fb || op->channel != ch || op->kind != PT_OPK_NET) continue;
         int A = op->is_send ? op->rank : op->peer, B = op->is_send ? op->peer : op->rank;
-        int gpu = imin(U, F[A]), post_lim = st.post_lim[B], sent = U;
-        for (int it = 0; it < U + 2; it++) {
-          int cons = imin(sent, C[B]);
-          int s = imin(gpu, imin(U, imin(cons + W / op->slice, post_lim)));
-          if (s == sent) break;
-          sent = s;
-        }
+        const int gpu = imin(U, F[A]), post_lim = st.post_lim[B], sent = pair_sent(U, gpu, post_lim, C[B], W / op->slice);
         if (sent < U) hung = 1;
         for (int f = 0; f < c->n_faults && ch < 64; f++) { /* as for the ring, on this pair */
           const pt_sim_fault* ft = &c->faults[f];
