@@ -12,7 +12,7 @@
 # ("follows 1") and no culprit of their own; a receive never posted, a
 # stage that dies and one out of the step are named as the ground truth
 # says. Then the refusals: a pipeline beside another call or with two ranks
-# a node, a --fault-p2p-call past the stage's calls; and the note that
+# a node, a --fault-p2p-call past the stage's calls, --microbatches 0; and the note that
 # --microbatches without a pipeline does nothing.
 # $1: the build folder.
 B=${1:-build}
@@ -98,6 +98,8 @@ grep -q "the only call, one stage a node" "$T/r1" || fail "refusal: $(cat "$T/r1
 sim --ranks-per-node 2 >"$T/r2" 2>&1; [ $? -eq 2 ] || fail "a pipeline with two ranks a node ran"
 sim --stall 3:0:1 --fault-p2p-call 40 >"$T/r3" 2>&1; [ $? -eq 2 ] || fail "a fault past the stage's calls ran"
 grep -q "stage 3 has no call 40 in a step that fits it" "$T/r3" || fail "refusal: $(cat "$T/r3")"
+sim --microbatches 0 >"$T/r5" 2>&1; [ $? -eq 2 ] || fail "--microbatches 0 ran"
+grep -q "microbatches.*an integer 1..64" "$T/r5" || fail "refusal: $(cat "$T/r5")"
 $RUN "$PT" sim --plugin "$PLUGIN" --quiet --iters 1 --microbatches 3 >"$T/r4" 2>&1
 grep -q "note: --microbatches does nothing without a pipeline" "$T/r4" || fail "no note on --microbatches alone: $(cat "$T/r4")"
 echo "ok: pipeline refusals"
