@@ -151,6 +151,27 @@ static int slow_cause(const pt_analysis* a, const an_culprit* q) {
   return an_slow_cause(q->pub.cause);
 }
 
+int64_t an_comm_newest(const an_comm* c) {
+  int64_t newest = 0;
+  for (int r = 0; r < c->nranks; r++)
+    if (c->ranks[r].dump && c->ranks[r].dump->time_ns > newest) newest = c->ranks[r].dump->time_ns;
+  return newest;
+}
+
+int an_rank_stale(const pt_analysis* a, const an_comm* c, int r, int64_t newest, int64_t out[2]) {
+  const an_dump* d = r >= 0 && r < c->nranks ? c->ranks[r].dump : NULL;
+  if (!d || (d->trigger == AN_TRIG_FINALIZE && !an_dump_damaged(d))) return 0;
+  int64_t stall_ms = a->stall_ms >= 0 ? a->stall_ms : d->stall_ms > 0 ? d->stall_ms : 1000;
+  if (stall_ms > 86400000) stall_ms = 86400000; /* a dump's own value may be anything: a day at most */
+  /* times from the input: a difference that would not fit is behind by more than any stall time */
+  const uint64_t behind = newest >= d->time_ns ? (uint64_t)newest - (uint64_t)d->time_ns : 0;
+  if (out) {
+    out[0] = (int64_t)(behind / 1000000u);
+    out[1] = stall_ms;
+  }
+  return d->time_ns && behind > (uint64_t)stall_ms * 1000000u;
+}
+
 int an_complete(pt_analysis* a) {
   a->clean_ranks = a->all_ranks = 0;
   for (size_t i = 0; i < a->n_inputs; i++)
@@ -161,9 +182,7 @@ int an_complete(pt_analysis* a) {
     }
   for (size_t ci = 0; ci < a->n_comms; ci++) {
     an_comm* c = &a->comms[ci];
-    int64_t newest = 0;
-    for (int r = 0; r < c->nranks; r++)
-      if (c->ranks[r].dump && c->ranks[r].dump->time_ns > newest) newest = c->ranks[r].dump->time_ns;
+    const int64_t newest = an_comm_newest(c);
     int clean = 0;
     for (int r = 0; r < c->nranks; r++) {
       an_rank* k = &c->ranks[r];
@@ -219,17 +238,13 @@ int an_complete(pt_analysis* a) {
       /* A finalize dump is final: the communicator was destroyed there and
        * its rank has nothing newer to show, however long its peers took to
        * finalize after it. */
-      if (d->trigger == AN_TRIG_FINALIZE && !an_dump_damaged(d)) continue;
-      int64_t stall_ms = a->stall_ms >= 0 ? a->stall_ms : d->stall_ms > 0 ? d->stall_ms : 1000;
-      if (stall_ms > 86400000) stall_ms = 86400000; /* a dump's own value may be anything: a day at most */
-      /* times from the input: a difference that would not fit is behind by more than any stall time */
-      const uint64_t behind = newest >= d->time_ns ? (uint64_t)newest - (uint64_t)d->time_ns : 0;
-      if (d->time_ns && behind > (uint64_t)stall_ms * 1000000u) {
+      int64_t ms[2];
+      if (an_rank_stale(a, c, r, newest, ms)) {
         an_gap* g = add_gap(a, PT_GAP_STALE, c->comm, r);
         if (!g) return PT_AN_ENOMEM;
         where(a, g, d);
-        g->pub.behind_ms = (int64_t)(behind / 1000000u);
-        g->pub.stall_ms = stall_ms;
+        g->pub.behind_ms = ms[0];
+        g->pub.stall_ms = ms[1];
         if (d->trigger != AN_TRIG_STALL) k->gap = 1;
         else g->pub.may_hold_fault = 0;
       }

@@ -201,6 +201,7 @@ typedef struct {
   uint64_t count;
   char func[16], dtype[12]; /* "" = not given */
   char algo[16], proto[8];  /* a collective's ("RING", "SIMPLE"), "" = not given */
+  int64_t start_ns;         /* when the host started it (its clock), 0 = not given */
   uint32_t line;
 } an_task;
 

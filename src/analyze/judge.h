@@ -49,6 +49,14 @@ int64_t an_top_call(const an_comm* c);
  * turns a verdict that found nothing into "incomplete" when there are
  * gaps. */
 int an_complete(pt_analysis* a);
+/* The newest of a communicator's ranks' latest dumps (their time), 0 none;
+ * and whether rank r's latest dump is stale against it: older by more
+ * than the stall time (the analysis's, else the dump's, else 1 s), and
+ * not a whole finalize dump (final: its communicator was destroyed
+ * there). The milliseconds it is behind, and the stall time, in
+ * out[0] and out[1] (out may be NULL). */
+int64_t an_comm_newest(const an_comm* c);
+int an_rank_stale(const pt_analysis* a, const an_comm* c, int r, int64_t newest, int64_t out[2]);
 /* "1 cut dump, 63 ranks without a dump" */
 void an_gap_summary(const pt_analysis* a, char* buf, size_t n);
 void an_complete_free(pt_analysis* a);

@@ -182,44 +182,90 @@ typedef struct {
   int dead_node;       /* the node its ranks are placed on, -1 */
 } proc_index;
 
-/* The ranks missing from one communicator: 0, 1 (that one in *which), or 2
- * (more). */
-static int missing_ranks(const an_comm* c, int* which) {
-  int missing = 0;
-  for (int r = 0; r < c->nranks && missing < 2; r++)
-    if (!c->ranks[r].present) {
-      missing++;
-      *which = r;
-    }
-  return missing;
+/* When communicator ci came to wait: when the last of its ranks with a
+ * dump, other than `rank`, began its latest call there (its last coll or
+ * p2p line's start, or its latest op's creation, whichever is later; host
+ * clocks); 0 where no such rank's dumps give a time. A rank held up
+ * elsewhere, never come to that call, began its latest call there
+ * earlier: it does not move the time. */
+static int64_t waiting_since(const pt_analysis* a, size_t ci, int rank) {
+  const an_comm* c = &a->comms[ci];
+  int64_t since = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    const an_dump* d = c->ranks[r].dump;
+    if (!d || r == rank) continue;
+    for (size_t i = 0; i < d->n_ops; i++)
+      if (d->ops[i].create_ns > since) since = d->ops[i].create_ns;
+    for (int i = 0; i < d->n_tasks; i++)
+      if (d->tasks[i].start_ns > since) since = d->tasks[i].start_ns;
+  }
+  return since;
 }
 
-/* A process that dies leaves no file in any communicator it holds: each
- * shows one rank without a dump, a culprit of its own. Where every
- * communicator with such a culprit lacks that one rank only, no two of
- * them are one communicator, and those that place the rank on a node (a
- * communicator inside one node) agree on the node, the ranks are likely
- * one process, which the first of those culprits stands for (said as
- * likely: no record names the process). That culprit, and the node (or
- * -1), in *node; -1 when there is none or the culprits disagree. */
-static int32_t dead_group(const pt_analysis* a, size_t n, int* node) {
-  int32_t first = -1;
+/* The ranks of a communicator whose dumps stop: without a dump, or whose
+ * latest is stale (an_rank_stale) — 0, 1 (that one in *which), or 2
+ * (more). A process that dies leaves no dump after its death: where it
+ * dumped before, its latest is stale. */
+static int stopped_ranks(const pt_analysis* a, const an_comm* c, int* which) {
+  const int64_t newest = an_comm_newest(c);
+  int stopped = 0;
+  for (int r = 0; r < c->nranks && stopped < 2; r++)
+    if (!c->ranks[r].present || an_rank_stale(a, c, r, newest, NULL)) {
+      stopped++;
+      *which = r;
+    }
+  return stopped;
+}
+
+/* A process that dies writes no dump after it, in any communicator it
+ * holds: each shows one rank whose dumps stop (stopped_ranks: none, or
+ * its latest stale), named by a culprit of its own. Where every
+ * communicator with a culprit naming such a rank lacks that one rank
+ * only, those that place the rank on a node (one inside a node) agree on
+ * the node, and those with a dump of it name one process, the ranks are
+ * likely one process (said as likely: the ranks without a dump name none).
+ * It stopped in one call; every other of those communicators came to a
+ * call it never made later, and began to wait there later: the culprit of
+ * the communicator whose ranks began to wait first stands for it
+ * (waiting_since, host clocks; the first of them where a communicator's
+ * dumps give no time). That culprit, the node (or -1) in *node, and each
+ * culprit of the group (the first of each communicator) marked in
+ * member[]; -1 when there is none or the culprits disagree. */
+static int32_t dead_group(const pt_analysis* a, size_t n, int* node, int8_t* member) {
+  int32_t first = -1, earliest = -1;
+  int64_t earliest_ns = 0;
+  int timed = 1;
+  const an_dump* who = NULL; /* the process, where a dump of it names one */
   *node = -1;
+  memset(member, 0, n);
   for (size_t k = 0; k < n; k++) {
     const an_culprit* q = &a->culprits[k];
     const size_t ci = (size_t)q->comm_index;
-    if (q->pub.cause != PT_CAUSE_RANK_MISSING || ci >= a->n_comms) continue;
+    if (ci >= a->n_comms || q->pub.rank < 0 || q->pub.rank >= a->comms[ci].nranks) continue;
     const an_comm* c = &a->comms[ci];
     int which = -1;
-    const int at = q->pub.rank >= 0 && q->pub.rank < c->nranks ? c->ranks[q->pub.rank].node : -1;
-    if (missing_ranks(c, &which) != 1 || (at >= 0 && *node >= 0 && at != *node)) return -1;
-    for (size_t m2 = 0; m2 < k; m2++)
-      if (a->culprits[m2].pub.cause == PT_CAUSE_RANK_MISSING && a->culprits[m2].comm_index == q->comm_index)
-        return -1;
+    const int stopped = stopped_ranks(a, c, &which);
+    if (!stopped || (q->pub.cause != PT_CAUSE_RANK_MISSING && (stopped != 1 || which != q->pub.rank))) continue;
+    const int at = c->ranks[q->pub.rank].node;
+    const an_dump* d = c->ranks[q->pub.rank].dump;
+    if (stopped != 1 || which != q->pub.rank || (at >= 0 && *node >= 0 && at != *node) ||
+        (d && who && !same_process(d, who)))
+      return -1;
+    int seen = 0;
+    for (size_t m2 = 0; m2 < k && !seen; m2++) seen = member[m2] && a->culprits[m2].comm_index == q->comm_index;
+    if (seen) continue;
+    member[k] = 1;
     if (at >= 0) *node = at;
+    if (d) who = d;
     if (first < 0) first = (int32_t)k;
+    const int64_t since = waiting_since(a, ci, q->pub.rank);
+    timed &= since > 0;
+    if (since > 0 && (earliest < 0 || since < earliest_ns)) {
+      earliest = (int32_t)k;
+      earliest_ns = since;
+    }
   }
-  return first;
+  return timed && earliest >= 0 ? earliest : first;
 }
 
 /* A culprit (not `self`) that names process d as absent from one of its
@@ -260,10 +306,11 @@ static int32_t process_stuck(const proc_index* px, const an_dump* d, size_t skip
     if (t >= 0 || depth <= 0 || !in_last_call(&a->comms[cj], r)) continue;
     const an_comm* c = &a->comms[cj];
     const int64_t top = c->ranks[r].dump->n_calls[0];
-    /* the one rank of the communicator without a dump, on the dead
-     * process's node where it is placed: likely that process */
+    /* the one rank of the communicator whose dumps stop — none, or its
+     * latest older than its peers' by more than the stall time — on the
+     * dead process's node where it is placed: likely that process */
     int gone = -1;
-    if (px->dead >= 0 && missing_ranks(c, &gone) == 1 && gone != r &&
+    if (px->dead >= 0 && stopped_ranks(a, c, &gone) == 1 && gone != r &&
         (c->ranks[gone].node < 0 || px->dead_node < 0 || c->ranks[gone].node == px->dead_node) && px->dead != self) {
       *via_ci = cj;
       *via_rank = r;
@@ -302,6 +349,7 @@ int an_origin(pt_analysis* a) {
   int32_t* origin = an_alloc(&a->mem, n * sizeof *origin);
   int32_t* order = an_alloc(&a->mem, n * sizeof *order);
   int32_t* where = an_alloc(&a->mem, n * sizeof *where);
+  int8_t* member = NULL; /* the culprits of a dead process (dead_group) */
   an_map procs;
   int rc = next && via && via_comm && origin && order && where ? an_map_init(&a->mem, &procs, 64) : PT_AN_ENOMEM;
   if (rc) goto out;
@@ -322,7 +370,12 @@ int an_origin(pt_analysis* a) {
       rc = an_map_add(&a->mem, &procs, process_key(d), (int32_t)m++);
     }
   int dead_node = -1;
-  const int32_t dead = dead_group(a, n, &dead_node);
+  member = an_alloc(&a->mem, n);
+  if (!member) {
+    rc = PT_AN_ENOMEM;
+    goto out_slot;
+  }
+  const int32_t dead = dead_group(a, n, &dead_node, member);
   /* Each culprit that says only where its rank is not: where its process
    * is stuck instead. */
   for (size_t k = 0; k < n && !rc; k++) {
@@ -353,18 +406,22 @@ int an_origin(pt_analysis* a) {
   /* One process absent from several communicators and stuck in none of
    * them the dumps show (in the application, in a call whose ops are
    * missing or never made, or in a communicator whose dumps are not
-   * here): one fault. It left every communicator after its latest record
-   * there, so it is furthest on where its latest record is: that culprit
-   * stands for it (the first of them where none is later), the others
-   * follow it. */
+   * here): one fault. It stopped before the first call it did not make:
+   * where the others came to wait first (waiting_since), each other
+   * communicator having come to a call it never made later. That culprit
+   * stands for it, the others follow it. Where a communicator's dumps
+   * give no time: it left every communicator after its latest record
+   * there, so it is furthest on where its latest record is (the first of
+   * them where none is later). */
   for (size_t k = 0; k < n && !rc; k++) {
     const an_culprit* q = &a->culprits[k];
     const size_t ci = (size_t)q->comm_index;
     const an_dump* d;
     if (next[k] >= 0 || !q->absent || ci >= a->n_comms || !process_of(a, ci, q->pub.rank, &d))
       continue;
-    int32_t best = (int32_t)k;
-    int64_t best_ns = latest_record(a, ci, q->pub.rank);
+    int32_t best = (int32_t)k, first = (int32_t)k;
+    int64_t best_ns = latest_record(a, ci, q->pub.rank), first_ns = waiting_since(a, ci, q->pub.rank);
+    int timed = first_ns > 0;
     for (size_t m2 = 0; m2 < n; m2++) {
       const an_culprit* o = &a->culprits[m2];
       const size_t cj = (size_t)o->comm_index;
@@ -372,22 +429,27 @@ int an_origin(pt_analysis* a) {
       if (m2 == k || next[m2] >= 0 || !o->absent || cj >= a->n_comms || cj == ci ||
           !process_of(a, cj, o->pub.rank, &e) || !same_process(d, e))
         continue;
-      const int64_t ns = latest_record(a, cj, o->pub.rank);
+      const int64_t ns = latest_record(a, cj, o->pub.rank), since = waiting_since(a, cj, o->pub.rank);
       if (ns > best_ns || (ns == best_ns && (int32_t)m2 < best)) {
         best = (int32_t)m2;
         best_ns = ns;
       }
+      timed &= since > 0;
+      if (since > 0 && (since < first_ns || (since == first_ns && (int32_t)m2 < first))) {
+        first = (int32_t)m2;
+        first_ns = since;
+      }
     }
+    if (timed) best = first;
     if (best != (int32_t)k) {
       next[k] = best;
       via[k] = -2; /* the same process, absent there too */
     }
   }
-  /* The dead process's other ranks without a dump follow the one that
+  /* The dead process's other ranks whose dumps stop follow the one that
    * stands for it (dead_group). */
   for (size_t k = 0; dead >= 0 && k < n; k++) {
-    const an_culprit* q = &a->culprits[k];
-    if (q->pub.cause != PT_CAUSE_RANK_MISSING || next[k] >= 0 || (int32_t)k == dead) continue;
+    if (!member[k] || next[k] >= 0 || (int32_t)k == dead) continue;
     next[k] = dead;
     via[k] = -3; /* likely the same process, dead */
   }
@@ -445,10 +507,10 @@ int an_origin(pt_analysis* a) {
         snprintf(in, sizeof in, ", stuck in opCount %lld", (long long)a->comms[cj].stuck_op_count);
       int w = s->via_rank == -3
                   ? snprintf(q->chain + len, sizeof q->chain - len,
-                             "%s%s waits on rank %d, which wrote no dump -> likely the same process as the rank "
-                             "without a dump of %s: a process that dies leaves no file in any communicator it "
-                             "holds, and each of these lacks that one rank only",
-                             len ? " -> " : "", from, s->pub.rank, to)
+                             "%s%s waits on rank %d, whose dumps stop -> likely the same process as rank %d of %s, "
+                             "whose dumps stop too: a process that dies writes no dump after it in any "
+                             "communicator it holds, and each of these lacks that one rank only",
+                             len ? " -> " : "", from, s->pub.rank, t->pub.rank, to)
               : cj == ci && s->via_rank == s->pub.rank
                   ? snprintf(q->chain + len, sizeof q->chain - len,
                              "%s%s waits on rank %d -> it is in another call of its own there%s", len ? " -> " : "",
@@ -469,6 +531,7 @@ int an_origin(pt_analysis* a) {
   }
   a->n_origins = n_origins;
 out_slot:
+  an_free(&a->mem, member);
   an_free(&a->mem, slot);
 out_map:
   an_map_free(&a->mem, &procs);

@@ -45,6 +45,7 @@ int an_progress_line(pt_analysis* a, an_dump* d, const char* type, const an_fiel
     t->seq = get(f, "seq", -1);
     t->count = (uint64_t)get(f, "count", 0);
     t->root_or_peer = (int32_t)get(f, p2p ? "peer" : "root", -1);
+    t->start_ns = get(f, "start_ns", 0);
     get_name(f, "func", t->func, sizeof t->func);
     get_name(f, "datatype", t->dtype, sizeof t->dtype);
     if (!p2p) {

@@ -26,9 +26,8 @@ Each job's outcome:
   node     the same, the rank named among the first culprit's candidates
   process  the first culprit names the fault's process where it is absent
            in another communicator (a process outside every communicator
-           it holds: the records do not say which call it missed first; a
-           killed process is a rank without a dump in each, one of them
-           the culprit, the others following it as likely the same)
+           it holds, placed by when each communicator came to wait on it:
+           where those times do not tell the call it missed first)
   limit    the truth marks the fault as one no dump can show (seen: false)
   missed   the first culprit is elsewhere
   false    a culprit of another communicator stands as a culprit of its
@@ -73,7 +72,7 @@ FIXED = [
     # wait in their TP group, which lacks its rank only but shows no culprit
     # of its own (no kernel records), so their PP groups' culprits stood on
     # their own: the search through the TP group's last call now reaches the
-    # dead process's rank without a dump
+    # dead process's rank whose dumps stop (none, or stale)
     "nccl-2.24 --layout 5x4x10 --microbatches 8 --channels 1 --iters 2 --seed 288908 --fault-comm dp:16 --kill 9:1 "
     "--fault-iter 0",
 ]

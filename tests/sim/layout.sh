@@ -11,7 +11,8 @@
 # consequence blocks), none as a culprit of its own, and the same from
 # per-node summaries; the same job without the fault reads OK; the same
 # with expert parallelism, the fault in an EP group's all-to-all; a DP
-# reduce-scatter; a killed process; a GPU that stops inside its TP group.
+# reduce-scatter; a killed process; a skipped TP call; a GPU that stops
+# inside its TP group.
 # Then the refusals: --layout without a
 # folder, faults without --fault-comm, an --ep that does not divide DP or
 # comes without --layout, a --dp-op without --layout or of another call.
@@ -143,27 +144,61 @@ grep -q "^culprit 1: rank 1 (node2, pid 1035), channel 0: its GPU stopped produc
 echo "ok: a sharded optimizer's reduce-scatter in the DP groups: the origin there"
 
 # A process killed in its DP group (--kill 1:3 in dp1: process 5, node2,
-# pid 1035) dies in every communicator it holds: no file of it anywhere;
-# each of its groups (tp2, pp3, dp1) shows one rank that wrote no dump, each
-# lacking that one rank only: analyze names one of them, the others
-# following it as likely the same process, and every other culprit a
+# pid 1035, in iteration 1) dies in every communicator it holds: its files
+# keep only what it dumped while it lived — none is a finalize dump, each
+# is older than every other process's first stall dump — so each of its
+# groups (tp2, pp3, dp1) shows one rank whose dumps stop (none, or stale).
+# analyze names it in dp1, where it died (its peers there came to wait
+# first on the job's one timeline), its rank without a dump in pp3
+# following as likely the same process, and every other culprit a
 # consequence.
 mkdir "$T/kill"
 sim --fault-comm dp:1 --kill 1:3 --fault-iter 1 --dump-dir "$T/kill" --truth-json "$T/kill.json" >"$T/kill.out" 2>&1
 [ $? -eq 3 ] || fail "kill: the job did not hang: $(cat "$T/kill.out")"
-! ls "$T/kill" | grep -q -- "-1035-" || fail "kill: the dead process left files: $(ls "$T/kill" | grep -- -1035- | head -3)"
+python3 - "$T/kill" <<'PY' || fail "kill: the dead process's files"
+import glob, json, sys
+dead, stall = [], []
+for f in glob.glob(sys.argv[1] + "/*.jsonl"):
+    for line in open(f):
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if o.get("type") != "dump":
+            continue
+        if o["pid"] == 1035:
+            dead.append(o)
+        elif o["trigger"] == "stall":
+            stall.append(o)
+assert stall, "no stall dump"
+first_stall = min(o["time_ns"] for o in stall)
+late = [o for o in dead if o["trigger"] == "finalize" or o["time_ns"] >= first_stall]
+assert not late, "dumps after it died: %s" % [(o["commHash"], o["trigger"], o["time_ns"]) for o in late]
+print("ok: kill: the dead process's %d dumps were all taken while it lived" % len(dead))
+PY
 $RUN "$PT" analyze --json "$T/kill" 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 names = {"8142242121119979856": "tp2", "5418903597749699306": "pp3", "3756978962554551365": "dp1"}
 own = [c for c in d["culprits"] if c["consequenceOf"] is None]
-missing = sorted((names.get(c["commHash"], c["commHash"]), c["rank"]) for c in d["culprits"] if c["cause"] == "rank_missing")
-assert missing == [("dp1", 1), ("pp3", 0), ("tp2", 1)], missing
-assert len(own) == 1 and own[0]["cause"] == "rank_missing", own
-same = [c for c in d["culprits"] if c["cause"] == "rank_missing" and c["consequenceOf"] is not None]
-assert len(same) == 2 and all("likely the same process" in c["chain"] for c in same), same
-print("ok: kill: the dead process is one culprit, its other groups rank without a dump likely the same, %d consequences" %
-      (len(d["culprits"]) - len(own)))' || fail "kill: the analysis"
+assert len(own) == 1 and names.get(own[0]["commHash"]) == "dp1" and own[0]["rank"] == 1, own
+same = [c for c in d["culprits"] if "likely the same process" in (c.get("chain") or "")]
+assert [(names.get(c["commHash"]), c["rank"], c["cause"]) for c in same] == [("pp3", 0, "rank_missing")], same
+print("ok: kill: the dead process is one culprit, in dp1, its rank without a dump in pp3 likely the same, "
+      "%d consequences" % (len(d["culprits"]) - len(own)))' || fail "kill: the analysis"
+
+# A process that never makes its TP call of iteration 1 (--skip 1 in tp2:
+# process 5 again) is absent from its PP and DP groups' next calls too;
+# its TP peer came to wait first on the job's timeline: analyze names it
+# in tp2, the PP and DP groups following it.
+mkdir "$T/skip"
+sim --fault-comm tp:2 --skip 1 --fault-iter 1 --dump-dir "$T/skip" >"$T/skip.out" 2>&1
+[ $? -eq 3 ] || fail "skip: the job did not hang: $(cat "$T/skip.out")"
+$RUN "$PT" analyze "$T/skip" >"$T/skip.txt" 2>&1
+grep -q "^culprit 1: rank 1 never called AllReduce 8 MiB float32, collective call #1" "$T/skip.txt" &&
+  grep -q "^    in communicator tp2 " "$T/skip.txt" && ! grep -q "^also " "$T/skip.txt" ||
+  fail "skip: $(grep -E '^(culprit|also|    in comm)' "$T/skip.txt" | head -3)"
+echo "ok: skip: the process that skipped its TP call is named there, its other groups following"
 
 # A GPU that stops inside its TP group (tp1: node1, NVLink, no proxy op):
 # the group's own run hangs, its ranks' kernels stay in the call, and the

@@ -280,6 +280,9 @@ void* sim_app_main(void* arg) {
     go = go && !rk->stop;
     pthread_mutex_unlock(&rk->mu);
     if (!go || atomic_load(&run->plugin.off)) break;
+    if (run->cfg->iter_every_ns) /* a layout's step: its calls in other communicators come between */
+      sim_sched_sleep_until(&run->sched, run->cfg->iter_at_ns +
+                                             (uint64_t)(b / sim_iter_batches(run->cfg)) * run->cfg->iter_every_ns);
     batch(&a, b);
   }
   pthread_mutex_lock(&rk->mu);

@@ -347,6 +347,9 @@ typedef struct {
   uint64_t app_calls;
   uint64_t coll_seq[5]; /* sequence numbers per ncclFunc_t (0..4)        */
   pthread_t app_thread, proxy_thread, init_thread;
+  /* pt_sim_config.gone_at_ns: its files as they were when its process
+   * died, once the job's clock has passed it (run.c) */
+  sim_files_mark* gone_mark;
 } sim_rank;
 
 struct sim_run {

@@ -43,11 +43,13 @@
  * per communicator, which ranks are stuck only because their process is
  * stuck elsewhere.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -249,6 +251,108 @@ static void propagate(layout* L, const pt_sim_config* base, const lay_comm* fc, 
 
 static void comm_name(const lay_comm* c, char* out, size_t n) { snprintf(out, n, "%s%d", kind_name[c->kind], c->index); }
 
+/* The job of communicator c (the i-th): its shape, call and seed; no
+ * fault, every member entering every call. */
+static void comm_job(const pt_sim_config* base, const lay_comm* c, int i, pt_sim_config* s) {
+  *s = *base;
+  s->n_owned = 0;
+  s->layout_tp = 0;
+  s->truth_json = s->truth_file = NULL;
+  s->print_truth = 0;
+  s->quiet = 1;
+  s->comm_name = NULL;
+  s->seed = base->seed * 1000003u + (uint64_t)i + 1;
+  s->nodes = c->kind == LAY_TP ? 1 : c->n;
+  s->ranks_per_node = c->kind == LAY_TP ? c->n : 1;
+  s->ranks_per_process = 1;
+  s->n_calls = 1;
+  s->calls[0].kind = c->kind == LAY_PP   ? PT_SIM_PIPELINE
+                     : c->kind == LAY_EP ? PT_SIM_ALLTOALL
+                     : c->kind == LAY_DP ? base->layout_dp_kind
+                                         : PT_SIM_ALLREDUCE;
+  /* an all-to-all: 4 MiB to each member */
+  s->calls[0].bytes = c->kind == LAY_TP   ? 8u << 20
+                      : c->kind == LAY_PP ? 4u << 20
+                      : c->kind == LAY_EP ? (size_t)c->n << 22
+                                          : 32u << 20;
+  s->fault_call = 0;
+  s->n_faults = 0;
+  s->rank_host = NULL;
+  s->rank_pid = NULL;
+  s->rank_dev = NULL;
+  s->rank_gone = NULL;
+  s->iter_at_ns = s->iter_every_ns = s->gone_at_ns = 0;
+}
+
+/* Sets (value) or unsets (NULL) an environment variable; the value it had
+ * (to be freed), or NULL. */
+static char* swap_env(const char* name, const char* value) {
+  const char* was = getenv(name);
+  char* old = was ? strdup(was) : NULL;
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+  return old;
+}
+
+/* Removes a folder of files (no subfolder). */
+static void remove_files(const char* dir) {
+  DIR* d = opendir(dir);
+  char path[4096];
+  for (struct dirent* e; d && (e = readdir(d)) != NULL;)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+      unlink(path);
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+/* One timeline for the job (pt_sim_config.iter_at_ns): a step is each
+ * kind's call in turn, each in a slot as long as one step of a
+ * communicator of that kind takes — its emulated time, one communicator of
+ * each kind run once for one iteration with no fault, its files and logs
+ * into a scratch folder removed after — and half as much again, 2 ms
+ * more: a stuck call's members began to wait at its slot's time, as on
+ * hosts whose clocks agree. Each slot's start in at_ns[kind]; the step's
+ * length, or 0 where a run failed (every call at once). */
+static uint64_t plan_steps(const layout* L, const pt_sim_config* base, uint64_t at_ns[LAY_KINDS], FILE* err) {
+  const char* tmp = getenv("TMPDIR");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/proxytrace-sim-plan-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) return 0;
+  static const char* const moved[] = {"PROXYTRACE_DUMP_DIR", "PROXYTRACE_METRICS_DIR"};
+  char* saved[2];
+  for (int v = 0; v < 2; v++) saved[v] = swap_env(moved[v], NULL); /* the run sets the first to dir */
+  uint64_t step = 0;
+  for (int o = 0; o < L->kinds && step != UINT64_MAX; o++) {
+    const int k = L->slot_kind[o];
+    int i = 0;
+    while (i < L->n_comms && L->comms[i].kind != k) i++;
+    pt_sim_config s;
+    comm_job(base, &L->comms[i], i, &s);
+    s.iters = 1;
+    s.fault_iter = -1;
+    s.dump_dir = dir;
+    s.n_env = 0; /* the plugin writes into dir, and nowhere else */
+    for (int e = 0; e < base->n_env; e++)
+      if (strncmp(base->env[e], "PROXYTRACE_DUMP_DIR=", 20) && strncmp(base->env[e], "PROXYTRACE_METRICS_DIR=", 23))
+        s.env[s.n_env++] = base->env[e];
+    pt_sim_result res;
+    if (pt_sim_run(&s, &res, err) != 0 || res.hung) {
+      step = UINT64_MAX;
+    } else {
+      at_ns[k] = step;
+      step += (uint64_t)(res.seconds * 1.5e9) + 2000000u;
+    }
+    if (res.status == 0) pt_sim_result_free(&res);
+  }
+  for (int v = 0; v < 2; v++) {
+    if (saved[v]) setenv(moved[v], saved[v], 1);
+    free(saved[v]);
+  }
+  remove_files(dir);
+  return step == UINT64_MAX ? 0 : step;
+}
+
 int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
   layout L;
   int rc = 0;
@@ -287,6 +391,7 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
   const int fault_it = base->fault_iter < 0 ? base->iters - 1 : base->fault_iter;
   int fault_hangs = 0;
   for (int f = 0; f < base->n_faults; f++) fault_hangs |= hang_kind(base->faults[f].kind);
+  uint64_t step_at[LAY_KINDS] = {0}, step_ns = 0; /* the job's timeline (plan_steps) */
   int* pos = malloc(sizeof(int) * (size_t)L.procs);
   unsigned char* killed = calloc((size_t)L.procs, 1); /* processes a --kill takes */
   char** host = calloc((size_t)L.procs, sizeof *host);
@@ -298,6 +403,7 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
     goto out;
   }
   propagate(&L, base, fault_hangs ? fc : NULL, fault_it, pos);
+  step_ns = plan_steps(&L, base, step_at, err);
   for (int f = 0; f < base->n_faults && fc; f++)
     if (base->faults[f].kind == PT_FAULT_KILL) killed[fc->members[base->faults[f].rank]] = 1;
   for (int g = 0; g < L.procs; g++) {
@@ -344,29 +450,10 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
     const int at = hung_it >= 0 ? hung_it * L.kinds + c->slot : -1;
     int entered = 0;
     for (int r = 0; r < c->n && hung_it >= 0; r++) entered += pos[c->members[r]] >= at;
-    pt_sim_config s = *base;
-    s.n_owned = 0;
-    s.layout_tp = 0;
-    s.truth_json = s.truth_file = NULL;
-    s.print_truth = 0;
-    s.quiet = 1;
-    s.comm_name = NULL;
-    s.seed = base->seed * 1000003u + (uint64_t)i + 1;
-    s.nodes = c->kind == LAY_TP ? 1 : c->n;
-    s.ranks_per_node = c->kind == LAY_TP ? c->n : 1;
-    s.ranks_per_process = 1;
-    s.n_calls = 1;
-    s.calls[0].kind = c->kind == LAY_PP   ? PT_SIM_PIPELINE
-                      : c->kind == LAY_EP ? PT_SIM_ALLTOALL
-                      : c->kind == LAY_DP ? base->layout_dp_kind
-                                          : PT_SIM_ALLREDUCE;
-    /* an all-to-all: 4 MiB to each member */
-    s.calls[0].bytes = c->kind == LAY_TP   ? 8u << 20
-                       : c->kind == LAY_PP ? 4u << 20
-                       : c->kind == LAY_EP ? (size_t)c->n << 22
-                                           : 32u << 20;
-    s.fault_call = 0;
-    s.n_faults = 0;
+    pt_sim_config s;
+    comm_job(base, c, i, &s);
+    s.iter_at_ns = step_at[c->kind];
+    s.iter_every_ns = step_ns;
     if (c == fc && hung_it == fault_it) memcpy(s.faults, base->faults, sizeof s.faults), s.n_faults = base->n_faults;
     /* A process killed in the faulty communicator (--kill) is dead in
      * every other it holds: where it never entered the call that hangs,
@@ -383,6 +470,8 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
       }
     for (int r = 0; r < c->n && r < 1024; r++) gone[r] = c != fc && killed[c->members[r]];
     s.rank_gone = gone;
+    /* it died in the faulty call: at its slot's time on the job's timeline */
+    if (fc && step_ns) s.gone_at_ns = (uint64_t)fault_it * step_ns + step_at[fc->kind];
     s.fault_iter = hung_it >= 0 ? hung_it : 0;
     if (hung_it >= 0 && !entered) { /* nobody gets to it: it ends before it */
       s.iters = hung_it;
@@ -393,7 +482,6 @@ int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
        * another group: it makes none of the next step's */
       s.iters = hung_it + 1;
     }
-    s.rank_host = (const char* const*)NULL;
     char* rh[1024];
     long rp[1024];
     int rd[1024];

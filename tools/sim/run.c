@@ -66,8 +66,24 @@ static void destroy_dead(sim_run* run, sim_rank* rk) {
   sim_files_mark mark;
   sim_files_mark_rank(run->files_dir, rk->rank, &mark);
   sim_comm_destroy(run, rk, 0);
-  sim_files_undo(run->files_dir, rk->rank, &mark);
+  sim_files_undo(run->files_dir, rk->rank, rk->gone_mark ? rk->gone_mark : &mark);
+  free(rk->gone_mark);
+  rk->gone_mark = NULL;
   rk->destroyed = 1;
+}
+
+/* pt_sim_config.gone_at_ns: once the clock has passed it, the files of
+ * the ranks whose process died then, as they were (before the plugin's
+ * timers write more); destroy_dead takes back what came after. */
+static void mark_gone(sim_run* run) {
+  const pt_sim_config* c = run->cfg;
+  if (!c->gone_at_ns || !c->rank_gone || sim_now_ns(run) < c->gone_at_ns) return;
+  for (int r = 0; r < run->nranks; r++) {
+    sim_rank* rk = &run->ranks[r];
+    if (!c->rank_gone[r] || rk->gone_mark || rk->destroyed || !(rk->gone_mark = malloc(sizeof *rk->gone_mark)))
+      continue;
+    sim_files_mark_rank(run->files_dir, r, rk->gone_mark);
+  }
 }
 
 void sim_rank_thread_ended(sim_run* run, sim_rank* rk) {
@@ -156,6 +172,7 @@ static void* dumper_main(void* arg) {
   uint64_t rng = sim_mix(run->cfg->seed ^ 0x6c617465ull) | 1;
   const double late_ns = run->cfg->late_dumps_ms * 1e6;
   while (!sim_sched_quit(&run->sched)) {
+    mark_gone(run);
     const uint64_t next = emu->tick(); /* on the plugin's clock */
     if (next == UINT64_MAX) {
       sim_sched_block(&run->sched, &run->dumper_idle);
@@ -238,6 +255,7 @@ static void free_ranks(sim_run* run) {
     free(rk->task_handle);
     free(rk->task_mask);
     free(rk->has_dir);
+    free(rk->gone_mark);
   }
   free(run->ranks);
 }

@@ -193,6 +193,15 @@ typedef struct {
    * job — it died in another communicator (--kill in a layout): it writes
    * no finalize dump; what it wrote while it lived stays. */
   const unsigned char* rank_gone;
+  /* When those processes died, from the job's start (emulated; 0: by the
+   * end): what their plugin wrote after it is taken back, as a dead
+   * process writes nothing. */
+  uint64_t gone_at_ns;
+  /* A layout's communicator: iteration it's call starts no earlier than
+   * iter_at_ns + it * iter_every_ns from the job's start (emulated), its
+   * place in the job's step, so that every communicator's files share one
+   * timeline, as the host clocks of a real job do. 0: at once. */
+  uint64_t iter_at_ns, iter_every_ns;
 
   char* owned[64];     /* strings read from scenario files               */
   int n_owned;
