@@ -281,6 +281,26 @@ static int32_t absent_culprit(const pt_analysis* a, const an_dump* d, int32_t se
   return -1;
 }
 
+/* Whether `rank` has stuck ops in communicator ci. */
+static int has_stuck_ops(const pt_analysis* a, size_t ci, int rank) {
+  const an_comm* c = &a->comms[ci];
+  for (size_t i = c->first_item; i < c->first_item + c->n_items; i++)
+    if (a->items[i].stuck && a->items[i].op->rank == rank) return 1;
+  return 0;
+}
+
+/* Whether rank `gone` of c may be the dead process of px: the same
+ * process as the dead culprit's rank where both have a dump, else on its
+ * node where both are placed. */
+static int is_dead(const proc_index* px, const an_comm* c, int gone) {
+  const pt_analysis* a = px->a;
+  const an_culprit* q = &a->culprits[px->dead];
+  const an_dump* d = c->ranks[gone].dump;
+  const an_dump* e;
+  if (d && process_of(a, (size_t)q->comm_index, q->pub.rank, &e)) return same_process(d, e);
+  return c->ranks[gone].node < 0 || px->dead_node < 0 || c->ranks[gone].node == px->dead_node;
+}
+
 /* Where process d is stuck, outside communicator `skip`: the culprit it
  * waits on (not `self`), with the communicator and rank it is there as.
  * Inside a communicator's last call where no culprit is named (one inside
@@ -303,19 +323,24 @@ static int32_t process_stuck(const proc_index* px, const an_dump* d, size_t skip
       *via_rank = r;
       return t;
     }
-    if (t >= 0 || depth <= 0 || !in_last_call(&a->comms[cj], r)) continue;
+    if (t >= 0 || depth <= 0) continue;
     const an_comm* c = &a->comms[cj];
-    const int64_t top = c->ranks[r].dump->n_calls[0];
-    /* the one rank of the communicator whose dumps stop — none, or its
-     * latest older than its peers' by more than the stall time — on the
-     * dead process's node where it is placed: likely that process */
+    /* Inside the communicator's last call, or with ops stuck there that
+     * name no culprit (they wait on a peer whose latest dump, stale,
+     * shows its side still moving): the one rank of the communicator
+     * whose dumps stop — none, or its latest older than its peers' by
+     * more than the stall time — where it is the dead process (its
+     * node, or its dump's process): likely that process. */
+    const int last = in_last_call(c, r);
+    if (!last && !has_stuck_ops(a, cj, r)) continue;
     int gone = -1;
-    if (px->dead >= 0 && stopped_ranks(a, c, &gone) == 1 && gone != r &&
-        (c->ranks[gone].node < 0 || px->dead_node < 0 || c->ranks[gone].node == px->dead_node) && px->dead != self) {
+    if (px->dead >= 0 && stopped_ranks(a, c, &gone) == 1 && gone != r && is_dead(px, c, gone) && px->dead != self) {
       *via_ci = cj;
       *via_rank = r;
       return px->dead;
     }
+    if (!last) continue;
+    const int64_t top = c->ranks[r].dump->n_calls[0];
     for (int r2 = 0; r2 < c->nranks; r2++) {
       const an_dump* d2 = c->ranks[r2].dump;
       size_t ci2;

@@ -75,6 +75,13 @@ FIXED = [
     # dead process's rank whose dumps stop (none, or stale)
     "nccl-2.24 --layout 5x4x10 --microbatches 8 --channels 1 --iters 2 --seed 288908 --fault-comm dp:16 --kill 9:1 "
     "--fault-iter 0",
+    # RCCL: a first stage killed in its pipeline's send of iteration 2, its
+    # latest PP dump (stale) showing the send still moving, so the PP group
+    # named no culprit; its neighbour's absence from its DP group stood on
+    # its own: a process with ops stuck where no culprit is named now
+    # reaches the dead process's rank whose dumps stop there
+    "rccl --layout 1x2x46 --microbatches 2 --channels 4 --iters 3 --seed 271567 --fault-comm pp:21 --kill 0:1 "
+    "--fault-iter 2",
 ]
 
 # Jobs at scale (--scale): 1 024 processes, 8 of a node, with expert
