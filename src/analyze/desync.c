@@ -107,6 +107,17 @@ static an_culprit* add(pt_analysis* a, size_t ci, int rank, pt_cause cause) {
   return q;
 }
 
+/* Room for n candidates of culprit q, in place of its one: the array, its
+ * count 0 (the caller fills both); NULL when out of memory. */
+static int* candidates(pt_analysis* a, an_culprit* q, int n) {
+  int* cand = an_alloc(&a->mem, (size_t)n * sizeof *cand);
+  if (!cand) return NULL;
+  an_free(&a->mem, q->cand);
+  q->cand = cand;
+  q->pub.n_candidates = 0;
+  return cand;
+}
+
 /* Ranks that disagree at call #idx with no call of most ranks: one
  * culprit naming the first rank, every rank there a candidate. */
 static int tie(pt_analysis* a, size_t ci, int64_t idx) {
@@ -126,12 +137,8 @@ static int tie(pt_analysis* a, size_t ci, int64_t idx) {
                               w, t->seq);
   }
   an_culprit* q = add(a, ci, first, PT_CAUSE_MISMATCH);
-  if (!q) return -1;
-  int* cand = an_alloc(&a->mem, (size_t)n * sizeof *cand);
+  int* cand = q ? candidates(a, q, n) : NULL;
   if (!cand) return -1;
-  an_free(&a->mem, q->cand);
-  q->cand = cand;
-  q->pub.n_candidates = 0;
   for (int r = 0; r < c->nranks; r++)
     if (c->ranks[r].dump && c->ranks[r].dump->has_progress && coll_at(c->ranks[r].dump, idx))
       cand[q->pub.n_candidates++] = r;
@@ -470,13 +477,9 @@ static int behind(pt_analysis* a, size_t ci, unsigned char* mark) {
   for (int r = 0; r < c->nranks; r++) in_call += mark[r] && kernel_inside(c->ranks[r].dump, call);
   if (!found && in_call == c->nranks && c->stuck_op_count < 0 && !c->n_items && c->nranks > 1) {
     an_culprit* q = add(a, ci, 0, PT_CAUSE_STOPPED);
-    if (!q) return -1;
-    int* cand = an_alloc(&a->mem, (size_t)c->nranks * sizeof *cand);
+    int* cand = q ? candidates(a, q, c->nranks) : NULL;
     if (!cand) return -1;
-    an_free(&a->mem, q->cand);
-    q->cand = cand;
-    for (int r = 0; r < c->nranks; r++) cand[r] = r;
-    q->pub.n_candidates = c->nranks;
+    for (int r = 0; r < c->nranks; r++) cand[q->pub.n_candidates++] = r;
     const an_dump* d = c->ranks[0].dump;
     snprintf(q->summary, sizeof q->summary,
              "the call hangs inside %s: every rank (%s) is in %s, collective call #%" PRId64 " (seq %" PRId64

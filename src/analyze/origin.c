@@ -49,8 +49,6 @@ static uint64_t process_key(const an_dump* d) {
   return an_mix(h, (uint64_t)(uint32_t)d->pid);
 }
 
-
-
 /* A send or receive whose peer has not reached it (a culprit that says
  * only where that peer is not) where the peer has stuck ops of its own in
  * the same communicator: it is in another call of its own there — a
@@ -245,12 +243,14 @@ static int32_t dead_group(const pt_analysis* a, size_t n, int* node, int8_t* mem
     const an_comm* c = &a->comms[ci];
     int which = -1;
     const int stopped = stopped_ranks(a, c, &which);
-    if (!stopped || (q->pub.cause != PT_CAUSE_RANK_MISSING && (stopped != 1 || which != q->pub.rank))) continue;
+    if (stopped != 1 || which != q->pub.rank) {
+      /* a rank without a dump where more than it stopped: no one process */
+      if (stopped && q->pub.cause == PT_CAUSE_RANK_MISSING) return -1;
+      continue;
+    }
     const int at = c->ranks[q->pub.rank].node;
     const an_dump* d = c->ranks[q->pub.rank].dump;
-    if (stopped != 1 || which != q->pub.rank || (at >= 0 && *node >= 0 && at != *node) ||
-        (d && who && !same_process(d, who)))
-      return -1;
+    if ((at >= 0 && *node >= 0 && at != *node) || (d && who && !same_process(d, who))) return -1;
     int seen = 0;
     for (size_t m2 = 0; m2 < k && !seen; m2++) seen = member[m2] && a->culprits[m2].comm_index == q->comm_index;
     if (seen) continue;

@@ -323,7 +323,8 @@ static uint64_t plan_steps(const layout* L, const pt_sim_config* base, uint64_t 
   char* saved[2];
   for (int v = 0; v < 2; v++) saved[v] = swap_env(moved[v], NULL); /* the run sets the first to dir */
   uint64_t step = 0;
-  for (int o = 0; o < L->kinds && step != UINT64_MAX; o++) {
+  int ok = 1;
+  for (int o = 0; o < L->kinds && ok; o++) {
     const int k = L->slot_kind[o];
     int i = 0;
     while (i < L->n_comms && L->comms[i].kind != k) i++;
@@ -337,12 +338,9 @@ static uint64_t plan_steps(const layout* L, const pt_sim_config* base, uint64_t 
       if (strncmp(base->env[e], "PROXYTRACE_DUMP_DIR=", 20) && strncmp(base->env[e], "PROXYTRACE_METRICS_DIR=", 23))
         s.env[s.n_env++] = base->env[e];
     pt_sim_result res;
-    if (pt_sim_run(&s, &res, err) != 0 || res.hung) {
-      step = UINT64_MAX;
-    } else {
-      at_ns[k] = step;
-      step += (uint64_t)(res.seconds * 1.5e9) + 2000000u;
-    }
+    ok = pt_sim_run(&s, &res, err) == 0 && !res.hung;
+    at_ns[k] = step;
+    step += (uint64_t)(res.seconds * 1.5e9) + 2000000u;
     if (res.status == 0) pt_sim_result_free(&res);
   }
   for (int v = 0; v < 2; v++) {
@@ -350,7 +348,7 @@ static uint64_t plan_steps(const layout* L, const pt_sim_config* base, uint64_t 
     free(saved[v]);
   }
   remove_files(dir);
-  return step == UINT64_MAX ? 0 : step;
+  return ok ? step : 0;
 }
 
 int pt_sim_layout_run(const pt_sim_config* base, FILE* out, FILE* err) {
